@@ -1,0 +1,84 @@
+"""The adapters' driver: feed message rows to a machine, deliver its ticks, end the run.
+
+This is the *batch driver's rule* of ``spec/drivers.md`` written once for every adapter
+(CLI, Spark batch job, Spark streaming job): rows arrive already in arrival order; a timer
+requested by the machine and due at or before the next input's clock fires (as a ``tick``)
+before that input; at the end of a finite input every remaining timer fires in order and
+then the machine's end input is delivered. Machines without clocks ignore all of this.
+
+The driver is the one mutable object of the package, on purpose: it lives at the edge and
+holds the immutable machine state plus the pending timer instants, which is exactly what a
+streaming adapter must checkpoint (``state``, ``timers``, ``index``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator
+from typing import Generic
+
+from timealign.machine import Algorithm, C, I, O, Record, S
+
+Step = tuple[int, I, tuple[O, ...]]
+
+
+class Driver(Generic[C, S, I, O]):
+    """Drives one machine instance (one source) through rows, ticks and the end."""
+
+    def __init__(
+        self,
+        algorithm: Algorithm[C, S, I, O],
+        config: C,
+        state: S | None = None,
+        timers: Iterable[int] = (),
+        index: int = 0,
+    ) -> None:
+        self.algorithm = algorithm
+        self.config = config
+        self.state: S = algorithm.initial(config) if state is None else state
+        self.timers: list[int] = sorted(set(timers))
+        self.index = index
+
+    def _step(self, item: I) -> Step[I, O]:
+        self.state, outputs = self.algorithm.step(self.config, self.state, item)
+        index = self.index
+        self.index += 1
+        for output in outputs:
+            instant = self.algorithm.timer_of(output)
+            if instant is not None and instant not in self.timers:
+                heapq.heappush(self.timers, instant)
+        return index, item, outputs
+
+    def fire_until(self, instant: int | None) -> Iterator[Step[I, O]]:
+        """Deliver, in order, every pending tick due at or before ``instant`` (all if None)."""
+        tick = self.algorithm.tick
+        if tick is None:
+            return
+        while self.timers and (instant is None or self.timers[0] <= instant):
+            yield self._step(tick(heapq.heappop(self.timers)))
+
+    def feed_inputs(self, inputs: Iterable[I]) -> Iterator[Step[I, O]]:
+        """Deliver inputs, each preceded by the ticks due at or before its clock."""
+        for item in inputs:
+            clock = self.algorithm.clock_of(item)
+            if clock is not None:
+                yield from self.fire_until(clock)
+            yield self._step(item)
+
+    def feed(self, records: Iterable[Record]) -> Iterator[Step[I, O]]:
+        """Deliver rows (already in arrival order) as the machine's inputs."""
+        yield from self.feed_inputs(self.algorithm.inputs_from_records(self.config, records))
+
+    def finish(self) -> Iterator[Step[I, O]]:
+        """End a finite input: fire every remaining timer in order, then the end input."""
+        yield from self.fire_until(None)
+        yield self._step(self.algorithm.end(self.config))
+
+
+def drive(
+    algorithm: Algorithm[C, S, I, O], config: C, records: Iterable[Record]
+) -> Iterator[Step[I, O]]:
+    """Run a whole finite source: its rows, the ticks they call for, and the end."""
+    driver = Driver(algorithm, config)
+    yield from driver.feed(records)
+    yield from driver.finish()

@@ -1,0 +1,133 @@
+"""What every algorithm of timealign is: one generic, pure state machine interface.
+
+An algorithm is a frozen, validated ``config``, an immutable ``state``, ``initial(config)``
+and a pure ``step(config, state, input) -> (state, outputs)``. Nothing here does I/O,
+reads a clock or draws randomness: adapters (the CLI, the vector runner, the Spark jobs,
+the model checkers) drive every algorithm through the :class:`Algorithm` descriptor below
+and never re-implement a rule.
+
+Clocks are inputs: an algorithm that needs wall-clock progress (the event-time batcher)
+receives ``tick`` inputs and asks for them with timer outputs; the descriptor says how to
+read those (``timer_of``, ``tick``, ``clock_of``) so generic drivers can deliver them.
+Every output that settles a message is explained through :func:`Algorithm.account`, which
+is what the no-loss checks and the Spark outcome table are built on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+C = TypeVar("C")
+S = TypeVar("S")
+I = TypeVar("I")  # noqa: E741 - the conventional name of the input type
+O = TypeVar("O")  # noqa: E741 - the conventional name of the output type
+
+JSON = dict[str, Any]
+
+
+@attrs.frozen
+class Grouped:
+    """An output that delivers messages together: a published set or a closed batch."""
+
+    ids: tuple[str, ...]
+    start: int
+    end: int
+
+
+@attrs.frozen
+class Settled:
+    """An output that settles one message outside any group.
+
+    ``outcome`` is ``"dropped"``, ``"rejected"`` or ``"pending"`` (still held at the end
+    of a finite input); ``reason`` is the spec's reason code.
+    """
+
+    id: str
+    outcome: str
+    reason: str
+
+
+Account = Grouped | Settled | None
+
+
+@attrs.frozen
+class Record:
+    """One message row as adapters see it, before an algorithm turns it into inputs.
+
+    ``topic`` is the ApproximateTime topic name, the batcher key or the stream name;
+    ``stamp`` the event time in ns; ``arrival`` the processing time in ns (or an arrival
+    sequence); ``kind`` and ``poll`` serve the rate-aware batcher.
+    """
+
+    id: str
+    topic: str
+    stamp: int
+    arrival: int = 0
+    kind: str | None = None
+    poll: int | None = None
+
+
+def _no_timer(_output: Any) -> int | None:
+    return None
+
+
+def _no_clock(_input: Any) -> int | None:
+    return None
+
+
+@attrs.frozen
+class Algorithm(Generic[C, S, I, O]):
+    """The descriptor through which every adapter drives one algorithm.
+
+    The JSON codec functions define the ``timealign.vector/1`` encoding of configs,
+    inputs and outputs (``spec/vectors.md``); ``input_from_json`` and
+    ``config_from_json`` raise :class:`timealign.errors.InvalidInput` on bad data.
+    ``inputs_from_records`` turns adapter rows (already in arrival order) into inputs,
+    lazily; ``end`` is the input that ends a finite run.
+    """
+
+    name: str
+    initial: Callable[[C], S]
+    step: Callable[[C, S, I], tuple[S, tuple[O, ...]]]
+    end: Callable[[C], I]
+    account: Callable[[O], Account]
+    config_from_json: Callable[[Mapping[str, Any]], C]
+    config_to_json: Callable[[C], JSON]
+    input_from_json: Callable[[Mapping[str, Any]], I]
+    input_to_json: Callable[[I], JSON]
+    output_to_json: Callable[[O], JSON]
+    inputs_from_records: Callable[[C, Iterable[Record]], Iterator[I]]
+    timer_of: Callable[[O], int | None] = _no_timer
+    clock_of: Callable[[I], int | None] = _no_clock
+    tick: Callable[[int], I] | None = None
+
+
+def replay(
+    algorithm: Algorithm[C, S, I, O],
+    config: C,
+    inputs: Iterable[I],
+    state: S | None = None,
+) -> Iterator[tuple[int, O]]:
+    """Fold ``inputs`` through ``step``; yield each output with its input's index."""
+    current = algorithm.initial(config) if state is None else state
+    for index, item in enumerate(inputs):
+        current, outputs = algorithm.step(config, current, item)
+        for output in outputs:
+            yield index, output
+
+
+def run(
+    algorithm: Algorithm[C, S, I, O],
+    config: C,
+    inputs: Iterable[I],
+) -> tuple[S, tuple[tuple[int, O], ...]]:
+    """Replay ``inputs`` from the initial state; return the final state and all outputs."""
+    state = algorithm.initial(config)
+    produced: list[tuple[int, O]] = []
+    for index, item in enumerate(inputs):
+        state, outputs = algorithm.step(config, state, item)
+        produced.extend((index, output) for output in outputs)
+    return state, tuple(produced)

@@ -1,0 +1,37 @@
+"""Name -> algorithm lookup shared by the CLI, the vector runner and the Spark jobs.
+
+Entries are import paths so that importing the registry loads no algorithm, and adding an
+algorithm is one line here and nothing in any adapter.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from timealign.errors import InvalidInput
+from timealign.machine import Algorithm
+
+_ENTRIES: dict[str, str] = {
+    "approximate_time": "timealign.approximate_time:ALGORITHM",
+}
+
+
+def names() -> tuple[str, ...]:
+    """The registered algorithm names, sorted."""
+    return tuple(sorted(_ENTRIES))
+
+
+def get(name: str) -> Algorithm[Any, Any, Any, Any]:
+    """The algorithm registered under ``name``; :class:`InvalidInput` when unknown."""
+    try:
+        target = _ENTRIES[name]
+    except KeyError:
+        raise InvalidInput(
+            "algorithm", "VEC-R2", f"unknown algorithm, expected one of {names()}", name
+        ) from None
+    module_name, _, attribute = target.partition(":")
+    algorithm: Algorithm[Any, Any, Any, Any] = getattr(
+        importlib.import_module(module_name), attribute
+    )
+    return algorithm
