@@ -10,12 +10,14 @@ a flush, is checked against all invariants EB-I1 to EB-I10.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from proofs.explore import Instance, Trace
 from timealign.event_time_batcher import ALGORITHM, Config, Input, Message, Tick
 from timealign.event_time_batcher.invariants import check
-from proofs.explore import Instance, Trace
 
 
-def _moves(config: Config, steps: tuple[int, ...], keys: str) -> object:
+def _moves(config: Config, steps: tuple[int, ...], keys: str) -> Callable[[Trace], list[Input]]:
     def moves(trace: Trace) -> list[Input]:
         now = max((x.at for x in trace if isinstance(x, Message | Tick)), default=0)
         found: list[Input] = []
@@ -34,7 +36,7 @@ def _instance(name: str, config: Config, steps: tuple[int, ...], keys: str, dept
         name=name,
         algorithm=ALGORITHM,
         config=config,
-        moves=_moves(config, steps, keys),  # type: ignore[arg-type]
+        moves=_moves(config, steps, keys),
         depth=depth,
         check=check,
         bounds=(f"W={config.batching_window} D={config.max_message_delay} "
