@@ -36,6 +36,7 @@ def test_eb_r1_config_must_be_ns(field: str, value: object) -> None:
 
 
 def test_eb_r1_zero_config_is_valid() -> None:
+    """EB-R1: zero is a valid value for every field."""
     assert Config(0, 0, 0).batching_window == 0
 
 
@@ -52,6 +53,7 @@ def test_eb_r2_message_fields_are_checked(args: tuple[object, ...], field: str) 
 
 
 def test_eb_r2_step_refuses_other_input_types() -> None:
+    """EB-R2: only Message, Tick and Flush are inputs."""
     with pytest.raises(InvalidInput, match="EB-R2"):
         step(C, initial(C), "flush")  # type: ignore[arg-type]
 
@@ -117,6 +119,7 @@ def test_eb_r8_new_batch_anchored_and_clipped() -> None:
 
 
 def test_eb_r9_join_when_key_is_free() -> None:
+    """EB-R9: a free key joins the target batch; no output."""
     state, out = step(C, step(C, initial(C), m("a1", 100, 100))[0], m("b1", 150, 150))
     assert out == () and [x.id for x in state.batches[0].members] == ["a1", "b1"]
 
@@ -174,6 +177,7 @@ def test_eb_r14_tick_closes_at_equality_in_creation_order() -> None:
 
 
 def test_eb_r15_flush_reverse_creation_order() -> None:
+    """EB-R15: flush emits newest first and empties the state."""
     got = outputs(C, [m("a1", 100, 100), m("b1", 90, 100), m("c1", 200, 200), FLUSH])
     assert batches(got) == [(3, 200, 250, ("c1",)), (3, 90, 100, ("b1",)),
                             (3, 100, 150, ("a1",))]
@@ -208,6 +212,7 @@ def test_eb_h1_redelivery_on_split_point_lands_in_two_batches() -> None:
 
 
 def test_eb_h4_tick_and_message_at_the_same_instant() -> None:
+    """EB-H4: tick first closes a1 alone; message first lets b1 join."""
     first = outputs(C, [m("a1", 100, 100), Tick(170), m("b1", 150, 170), Tick(220)])
     second = outputs(C, [m("a1", 100, 100), m("b1", 150, 170), Tick(170)])
     assert batches(first) == [(1, 100, 150, ("a1",)), (3, 150, 200, ("b1",))]
@@ -215,6 +220,7 @@ def test_eb_h4_tick_and_message_at_the_same_instant() -> None:
 
 
 def test_eb_h6_grouping_depends_on_arrival_order() -> None:
+    """EB-H6: the same two messages group differently in the other arrival order."""
     config = Config(50, 50, 0)
     ab = outputs(config, [m("a1", 100, 140), m("b1", 140, 140), FLUSH])
     ba = outputs(config, [m("b1", 140, 140), m("a1", 100, 140), FLUSH])
@@ -223,6 +229,7 @@ def test_eb_h6_grouping_depends_on_arrival_order() -> None:
 
 
 def test_eb_h7_zero_window_and_born_expired_batch() -> None:
+    """EB-H7: W = 0 batches are instants; c1 at t = T - D closes in its own step."""
     config = Config(0, 20, 0)
     got = outputs(config, [m("a1", 100, 100), m("b1", 100, 110), Tick(120), m("c1", 101, 121)])
     assert batches(got) == [(2, 100, 100, ("a1", "b1")), (3, 101, 101, ("c1",))]
