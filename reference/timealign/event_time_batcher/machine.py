@@ -22,6 +22,8 @@ reference emits ``Rejected``/``Dropped`` (EB-D8) and orders members by arrival (
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from timealign.errors import InvalidInput, require
 from timealign.event_time_batcher.arithmetic import first_containing, new_window_end, split_point
 from timealign.event_time_batcher.model import (
@@ -44,6 +46,7 @@ from timealign.event_time_batcher.model import (
     Timer,
 )
 
+_ID = attrgetter("id")
 Batches = tuple[OpenBatch, ...]
 Members = tuple[Member, ...]
 Step = tuple[State, tuple[Output, ...]]
@@ -75,7 +78,7 @@ def _require_forward(state: State, at: int) -> None:
 
 def _message(config: Config, state: State, m: Message) -> Step:
     _require_forward(state, m.at)
-    require(all(x.id != m.id for b in state.batches for x in b.members), "id", "EB-R4",
+    require(not any(m.id in map(_ID, b.members) for b in state.batches), "id", "EB-R4",
             "id is already held by an open batch", m.id)
     now, t, batches = m.at, m.event_time, state.batches
     if t < now - config.max_message_delay:
