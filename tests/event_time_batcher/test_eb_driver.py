@@ -47,9 +47,8 @@ def test_eb_r13_every_batch_closes_at_its_timeout_under_the_driver(
         case: tuple[Config, list[Record]]) -> None:
     config, records = case
     delay = config.max_message_delay
-    driver = Driver(ALGORITHM, config)
     run: list[tuple[int, Input, tuple[Output, ...]]] = []
-    for index, item, out in (*driver.feed(records), *driver.finish()):
+    for index, item, out in drive(ALGORITHM, config, records):
         run.append((index, item, out))
         closed = [o for o in out if isinstance(o, Batch)]
         if isinstance(item, Tick):
@@ -59,7 +58,7 @@ def test_eb_r13_every_batch_closes_at_its_timeout_under_the_driver(
         else:
             assert isinstance(item, Message)
             assert all(b.end + delay <= item.at for b in closed)
-    assert driver.state.batches == ()
+    assert isinstance(run[-1][1], Flush)
     inputs = [item for _, item, _ in run]
     produced = [(k, o) for k, _, out in run for o in out]
     assert check(config, inputs, produced) == []
