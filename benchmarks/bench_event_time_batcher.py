@@ -17,6 +17,7 @@ from collections import Counter
 
 from timealign.drive import drive
 from timealign.event_time_batcher import ALGORITHM, Config, Flush, Message, Tick, initial, step
+from timealign.event_time_batcher.invariants import check
 from timealign.machine import Grouped, Record, Settled
 
 MS = 1_000_000
@@ -59,7 +60,8 @@ def main() -> int:
 
     started = time.perf_counter()
     outcomes: Counter[str] = Counter()
-    for _, _, outputs in drive(ALGORITHM, config, records):
+    run = list(drive(ALGORITHM, config, records))
+    for _, _, outputs in run:
         for output in outputs:
             account = ALGORITHM.account(output)
             if isinstance(account, Grouped):
@@ -69,10 +71,17 @@ def main() -> int:
                 outcomes[f"{account.outcome} {account.reason}"] += 1
     driven = time.perf_counter() - started
 
+    started = time.perf_counter()
+    problems = check(config, [item for _, item, _ in run],
+                     [(k, o) for k, _, outputs in run for o in outputs])
+    checked = time.perf_counter() - started
+
     print(f"event_time_batcher: {count} messages, {KEYS} keys, W=50 ms D=40 ms")
     print(f"  bare step (tick every 10 ms): {count / bare:,.0f} messages/s")
     print(f"  batch driver (ticks at timers): {count / driven:,.0f} messages/s")
     print(f"  outcomes under the driver: {dict(sorted(outcomes.items()))}")
+    print(f"  invariants EB-I1..I10 over that run: {checked:.2f} s, "
+          f"{len(problems)} violations")
     return 0
 
 

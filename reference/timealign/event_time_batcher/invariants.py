@@ -12,6 +12,7 @@ were open at some moment are checked on what the outputs prove was open (EB-I5, 
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -104,9 +105,13 @@ def windows_disjoint(config: Config, inputs: Sequence[Input], outputs: Outputs) 
     message's batch then covered the later window)."""
     arrival = {i: k for i, (k, _) in _messages(inputs).items()}
     batches = _batches(outputs)
+    by_start = sorted(range(len(batches)), key=lambda p: batches[p][1].start)
     problems = []
-    for position, (ka, a) in enumerate(batches):
-        for kb, b in batches[position + 1:]:
+    for n, p in enumerate(by_start):  # a sweep: only pairs whose windows overlap are compared
+        for q in by_start[n + 1:]:
+            if batches[q][1].start >= batches[p][1].end:
+                break
+            (ka, a), (kb, b) = batches[min(p, q)], batches[max(p, q)]
             together = kb == ka or any(arrival.get(i, kb + 1) <= ka for i in b.ids)
             if together and not (a.end <= b.start or b.end <= a.start):
                 problems.append(f"open batches [{a.start}, {a.end}] (closed at input {ka}) and "
@@ -131,15 +136,22 @@ def timers_honoured(config: Config, inputs: Sequence[Input], outputs: Outputs) -
     A requested timeout stays owned by an open batch until a batch with that timeout closes
     (a split's upper part inherits it), so after ``Timer(x)`` the first tick at ``x`` or
     later must have closed, by then, a batch whose ``end + D`` is ``x``."""
-    delay = config.max_message_delay
-    closes = [(k, b.end + delay) for k, b in _batches(outputs)]
-    ticks = [(j, x.at) for j, x in enumerate(inputs) if isinstance(x, Tick)]
+    closes: dict[int, list[int]] = {}
+    for k, b in _batches(outputs):
+        closes.setdefault(b.end + config.max_message_delay, []).append(k)
+    tick_index = [j for j, x in enumerate(inputs) if isinstance(x, Tick)]
+    tick_at = [x.at for x in inputs if isinstance(x, Tick)]  # non-decreasing (EB-R3)
     problems = []
     for i, o in outputs:
         if not isinstance(o, Timer):
             continue
-        tick = next((j for j, at in ticks if j > i and at >= o.at), None)
-        if tick is not None and not any(i < k <= tick and x == o.at for k, x in closes):
+        first = bisect_left(tick_at, o.at, lo=bisect_right(tick_index, i))
+        if first == len(tick_at):
+            continue
+        tick = tick_index[first]
+        at_x = closes.get(o.at, [])
+        after = bisect_right(at_x, i)
+        if after == len(at_x) or at_x[after] > tick:
             problems.append(f"timer {o.at} (input {i}) passed by the tick at input {tick} "
                             f"but no batch with that timeout closed")
     return problems

@@ -110,7 +110,7 @@ def _rehome(members: Members, cut: int) -> tuple[Members, Members, tuple[Output,
     sides: tuple[list[Member], list[Member]] = ([], [])
     lost: list[Output] = []
     for x in members:
-        side = sides[x.event_time >= cut]
+        side = sides[1] if x.event_time >= cut else sides[0]
         for clash in [y for y in side if y.key == x.key]:
             side.remove(clash)
             lost.append(Dropped(clash.id, OVERWRITTEN))
