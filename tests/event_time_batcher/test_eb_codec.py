@@ -83,3 +83,12 @@ def test_adapter_hooks() -> None:
     assert ALGORITHM.clock_of(Tick(6)) == 6 and ALGORITHM.clock_of(Flush()) is None
     assert ALGORITHM.tick is not None and ALGORITHM.tick(4) == Tick(4)
     assert ALGORITHM.end(C) == Flush() and ALGORITHM.timer_of(Batch(1, 2, ())) is None
+
+
+def test_package_docstring_example_runs() -> None:
+    """The example in the package docstring (EB-R8, EB-R14) is executable and right."""
+    import doctest
+
+    import timealign.event_time_batcher as package
+
+    assert doctest.testmod(package).failed == 0
