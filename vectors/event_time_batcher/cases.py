@@ -2,13 +2,18 @@
 
 Outputs are filled in by ``python -m vectors.generate event_time_batcher``. Unless a case says
 otherwise, W = 50, D = 20, L = 0 in ns; the UC1-UC5 cases use the design document's numbers
-in milliseconds (x 10^6 ns) and include the ticks the batch driver delivers.
+in milliseconds (x 10^6 ns) and include the ticks the batch driver delivers. ``MUTATIONS``
+perturbs UC1 and UC3 one message at a time (re-delivery, delay at and past D, event time
+moved by 1 ns), each run through the batch driver.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from timealign.drive import drive
+from timealign.event_time_batcher import ALGORITHM
+from timealign.machine import Record
 from timealign.vectors import Vector
 
 MS = 1_000_000
@@ -165,4 +170,48 @@ HAZARDS = [
          [msg("a1", 100, 100), msg("b1", 100, 110), tick(120), msg("c1", 101, 121), FLUSH]),
 ]
 
-CASES: list[Vector] = USE_CASES + RULES + HAZARDS
+
+
+def driven(conf: JSON, rows: list[tuple[str, int, int]]) -> list[JSON]:
+    """The inputs the batch driver delivers for rows ``(id, t, at)`` in ns: the messages in
+    arrival order, a tick at each requested timer before any input at or past it, a flush."""
+    records = [Record(id, id.rstrip("0123456789'"), t, at)
+               for id, t, at in sorted(rows, key=lambda row: row[2])]
+    config = ALGORITHM.config_from_json(conf)
+    return [ALGORITHM.input_to_json(item) for _, item, _ in drive(ALGORITHM, config, records)]
+
+
+def mutations(base: str, rows: list[tuple[str, int, int]]) -> list[Vector]:
+    """Timing mutations of a use case, one message at a time: re-delivered 5 ms later (a
+    QoS 1 duplicate), delivered at a delay of exactly D and of D + 1 ns, and its event time
+    moved 1 ns either way. Rows are in ms; the vectors in ns, fed through the driver."""
+    conf = config(scale=MS)
+    delay = conf["max_message_delay"]
+    rows_ns = [(id, t * MS, at * MS) for id, t, at in rows]
+    found = []
+    for n, (id, t, at) in enumerate(rows_ns):
+        variants = {
+            "redelivered": ("re-delivered 5 ms later", "EB-R10 EB-R5 EB-D7",
+                            [*rows_ns, (f"{id}'", t, at + 5 * MS)]),
+            "delay_exactly_d": ("delivered at a delay of exactly D", "EB-R5 EB-D4",
+                                [*rows_ns[:n], (id, t, t + delay), *rows_ns[n + 1:]]),
+            "delay_d_plus_1ns": ("delivered 1 ns too late", "EB-R5 EB-D4",
+                                 [*rows_ns[:n], (id, t, t + delay + 1), *rows_ns[n + 1:]]),
+            "earlier_1ns": ("generated 1 ns earlier", "EB-R7 EB-R11 EB-D11",
+                            [*rows_ns[:n], (id, t - 1, at), *rows_ns[n + 1:]]),
+            "later_1ns": ("generated 1 ns later", "EB-R7 EB-R11 EB-D11",
+                          [*rows_ns[:n], (id, t + 1, at), *rows_ns[n + 1:]]),
+        }
+        for suffix, (what, rules, changed) in variants.items():
+            found.append(case(f"{base}_{id}_{suffix}", f"{base.upper()}, one change: {id} {what}.",
+                              rules, conf, driven(conf, changed)))
+    return found
+
+
+UC1_ROWS = [("a1", 110, 120), ("b1", 122, 132), ("c1", 142, 150), ("d1", 152, 160),
+            ("e1", 170, 190)]
+UC3_ROWS = [("a1", 110, 120), ("b1", 120, 130), ("c1", 130, 140), ("a2", 140, 150),
+            ("a3", 155, 170)]
+MUTATIONS = mutations("uc1", UC1_ROWS) + mutations("uc3", UC3_ROWS)
+
+CASES: list[Vector] = USE_CASES + RULES + HAZARDS + MUTATIONS
