@@ -19,35 +19,33 @@ NS_PER_S = 1_000_000_000
 def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     """``(index, stamp)`` of the earliest front; ties go to the LOWEST index (AT-R6).
 
-    Topic 0 initialises the running value; a later topic replaces it only when strictly
-    earlier.
+    Upstream scans from topic 0 and replaces the running value only when strictly earlier,
+    which keeps the first (lowest-index) minimum.
 
     pre: len(stamps) > 0
     post: __return__[1] == min(stamps)
     post: stamps[__return__[0]] == __return__[1]
     post: all(s > __return__[1] for s in stamps[: __return__[0]])
     """
-    index, time = 0, stamps[0]
-    for k in range(1, len(stamps)):
-        if stamps[k] < time:
-            index, time = k, stamps[k]
-    return index, time
+    time = min(stamps)  # the first occurrence is the lowest index
+    return stamps.index(time), time
 
 
 def end_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     """``(index, stamp)`` of the latest front; ties go to the HIGHEST index (AT-R6).
 
-    A later topic replaces the running value when ``not (t < time)``, i.e. also on a tie.
+    Upstream replaces the running value when ``not (t < time)``, i.e. also on a tie, which
+    keeps the last (highest-index) maximum.
 
     pre: len(stamps) > 0
     post: __return__[1] == max(stamps)
     post: stamps[__return__[0]] == __return__[1]
     post: all(s < __return__[1] for s in stamps[__return__[0] + 1 :])
     """
-    index, time = 0, stamps[0]
-    for k in range(1, len(stamps)):
-        if not stamps[k] < time:
-            index, time = k, stamps[k]
+    time = max(stamps)
+    index = len(stamps) - 1
+    while stamps[index] != time:  # the last occurrence is the highest index
+        index -= 1
     return index, time
 
 

@@ -14,8 +14,7 @@ as a :class:`Dropped` output at the moment it is discarded (AT-R18, AT-D18).
 from __future__ import annotations
 
 from collections.abc import Callable
-
-import attrs
+from operator import lt
 
 from timealign.approximate_time.arithmetic import (
     end_boundary,
@@ -60,29 +59,28 @@ def scaler(config: Config) -> Callable[[int], int]:
 
 def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
     """One input: a message (upstream ``add``) or the end of input."""
-    if isinstance(item, End):
+    if type(item) is End:
         return end(config, state)
     message = check_message(config, item)  # AT-R2, before anything changes
     i = message.topic
     old = state.lanes[i]
     lanes = (*state.lanes[:i], old.push(message), *state.lanes[i + 1:])
+    warned = state.warned
     outputs: tuple[Output, ...] = ()
     if old.deque_len() == 0:
         # AT-R3: the deque was empty; process only if every deque is now non-empty.
-        state = attrs.evolve(state, lanes=lanes)
+        state = _with_lanes(state, lanes, warned)
         if all(held.deque_len() for held in lanes):
             sync = _Sync(config, state)
             sync.process()
             state, outputs = sync.freeze()
     else:
         # AT-R4: warnings only, once per topic; the previous deque element is the newest.
-        warning = _bound_warning(config, state, message, old)
-        if warning is None:
-            state = attrs.evolve(state, lanes=lanes)
-        else:
-            warned = (*state.warned[:i], True, *state.warned[i + 1:])
-            state = attrs.evolve(state, lanes=lanes, warned=warned)
+        warning = None if warned[i] else _bound_warning(config, message, old)
+        if warning is not None:
+            warned = (*warned[:i], True, *warned[i + 1:])
             outputs = (warning,)
+        state = _with_lanes(state, lanes, warned)
     if overflows(len(state.lanes[i]), config.queue_size):
         sync = _Sync(config, state)
         sync.outputs.extend(outputs)
@@ -91,11 +89,14 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     return state, outputs
 
 
-def _bound_warning(config: Config, state: State, message: Message, old: Lane) -> Warned | None:
+def _with_lanes(state: State, lanes: tuple[Lane, ...], warned: tuple[bool, ...]) -> State:
+    return State(lanes, state.candidate, state.candidate_start, state.candidate_end,
+                 state.pivot, state.pivot_time, state.dropped, warned)
+
+
+def _bound_warning(config: Config, message: Message, old: Lane) -> Warned | None:
     """AT-R4: the out-of-order / closer-than-bound check against the previous element."""
     i = message.topic
-    if state.warned[i]:
-        return None
     previous = old.newest().stamp
     if message.stamp < previous:
         return Warned(i, OUT_OF_ORDER)
@@ -143,6 +144,9 @@ class _Sync:
 
     # --- the deques and past buffers -------------------------------------------------
 
+    def all_deques_non_empty(self) -> bool:
+        return all(map(lt, self.split, map(len, self.held)))
+
     def deque_empty(self, k: int) -> bool:
         return self.split[k] == len(self.held[k])
 
@@ -157,19 +161,21 @@ class _Sync:
 
     def recover_all(self) -> None:
         """Put every past buffer back in front of its deque (upstream ``recover``)."""
-        self.split = [0] * self.n
+        self.split[:] = [0] * self.n
 
     # --- process() ----------------------------------------------------------------------
 
     def process(self) -> None:
         """AT-R6: loop while every deque is non-empty."""
         config, scale = self.config, self.scale
-        while not any(self.deque_empty(k) for k in range(self.n)):
-            fronts = tuple(self.front(k).stamp for k in range(self.n))
+        held, split = self.held, self.split
+        while self.all_deques_non_empty():
+            fronts = tuple([h[p].stamp for h, p in zip(held, split, strict=True)])
             e, end_time = end_boundary(fronts)
             s, start_time = start_boundary(fronts)
             # AT-R7: clear the drop flag of every topic except the end topic.
-            self.dropped = [flag and k == e for k, flag in enumerate(self.dropped)]
+            if True in self.dropped:
+                self.dropped = [flag and k == e for k, flag in enumerate(self.dropped)]
             if self.pivot == NO_PIVOT:
                 if end_time - start_time > config.max_interval_duration:
                     self.delete_front(s, INTERVAL_TOO_WIDE)  # AT-R8
@@ -191,16 +197,17 @@ class _Sync:
             if exhausted or (scale(end_time - self.candidate_end)
                              >= self.pivot_time - self.candidate_start):
                 self.publish()
-            elif any(self.deque_empty(k) for k in range(self.n)):
+            elif not self.all_deques_non_empty():
                 self.virtual_search()
 
     def make_candidate(self, start_time: int, end_time: int) -> None:
         """Candidate = the fronts; every past buffer is destroyed (AT-R10, AT-R11, AT-D1)."""
         for k in range(self.n):
-            past = self.held[k][: self.split[k]]
-            self.outputs.extend(Dropped(m.id, SUPERSEDED) for m in past)
-            del self.held[k][: self.split[k]]
-            self.split[k] = 0
+            if self.split[k]:
+                past = self.held[k][: self.split[k]]
+                self.outputs.extend(Dropped(m.id, SUPERSEDED) for m in past)
+                del self.held[k][: self.split[k]]
+                self.split[k] = 0
         self.candidate = tuple(self.held[k][0] for k in range(self.n))
         self.candidate_start, self.candidate_end = start_time, end_time
 

@@ -284,6 +284,10 @@ def initial(config: Config) -> State:
 
 def check_message(config: Config, message: object) -> Message:
     """AT-R2: a message input with a topic in range, an int64 ns stamp and a string id."""
+    if (type(message) is Message and type(message.topic) is int
+            and 0 <= message.topic < config.topics and type(message.stamp) is int
+            and 0 <= message.stamp <= INT64_MAX and type(message.id) is str and message.id):
+        return message  # the common, valid case, decided with exact type tests
     if not isinstance(message, Message):
         raise InvalidInput("input", "AT-R2", "must be a Message or End", message)
     topic = message.topic
