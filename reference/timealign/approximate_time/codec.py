@@ -1,6 +1,7 @@
 """The ``timealign.vector/1`` encoding of ApproximateTime, adapter rows and accounting.
 
-Family README: ``vectors/approximate_time/README.md`` (AT-R19 and AT-R20 in the spec).
+Family README: ``vectors/approximate_time/README.md``; the adapter functions are described
+in spec/approximate_time.md under "Inputs and outputs" (decisions AT-D18 to AT-D21).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def output_to_json(output: Output) -> JSON:
 
 
 def account(output: Output) -> Account:
-    """AT-R20: published -> Grouped; dropped/pending -> Settled; warnings -> None."""
+    """AT-D18, AT-D20: published -> Grouped; dropped/pending -> Settled; warnings -> None."""
     if isinstance(output, Published):
         stamps = output.stamps
         return Grouped(output.ids, min(stamps), max(stamps))
@@ -99,7 +100,7 @@ def account(output: Output) -> Account:
 
 
 def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[Input]:
-    """AT-R19: rows in arrival order -> messages; unknown topics and repeated ids rejected.
+    """AT-D21: rows in arrival order -> messages; unknown topics and repeated ids rejected.
 
     Ids must be unique within a run (AT-D19); this adapter-level check remembers every id
     it has seen, so its memory grows with the number of rows (the machine's does not).
@@ -109,11 +110,11 @@ def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[I
     for row, record in enumerate(records):
         topic = index.get(record.topic)
         if topic is None:
-            raise InvalidInput(f"records[{row}].topic", "AT-R19",
+            raise InvalidInput(f"records[{row}].topic", "AT-D21",
                                f"unknown topic, expected one of {config.topic_names}",
                                record.topic)
         if record.id in seen:
-            raise InvalidInput(f"records[{row}].id", "AT-R19", "duplicate message id",
+            raise InvalidInput(f"records[{row}].id", "AT-D19", "duplicate message id",
                                record.id)
         seen.add(record.id)
         yield Message(topic, record.stamp, record.id)
