@@ -37,7 +37,8 @@ def err(k: int | None, field: str, rule: str) -> dict[str, Any]:
 
 
 EXPECTED: dict[str, list[dict[str, Any]]] = {
-    # AT-R10/AT-R12/AT-D6: all fronts equal -> check 2 fires in the creating iteration.
+    # AT-R10/AT-R12/AT-D6: all fronts equal -> check 2 fires in the creating iteration;
+    # AT-R14: publishing pops every candidate message.
     "exact_match_publishes_at_once": [pub(2, "a0", "b0", "c0")],
     # AT-R11/AT-D1/AT-D11: a0 destroyed by the improvement; AT-D9: start topic == pivot.
     "improvement_destroys_past": [drop(2, "a0", "superseded"), pub(2, "a10", "b6")],
@@ -53,7 +54,7 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
     # AT-R8/AT-D10: 5 - 0 = 5 is not > 5; 26 - 20 = 6 > 5 deletes a1.
     "max_interval_is_strict": [
         pub(2, "a0", "b0"), drop(3, "a1", "interval_too_wide"), *pend(4, "b1")],
-    # AT-H1, AT-R7, AT-R9: the livelock of note §10.
+    # AT-H1, AT-R7, AT-R9, AT-D3: the livelock of note §10.
     "note_livelock_after_last_topic_overflow": [
         drop(1, "b1", "queue_overflow"), drop(2, "a1", "pivot_refused"),
         drop(3, "a2", "pivot_refused"), drop(4, "b2", "queue_overflow"),
