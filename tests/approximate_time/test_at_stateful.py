@@ -107,7 +107,7 @@ class ApproximateTimeMachine(RuleBasedStateMachine):
             assert all(lane.split == 0 for lane in self.state.lanes)
         else:
             assert len(self.state.candidate) == self.config.topics
-        assert all(len(lane) <= self.config.queue_size for lane in self.state.lanes)
+        assert all(lane.size() <= self.config.queue_size for lane in self.state.lanes)
 
 
 TestApproximateTimeStateful = ApproximateTimeMachine.TestCase

@@ -16,7 +16,7 @@ from timealign.approximate_time.codec import (
     inputs_from_records,
     output_to_json,
 )
-from timealign.approximate_time.machine import step
+from timealign.approximate_time.fast import step
 from timealign.approximate_time.model import (
     Config,
     Dropped,

@@ -81,7 +81,7 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
             warned = (*warned[:i], True, *warned[i + 1:])
             outputs = (warning,)
         state = _with_lanes(state, lanes, warned)
-    if overflows(len(state.lanes[i]), config.queue_size):
+    if overflows(state.lanes[i].size(), config.queue_size):
         sync = _Sync(config, state)
         sync.outputs.extend(outputs)
         sync.overflow(i)
