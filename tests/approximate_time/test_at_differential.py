@@ -1,5 +1,6 @@
-"""Differential test: the reference against the literal §17 transcription (literal.py),
-output for output, on random inputs (every AT-R rule of process/add/publish at once)."""
+"""Differential tests: the fast step that ALGORITHM runs against the rule text, and both
+against the literal §17 transcription (literal.py), output for output, on random inputs
+(every AT-R rule of add/process/publish at once)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,27 @@ from hypothesis import given, settings
 
 from tests.approximate_time.differential_support import as_tuple, literal_for
 from tests.approximate_time.strategies import runs
-from timealign.approximate_time import ALGORITHM, Config, End, Input, Message, initial, machine
+from timealign.approximate_time import (
+    ALGORITHM,
+    Config,
+    End,
+    Input,
+    Message,
+    fast,
+    initial,
+    machine,
+)
 
 
 def compare(config: Config, inputs: list[Input]) -> None:
+    """ALGORITHM.step (fast.py) against the rule text (machine.py), state for state and
+    output for output, and both against the literal model."""
     model = literal_for(config)
-    state = initial(config)
+    state = rule_state = initial(config)
     for index, item in enumerate(inputs):
         state, outputs = ALGORITHM.step(config, state, item)
+        rule_state, rule_outputs = machine.step(config, rule_state, item)
+        assert outputs == rule_outputs and state == rule_state, f"input {index}: {item}"
         if isinstance(item, End):
             expected = model.end()
         else:
@@ -36,5 +50,5 @@ def test_at_reference_equals_literal_on_longer_runs(run: tuple[Config, list[Inpu
     compare(*run)
 
 
-def test_at_algorithm_uses_the_machine_step() -> None:
-    assert ALGORITHM.step is machine.step
+def test_at_algorithm_runs_the_fast_transcription() -> None:
+    assert ALGORITHM.step is fast.step

@@ -2,10 +2,11 @@
 
 Everything the machine decides by comparing stamps goes through these functions: the
 boundary selection with its tie rule (AT-R6, AT-D2), the age-penalty scaling in ROS 2
-(AT-R15) and ROS 1 (AT-R16) arithmetic, the improvement and optimality comparisons
-(AT-R11, AT-R12) and the overflow test (AT-R5). They take plain ints, floats and tuples so
-that CrossHair can build their arguments; ``proofs/crosshair_pass.py`` checks every
-``post:`` line below.
+(AT-R15) and ROS 1 (AT-R16) arithmetic used by the improvement and optimality comparisons
+(AT-R11, AT-R12), and the overflow test (AT-R5). They take plain ints, floats and tuples
+so that CrossHair can build their arguments; ``proofs/crosshair_pass.py`` checks every
+``post:`` line below. The boundary contracts are stated for up to 4 topics, the size
+CrossHair confirms over all paths.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     Upstream scans from topic 0 and replaces the running value only when strictly earlier,
     which keeps the first (lowest-index) minimum.
 
-    pre: len(stamps) > 0
+    pre: 0 < len(stamps) <= 4
     post: __return__[1] == min(stamps)
     post: stamps[__return__[0]] == __return__[1]
     post: all(s > __return__[1] for s in stamps[: __return__[0]])
@@ -37,7 +38,7 @@ def end_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     Upstream replaces the running value when ``not (t < time)``, i.e. also on a tie, which
     keeps the last (highest-index) maximum.
 
-    pre: len(stamps) > 0
+    pre: 0 < len(stamps) <= 4
     post: __return__[1] == max(stamps)
     post: stamps[__return__[0]] == __return__[1]
     post: all(s < __return__[1] for s in stamps[__return__[0] + 1 :])
@@ -97,19 +98,6 @@ def scale_ros1(d: int, factor: float) -> int:
     if fraction - rounded >= 0.5:
         rounded += 1
     return whole * NS_PER_S + rounded  # a carry of 1e9 ns normalises into the seconds
-
-
-def not_better(age: int, gain: int, numerator: int, denominator: int) -> bool:
-    """The improvement test of AT-R11: ``scale(age) >= gain`` means NOT better (AT-D8).
-
-    ``age`` is ``end_time - candidate_end``, ``gain`` is ``start_time - candidate_start``;
-    a tie keeps the older candidate.
-
-    pre: denominator > 0 and numerator >= denominator
-    post: __return__ == (scale_ros2(age, numerator, denominator) >= gain)
-    post: not (age >= 0 and gain <= age) or __return__
-    """
-    return scale_ros2(age, numerator, denominator) >= gain
 
 
 def overflows(held: int, queue_size: int) -> bool:

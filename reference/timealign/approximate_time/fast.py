@@ -95,13 +95,17 @@ class _FastSync(_Sync):
         numerator, denominator = config.scale_numerator, config.scale_denominator
         scale = self.scale
         outputs = self.outputs
+        fronts: list[int] = []  # the front stamps, refreshed where a front changed
+        stale = True
         while True:
-            fronts = []
-            for k in topics:
-                position, messages = split[k], held[k]
-                if position == len(messages):
-                    return
-                fronts.append(messages[position].stamp)
+            if stale:
+                fronts = []
+                for k in topics:
+                    position, messages = split[k], held[k]
+                    if position == len(messages):
+                        return
+                    fronts.append(messages[position].stamp)
+                stale = False
             end_time = max(fronts)
             e = last
             while fronts[e] != end_time:
@@ -112,11 +116,13 @@ class _FastSync(_Sync):
             if True in dropped:  # AT-R7
                 self.dropped = dropped = [flag and k == e for k, flag in enumerate(dropped)]
             if self.pivot == NO_PIVOT:
-                if end_time - start_time > max_interval:  # AT-R8
-                    outputs.append(Dropped(held[s].pop(split[s]).id, INTERVAL_TOO_WIDE))
-                    continue
-                if dropped[e]:  # AT-R9
-                    outputs.append(Dropped(held[s].pop(split[s]).id, PIVOT_REFUSED))
+                if end_time - start_time > max_interval or dropped[e]:  # AT-R8, AT-R9
+                    reason = INTERVAL_TOO_WIDE if end_time - start_time > max_interval \
+                        else PIVOT_REFUSED
+                    outputs.append(Dropped(held[s].pop(split[s]).id, reason))
+                    if split[s] == len(held[s]):
+                        return
+                    fronts[s] = held[s][split[s]].stamp
                     continue
                 self._make(start_time, end_time)  # AT-R10
                 self.pivot, self.pivot_time = e, end_time
@@ -126,15 +132,26 @@ class _FastSync(_Sync):
                 if scaled < start_time - self.candidate_start:  # AT-R11: better
                     self._make(start_time, end_time)
             split[s] += 1
-            if s == self.pivot:  # AT-R12
-                self.publish()
-                continue
-            age = end_time - self.candidate_end
-            scaled = age * numerator // denominator if exact and age >= 0 else scale(age)
-            if scaled >= self.pivot_time - self.candidate_start:
-                self.publish()
-            elif split[s] == len(held[s]):
-                self.virtual_search()
+            if self._publish_checks(s, end_time, exact, numerator, denominator):
+                stale = True  # published or searched: recompute (or stop) from scratch
+            else:
+                fronts[s] = held[s][split[s]].stamp  # D[s] is not empty here
+
+    def _publish_checks(self, s: int, end_time: int, exact: bool, numerator: int,
+                        denominator: int) -> bool:
+        """AT-R12 after a move of topic s; False when only D[s]'s front changed."""
+        if s == self.pivot:
+            self.publish()
+            return True
+        age = end_time - self.candidate_end
+        scaled = age * numerator // denominator if exact and age >= 0 else self.scale(age)
+        if scaled >= self.pivot_time - self.candidate_start:
+            self.publish()
+            return True
+        if self.split[s] == len(self.held[s]):
+            self.virtual_search()
+            return True
+        return False
 
     def _make(self, start_time: int, end_time: int) -> None:
         """``make_candidate`` without touching topics whose past is empty."""
@@ -142,8 +159,11 @@ class _FastSync(_Sync):
         for k, position in enumerate(split):
             if position:
                 messages = held[k]
-                outputs.extend([Dropped(m.id, SUPERSEDED) for m in messages[:position]])
-                del messages[:position]
+                if position == 1:
+                    outputs.append(Dropped(messages.pop(0).id, SUPERSEDED))
+                else:
+                    outputs.extend([Dropped(m.id, SUPERSEDED) for m in messages[:position]])
+                    del messages[:position]
                 split[k] = 0
         self.candidate = tuple([messages[0] for messages in held])
         self.candidate_start, self.candidate_end = start_time, end_time
