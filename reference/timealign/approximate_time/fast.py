@@ -126,32 +126,24 @@ class _FastSync(_Sync):
                     continue
                 self._make(start_time, end_time)  # AT-R10
                 self.pivot, self.pivot_time = e, end_time
+                scaled, candidate_start = 0, start_time  # scale(0) == 0 in both arithmetics
             else:
+                candidate_start = self.candidate_start
                 age = end_time - self.candidate_end
                 scaled = age * numerator // denominator if exact and age >= 0 else scale(age)
-                if scaled < start_time - self.candidate_start:  # AT-R11: better
+                if scaled < start_time - candidate_start:  # AT-R11: better
                     self._make(start_time, end_time)
+                    scaled, candidate_start = 0, start_time
             split[s] += 1
-            if self._publish_checks(s, end_time, exact, numerator, denominator):
-                stale = True  # published or searched: recompute (or stop) from scratch
+            # AT-R12, with scale(end_time - candidate_end) already in ``scaled``.
+            if s == self.pivot or scaled >= self.pivot_time - candidate_start:
+                self.publish()
+                stale = True  # every front changed (or a deque is empty)
+            elif split[s] == len(held[s]):
+                self.virtual_search()
+                stale = True  # published, or moves undone and D[s] still empty
             else:
-                fronts[s] = held[s][split[s]].stamp  # D[s] is not empty here
-
-    def _publish_checks(self, s: int, end_time: int, exact: bool, numerator: int,
-                        denominator: int) -> bool:
-        """AT-R12 after a move of topic s; False when only D[s]'s front changed."""
-        if s == self.pivot:
-            self.publish()
-            return True
-        age = end_time - self.candidate_end
-        scaled = age * numerator // denominator if exact and age >= 0 else self.scale(age)
-        if scaled >= self.pivot_time - self.candidate_start:
-            self.publish()
-            return True
-        if self.split[s] == len(self.held[s]):
-            self.virtual_search()
-            return True
-        return False
+                fronts[s] = held[s][split[s]].stamp
 
     def _make(self, start_time: int, end_time: int) -> None:
         """``make_candidate`` without touching topics whose past is empty."""
