@@ -81,10 +81,21 @@ def peak_memory(messages: int) -> tuple[int, int]:
     return peak, most
 
 
+def calibration() -> float:
+    """CPU seconds of a plain 10-million-iteration Python loop: a yardstick for how fast
+    this core is right now (shared machines vary by 2-3x with the load)."""
+    started = time.process_time()
+    total = 0
+    for value in range(10_000_000):
+        total += value
+    return time.process_time() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=1_000_000)
     args = parser.parse_args()
+    print(f"calibration: a 10M-iteration Python loop takes {calibration():.2f} s CPU here")
     rate, published = throughput(args.messages)
     load = os.getloadavg()[0]
     print(f"approximate_time: {args.messages} messages, {published} sets published, "
