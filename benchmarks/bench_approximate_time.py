@@ -3,8 +3,10 @@
 Three topics at 30 Hz, 10 Hz and 100 Hz, each stamp jittered by up to +-2 ms (in order per
 topic), about 1 % of messages lost, arrivals in stamp order with a per-topic transport
 delay. Prints messages per second of ``timealign.replay`` over about one million messages
-(one core, inputs built beforehand) and the peak traced memory of the machine over a lazy
-input stream at two lengths: flat memory means the two peaks match.
+(one core, inputs built beforehand), then, over a lazy input stream at two lengths, the
+peak traced memory and the most messages the state ever held: the state holds at most
+N x (queue_size + 1) messages whatever the length, so memory is flat in the stream length
+(the peak varies only with the worst queue backlog the trace happens to contain).
 
     python benchmarks/bench_approximate_time.py [--messages N]
 """
@@ -64,28 +66,46 @@ def throughput(messages: int) -> tuple[float, int]:
     return len(inputs) / (time.process_time() - started), published
 
 
-def peak_memory(messages: int) -> int:
+def peak_memory(messages: int) -> tuple[int, int]:
+    """Peak traced bytes while stepping over a lazy trace, and the most messages held."""
+    for _ in replay(ALGORITHM, CONFIG, trace(2_000)):
+        pass  # warm up: one-time allocations (imports, caches) are not the machine's
     tracemalloc.start()
-    for _ in replay(ALGORITHM, CONFIG, trace(messages)):
-        pass
+    state = ALGORITHM.initial(CONFIG)
+    most = 0
+    for item in trace(messages):
+        state, _ = ALGORITHM.step(CONFIG, state, item)
+        most = max(most, sum(lane.size() for lane in state.lanes))
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return peak
+    return peak, most
+
+
+def calibration() -> float:
+    """CPU seconds of a plain 10-million-iteration Python loop: a yardstick for how fast
+    this core is right now (shared machines vary by 2-3x with the load)."""
+    started = time.process_time()
+    total = 0
+    for value in range(10_000_000):
+        total += value
+    return time.process_time() - started
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=1_000_000)
     args = parser.parse_args()
+    print(f"calibration: a 10M-iteration Python loop takes {calibration():.2f} s CPU here")
     rate, published = throughput(args.messages)
     load = os.getloadavg()[0]
     print(f"approximate_time: {args.messages} messages, {published} sets published, "
           f"{rate:,.0f} msgs/s (replay, CPU time of one core, queue_size "
           f"{CONFIG.queue_size}; load average {load:.1f} on {os.cpu_count()} cores)")
-    short, long = args.messages // 20, args.messages // 2
-    for length in (short, long):
-        print(f"approximate_time: peak traced memory over {length} messages "
-              f"(lazy input): {peak_memory(length) / 1024:,.0f} KiB")
+    bound = CONFIG.topics * (CONFIG.queue_size + 1)
+    for length in (args.messages // 20, args.messages // 4):
+        peak, most = peak_memory(length)
+        print(f"approximate_time: over {length} messages (lazy input): peak traced memory "
+              f"{peak / 1024:,.0f} KiB, at most {most} messages held (bound {bound})")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ the rule text, state for state and output for output, and with the literal §17 
 
 from __future__ import annotations
 
-from timealign.approximate_time.machine import _Sync, end
+from timealign.approximate_time.machine import _Sync, end, scaler
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
     INT64_MAX,
@@ -84,7 +84,37 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
 
 
 class _FastSync(_Sync):
-    """``_Sync`` with a faster ``process()`` loop (same transitions)."""
+    """``_Sync`` with a faster ``process()`` loop and ``freeze`` (same transitions)."""
+
+    def __init__(self, config: Config, state: State) -> None:
+        self.config = config
+        self.n = config.topics
+        self.scale = scaler(config)
+        held = []
+        for lane in state.lanes:
+            messages = list(lane.front[lane.start:]) if lane.start else list(lane.front)
+            if lane.rear is not None:
+                newest = []
+                cell = lane.rear
+                while cell is not None:
+                    newest.append(cell[0])
+                    cell = cell[1]
+                newest.reverse()
+                messages += newest
+            held.append(messages)
+        self.held = held
+        self.split = [lane.split for lane in state.lanes]
+        (_, self.candidate, self.candidate_start, self.candidate_end, self.pivot,
+         self.pivot_time, dropped, self.warned) = state
+        self.dropped = list(dropped)
+        self.outputs = []
+
+    def freeze(self) -> tuple[State, tuple[Output, ...]]:
+        lanes = tuple([_new(Lane, (tuple(messages), 0, None, 0, position))
+                       for messages, position in zip(self.held, self.split, strict=True)])
+        state = _new(State, (lanes, self.candidate, self.candidate_start, self.candidate_end,
+                             self.pivot, self.pivot_time, tuple(self.dropped), self.warned))
+        return state, tuple(self.outputs)
 
     def process(self) -> None:
         held, split, n, config = self.held, self.split, self.n, self.config

@@ -13,6 +13,7 @@ as a :class:`Dropped` output at the moment it is discarded (AT-R18, AT-D18).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from operator import lt
 
@@ -48,6 +49,7 @@ from timealign.approximate_time.model import (
 )
 
 
+@functools.lru_cache(maxsize=64)
 def scaler(config: Config) -> Callable[[int], int]:
     """``scale(d)`` of the configured arithmetic (AT-R15 ros2, AT-R16 ros1)."""
     if config.arithmetic == "ros1":
