@@ -14,6 +14,7 @@ from timealign.machine import Algorithm
 
 _ENTRIES: dict[str, str] = {
     "approximate_time": "timealign.approximate_time:ALGORITHM",
+    "rate_aware_batcher": "timealign.rate_aware_batcher:ALGORITHM",
 }
 
 

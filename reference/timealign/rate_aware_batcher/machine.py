@@ -1,0 +1,279 @@
+"""Every transition of the rate-aware batcher lives in this module (spec RB-R1 to RB-R16).
+
+Theory of operation. A poll (one upstream ``batch(messages)`` call) first raises the
+high-water mark, clamped to three batch lengths past the window (RB-R9). The first
+non-empty poll bootstraps: all its messages form the first batch and the window starts at
+its newest timestamp (RB-R8). Later polls route each message (RB-R11, RB-R12): gated kinds
+register a stream and feed its period estimator; a gridded stream's message lands in a
+pulse slot of the window, or in ``overflow`` beyond the last slot (bumping the gate);
+ungridded and non-gated messages ahead of the window (up to 3L) are held in ``future``;
+anything else joins the active batch. Overflow with no gridded bucket triggers gap recovery
+(RB-R13). The window closes (at most once per poll) when the timeout fires or every
+gridded stream reached its last slot (RB-R10); the close refreshes grids, evicts absent
+streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and re-routes
+overflow and future into the next window.
+
+``step`` is pure: it copies what it changes into a private scratch object (:class:`_Run`)
+and returns a new :class:`State`; the given state is never modified.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from timealign.errors import InvalidInput
+from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe
+from timealign.rate_aware_batcher.events import (
+    GATED_KINDS,
+    Batch,
+    Config,
+    End,
+    Input,
+    Output,
+    Pending,
+    Poll,
+    Polled,
+    SetBatchLength,
+)
+from timealign.rate_aware_batcher.grid import (
+    MAX_AHEAD_BATCHES,
+    Grid,
+    advance_hwm,
+    gap_steps,
+    origin_plausible,
+    period_of,
+    slot_in_batch,
+    slots_per_batch,
+    sub_rate,
+    timeout_offset,
+)
+from timealign.rate_aware_batcher.state import State, Stream, new_stream
+
+ABSENT_BATCHES_FOR_EVICTION = 5
+
+
+def initial(config: Config) -> State:
+    """Before the first poll: no window, no streams, the configured batch length."""
+    return State(config.batch_length, timeout_offset(config.factor, config.batch_length))
+
+
+def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
+    """Apply one input; :class:`InvalidInput` (state untouched) on a refused one."""
+    if state.ended:
+        raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
+    if isinstance(item, Poll):
+        return _poll(config, state, item.messages)
+    if isinstance(item, SetBatchLength):
+        return attrs.evolve(state, pending_length=item.length), ()
+    if isinstance(item, End):
+        pending = tuple(Pending(m.id) for m in state.buffered())
+        emptied = State(state.batch_length, state.timeout, state.pending_length, state.window,
+                        state.hwm, tuple(s._replace(bucket=()) for s in state.streams),
+                        ended=True)
+        return emptied, pending
+    raise InvalidInput("op", "RB-D3", "unknown input", item)
+
+
+def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
+    """RB-R7: rebuild the stream's grid from its current rate at a close or bootstrap.
+
+    No rate keeps the existing grid (RB-D7); a sub-rate stream loses it; an origin within
+    1000 batch lengths of ``start`` is preserved, otherwise a new origin is picked from the
+    bucket (first message at or after ``start``, else the first) or the newest timestamp,
+    and refused when implausibly far (the 43-year guard).
+    """
+    rate = integer_rate_hz(stream.diffs)
+    if rate is None:
+        return stream
+    if sub_rate(rate, length):
+        return stream._replace(grid=None)
+    grid = stream.grid
+    if grid is not None and origin_plausible(grid.origin, start, length):
+        origin = grid.origin
+    else:
+        bucket = stream.bucket
+        if bucket:
+            candidate: int | None = next(
+                (m.timestamp for m in bucket if m.timestamp >= start), bucket[0].timestamp
+            )
+        else:
+            candidate = stream.last
+        if candidate is None or not origin_plausible(candidate, start, length):
+            return stream._replace(grid=None)
+        origin = candidate
+    return stream._replace(grid=Grid(origin, period_of(rate), slots_per_batch(rate, length)))
+
+
+class _Run:
+    """Scratch copy of the parts of a state one poll changes (private to ``step``)."""
+
+    __slots__ = ("future", "length", "non_gated", "overflow", "positions", "streams")
+
+    def __init__(self, state: State) -> None:
+        self.length = state.batch_length
+        self.streams = list(state.streams)
+        self.positions = {(s.kind, s.name): i for i, s in enumerate(self.streams)}
+        self.non_gated = list(state.non_gated)
+        self.overflow = list(state.overflow)
+        self.future = list(state.future)
+
+    def route(self, message: Polled, start: int) -> None:
+        """RB-R11/RB-R12: route one message against the window starting at ``start``."""
+        t = message.timestamp
+        end = start + self.length
+        if message.kind not in GATED_KINDS:
+            if end < t <= end + MAX_AHEAD_BATCHES * self.length:
+                self.future.append(message)
+            else:
+                self.non_gated.append(message)
+            return
+        key = (message.kind, message.name)
+        position = self.positions.get(key)
+        if position is None:
+            position = self.positions[key] = len(self.streams)
+            self.streams.append(new_stream(message.kind, message.name))
+        stream = self.streams[position]
+        grid = stream.grid
+        if grid is None and end < t <= end + MAX_AHEAD_BATCHES * self.length:
+            self.future.append(message)  # held back, not observed
+            return
+        last, diffs = observe(stream.last, stream.diffs, t)
+        bucket, max_slot = stream.bucket, stream.max_slot
+        if grid is None:
+            bucket = (*bucket, message)
+        else:
+            slot = slot_in_batch(t, start, grid)
+            if slot >= grid.slots:
+                max_slot = max(max_slot, grid.slots - 1)  # the overflow bump
+                self.overflow.append(message)
+            else:
+                bucket = (*bucket, message)
+                max_slot = max(max_slot, slot)
+        self.streams[position] = Stream(
+            stream.kind, stream.name, last, diffs, grid, bucket, max_slot, stream.absent
+        )
+
+    def drain(self) -> list[Polled]:
+        """Take the batch contents: non-gated first, then each bucket in stream order."""
+        drained = self.non_gated
+        self.non_gated = []
+        for i, stream in enumerate(self.streams):
+            if stream.bucket or stream.max_slot != -1:
+                drained.extend(stream.bucket)
+                self.streams[i] = stream._replace(bucket=(), max_slot=-1)
+        return drained
+
+    def gap_blocked(self) -> bool:
+        """RB-R13 veto: some gridded stream has a message in the active window."""
+        return any(s.grid is not None and s.bucket for s in self.streams)
+
+    def recover_from_gap(self, start: int) -> int:
+        """RB-R13: jump the window whole batch lengths towards the earliest overflow."""
+        stashed = self.drain()
+        pending, self.overflow = self.overflow, []
+        held, self.future = self.future, []
+        start += gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
+        for message in (*stashed, *pending, *held):
+            self.route(message, start)
+        return start
+
+    def complete(self, hwm: int, start: int, timeout: int) -> bool:
+        """RB-R10: timeout first (inclusive), else every gridded stream in its last slot."""
+        if hwm >= start + timeout:
+            return True
+        gating = False
+        for stream in self.streams:
+            grid = stream.grid
+            if grid is not None:
+                if stream.max_slot < grid.slots - 1:
+                    return False
+                gating = True
+        return gating
+
+    def close(self, start: int, pending_length: int | None) -> tuple[Batch, int]:
+        """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route."""
+        length = self.length
+        kept: list[Stream] = []
+        for stream in self.streams:
+            if stream.bucket:
+                kept.append(refresh_grid(stream._replace(absent=0), start, length))
+            elif stream.absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
+                kept.append(stream._replace(absent=stream.absent + 1))
+        if pending_length is not None:
+            self.length = pending_length
+            kept = [refresh_grid(s, start, pending_length) for s in kept]
+        self.streams = kept
+        self.positions = {(s.kind, s.name): i for i, s in enumerate(kept)}
+        batch = Batch(start, start + length, tuple(m.id for m in self.drain()))
+        start += length
+        overflow, self.overflow = self.overflow, []
+        for message in overflow:
+            self.route(message, start)
+        held, self.future = self.future, []
+        for message in held:
+            self.route(message, start)
+        return batch, start
+
+
+def _check_ids(state: State, messages: tuple[Polled, ...]) -> None:
+    """RB-D4: ids are unique within a poll and among the messages still held."""
+    seen: set[str] = set()
+    for index, message in enumerate(messages):
+        if message.id in seen or message.id in state.held:
+            raise InvalidInput(f"messages[{index}].id", "RB-D4",
+                               "re-uses the id of a message still held", message.id)
+        seen.add(message.id)
+
+
+def _bootstrap(state: State, messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
+    """RB-R8: the first non-empty poll is the first batch; the window starts at its max."""
+    stamps = [m.timestamp for m in messages]
+    end = max(stamps)
+    streams: dict[tuple[str, str], Stream] = {}
+    for message in messages:
+        if message.kind in GATED_KINDS:
+            key = (message.kind, message.name)
+            stream = streams.get(key) or new_stream(*key)
+            last, diffs = observe(stream.last, stream.diffs, message.timestamp)
+            streams[key] = stream._replace(last=last, diffs=diffs)
+    refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams.values())
+    after = State(state.batch_length, state.timeout, state.pending_length, end, end, refreshed)
+    return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
+
+
+def _poll(
+    config: Config, state: State, messages: tuple[Polled, ...]
+) -> tuple[State, tuple[Output, ...]]:
+    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
+    _check_ids(state, messages)
+    start = state.window
+    if start is None or state.hwm is None:
+        return (state, ()) if not messages else _bootstrap(state, messages)
+    hwm = state.hwm
+    if messages:
+        hwm = advance_hwm(hwm, max(m.timestamp for m in messages), start, state.batch_length)
+    run = _Run(state)
+    for message in messages:
+        run.route(message, start)
+    if run.overflow and not run.gap_blocked():
+        start = run.recover_from_gap(start)
+    outputs: tuple[Output, ...] = ()
+    pending_length, timeout = state.pending_length, state.timeout
+    if run.complete(hwm, start, timeout):
+        batch, start = run.close(start, pending_length)
+        outputs = (batch,)
+        if pending_length is not None:
+            timeout = timeout_offset(config.factor, pending_length)
+            pending_length = None
+    streams = tuple(run.streams)
+    if outputs:
+        held = frozenset(m.id for m in run.non_gated)
+        held = held.union(m.id for s in streams for m in s.bucket)
+        held = held.union(m.id for m in run.overflow).union(m.id for m in run.future)
+    else:
+        held = state.held.union(m.id for m in messages) if messages else state.held
+    after = State(
+        run.length, timeout, pending_length, start, hwm, streams,
+        tuple(run.non_gated), tuple(run.overflow), tuple(run.future), held,
+    )
+    return after, outputs
