@@ -19,10 +19,8 @@ and returns a new :class:`State`; the given state is never modified.
 
 from __future__ import annotations
 
-import attrs
-
 from timealign.errors import InvalidInput
-from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe
+from timealign.rate_aware_batcher.estimator import DIFF_BUFFER_SIZE, integer_rate_hz, observe
 from timealign.rate_aware_batcher.events import (
     GATED_KINDS,
     Batch,
@@ -36,13 +34,13 @@ from timealign.rate_aware_batcher.events import (
     SetBatchLength,
 )
 from timealign.rate_aware_batcher.grid import (
+    DRIFT_TOLERANCE_NS,
     MAX_AHEAD_BATCHES,
     Grid,
     advance_hwm,
     gap_steps,
     origin_plausible,
     period_of,
-    slot_in_batch,
     slots_per_batch,
     sub_rate,
     timeout_offset,
@@ -64,7 +62,7 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if isinstance(item, Poll):
         return _poll(config, state, item.messages)
     if isinstance(item, SetBatchLength):
-        return attrs.evolve(state, pending_length=item.length), ()
+        return state._replace(pending_length=item.length), ()
     if isinstance(item, End):
         pending = tuple(Pending(m.id) for m in state.buffered())
         emptied = State(state.batch_length, state.timeout, state.pending_length, state.window,
@@ -105,58 +103,78 @@ def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
 
 
 class _Run:
-    """Scratch copy of the parts of a state one poll changes (private to ``step``)."""
+    """Scratch copy of the parts of a state one poll changes (private to ``step``).
 
-    __slots__ = ("future", "length", "non_gated", "overflow", "positions", "streams")
+    Buffers stay tuples (appending to them is rare); streams become a list, rebuilt per
+    routed message as a new :class:`Stream`. Lookup is a linear scan: beam lines have a
+    handful of gated streams, and a scan beats building a dict per poll.
+    """
+
+    __slots__ = ("future", "length", "non_gated", "overflow", "streams")
 
     def __init__(self, state: State) -> None:
         self.length = state.batch_length
         self.streams = list(state.streams)
-        self.positions = {(s.kind, s.name): i for i, s in enumerate(self.streams)}
-        self.non_gated = list(state.non_gated)
-        self.overflow = list(state.overflow)
-        self.future = list(state.future)
+        self.non_gated = state.non_gated
+        self.overflow = state.overflow
+        self.future = state.future
 
     def route(self, message: Polled, start: int) -> None:
         """RB-R11/RB-R12: route one message against the window starting at ``start``."""
         t = message.timestamp
-        end = start + self.length
-        if message.kind not in GATED_KINDS:
-            if end < t <= end + MAX_AHEAD_BATCHES * self.length:
-                self.future.append(message)
+        length = self.length
+        end = start + length
+        kind = message.kind
+        if kind not in GATED_KINDS:
+            if end < t <= end + MAX_AHEAD_BATCHES * length:
+                self.future = (*self.future, message)  # RB-R12 hold-back
             else:
-                self.non_gated.append(message)
+                self.non_gated = (*self.non_gated, message)
             return
-        key = (message.kind, message.name)
-        position = self.positions.get(key)
-        if position is None:
-            position = self.positions[key] = len(self.streams)
-            self.streams.append(new_stream(message.kind, message.name))
-        stream = self.streams[position]
+        name = message.name
+        streams = self.streams
+        for position, stream in enumerate(streams):  # noqa: B007 - used after the loop
+            if stream.name == name and stream.kind == kind:
+                break
+        else:
+            position, stream = len(streams), new_stream(kind, name)
+            streams.append(stream)  # registration, even when held back below
         grid = stream.grid
-        if grid is None and end < t <= end + MAX_AHEAD_BATCHES * self.length:
-            self.future.append(message)  # held back, not observed
+        if grid is None and end < t <= end + MAX_AHEAD_BATCHES * length:
+            self.future = (*self.future, message)  # held back, not observed
             return
-        last, diffs = observe(stream.last, stream.diffs, t)
+        last, diffs = stream.last, stream.diffs  # RB-R2, inlined ``observe``
+        if last is None:
+            last = t
+        elif t > last:
+            if len(diffs) >= DIFF_BUFFER_SIZE:
+                diffs = (*diffs[len(diffs) - DIFF_BUFFER_SIZE + 1 :], t - last)
+            else:
+                diffs = (*diffs, t - last)
+            last = t
         bucket, max_slot = stream.bucket, stream.max_slot
         if grid is None:
             bucket = (*bucket, message)
         else:
-            slot = slot_in_batch(t, start, grid)
-            if slot >= grid.slots:
-                max_slot = max(max_slot, grid.slots - 1)  # the overflow bump
-                self.overflow.append(message)
+            origin, period, slots = grid  # RB-R6, inlined ``slot_in_batch``
+            base, rest = divmod(start - origin, period)
+            if rest > (DRIFT_TOLERANCE_NS if period > 2 * DRIFT_TOLERANCE_NS else period // 2):
+                base += 1
+            slot = round((t - origin) / period) - base
+            if slot >= slots:
+                if max_slot < slots - 1:
+                    max_slot = slots - 1  # the overflow bump
+                self.overflow = (*self.overflow, message)
             else:
                 bucket = (*bucket, message)
-                max_slot = max(max_slot, slot)
-        self.streams[position] = Stream(
-            stream.kind, stream.name, last, diffs, grid, bucket, max_slot, stream.absent
-        )
+                if slot > max_slot:
+                    max_slot = slot
+        streams[position] = Stream(kind, name, last, diffs, grid, bucket, max_slot, stream.absent)
 
     def drain(self) -> list[Polled]:
         """Take the batch contents: non-gated first, then each bucket in stream order."""
-        drained = self.non_gated
-        self.non_gated = []
+        drained = list(self.non_gated)
+        self.non_gated = ()
         for i, stream in enumerate(self.streams):
             if stream.bucket or stream.max_slot != -1:
                 drained.extend(stream.bucket)
@@ -170,8 +188,8 @@ class _Run:
     def recover_from_gap(self, start: int) -> int:
         """RB-R13: jump the window whole batch lengths towards the earliest overflow."""
         stashed = self.drain()
-        pending, self.overflow = self.overflow, []
-        held, self.future = self.future, []
+        pending, self.overflow = self.overflow, ()
+        held, self.future = self.future, ()
         start += gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
         for message in (*stashed, *pending, *held):
             self.route(message, start)
@@ -203,26 +221,31 @@ class _Run:
             self.length = pending_length
             kept = [refresh_grid(s, start, pending_length) for s in kept]
         self.streams = kept
-        self.positions = {(s.kind, s.name): i for i, s in enumerate(kept)}
         batch = Batch(start, start + length, tuple(m.id for m in self.drain()))
         start += length
-        overflow, self.overflow = self.overflow, []
+        overflow, self.overflow = self.overflow, ()
         for message in overflow:
             self.route(message, start)
-        held, self.future = self.future, []
+        held, self.future = self.future, ()
         for message in held:
             self.route(message, start)
         return batch, start
 
 
-def _check_ids(state: State, messages: tuple[Polled, ...]) -> None:
-    """RB-D4: ids are unique within a poll and among the messages still held."""
+def _check_ids(state: State, messages: tuple[Polled, ...]) -> frozenset[str]:
+    """RB-D4: ids are unique within a poll and among the messages still held; returns the
+    held ids including the poll's."""
+    ids = [m.id for m in messages]
+    held = state.held
+    if len(set(ids)) == len(ids) and held.isdisjoint(ids):
+        return held.union(ids) if ids else held
     seen: set[str] = set()
-    for index, message in enumerate(messages):
-        if message.id in seen or message.id in state.held:
+    for index, i in enumerate(ids):
+        if i in seen or i in held:
             raise InvalidInput(f"messages[{index}].id", "RB-D4",
-                               "re-uses the id of a message still held", message.id)
-        seen.add(message.id)
+                               "re-uses the id of a message still held", i)
+        seen.add(i)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _bootstrap(state: State, messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
@@ -245,35 +268,26 @@ def _poll(
     config: Config, state: State, messages: tuple[Polled, ...]
 ) -> tuple[State, tuple[Output, ...]]:
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
-    _check_ids(state, messages)
+    held = _check_ids(state, messages)
     start = state.window
     if start is None or state.hwm is None:
         return (state, ()) if not messages else _bootstrap(state, messages)
     hwm = state.hwm
     if messages:
-        hwm = advance_hwm(hwm, max(m.timestamp for m in messages), start, state.batch_length)
+        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, state.batch_length)
     run = _Run(state)
     for message in messages:
         run.route(message, start)
     if run.overflow and not run.gap_blocked():
         start = run.recover_from_gap(start)
-    outputs: tuple[Output, ...] = ()
     pending_length, timeout = state.pending_length, state.timeout
-    if run.complete(hwm, start, timeout):
-        batch, start = run.close(start, pending_length)
-        outputs = (batch,)
-        if pending_length is not None:
-            timeout = timeout_offset(config.factor, pending_length)
-            pending_length = None
-    streams = tuple(run.streams)
-    if outputs:
-        held = frozenset(m.id for m in run.non_gated)
-        held = held.union(m.id for s in streams for m in s.bucket)
-        held = held.union(m.id for m in run.overflow).union(m.id for m in run.future)
-    else:
-        held = state.held.union(m.id for m in messages) if messages else state.held
-    after = State(
-        run.length, timeout, pending_length, start, hwm, streams,
-        tuple(run.non_gated), tuple(run.overflow), tuple(run.future), held,
-    )
-    return after, outputs
+    if not run.complete(hwm, start, timeout):
+        return State(run.length, timeout, pending_length, start, hwm, tuple(run.streams),
+                     run.non_gated, run.overflow, run.future, held), ()
+    batch, start = run.close(start, pending_length)
+    if pending_length is not None:
+        timeout = timeout_offset(config.factor, pending_length)
+        pending_length = None
+    after = State(run.length, timeout, pending_length, start, hwm, tuple(run.streams),
+                  run.non_gated, run.overflow, run.future)
+    return after._replace(held=frozenset(m.id for m in after.buffered())), (batch,)

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-import attrs
-
 from timealign.rate_aware_batcher.events import Polled
 from timealign.rate_aware_batcher.grid import Grid
 
@@ -43,13 +41,14 @@ def new_stream(kind: str, name: str) -> Stream:
     return Stream(kind, name, None, (), None, (), -1, 0)
 
 
-@attrs.frozen
-class State:
+class State(NamedTuple):
     """Immutable batcher state; ``window`` is the active window's start (``None`` before
     the first non-empty poll); its end is always ``window + batch_length``.
 
     ``timeout`` caches the integer timeout distance of the current batch length, so no
-    float is computed per poll; ``ended`` is set by the end input.
+    float is computed per poll; ``ended`` is set by the end input. A named tuple, not an
+    attrs class: one is built per poll, and a frozen attrs ``__init__`` (one
+    ``object.__setattr__`` per field) measured five times slower here.
     """
 
     batch_length: int
