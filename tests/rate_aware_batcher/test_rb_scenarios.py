@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from timealign import vectors
-from timealign.rate_aware_batcher import invariants
+from timealign.rate_aware_batcher import initial, invariants, step
 from timealign.rate_aware_batcher.codec import config_from_json, input_from_json
 from vectors.rate_aware_batcher.cases import CASES, T0
 
@@ -271,7 +271,15 @@ def test_hazard_silent_gridded_stream_rb_h6() -> None:
 
 def test_hazard_slow_gated_stream_rb_h10() -> None:
     got = batches("hazard_slow_gated_stream")
-    assert all(b[0] % 10 == 0 for b in got[1:])  # the 0.1 Hz monitor never holds a close
+    assert all(b[0] % 10 == 0 for b in got[2:])  # the 0.1 Hz monitor never holds a close
+    case = BY_NAME["hazard_slow_gated_stream"]
+    config = config_from_json(case.config)
+    state = initial(config)
+    seen_diffs = []
+    for raw in case.inputs[:-1]:
+        state, _ = step(config, state, input_from_json(raw))
+        seen_diffs += [len(s.diffs) for s in state.streams if s.name == "mon"]
+    assert max(seen_diffs) == 0  # evicted before a second pulse: never a single diff
 
 
 def test_hazard_persistent_far_future_stream_rb_h11() -> None:
