@@ -131,7 +131,8 @@ class LiteralBatcher:
             return (start, end, [m[3] for m in messages])
         for m in messages:
             self.route(m)
-        if self.overflow and not any(s.grid is not None and s.bucket for s in self.streams.values()):
+        gridded_present = any(s.grid is not None and s.bucket for s in self.streams.values())
+        if self.overflow and not gridded_present:
             self.recover_from_gap()
         if self.complete():
             return self.close()

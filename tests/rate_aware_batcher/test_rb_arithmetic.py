@@ -24,6 +24,7 @@ from timealign.rate_aware_batcher.grid import (
 
 
 def test_from_seconds_truncates_toward_zero_rb_r1() -> None:
+    """RB-R1."""
     assert from_seconds(2.01) == 2_009_999_999
     assert from_seconds(1.0) == 1_000_000_000
     assert timeout_offset(1.2, 1_000_000_000) == 1_200_000_000
@@ -31,6 +32,7 @@ def test_from_seconds_truncates_toward_zero_rb_r1() -> None:
 
 
 def test_observe_keeps_positive_diffs_only_rb_r2() -> None:
+    """RB-R2."""
     last, diffs = observe(None, (), 100)
     assert (last, diffs) == (100, ())
     last, diffs = observe(last, diffs, 100)  # duplicate: no diff
@@ -44,6 +46,7 @@ def test_observe_keeps_positive_diffs_only_rb_r2() -> None:
 
 
 def test_integer_rate_rb_r3() -> None:
+    """RB-R3."""
     p14 = (71_428_571, 71_428_572) * 3
     assert integer_rate_hz(p14[:3]) is None  # fewer than 4 diffs
     assert integer_rate_hz(p14) == 14
@@ -57,6 +60,7 @@ def test_integer_rate_rb_r3() -> None:
 
 
 def test_grid_arithmetic_rb_r4_rb_r5_rb_r6() -> None:
+    """RB-R4, RB-R5, RB-R6."""
     assert period_of(14) == 71_428_571
     assert slots_per_batch(14, 750_000_000) == 10  # 10.5 -> 10, half to even
     assert slots_per_batch(14, 2_000_000_000) == 28

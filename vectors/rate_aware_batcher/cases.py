@@ -289,7 +289,8 @@ CASES: list[Vector] = [
     case("rejected_reused_id",
          "An id still held (or repeated inside one poll) is refused; the poll is dropped whole.",
          ["RB-D4"],
-         [*polled(train("det", 14, 1.5), until=1.5), poll(msg(DET, "det", T0 + 1_600 * MS, "det20")),
+         [*polled(train("det", 14, 1.5), until=1.5),
+          poll(msg(DET, "det", T0 + 1_600 * MS, "det20")),
           poll(log(T0 + 1_600 * MS, "x"), log(T0 + 1_600 * MS, "x")), END]),
     # ---- hazards of the card revision --------------------------------------------------
     case("hazard_outlier_in_first_call",
