@@ -133,3 +133,12 @@ def test_cli_checks_the_suite(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(folder / "happy_path_14hz.json")]) == 0
     line = json.loads(capsys.readouterr().out)
     assert line["name"] == "happy_path_14hz" and line["outputs"][0]["kind"] == "batch"
+
+
+def test_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Rate-aware batcher", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})
+    sizes = [int(line.split()[-1]) for line in capsys.readouterr().out.splitlines()]
+    assert sizes == [1, 14, 13, 14, 14]

@@ -39,6 +39,7 @@ def median(values: Sequence[float]) -> float:
     """``statistics.median``: the middle value, or the float mean of the two middle ones.
 
     pre: len(values) > 0
+    pre: all(0 < v < 1e18 for v in values)
     post: min(values) <= __return__ <= max(values)
     """
     ordered = sorted(values)

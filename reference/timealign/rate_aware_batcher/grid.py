@@ -126,10 +126,7 @@ def period_of(rate: int) -> int:
 
 
 def origin_plausible(origin: int, start: int, length: int) -> bool:
-    """An origin within 1000 batch lengths of the batch start (RB-R7, the 43-year guard).
-
-    post: __return__ == (abs(origin - start) <= MAX_ORIGIN_OFFSET_BATCHES * length)
-    """
+    """An origin within 1000 batch lengths of the batch start (RB-R7, the 43-year guard)."""
     return abs(origin - start) <= MAX_ORIGIN_OFFSET_BATCHES * length
 
 
@@ -143,14 +140,6 @@ def advance_hwm(hwm: int, latest: int, start: int, length: int) -> int:
     """
     ceiling = start + MAX_AHEAD_BATCHES * length
     return max(hwm, latest if latest < ceiling else ceiling)
-
-
-def held_ahead(t: int, end: int, length: int) -> bool:
-    """An ungridded message is held back iff ``end < t <= end + 3L`` (RB-R12).
-
-    post: __return__ == (end < t <= end + MAX_AHEAD_BATCHES * length)
-    """
-    return end < t <= end + MAX_AHEAD_BATCHES * length
 
 
 def gap_steps(earliest: int, start: int, length: int) -> int:

@@ -20,7 +20,7 @@ and returns a new :class:`State`; the given state is never modified.
 from __future__ import annotations
 
 from timealign.errors import InvalidInput
-from timealign.rate_aware_batcher.estimator import DIFF_BUFFER_SIZE, integer_rate_hz, observe
+from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe
 from timealign.rate_aware_batcher.events import (
     GATED_KINDS,
     Batch,
@@ -34,13 +34,13 @@ from timealign.rate_aware_batcher.events import (
     SetBatchLength,
 )
 from timealign.rate_aware_batcher.grid import (
-    DRIFT_TOLERANCE_NS,
     MAX_AHEAD_BATCHES,
     Grid,
     advance_hwm,
     gap_steps,
     origin_plausible,
     period_of,
+    slot_in_batch,
     slots_per_batch,
     sub_rate,
     timeout_offset,
@@ -143,24 +143,12 @@ class _Run:
         if grid is None and end < t <= end + MAX_AHEAD_BATCHES * length:
             self.future = (*self.future, message)  # held back, not observed
             return
-        last, diffs = stream.last, stream.diffs  # RB-R2, inlined ``observe``
-        if last is None:
-            last = t
-        elif t > last:
-            if len(diffs) >= DIFF_BUFFER_SIZE:
-                diffs = (*diffs[len(diffs) - DIFF_BUFFER_SIZE + 1 :], t - last)
-            else:
-                diffs = (*diffs, t - last)
-            last = t
+        last, diffs = observe(stream.last, stream.diffs, t)
         bucket, max_slot = stream.bucket, stream.max_slot
         if grid is None:
             bucket = (*bucket, message)
         else:
-            origin, period, slots = grid  # RB-R6, inlined ``slot_in_batch``
-            base, rest = divmod(start - origin, period)
-            if rest > (DRIFT_TOLERANCE_NS if period > 2 * DRIFT_TOLERANCE_NS else period // 2):
-                base += 1
-            slot = round((t - origin) / period) - base
+            slot, slots = slot_in_batch(t, start, grid), grid.slots
             if slot >= slots:
                 if max_slot < slots - 1:
                     max_slot = slots - 1  # the overflow bump
