@@ -106,7 +106,7 @@ def probes(item: Instance) -> tuple[int, int, int]:
     traces = drained = progressed = 0
 
     def delivered(inputs: list[Input]) -> bool:
-        state, outputs = run(ALGORITHM, item.config, [*inputs, End()])
+        _, outputs = run(ALGORITHM, item.config, [*inputs, End()])
         return not any(isinstance(o, Pending) for _, o in outputs)
 
     def walk(trace: list[Input]) -> None:
