@@ -171,23 +171,28 @@ def outlier_closes_bounded(config: Config, inputs: Sequence[Input], outputs: Out
     """RB-I7: after a poll holding a non-gated timestamp more than 3L ahead of all earlier
     data, the empty polls that follow close at most ``timeout_closes_after_outlier + extra``
     batches (the clamp self-heals). Stated for the card's steady regime: fixed batch length
-    and polls much shorter than L, so buffered data spans at most ``extra`` more windows.
+    and every earlier poll spanning less than L, so buffered data spans at most ``extra``
+    more windows; runs outside that regime are not judged.
     """
     if any(isinstance(i, SetBatchLength) for i in inputs):
         return []
     limit = timeout_closes_after_outlier(config) + extra
     per_input = Counter(k for k, o in outputs if isinstance(o, Batch))
     problems: list[str] = []
-    newest = -math.inf
+    newest, steady = -math.inf, True
     for k, item in enumerate(inputs):
         if not isinstance(item, Poll) or not item.messages:
             continue
+        stamps = [m.timestamp for m in item.messages]
         outlier = any(m.kind not in GATED_KINDS
                       and m.timestamp > newest + MAX_AHEAD_BATCHES * config.batch_length
                       for m in item.messages) and newest > -math.inf
-        newest = max(newest, max(m.timestamp for m in item.messages))
+        newest = max(newest, *stamps)
         if not outlier:
+            steady = steady and max(stamps) - min(stamps) < config.batch_length
             continue
+        if not steady:
+            break
         closes, j = 0, k + 1
         while j < len(inputs) and isinstance(inputs[j], Poll) and not inputs[j].messages:  # type: ignore[union-attr]
             closes += per_input[j]
