@@ -20,7 +20,6 @@ from timealign.rate_aware_batcher import (
     ALGORITHM,
     Batch,
     Config,
-    End,
     Input,
     Output,
     Pending,
@@ -92,22 +91,28 @@ class Clock:
                 source.next_pulse += period
 
 
-def literal_outputs(config: Config, inputs: Sequence[Input]) -> list[tuple[int, Output]]:
-    """Run the literal model over machine inputs; outputs in the machine's classes."""
+def literal_model(config: Config) -> LiteralBatcher:
     model = LiteralBatcher(config.batch_length_s, config.timeout_s)
     if config.timeout_factor is not None:
         model.factor = config.timeout_factor
-    produced: list[tuple[int, Output]] = []
-    for k, item in enumerate(inputs):
-        if isinstance(item, Poll):
-            got = model.batch([(m.kind, m.name, m.timestamp, m.id) for m in item.messages])
-            if got is not None:
-                produced.append((k, Batch(got[0], got[1], tuple(got[2]))))
-        elif isinstance(item, SetBatchLength):
-            model.set_batch_length(item.seconds)
-        elif isinstance(item, End):
-            produced += [(k, Pending(i)) for i in model.held()]
-    return produced
+    return model
+
+
+def literal_step(model: LiteralBatcher, item: Input) -> list[Output]:
+    """Feed one machine input to the literal model; its outputs in the machine's classes."""
+    if isinstance(item, Poll):
+        got = model.batch([(m.kind, m.name, m.timestamp, m.id) for m in item.messages])
+        return [] if got is None else [Batch(got[0], got[1], tuple(got[2]))]
+    if isinstance(item, SetBatchLength):
+        model.set_batch_length(item.seconds)
+        return []
+    return [Pending(i) for i in model.held()]
+
+
+def literal_outputs(config: Config, inputs: Sequence[Input]) -> list[tuple[int, Output]]:
+    """Run the literal model over machine inputs; outputs in the machine's classes."""
+    model = literal_model(config)
+    return [(k, o) for k, item in enumerate(inputs) for o in literal_step(model, item)]
 
 
 def reference_outputs(config: Config, inputs: Sequence[Input]) -> list[tuple[int, Output]]:
