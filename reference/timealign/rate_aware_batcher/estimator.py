@@ -22,8 +22,8 @@ def observe(last: int | None, diffs: tuple[int, ...], t: int) -> tuple[int | Non
     moves backwards, so an out-of-order or duplicate timestamp changes nothing.
 
     pre: len(diffs) <= DIFF_BUFFER_SIZE
-    post: len(__return__[1]) <= DIFF_BUFFER_SIZE
-    post: last is None or (__return__[0] is not None and __return__[0] >= last)
+    post: len(__return__[1]) <= DIFF_BUFFER_SIZE and __return__[0] is not None
+    post: last is None or __return__[0] >= last
     post: __return__[1] == diffs or __return__[1][-1] > 0
     """
     if last is None:
@@ -56,8 +56,7 @@ def per_pulse_periods(diffs: Sequence[int], seed: float) -> list[float]:
 
     pre: seed > 0
     pre: all(0 < d < 2**40 for d in diffs)
-    post: len(__return__) <= len(diffs)
-    post: all(p > 0 for p in __return__)
+    post: len(__return__) <= len(diffs) and all(p > 0 for p in __return__)
     """
     periods: list[float] = []
     for d in diffs:
@@ -72,8 +71,7 @@ def snap_rate(raw: float) -> int | None:
     ``max(10 % of the rate, 0.1 Hz)``; below 0.5 Hz there is no rate.
 
     pre: 0 < raw < 1e10
-    post: __return__ is None or __return__ >= 1
-    post: __return__ is None or abs(raw - __return__) <= max(0.1 * __return__, 0.1)
+    post: __return__ is None or (__return__ >= 1 and abs(raw - __return__) <= 0.1 * __return__)
     """
     rate = round(raw)
     if rate < 1:

@@ -74,8 +74,7 @@ def batch_base_index(start: int, origin: int, period: int) -> int:
     otherwise on the next one.
 
     pre: period > 0
-    post: start - drift_tolerance(period) <= origin + __return__ * period
-    post: origin + __return__ * period < start + period - drift_tolerance(period)
+    post: 0 <= origin + __return__ * period - start + drift_tolerance(period) < period
     """
     base, rest = divmod(start - origin, period)
     return base if rest <= min(DRIFT_TOLERANCE_NS, period // 2) else base + 1
@@ -119,8 +118,7 @@ def period_of(rate: int) -> int:
     """Grid period: ``round(1e9 / rate)`` ns, half to even (14 Hz -> 71 428 571 ns).
 
     pre: 0 < rate < 10**6
-    post: __return__ > 0
-    post: abs(__return__ * rate - 1_000_000_000) <= rate
+    post: __return__ > 0 and abs(__return__ * rate - 1_000_000_000) <= rate
     """
     return round(1e9 / rate)
 
@@ -134,9 +132,7 @@ def advance_hwm(hwm: int, latest: int, start: int, length: int) -> int:
     """The clamped high-water mark after a poll whose newest timestamp is ``latest`` (RB-R9).
 
     pre: length >= 0
-    post: __return__ >= hwm
-    post: __return__ <= max(hwm, start + MAX_AHEAD_BATCHES * length)
-    post: __return__ <= max(hwm, latest)
+    post: hwm <= __return__ <= max(hwm, min(latest, start + MAX_AHEAD_BATCHES * length))
     """
     ceiling = start + MAX_AHEAD_BATCHES * length
     return max(hwm, latest if latest < ceiling else ceiling)
@@ -146,8 +142,7 @@ def gap_steps(earliest: int, start: int, length: int) -> int:
     """Whole batch lengths the window jumps in gap recovery (RB-R13): floor, at least 0.
 
     pre: length > 0
-    post: __return__ >= 0
-    post: start + __return__ * length <= max(earliest, start)
+    post: __return__ >= 0 and start + __return__ * length <= max(earliest, start)
     post: __return__ == 0 or earliest < start + (__return__ + 1) * length
     """
     return max((earliest - start) // length, 0)
