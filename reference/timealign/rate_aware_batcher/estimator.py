@@ -35,6 +35,22 @@ def observe(last: int | None, diffs: tuple[int, ...], t: int) -> tuple[int | Non
     return t, (*diffs, t - last)
 
 
+def observe_all(
+    last: int | None, diffs: tuple[int, ...], stamps: Sequence[int]
+) -> tuple[int | None, tuple[int, ...]]:
+    """``observe`` each of ``stamps`` in order (RB-R2), building the ring once."""
+    if not stamps:
+        return last, diffs
+    ring = list(diffs)
+    for t in stamps:
+        if last is None:
+            last = t
+        elif t > last:
+            ring.append(t - last)
+            last = t
+    return last, tuple(ring[-DIFF_BUFFER_SIZE:])
+
+
 def median(values: Sequence[float]) -> float:
     """``statistics.median``: the middle value, or the float mean of the two middle ones.
 
@@ -58,12 +74,7 @@ def per_pulse_periods(diffs: Sequence[int], seed: float) -> list[float]:
     pre: all(0 < d < 2**40 for d in diffs)
     post: len(__return__) <= len(diffs) and all(p > 0 for p in __return__)
     """
-    periods: list[float] = []
-    for d in diffs:
-        k = round(d / seed)
-        if k >= 1:
-            periods.append(d / k)
-    return periods
+    return [d / k for d in diffs if (k := round(d / seed)) >= 1]
 
 
 def snap_rate(raw: float) -> int | None:

@@ -20,7 +20,7 @@ and returns a new :class:`State`; the given state is never modified.
 from __future__ import annotations
 
 from timealign.errors import InvalidInput
-from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe
+from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
 from timealign.rate_aware_batcher.events import (
     GATED_KINDS,
     Batch,
@@ -34,13 +34,13 @@ from timealign.rate_aware_batcher.events import (
     SetBatchLength,
 )
 from timealign.rate_aware_batcher.grid import (
+    DRIFT_TOLERANCE_NS,
     MAX_AHEAD_BATCHES,
     Grid,
     advance_hwm,
     gap_steps,
     origin_plausible,
     period_of,
-    slot_in_batch,
     slots_per_batch,
     sub_rate,
     timeout_offset,
@@ -80,7 +80,9 @@ def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
     bucket (first message at or after ``start``, else the first) or the newest timestamp,
     and refused when implausibly far (the 43-year guard).
     """
-    rate = integer_rate_hz(stream.diffs)
+    last, diffs = observe_all(stream.last, stream.diffs, stream.seen)
+    stream = stream._replace(last=last, diffs=diffs, seen=())
+    rate = integer_rate_hz(diffs)
     if rate is None:
         return stream
     if sub_rate(rate, length):
@@ -143,12 +145,16 @@ class _Run:
         if grid is None and end < t <= end + MAX_AHEAD_BATCHES * length:
             self.future = (*self.future, message)  # held back, not observed
             return
-        last, diffs = observe(stream.last, stream.diffs, t)
+        seen = (*stream.seen, t)  # observed (RB-R2), folded in at the next refresh
         bucket, max_slot = stream.bucket, stream.max_slot
         if grid is None:
             bucket = (*bucket, message)
         else:
-            slot, slots = slot_in_batch(t, start, grid), grid.slots
+            origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined: the hot path
+            base, rest = divmod(start - origin, period)
+            if rest > min(DRIFT_TOLERANCE_NS, period // 2):
+                base += 1
+            slot = round((t - origin) / period) - base
             if slot >= slots:
                 if max_slot < slots - 1:
                     max_slot = slots - 1  # the overflow bump
@@ -157,7 +163,8 @@ class _Run:
                 bucket = (*bucket, message)
                 if slot > max_slot:
                     max_slot = slot
-        streams[position] = Stream(kind, name, last, diffs, grid, bucket, max_slot, stream.absent)
+        streams[position] = Stream(kind, name, stream.last, stream.diffs, seen, grid, bucket,
+                                   max_slot, stream.absent)
 
     def drain(self) -> list[Polled]:
         """Take the batch contents: non-gated first, then each bucket in stream order."""

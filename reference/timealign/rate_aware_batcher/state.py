@@ -20,7 +20,10 @@ from timealign.rate_aware_batcher.grid import Grid
 class Stream(NamedTuple):
     """One registered gated stream. A named tuple because one is rebuilt per routed pulse.
 
-    ``last``/``diffs`` are the period estimator (RB-R2), ``grid`` is ``None`` while the
+    ``last``/``diffs`` are the period estimator (RB-R2) up to the timestamps in ``seen``,
+    routed since and folded in, in order, before the estimator is read (at a close): the
+    same result as observing each at once, without copying the ring per message. ``grid``
+    is ``None`` while the
     stream does not gate, ``bucket`` holds its messages of the active window in routing
     order, ``max_slot`` is the highest slot seen in the window (-1 after a drain) and
     ``absent`` counts consecutive closes with an empty bucket (RB-R14).
@@ -30,6 +33,7 @@ class Stream(NamedTuple):
     name: str
     last: int | None
     diffs: tuple[int, ...]
+    seen: tuple[int, ...]
     grid: Grid | None
     bucket: tuple[Polled, ...]
     max_slot: int
@@ -38,7 +42,7 @@ class Stream(NamedTuple):
 
 def new_stream(kind: str, name: str) -> Stream:
     """A freshly registered stream: no estimate, no grid, nothing buffered."""
-    return Stream(kind, name, None, (), None, (), -1, 0)
+    return Stream(kind, name, None, (), (), None, (), -1, 0)
 
 
 class State(NamedTuple):
