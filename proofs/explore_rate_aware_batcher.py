@@ -101,9 +101,11 @@ INSTANCES = [
 ]
 
 
-def probes(item: Instance) -> tuple[int, int, int]:
-    """(maximal traces, traces drained by 16 empty polls, traces delivered by 16 pulses)."""
+def probes(item: Instance, depth: int = 6) -> tuple[int, int, int, list[Input]]:
+    """Liveness probes over every trace of ``depth`` inputs: (traces, traces drained by 16
+    empty polls, traces whose messages 16 further on-time pulses deliver, one stuck trace)."""
     traces = drained = progressed = 0
+    stuck: list[Input] = []
 
     def delivered(inputs: list[Input]) -> bool:
         _, outputs = run(ALGORITHM, item.config, [*inputs, End()])
@@ -111,12 +113,15 @@ def probes(item: Instance) -> tuple[int, int, int]:
 
     def walk(trace: list[Input]) -> None:
         nonlocal traces, drained, progressed
-        if len(trace) == item.depth:
+        if len(trace) == depth:
             traces += 1
             drained += delivered([*trace, *[Poll(()) for _ in range(16)]])
             n = len(trace)
             fresh = [one("detector_events", "det", at(n + j), f"q{j}") for j in range(16)]
-            progressed += delivered_of_trace(trace, fresh)
+            ok = delivered_of_trace(trace, fresh)
+            progressed += ok
+            if not ok and (not stuck or len(trace) < len(stuck)):
+                stuck[:] = trace
             return
         for move in item.moves(tuple(trace)):
             walk([*trace, move])
@@ -128,17 +133,24 @@ def probes(item: Instance) -> tuple[int, int, int]:
         return ids <= emitted
 
     walk([])
-    return traces, drained, progressed
+    return traces, drained, progressed, stuck
 
 
 def main(argv: Sequence[str] = ()) -> int:
-    print(f"{'instance':28} {'traces':>7} {'drained':>8} {'progress':>9}")
+    print(f"{'instance':28} {'traces':>7} {'drained':>8} {'progress':>9}  first stuck trace")
     for item in INSTANCES:
         if argv and not any(a in item.name for a in argv):
             continue
-        traces, drained, progressed = probes(item)
-        print(f"{item.name:28} {traces:>7} {drained:>8} {progressed:>9}", flush=True)
+        traces, drained, progressed, stuck = probes(item)
+        shown = [_short(i) for i in stuck]
+        print(f"{item.name:28} {traces:>7} {drained:>8} {progressed:>9}  {shown}", flush=True)
     return 0
+
+
+def _short(item: Input) -> str:
+    if isinstance(item, Poll):
+        return "+".join(m.id for m in item.messages) or "empty"
+    return type(item).__name__
 
 
 if __name__ == "__main__":

@@ -282,8 +282,13 @@ def test_hazard_far_ahead_gridded_stalls_rb_h2() -> None:
 
 
 def test_hazard_timeout_factor_above_three_rb_h3() -> None:
-    """RB-H3."""
+    """RB-H3: no close without a grid; and a gated stream only gets a grid at a close or at
+    bootstrap, so a clean 14 Hz detector never closes a window unless the bootstrap poll
+    already held 4 diffs (explorer finding)."""
     assert len(batches("hazard_timeout_factor_above_3")) == 1
+    assert len(batches("hazard_timeout_factor_above_3_gated")) == 1
+    assert len(pending("hazard_timeout_factor_above_3_gated")) == 55
+    assert sizes("hazard_timeout_factor_above_3_converged_at_bootstrap") == [8, 13, 14, 14]
 
 
 def test_hazard_infinite_timeout_and_zero_length_refused_rb_h4_rb_h9() -> None:

@@ -311,6 +311,17 @@ CASES: list[Vector] = [
          ["RB-R10", "RB-R9"],
          [*polled([(T0 + k * 250 * MS, log(T0 + k * 250 * MS, f"l{k}")) for k in range(40)],
                   until=10), END], timeout_factor=3.5),
+    case("hazard_timeout_factor_above_3_gated",
+         "timeout_factor 3.5 with a clean 14 Hz detector polled every 100 ms: a grid only "
+         "appears at a close or at bootstrap, the bootstrap poll holds one pulse, the timeout "
+         "cannot fire, so the first window never closes (explorer finding, RB-H3).",
+         ["RB-R7", "RB-R10"],
+         [*polled(train("det", 14, 4), until=4), END], timeout_factor=3.5),
+    case("hazard_timeout_factor_above_3_converged_at_bootstrap",
+         "The same with a first poll of 500 ms (7 pulses, 6 diffs): the bootstrap refresh "
+         "grids the detector and slot-gate closes run normally.",
+         ["RB-R7", "RB-R8"],
+         [*polled(train("det", 14, 4), start=0.5, until=4), END], timeout_factor=3.5),
     case("hazard_silent_gridded_stream",
          "A gridded monitor stops: its open gate holds windows until the timeout, and after "
          "5 absent closes it is evicted and slot-gate closes resume (RB-H6).",
