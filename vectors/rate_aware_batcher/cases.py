@@ -102,7 +102,7 @@ CASES: list[Vector] = [
           "RB-R14", "RB-D14"],
          [*polled(train("det", 14, 5), until=5), END]),
     case("missing_pulse",
-         "Pulse 27 never arrives; pulse 28 lands in the last slot and the batch still closes.",
+         "Pulses 20 and 34 never arrive; the last-slot pulse still closes each window.",
          ["RB-R10", "RB-R11", "RB-D8"],
          [*polled(train("det", 14, 4, skip=[20, 34]), until=4), END]),
     case("split_messages",
