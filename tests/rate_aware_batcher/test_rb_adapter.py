@@ -58,6 +58,13 @@ def test_config_validation_rb_d1_rb_d2() -> None:
             ALGORITHM.config_from_json(bad)
         assert error.value.rule == "RB-D2"
     assert Config(timeout_factor=5.0).factor == 5.0  # kept: hazard RB-H3
+    for bad_config in ({"batch_length_s": 1e300}, {"timeout_factor": 1e300}):
+        with pytest.raises(InvalidInput):  # int() of an infinite product would overflow
+            ALGORITHM.config_from_json(bad_config)
+    config = Config(timeout_factor=1e290)
+    with pytest.raises(InvalidInput) as error:
+        step(config, initial(config), SetBatchLength(1e20))
+    assert (error.value.field, error.value.rule) == ("seconds", "RB-D1")
 
 
 def test_input_validation_rb_d3() -> None:

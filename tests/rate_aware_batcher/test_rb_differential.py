@@ -59,3 +59,47 @@ def test_reference_matches_literal_model(trace: tuple[Config, list[Input]]) -> N
     assert invariants.one_batch_per_poll(config, inputs, mine) == []
     assert invariants.windows_ordered(config, inputs, mine) == []
     assert invariants.ungated_ride_along(config, inputs, mine) == []
+
+
+EXTREME = st.sampled_from([1e300, 1e-300, 1e-10, float("inf"), float("nan"), 0, -1.0])
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats() | EXTREME
+    | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                 max_size=3),
+    max_leaves=8,
+)
+FIELDS = {"kind": st.sampled_from(["log", "detector_events", "camera"]) | JSONISH,
+          "name": st.text(max_size=2) | JSONISH, "timestamp": st.integers(-5, 10**6) | JSONISH,
+          "id": st.text(max_size=2) | JSONISH}
+
+
+@given(st.lists(st.one_of(
+    st.fixed_dictionaries({"op": st.just("poll"), "messages": st.lists(
+        st.fixed_dictionaries({}, optional=FIELDS), max_size=3)}),
+    st.fixed_dictionaries({"op": st.sampled_from(["set_batch_length", "end", "tick"]),
+                           "seconds": JSONISH}),
+    JSONISH,
+), max_size=12), st.fixed_dictionaries({}, optional={
+    "batch_length_s": JSONISH | st.floats(1e-9, 5), "timeout_s": JSONISH,
+    "timeout_factor": JSONISH}))
+@example([{"op": "set_batch_length", "seconds": 1e20}], {"timeout_factor": 1e290})
+@example([], {"batch_length_s": 1e300})
+def test_only_invalid_input_escapes(raw_inputs: list[object],
+                                    raw_config: dict[str, object]) -> None:
+    """RB-D1 to RB-D4: arbitrary JSON is refused with InvalidInput, never another exception
+    from deep inside; the run goes on from the state before the refused input."""
+    from timealign import InvalidInput
+    from timealign.rate_aware_batcher import ALGORITHM
+
+    try:
+        config = ALGORITHM.config_from_json(raw_config)
+    except InvalidInput:
+        return
+    state = ALGORITHM.initial(config)
+    for raw in raw_inputs:
+        try:
+            item = ALGORITHM.input_from_json(raw)  # type: ignore[arg-type]
+            state, _ = ALGORITHM.step(config, state, item)
+        except InvalidInput as error:
+            assert error.rule.startswith(("RB-", "VEC-"))

@@ -257,7 +257,8 @@ def test_rejections_rb_d1_rb_d2_rb_d3_rb_d4() -> None:
     assert outputs("rejected_both_timeouts")[0]["rule"] == "RB-D2"
     bad = [o for o in outputs("rejected_bad_messages") if o["kind"] == "error"]
     assert [o["field"] for o in bad] == ["messages[0].kind", "messages[0].timestamp",
-                                         "messages[0].timestamp", "messages[0].id"]
+                                         "messages[0].timestamp", "messages[0].id",
+                                         "messages[0].timestamp"]
     reused = [o for o in outputs("rejected_reused_id") if o["kind"] == "error"]
     assert [(o["field"], o["rule"]) for o in reused] == [("messages[0].id", "RB-D4"),
                                                         ("messages[1].id", "RB-D4")]

@@ -16,6 +16,8 @@ from timealign.errors import InvalidInput, require, require_ns
 from timealign.rate_aware_batcher.grid import from_seconds
 
 DEFAULT_TIMEOUT_FACTOR = 1.2
+#: Timestamps are int64 nanoseconds, as in the upstream Kafka messages (RB-D3).
+MAX_TIMESTAMP = 2**63
 
 #: Upstream ``StreamKind`` values (RB-R1); anything else is bad input (RB-D3).
 STREAM_KINDS = (
@@ -38,9 +40,17 @@ def _seconds(value: object, field: str, rule: str) -> float:
 
 def batch_length_ns(seconds: object, field: str) -> int:
     """Upstream ``Duration.from_seconds`` of a batch length, refused unless >= 1 ns (RB-D1)."""
-    length = from_seconds(_seconds(seconds, field, "RB-D1"))
+    value = _seconds(seconds, field, "RB-D1")
+    require(math.isfinite(value * 1_000_000_000), field, "RB-D1", "is too large", seconds)
+    length = from_seconds(value)
     require(length >= 1, field, "RB-D1", "must be at least 1 ns once truncated", seconds)
     return length
+
+
+def timeout_fits(factor: float, length: int) -> bool:
+    """Whether the timeout distance of ``factor`` at length ``length`` is a finite number
+    (upstream's ``int()`` of an infinite product raises ``OverflowError``)."""
+    return math.isfinite(factor * (length / 1e9) * 1_000_000_000)
 
 
 @attrs.frozen
@@ -71,8 +81,8 @@ class Config:
             factor = _seconds(self.timeout_factor, "timeout_factor", "RB-D2")
         else:
             factor = DEFAULT_TIMEOUT_FACTOR
-        require(math.isfinite(factor), "timeout_s", "RB-D2", "gives an infinite factor",
-                self.timeout_s)
+        require(math.isfinite(factor) and timeout_fits(factor, length), "timeout_s", "RB-D2",
+                "gives an infinite timeout", self.timeout_s)
         object.__setattr__(self, "batch_length", length)
         object.__setattr__(self, "factor", factor)
 
@@ -91,6 +101,8 @@ class Polled:
                 "must be an upstream StreamKind value", self.kind)
         require(isinstance(self.name, str), "name", "RB-D3", "must be a string", self.name)
         require_ns(self.timestamp, "timestamp", "RB-D3")
+        require(self.timestamp < MAX_TIMESTAMP, "timestamp", "RB-D3",
+                "must fit a signed 64-bit nanosecond count", self.timestamp)
         require(isinstance(self.id, str) and self.id != "", "id", "RB-D3",
                 "must be a non-empty string", self.id)
 

@@ -32,6 +32,7 @@ from timealign.rate_aware_batcher.events import (
     Poll,
     Polled,
     SetBatchLength,
+    timeout_fits,
 )
 from timealign.rate_aware_batcher.grid import (
     DRIFT_TOLERANCE_NS,
@@ -62,6 +63,8 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if isinstance(item, Poll):
         return _poll(config, state, item.messages)
     if isinstance(item, SetBatchLength):
+        if not timeout_fits(config.factor, item.length):
+            raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
         return state._replace(pending_length=item.length), ()
     if isinstance(item, End):
         pending = tuple(Pending(m.id) for m in state.buffered())
