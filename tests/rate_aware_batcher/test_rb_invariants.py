@@ -119,3 +119,20 @@ def test_outlier_closes_bounded_rb_i7() -> None:
     flood = [*good, *[(k, Batch(0, 0, ())) for k in empties]]
     assert inv.outlier_closes_bounded(CONFIG, inputs, flood)
     assert inv.check_run(CONFIG, inputs, good) == []
+
+
+def test_outlier_bound_does_not_judge_backlogs_rb_i7() -> None:
+    """RB-I7 regression (found by a long stateful run): after a silence, a 2 s poll at
+    L = 0.5 s holds a log "ahead" of all earlier data and a backlog of four windows, which
+    empty polls drain one batch each (RB-H8); that is not the outlier regime."""
+    config = Config(0.5)
+    rnd = random.Random(1)
+    source = Source("detector_events", "s0", 14.0, rnd.randrange(SECOND // 7))
+    clock = Clock([source], rnd, log_rate=1.0)
+    inputs: list[Input] = [clock.poll(SECOND // 10), Poll(())]
+    inputs += [clock.poll(SECOND // 10) for _ in range(6)]
+    clock.silence(SECOND)
+    inputs += [clock.poll(2 * SECOND), *[Poll(()) for _ in range(4)]]
+    outputs = reference_outputs(config, inputs)
+    assert sum(1 for k, o in outputs if isinstance(o, Batch) and k > 8) > 3
+    assert inv.outlier_closes_bounded(config, inputs, outputs) == []

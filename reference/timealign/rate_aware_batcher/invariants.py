@@ -171,8 +171,10 @@ def outlier_closes_bounded(config: Config, inputs: Sequence[Input], outputs: Out
     """RB-I7: after a poll holding a non-gated timestamp more than 3L ahead of all earlier
     data, the empty polls that follow close at most ``timeout_closes_after_outlier + extra``
     batches (the clamp self-heals). Stated for the card's steady regime: fixed batch length
-    and every earlier poll spanning less than L, so buffered data spans at most ``extra``
-    more windows; runs outside that regime are not judged.
+    and every poll up to the outlier's spanning less than L apart from the outlier itself, so
+    buffered data spans at most ``extra`` more windows; runs outside that regime are not
+    judged (a poll carrying several L of data is a backlog, RB-H8, drained one batch per
+    poll).
     """
     if any(isinstance(i, SetBatchLength) for i in inputs):
         return []
@@ -183,16 +185,16 @@ def outlier_closes_bounded(config: Config, inputs: Sequence[Input], outputs: Out
     for k, item in enumerate(inputs):
         if not isinstance(item, Poll) or not item.messages:
             continue
-        stamps = [m.timestamp for m in item.messages]
-        outlier = any(m.kind not in GATED_KINDS
-                      and m.timestamp > newest + MAX_AHEAD_BATCHES * config.batch_length
-                      for m in item.messages) and newest > -math.inf
-        newest = max(newest, *stamps)
-        if not outlier:
-            steady = steady and max(stamps) - min(stamps) < config.batch_length
-            continue
+        ahead = newest + MAX_AHEAD_BATCHES * config.batch_length
+        outliers = [m for m in item.messages
+                    if m.kind not in GATED_KINDS and m.timestamp > ahead > -math.inf]
+        regular = [m.timestamp for m in item.messages if m not in outliers]
+        steady = steady and (not regular or max(regular) - min(regular) < config.batch_length)
+        newest = max(newest, *(m.timestamp for m in item.messages))
         if not steady:
             break
+        if not outliers:
+            continue
         closes, j = 0, k + 1
         while j < len(inputs) and isinstance(inputs[j], Poll) and not inputs[j].messages:  # type: ignore[union-attr]
             closes += per_input[j]
