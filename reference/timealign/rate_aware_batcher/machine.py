@@ -49,6 +49,9 @@ from timealign.rate_aware_batcher.grid import (
 from timealign.rate_aware_batcher.state import State, Stream, new_stream
 
 ABSENT_BATCHES_FOR_EVICTION = 5
+#: What a named tuple's generated ``__new__`` does, without its extra Python frame; used
+#: on the two per-poll constructions (measured ~5 % of a poll).
+_build = tuple.__new__
 
 
 def initial(config: Config) -> State:
@@ -166,8 +169,8 @@ class _Run:
                 bucket = (*bucket, message)
                 if slot > max_slot:
                     max_slot = slot
-        streams[position] = Stream(kind, name, stream.last, stream.diffs, seen, grid, bucket,
-                                   max_slot, stream.absent)
+        streams[position] = _build(Stream, (kind, name, stream.last, stream.diffs, seen, grid,
+                                            bucket, max_slot, stream.absent))
 
     def drain(self) -> list[Polled]:
         """Take the batch contents: non-gated first, then each bucket in stream order."""
@@ -280,8 +283,9 @@ def _poll(
         start = run.recover_from_gap(start)
     pending_length, timeout = state.pending_length, state.timeout
     if not run.complete(hwm, start, timeout):
-        return State(run.length, timeout, pending_length, start, hwm, tuple(run.streams),
-                     run.non_gated, run.overflow, run.future, held), ()
+        return _build(State, (run.length, timeout, pending_length, start, hwm,
+                              tuple(run.streams), run.non_gated, run.overflow, run.future,
+                              held, False)), ()
     batch, start = run.close(start, pending_length)
     if pending_length is not None:
         timeout = timeout_offset(config.factor, pending_length)
