@@ -19,6 +19,8 @@ and returns a new :class:`State`; the given state is never modified.
 
 from __future__ import annotations
 
+import functools
+
 from timealign.errors import InvalidInput
 from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
 from timealign.rate_aware_batcher.events import (
@@ -86,28 +88,51 @@ def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
     bucket (first message at or after ``start``, else the first) or the newest timestamp,
     and refused when implausibly far (the 43-year guard).
     """
-    last, diffs = observe_all(stream.last, stream.diffs, stream.seen)
-    stream = stream._replace(last=last, diffs=diffs, seen=())
+    kind, name, last, diffs, seen, grid, bucket, max_slot, absent = stream
+    last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
+    return _build(Stream, (kind, name, last, diffs, (), grid, bucket, max_slot, absent))
+
+
+def _refreshed(
+    last: int | None, diffs: tuple[int, ...], seen: tuple[int, ...], grid: Grid | None,
+    bucket: tuple[Polled, ...], start: int, length: int,
+) -> tuple[int | None, tuple[int, ...], Grid | None]:
+    """``refresh_grid`` on a stream's fields: its new ``last``, ``diffs`` and ``grid``."""
+    if seen:
+        last, diffs = observe_all(last, diffs, seen)
     rate = integer_rate_hz(diffs)
-    if rate is None:
-        return stream
+    if rate is not None:
+        grid = _regrid(grid, rate, bucket, last, start, length)
+    return last, diffs, grid
+
+
+def _regrid(grid: Grid | None, rate: int, bucket: tuple[Polled, ...], last: int | None,
+            start: int, length: int) -> Grid | None:
+    """RB-R7 for a stream with an integer rate: its new grid (``refresh_grid``)."""
     if sub_rate(rate, length):
-        return stream._replace(grid=None)
-    grid = stream.grid
+        return None
     if grid is not None and origin_plausible(grid.origin, start, length):
         origin = grid.origin
     else:
-        bucket = stream.bucket
         if bucket:
             candidate: int | None = next(
                 (m.timestamp for m in bucket if m.timestamp >= start), bucket[0].timestamp
             )
         else:
-            candidate = stream.last
+            candidate = last
         if candidate is None or not origin_plausible(candidate, start, length):
-            return stream._replace(grid=None)
+            return None
         origin = candidate
-    return stream._replace(grid=Grid(origin, period_of(rate), slots_per_batch(rate, length)))
+    shape = _shape(rate, length)
+    if grid is not None and grid.origin == origin and grid[1:] == shape:
+        return grid  # unchanged: the common case, no new object
+    return Grid(origin, *shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _shape(rate: int, length: int) -> tuple[int, int]:
+    """Period and slots per batch of a grid at ``rate`` for batch length ``length``."""
+    return period_of(rate), slots_per_batch(rate, length)
 
 
 class _Run:
@@ -212,17 +237,28 @@ class _Run:
     def close(self, start: int, pending_length: int | None) -> tuple[Batch, int]:
         """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route."""
         length = self.length
+        drained = list(self.non_gated)
+        self.non_gated = ()
         kept: list[Stream] = []
-        for stream in self.streams:
-            if stream.bucket:
-                kept.append(refresh_grid(stream._replace(absent=0), start, length))
-            elif stream.absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
-                kept.append(stream._replace(absent=stream.absent + 1))
+        for kind, name, last, diffs, seen, grid, bucket, _, absent in self.streams:
+            if bucket:
+                drained.extend(bucket)
+                absent = 0
+                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
+                seen = ()
+            elif absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
+                absent += 1
+            else:
+                continue  # evicted
+            if pending_length is not None:  # refreshed again, bucket not yet drained
+                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start,
+                                               pending_length)
+                seen = ()
+            kept.append(_build(Stream, (kind, name, last, diffs, seen, grid, (), -1, absent)))
         if pending_length is not None:
             self.length = pending_length
-            kept = [refresh_grid(s, start, pending_length) for s in kept]
         self.streams = kept
-        batch = Batch(start, start + length, tuple(m.id for m in self.drain()))
+        batch = Batch(start, start + length, tuple([m.id for m in drained]))
         start += length
         overflow, self.overflow = self.overflow, ()
         for message in overflow:
