@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 
+from collections.abc import Iterable
+
 from timealign.errors import InvalidInput
 from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
 from timealign.rate_aware_batcher.events import (
@@ -152,50 +154,60 @@ class _Run:
         self.overflow = state.overflow
         self.future = state.future
 
-    def route(self, message: Polled, start: int) -> None:
-        """RB-R11/RB-R12: route one message against the window starting at ``start``."""
-        t = message.timestamp
+    def route(self, messages: Iterable[Polled], start: int) -> None:
+        """RB-R11/RB-R12: route messages, in order, against the window starting at ``start``.
+
+        The hot path: per message one stream scan, one slot computation and one new
+        :class:`Stream`; the loop invariants (window bounds, each grid's first pulse) are
+        computed once per call.
+        """
         length = self.length
         end = start + length
-        kind = message.kind
-        if kind not in GATED_KINDS:
-            if end < t <= end + MAX_AHEAD_BATCHES * length:
-                self.future = (*self.future, message)  # RB-R12 hold-back
-            else:
-                self.non_gated = (*self.non_gated, message)
-            return
-        name = message.name
+        ahead = end + MAX_AHEAD_BATCHES * length
         streams = self.streams
-        for position, stream in enumerate(streams):  # noqa: B007 - used after the loop
-            if stream.name == name and stream.kind == kind:
-                break
-        else:
-            position, stream = len(streams), new_stream(kind, name)
-            streams.append(stream)  # registration, even when held back below
-        grid = stream.grid
-        if grid is None and end < t <= end + MAX_AHEAD_BATCHES * length:
-            self.future = (*self.future, message)  # held back, not observed
-            return
-        seen = (*stream.seen, t)  # observed (RB-R2), folded in at the next refresh
-        bucket, max_slot = stream.bucket, stream.max_slot
-        if grid is None:
-            bucket = (*bucket, message)
-        else:
-            origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined: the hot path
-            base, rest = divmod(start - origin, period)
-            if rest > min(DRIFT_TOLERANCE_NS, period // 2):
-                base += 1
-            slot = round((t - origin) / period) - base
-            if slot >= slots:
-                if max_slot < slots - 1:
-                    max_slot = slots - 1  # the overflow bump
-                self.overflow = (*self.overflow, message)
+        bases: dict[Grid, int] = {}  # ``batch_base_index`` (RB-R5) of each grid at ``start``
+        for message in messages:
+            t = message.timestamp
+            kind = message.kind
+            if kind not in GATED_KINDS:
+                if end < t <= ahead:
+                    self.future = (*self.future, message)  # RB-R12 hold-back
+                else:
+                    self.non_gated = (*self.non_gated, message)
+                continue
+            name = message.name
+            for position, stream in enumerate(streams):  # noqa: B007 - used after the loop
+                if stream[1] == name and stream[0] == kind:
+                    break
             else:
+                position, stream = len(streams), new_stream(kind, name)
+                streams.append(stream)  # registration, even when held back below
+            _, _, last, diffs, seen, grid, bucket, max_slot, absent = stream
+            if grid is None:
+                if end < t <= ahead:
+                    self.future = (*self.future, message)  # held back, not observed
+                    continue
                 bucket = (*bucket, message)
-                if slot > max_slot:
-                    max_slot = slot
-        streams[position] = _build(Stream, (kind, name, stream.last, stream.diffs, seen, grid,
-                                            bucket, max_slot, stream.absent))
+            else:
+                origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined
+                base = bases.get(grid)
+                if base is None:
+                    base, rest = divmod(start - origin, period)
+                    if rest > min(DRIFT_TOLERANCE_NS, period // 2):
+                        base += 1
+                    bases[grid] = base
+                slot = round((t - origin) / period) - base
+                if slot >= slots:
+                    if max_slot < slots - 1:
+                        max_slot = slots - 1  # the overflow bump
+                    self.overflow = (*self.overflow, message)
+                else:
+                    bucket = (*bucket, message)
+                    if slot > max_slot:
+                        max_slot = slot
+            # observed (RB-R2): ``seen`` is folded into the estimator at the next refresh
+            streams[position] = _build(Stream, (kind, name, last, diffs, (*seen, t), grid,
+                                                bucket, max_slot, absent))
 
     def drain(self) -> list[Polled]:
         """Take the batch contents: non-gated first, then each bucket in stream order."""
@@ -217,8 +229,7 @@ class _Run:
         pending, self.overflow = self.overflow, ()
         held, self.future = self.future, ()
         start += gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
-        for message in (*stashed, *pending, *held):
-            self.route(message, start)
+        self.route((*stashed, *pending, *held), start)
         return start
 
     def complete(self, hwm: int, start: int, timeout: int) -> bool:
@@ -261,21 +272,22 @@ class _Run:
         batch = Batch(start, start + length, tuple([m.id for m in drained]))
         start += length
         overflow, self.overflow = self.overflow, ()
-        for message in overflow:
-            self.route(message, start)
-        held, self.future = self.future, ()
-        for message in held:
-            self.route(message, start)
+        self.route(overflow, start)
+        held, self.future = self.future, ()  # including overflow held back just now
+        self.route(held, start)
         return batch, start
 
 
 def _check_ids(state: State, messages: tuple[Polled, ...]) -> frozenset[str]:
     """RB-D4: ids are unique within a poll and among the messages still held; returns the
     held ids including the poll's."""
-    ids = [m.id for m in messages]
     held = state.held
-    if len(set(ids)) == len(ids) and held.isdisjoint(ids):
-        return held.union(ids) if ids else held
+    if not messages:
+        return held
+    ids = [m.id for m in messages]
+    grown = held.union(ids)
+    if len(grown) == len(held) + len(ids):  # no id repeated in the poll nor already held
+        return grown
     seen: set[str] = set()
     for index, i in enumerate(ids):
         if i in seen or i in held:
@@ -306,16 +318,14 @@ def _poll(
 ) -> tuple[State, tuple[Output, ...]]:
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
     held = _check_ids(state, messages)
-    start = state.window
-    if start is None or state.hwm is None:
+    start, hwm = state.window, state.hwm
+    if start is None or hwm is None:
         return (state, ()) if not messages else _bootstrap(state, messages)
-    hwm = state.hwm
-    if messages:
-        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, state.batch_length)
     run = _Run(state)
-    for message in messages:
-        run.route(message, start)
-    if run.overflow and not run.gap_blocked():
+    if messages:
+        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, run.length)
+        run.route(messages, start)
+    if run.overflow and not run.gap_blocked():  # also overflow a close left (empty poll)
         start = run.recover_from_gap(start)
     pending_length, timeout = state.pending_length, state.timeout
     if not run.complete(hwm, start, timeout):
