@@ -158,14 +158,12 @@ class _Run:
         """RB-R11/RB-R12: route messages, in order, against the window starting at ``start``.
 
         The hot path: per message one stream scan, one slot computation and one new
-        :class:`Stream`; the loop invariants (window bounds, each grid's first pulse) are
-        computed once per call.
+        :class:`Stream`; the window bounds are computed once per call.
         """
         length = self.length
         end = start + length
         ahead = end + MAX_AHEAD_BATCHES * length
         streams = self.streams
-        bases: dict[Grid, int] = {}  # ``batch_base_index`` (RB-R5) of each grid at ``start``
         for message in messages:
             t = message.timestamp
             kind = message.kind
@@ -190,12 +188,9 @@ class _Run:
                 bucket = (*bucket, message)
             else:
                 origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined
-                base = bases.get(grid)
-                if base is None:
-                    base, rest = divmod(start - origin, period)
-                    if rest > min(DRIFT_TOLERANCE_NS, period // 2):
-                        base += 1
-                    bases[grid] = base
+                base, rest = divmod(start - origin, period)
+                if rest > min(DRIFT_TOLERANCE_NS, period // 2):
+                    base += 1
                 slot = round((t - origin) / period) - base
                 if slot >= slots:
                     if max_slot < slots - 1:
@@ -336,6 +331,7 @@ def _poll(
     if pending_length is not None:
         timeout = timeout_offset(config.factor, pending_length)
         pending_length = None
-    after = State(run.length, timeout, pending_length, start, hwm, tuple(run.streams),
-                  run.non_gated, run.overflow, run.future)
-    return after._replace(held=frozenset(m.id for m in after.buffered())), (batch,)
+    # Nothing but the batch left the buffers (re-routing only moves messages between them).
+    return _build(State, (run.length, timeout, pending_length, start, hwm, tuple(run.streams),
+                          run.non_gated, run.overflow, run.future,
+                          held.difference(batch.ids), False)), (batch,)
