@@ -20,8 +20,8 @@ and returns a new :class:`State`; the given state is never modified.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Iterable
+from typing import NoReturn
 
 from timealign.errors import InvalidInput
 from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
@@ -189,7 +189,8 @@ class _Run:
             else:
                 origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined
                 base, rest = divmod(start - origin, period)
-                if rest > min(DRIFT_TOLERANCE_NS, period // 2):
+                half = period // 2  # the drift tolerance is min(1 ms, half a period)
+                if rest > (half if half < DRIFT_TOLERANCE_NS else DRIFT_TOLERANCE_NS):
                     base += 1
                 slot = round((t - origin) / period) - base
                 if slot >= slots:
@@ -267,22 +268,16 @@ class _Run:
         batch = Batch(start, start + length, tuple([m.id for m in drained]))
         start += length
         overflow, self.overflow = self.overflow, ()
-        self.route(overflow, start)
+        if overflow:
+            self.route(overflow, start)
         held, self.future = self.future, ()  # including overflow held back just now
-        self.route(held, start)
+        if held:
+            self.route(held, start)
         return batch, start
 
 
-def _check_ids(state: State, messages: tuple[Polled, ...]) -> frozenset[str]:
-    """RB-D4: ids are unique within a poll and among the messages still held; returns the
-    held ids including the poll's."""
-    held = state.held
-    if not messages:
-        return held
-    ids = [m.id for m in messages]
-    grown = held.union(ids)
-    if len(grown) == len(held) + len(ids):  # no id repeated in the poll nor already held
-        return grown
+def _refuse_reused_id(held: frozenset[str], ids: list[str]) -> NoReturn:
+    """RB-D4: name the first id of a poll repeated within it or among those still held."""
     seen: set[str] = set()
     for index, i in enumerate(ids):
         if i in seen or i in held:
@@ -312,7 +307,13 @@ def _poll(
     config: Config, state: State, messages: tuple[Polled, ...]
 ) -> tuple[State, tuple[Output, ...]]:
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
-    held = _check_ids(state, messages)
+    held = state.held
+    if messages:  # RB-D4: ids unique within the poll and among the messages still held
+        ids = [m.id for m in messages]
+        grown = held.union(ids)
+        if len(grown) != len(held) + len(ids):
+            _refuse_reused_id(held, ids)
+        held = grown
     start, hwm = state.window, state.hwm
     if start is None or hwm is None:
         return (state, ()) if not messages else _bootstrap(state, messages)
