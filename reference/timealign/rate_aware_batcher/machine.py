@@ -148,11 +148,8 @@ class _Run:
     __slots__ = ("future", "length", "non_gated", "overflow", "streams")
 
     def __init__(self, state: State) -> None:
-        self.length = state.batch_length
-        self.streams = list(state.streams)
-        self.non_gated = state.non_gated
-        self.overflow = state.overflow
-        self.future = state.future
+        self.length, _, _, _, _, streams, self.non_gated, self.overflow, self.future, _, _ = state
+        self.streams = list(streams)
 
     def route(self, messages: Iterable[Polled], start: int) -> None:
         """RB-R11/RB-R12: route messages, in order, against the window starting at ``start``.
@@ -307,14 +304,13 @@ def _poll(
     config: Config, state: State, messages: tuple[Polled, ...]
 ) -> tuple[State, tuple[Output, ...]]:
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
-    held = state.held
+    _, timeout, pending_length, start, hwm, _, _, _, _, held, _ = state  # one unpack: hot
     if messages:  # RB-D4: ids unique within the poll and among the messages still held
         ids = [m.id for m in messages]
         grown = held.union(ids)
         if len(grown) != len(held) + len(ids):
             _refuse_reused_id(held, ids)
         held = grown
-    start, hwm = state.window, state.hwm
     if start is None or hwm is None:
         return (state, ()) if not messages else _bootstrap(state, messages)
     run = _Run(state)
@@ -323,7 +319,6 @@ def _poll(
         run.route(messages, start)
     if run.overflow and not run.gap_blocked():  # also overflow a close left (empty poll)
         start = run.recover_from_gap(start)
-    pending_length, timeout = state.pending_length, state.timeout
     if not run.complete(hwm, start, timeout):
         return _build(State, (run.length, timeout, pending_length, start, hwm,
                               tuple(run.streams), run.non_gated, run.overflow, run.future,
