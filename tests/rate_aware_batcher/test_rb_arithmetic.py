@@ -83,6 +83,21 @@ def test_estimator_matches_statistics_median_reading(diffs: list[int]) -> None:
         assert median(diffs) == statistics.median(diffs)
 
 
+@given(st.integers(1, 2**62), st.lists(st.integers(-500, 500), min_size=4, max_size=32),
+       st.lists(st.sampled_from([1, 1, 1, 1, 2, 3]), min_size=32, max_size=32))
+def test_estimator_one_pulse_shortcut_matches_literal(
+    period: int, jitter: list[int], spans: list[int]
+) -> None:
+    """RB-R3 on pulse-train-like rings (each diff near ``span`` periods, most spanning
+    one), where ``integer_rate_hz`` skips the refinement pass when every diff spans one
+    pulse; large periods probe the exactness bound of that shortcut."""
+    scale = max(period // 1000, 1)
+    diffs = [max(span * period + j * scale, 1) for span, j in zip(spans, jitter, strict=False)]
+    model = Estimator()
+    model.diffs.extend(diffs)
+    assert integer_rate_hz(tuple(diffs)) == model.integer_rate_hz
+
+
 @given(st.integers(-(10**15), 10**15), st.integers(-(10**15), 10**15),
        st.integers(1, 10**10), st.integers(-(10**12), 10**12))
 def test_slot_matches_literal_grid(t: int, start: int, period: int, origin: int) -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.rate_aware_batcher.traces import literal_outputs, reference_outputs
 from timealign.rate_aware_batcher import (
+    Batch,
     Config,
     End,
     Input,
@@ -103,3 +104,21 @@ def test_only_invalid_input_escapes(raw_inputs: list[object],
             state, _ = ALGORITHM.step(config, state, item)
         except InvalidInput as error:
             assert error.rule.startswith(("RB-", "VEC-"))
+
+
+def test_empty_poll_recovers_a_gap_left_by_a_close() -> None:
+    """RB-R13 on an empty poll: the close of input 1 re-routes pulse 3600 to overflow again
+    (a window ahead) with no gridded message left in the new window, so the next poll, empty,
+    must jump the window to 3000 rather than time out an empty [2000, 3000) batch."""
+    pulses = tuple(Polled("detector_events", "a", t, f"p{t}") for t in (0, 250, 500, 750, 1000))
+    inputs: list[Input] = [
+        Poll(pulses),
+        Poll((Polled("detector_events", "a", 1250, "q1"),
+              Polled("detector_events", "a", 3600, "q2"))),
+        Poll(()),
+        Poll((Polled("detector_events", "a", 3750, "q3"),)),
+        End(),
+    ]
+    mine = reference_outputs(Config(1e-6), inputs)
+    assert mine == literal_outputs(Config(1e-6), inputs)
+    assert [(k, o) for k, o in mine if k >= 2] == [(3, Batch(3000, 4000, ("q2", "q3")))]

@@ -15,6 +15,7 @@ DIFF_BUFFER_SIZE = 32
 MIN_DIFFS_FOR_GATE = 4
 SNAP_RELATIVE_TOLERANCE = 0.1
 SNAP_ABSOLUTE_TOLERANCE_HZ = 0.1
+_EXACT_PAIR_SUM = 2**52
 
 
 def observe(last: int | None, diffs: tuple[int, ...], t: int) -> tuple[int | None, tuple[int, ...]]:
@@ -98,6 +99,13 @@ def integer_rate_hz(diffs: Sequence[int]) -> int | None:
     if len(diffs) < MIN_DIFFS_FOR_GATE:
         return None
     seed = median(diffs)
-    periods = per_pulse_periods(diffs, seed)
-    period = median(periods) if periods else seed
+    low, high = min(diffs), max(diffs)
+    if high < _EXACT_PAIR_SUM and round(low / seed) == 1 == round(high / seed):
+        # Every diff spans one pulse (``round`` is monotonic, so the extremes decide): the
+        # refined periods are the diffs as floats and their median is the seed (the pair
+        # sum of an even median is exact below 2**53). The common case, one sort not two.
+        period = seed
+    else:
+        periods = per_pulse_periods(diffs, seed)
+        period = median(periods) if periods else seed
     return snap_rate(1e9 / period)

@@ -19,6 +19,10 @@ and returns a new :class:`State`; the given state is never modified.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
+from typing import NoReturn
+
 from timealign.errors import InvalidInput
 from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
 from timealign.rate_aware_batcher.events import (
@@ -86,28 +90,51 @@ def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
     bucket (first message at or after ``start``, else the first) or the newest timestamp,
     and refused when implausibly far (the 43-year guard).
     """
-    last, diffs = observe_all(stream.last, stream.diffs, stream.seen)
-    stream = stream._replace(last=last, diffs=diffs, seen=())
+    kind, name, last, diffs, seen, grid, bucket, max_slot, absent = stream
+    last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
+    return _build(Stream, (kind, name, last, diffs, (), grid, bucket, max_slot, absent))
+
+
+def _refreshed(
+    last: int | None, diffs: tuple[int, ...], seen: tuple[int, ...], grid: Grid | None,
+    bucket: tuple[Polled, ...], start: int, length: int,
+) -> tuple[int | None, tuple[int, ...], Grid | None]:
+    """``refresh_grid`` on a stream's fields: its new ``last``, ``diffs`` and ``grid``."""
+    if seen:
+        last, diffs = observe_all(last, diffs, seen)
     rate = integer_rate_hz(diffs)
-    if rate is None:
-        return stream
+    if rate is not None:
+        grid = _regrid(grid, rate, bucket, last, start, length)
+    return last, diffs, grid
+
+
+def _regrid(grid: Grid | None, rate: int, bucket: tuple[Polled, ...], last: int | None,
+            start: int, length: int) -> Grid | None:
+    """RB-R7 for a stream with an integer rate: its new grid (``refresh_grid``)."""
     if sub_rate(rate, length):
-        return stream._replace(grid=None)
-    grid = stream.grid
+        return None
     if grid is not None and origin_plausible(grid.origin, start, length):
         origin = grid.origin
     else:
-        bucket = stream.bucket
         if bucket:
             candidate: int | None = next(
                 (m.timestamp for m in bucket if m.timestamp >= start), bucket[0].timestamp
             )
         else:
-            candidate = stream.last
+            candidate = last
         if candidate is None or not origin_plausible(candidate, start, length):
-            return stream._replace(grid=None)
+            return None
         origin = candidate
-    return stream._replace(grid=Grid(origin, period_of(rate), slots_per_batch(rate, length)))
+    shape = _shape(rate, length)
+    if grid is not None and grid.origin == origin and grid[1:] == shape:
+        return grid  # unchanged: the common case, no new object
+    return Grid(origin, *shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _shape(rate: int, length: int) -> tuple[int, int]:
+    """Period and slots per batch of a grid at ``rate`` for batch length ``length``."""
+    return period_of(rate), slots_per_batch(rate, length)
 
 
 class _Run:
@@ -121,56 +148,59 @@ class _Run:
     __slots__ = ("future", "length", "non_gated", "overflow", "streams")
 
     def __init__(self, state: State) -> None:
-        self.length = state.batch_length
-        self.streams = list(state.streams)
-        self.non_gated = state.non_gated
-        self.overflow = state.overflow
-        self.future = state.future
+        self.length, _, _, _, _, streams, self.non_gated, self.overflow, self.future, _, _ = state
+        self.streams = list(streams)
 
-    def route(self, message: Polled, start: int) -> None:
-        """RB-R11/RB-R12: route one message against the window starting at ``start``."""
-        t = message.timestamp
+    def route(self, messages: Iterable[Polled], start: int) -> None:
+        """RB-R11/RB-R12: route messages, in order, against the window starting at ``start``.
+
+        The hot path: per message one stream scan, one slot computation and one new
+        :class:`Stream`; the window bounds are computed once per call.
+        """
         length = self.length
         end = start + length
-        kind = message.kind
-        if kind not in GATED_KINDS:
-            if end < t <= end + MAX_AHEAD_BATCHES * length:
-                self.future = (*self.future, message)  # RB-R12 hold-back
-            else:
-                self.non_gated = (*self.non_gated, message)
-            return
-        name = message.name
+        ahead = end + MAX_AHEAD_BATCHES * length
         streams = self.streams
-        for position, stream in enumerate(streams):  # noqa: B007 - used after the loop
-            if stream.name == name and stream.kind == kind:
-                break
-        else:
-            position, stream = len(streams), new_stream(kind, name)
-            streams.append(stream)  # registration, even when held back below
-        grid = stream.grid
-        if grid is None and end < t <= end + MAX_AHEAD_BATCHES * length:
-            self.future = (*self.future, message)  # held back, not observed
-            return
-        seen = (*stream.seen, t)  # observed (RB-R2), folded in at the next refresh
-        bucket, max_slot = stream.bucket, stream.max_slot
-        if grid is None:
-            bucket = (*bucket, message)
-        else:
-            origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined: the hot path
-            base, rest = divmod(start - origin, period)
-            if rest > min(DRIFT_TOLERANCE_NS, period // 2):
-                base += 1
-            slot = round((t - origin) / period) - base
-            if slot >= slots:
-                if max_slot < slots - 1:
-                    max_slot = slots - 1  # the overflow bump
-                self.overflow = (*self.overflow, message)
+        for message in messages:
+            t = message.timestamp
+            kind = message.kind
+            if kind not in GATED_KINDS:
+                if end < t <= ahead:
+                    self.future = (*self.future, message)  # RB-R12 hold-back
+                else:
+                    self.non_gated = (*self.non_gated, message)
+                continue
+            name = message.name
+            for position, stream in enumerate(streams):  # noqa: B007 - used after the loop
+                if stream[1] == name and stream[0] == kind:
+                    break
             else:
+                position, stream = len(streams), new_stream(kind, name)
+                streams.append(stream)  # registration, even when held back below
+            _, _, last, diffs, seen, grid, bucket, max_slot, absent = stream
+            if grid is None:
+                if end < t <= ahead:
+                    self.future = (*self.future, message)  # held back, not observed
+                    continue
                 bucket = (*bucket, message)
-                if slot > max_slot:
-                    max_slot = slot
-        streams[position] = _build(Stream, (kind, name, stream.last, stream.diffs, seen, grid,
-                                            bucket, max_slot, stream.absent))
+            else:
+                origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined
+                base, rest = divmod(start - origin, period)
+                half = period // 2  # the drift tolerance is min(1 ms, half a period)
+                if rest > (half if half < DRIFT_TOLERANCE_NS else DRIFT_TOLERANCE_NS):
+                    base += 1
+                slot = round((t - origin) / period) - base
+                if slot >= slots:
+                    if max_slot < slots - 1:
+                        max_slot = slots - 1  # the overflow bump
+                    self.overflow = (*self.overflow, message)
+                else:
+                    bucket = (*bucket, message)
+                    if slot > max_slot:
+                        max_slot = slot
+            # observed (RB-R2): ``seen`` is folded into the estimator at the next refresh
+            streams[position] = _build(Stream, (kind, name, last, diffs, (*seen, t), grid,
+                                                bucket, max_slot, absent))
 
     def drain(self) -> list[Polled]:
         """Take the batch contents: non-gated first, then each bucket in stream order."""
@@ -192,8 +222,7 @@ class _Run:
         pending, self.overflow = self.overflow, ()
         held, self.future = self.future, ()
         start += gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
-        for message in (*stashed, *pending, *held):
-            self.route(message, start)
+        self.route((*stashed, *pending, *held), start)
         return start
 
     def complete(self, hwm: int, start: int, timeout: int) -> bool:
@@ -212,34 +241,40 @@ class _Run:
     def close(self, start: int, pending_length: int | None) -> tuple[Batch, int]:
         """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route."""
         length = self.length
+        drained = list(self.non_gated)
+        self.non_gated = ()
         kept: list[Stream] = []
-        for stream in self.streams:
-            if stream.bucket:
-                kept.append(refresh_grid(stream._replace(absent=0), start, length))
-            elif stream.absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
-                kept.append(stream._replace(absent=stream.absent + 1))
+        for kind, name, last, diffs, seen, grid, bucket, _, absent in self.streams:
+            if bucket:
+                drained.extend(bucket)
+                absent = 0
+                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
+                seen = ()
+            elif absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
+                absent += 1
+            else:
+                continue  # evicted
+            if pending_length is not None:  # refreshed again, bucket not yet drained
+                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start,
+                                               pending_length)
+                seen = ()
+            kept.append(_build(Stream, (kind, name, last, diffs, seen, grid, (), -1, absent)))
         if pending_length is not None:
             self.length = pending_length
-            kept = [refresh_grid(s, start, pending_length) for s in kept]
         self.streams = kept
-        batch = Batch(start, start + length, tuple(m.id for m in self.drain()))
+        batch = Batch(start, start + length, tuple([m.id for m in drained]))
         start += length
         overflow, self.overflow = self.overflow, ()
-        for message in overflow:
-            self.route(message, start)
-        held, self.future = self.future, ()
-        for message in held:
-            self.route(message, start)
+        if overflow:
+            self.route(overflow, start)
+        held, self.future = self.future, ()  # including overflow held back just now
+        if held:
+            self.route(held, start)
         return batch, start
 
 
-def _check_ids(state: State, messages: tuple[Polled, ...]) -> frozenset[str]:
-    """RB-D4: ids are unique within a poll and among the messages still held; returns the
-    held ids including the poll's."""
-    ids = [m.id for m in messages]
-    held = state.held
-    if len(set(ids)) == len(ids) and held.isdisjoint(ids):
-        return held.union(ids) if ids else held
+def _refuse_reused_id(held: frozenset[str], ids: list[str]) -> NoReturn:
+    """RB-D4: name the first id of a poll repeated within it or among those still held."""
     seen: set[str] = set()
     for index, i in enumerate(ids):
         if i in seen or i in held:
@@ -269,19 +304,21 @@ def _poll(
     config: Config, state: State, messages: tuple[Polled, ...]
 ) -> tuple[State, tuple[Output, ...]]:
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
-    held = _check_ids(state, messages)
-    start = state.window
-    if start is None or state.hwm is None:
+    _, timeout, pending_length, start, hwm, _, _, _, _, held, _ = state  # one unpack: hot
+    if messages:  # RB-D4: ids unique within the poll and among the messages still held
+        ids = [m.id for m in messages]
+        grown = held.union(ids)
+        if len(grown) != len(held) + len(ids):
+            _refuse_reused_id(held, ids)
+        held = grown
+    if start is None or hwm is None:
         return (state, ()) if not messages else _bootstrap(state, messages)
-    hwm = state.hwm
-    if messages:
-        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, state.batch_length)
     run = _Run(state)
-    for message in messages:
-        run.route(message, start)
-    if run.overflow and not run.gap_blocked():
+    if messages:
+        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, run.length)
+        run.route(messages, start)
+    if run.overflow and not run.gap_blocked():  # also overflow a close left (empty poll)
         start = run.recover_from_gap(start)
-    pending_length, timeout = state.pending_length, state.timeout
     if not run.complete(hwm, start, timeout):
         return _build(State, (run.length, timeout, pending_length, start, hwm,
                               tuple(run.streams), run.non_gated, run.overflow, run.future,
@@ -290,6 +327,7 @@ def _poll(
     if pending_length is not None:
         timeout = timeout_offset(config.factor, pending_length)
         pending_length = None
-    after = State(run.length, timeout, pending_length, start, hwm, tuple(run.streams),
-                  run.non_gated, run.overflow, run.future)
-    return after._replace(held=frozenset(m.id for m in after.buffered())), (batch,)
+    # Nothing but the batch left the buffers (re-routing only moves messages between them).
+    return _build(State, (run.length, timeout, pending_length, start, hwm, tuple(run.streams),
+                          run.non_gated, run.overflow, run.future,
+                          held.difference(batch.ids), False)), (batch,)
