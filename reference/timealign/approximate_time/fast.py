@@ -26,13 +26,14 @@ output, and with the literal §17 model.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from operator import getitem
+from typing import Any
+
+import attrs
 
 from timealign.approximate_time.machine import end, scaler
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
-    INT64_MAX,
     INTERVAL_TOO_WIDE,
     NO_PIVOT,
     OUT_OF_ORDER,
@@ -54,6 +55,32 @@ from timealign.approximate_time.model import (
 
 _new = tuple.__new__  # builds a named tuple without its Python-level __new__
 
+# Dropped and Published outputs are built by filling their slots directly: the attrs
+# ``__init__`` of a frozen class goes through ``object.__setattr__`` per field and took
+# about 1.7 times as long (one Dropped per message on a typical trace). Same instances;
+# the assertions keep this in step with the classes (no other field, no converter).
+assert [(f.name, f.converter, f.validator) for f in attrs.fields(Dropped)] == [
+    ("id", None, None), ("reason", None, None)]
+assert [(f.name, f.converter, f.validator) for f in attrs.fields(Published)] == [
+    ("messages", None, None)]
+_instance = object.__new__
+_set_id: Any = Dropped.__dict__["id"].__set__
+_set_reason: Any = Dropped.__dict__["reason"].__set__
+_set_messages: Any = Published.__dict__["messages"].__set__
+
+
+def _dropped(message_id: str, reason: str) -> Dropped:
+    output = _instance(Dropped)
+    _set_id(output, message_id)
+    _set_reason(output, reason)
+    return output
+
+
+def _published(messages: tuple[Message, ...]) -> Published:
+    output = _instance(Published)
+    _set_messages(output, messages)
+    return output
+
 # The scalar part of the state that process() reads and writes:
 # (candidate, candidate_start, candidate_end, pivot, pivot_time).
 _Pivot = tuple[tuple[Message, ...], int, int, int, int]
@@ -65,40 +92,39 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if type(item) is not Message:
         if type(item) is End:
             return end(config, state)
-        check_message(config, item)  # raises AT-R2
-    assert isinstance(item, Message)
+        item = check_message(config, item)  # raises AT-R2
     i = item.topic
     stamp = item.stamp
-    if not (type(i) is int and 0 <= i < config.topics and type(stamp) is int
-            and 0 <= stamp <= INT64_MAX and type(item.id) is str and item.id):
+    # AT-R2 with exact type tests (they also rule out bools); for two ints,
+    # ``(i | stamp) >> 63 == 0`` holds exactly when both are in [0, INT64_MAX].
+    if not (type(i) is int is type(stamp) and not (i | stamp) >> 63 and i < config.topics
+            and type(item.id) is str and item.id):
         check_message(config, item)  # raises AT-R2
-    lanes, candidate, candidate_start, candidate_end, pivot, pivot_time, dropped, warned = \
-        state
+    lanes = state[0]
     front, start, rear, rear_len, split = lanes[i]
     held = len(front) - start + rear_len
     replaced = list(lanes)  # cheaper than slicing and splatting for a few topics
     replaced[i] = _new(Lane, (front, start, (item, rear), rear_len + 1, split))
     lanes = tuple(replaced)
     if held != split:  # the deque was not empty: AT-R4 warnings only
-        if warned[i]:
-            outputs: tuple[Output, ...] = ()
-        else:
+        warned = state[7]
+        if not warned[i]:
             previous = rear[0].stamp if rear is not None else front[-1].stamp
-            reason = (OUT_OF_ORDER if stamp < previous else CLOSER_THAN_BOUND
-                      if stamp - previous < config.inter_message_lower_bounds[i] else None)
-            if reason is None:
-                outputs = ()
-            else:
+            # Bounds are >= 0, so an out-of-order stamp also falls below the bound.
+            if stamp - previous < config.inter_message_lower_bounds[i]:
                 warned = (*warned[:i], True, *warned[i + 1:])
-                outputs = (Warned(i, reason),)
-        state = _new(State, (lanes, candidate, candidate_start, candidate_end, pivot,
-                             pivot_time, dropped, warned))
+                state = _new(State, (lanes, *state[1:7], warned))
+                outputs: tuple[Output, ...] = (
+                    Warned(i, OUT_OF_ORDER if stamp < previous else CLOSER_THAN_BOUND),)
+                if held < config.queue_size:
+                    return state, outputs
+                return _settle(config, state, outputs, False, i)  # AT-R5
+        state = _new(State, (lanes, *state[1:]))
         if held < config.queue_size:
-            return state, outputs
-        return _settle(config, state, outputs, False, i)  # AT-R5
+            return state, ()
+        return _settle(config, state, (), False, i)  # AT-R5
     # AT-R3: the deque was empty; process only if every deque is now non-empty.
-    state = _new(State, (lanes, candidate, candidate_start, candidate_end, pivot,
-                         pivot_time, dropped, warned))
+    state = _new(State, (lanes, *state[1:]))
     for lane in lanes:
         if len(lane[0]) - lane[1] + lane[3] == lane[4]:
             if held < config.queue_size:
@@ -115,19 +141,19 @@ def _settle(config: Config, state: State, outputs: tuple[Output, ...], process: 
         state
     msgs: list[tuple[Message, ...]] = []
     lo: list[int] = []
-    for front, start, rear, _, _ in lanes:
-        if rear is None:
-            msgs.append(front)
-        else:
+    sp: list[int] = []
+    for front, start, rear, _, split in lanes:
+        if rear is not None:
             newest: list[Message] = []
             while rear is not None:
                 newest.append(rear[0])
                 rear = rear[1]
             newest.reverse()
-            msgs.append((front[start:] if start else front) + tuple(newest))
+            front = (front[start:] if start else front) + tuple(newest)
             start = 0
+        msgs.append(front)
         lo.append(start)
-    sp = [first + lane[4] for first, lane in zip(lo, lanes, strict=True)]
+        sp.append(start + split)
     dropped = list(flags)
     produced: list[Output] = list(outputs)
     carry: _Pivot = (candidate, candidate_start, candidate_end, pivot, pivot_time)
@@ -135,14 +161,15 @@ def _settle(config: Config, state: State, outputs: tuple[Output, ...], process: 
         carry = _process(config, msgs, lo, sp, dropped, produced, carry)
     if len(msgs[i]) - lo[i] > config.queue_size:  # AT-R5: recover, drop the oldest
         sp[:] = lo
-        produced.append(Dropped(msgs[i][lo[i]].id, QUEUE_OVERFLOW))
+        produced.append(_dropped(msgs[i][lo[i]].id, QUEUE_OVERFLOW))
         lo[i] = sp[i] = lo[i] + 1
         dropped[i] = True
         if carry[3] != NO_PIVOT:
             carry = _process(config, msgs, lo, sp, dropped, produced, _NONE)
-    frozen = tuple([_new(Lane, (held[first:] if first else held, 0, None, 0, front - first))
-                    for held, first, front in zip(msgs, lo, sp, strict=True)])
-    return _new(State, (frozen, *carry, tuple(dropped), warned)), tuple(produced)
+    frozen = []
+    for held, first, deque in zip(msgs, lo, sp, strict=True):
+        frozen.append(_new(Lane, (held[first:] if first else held, 0, None, 0, deque - first)))
+    return _new(State, (tuple(frozen), *carry, tuple(dropped), warned)), tuple(produced)
 
 
 def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp: list[int],
@@ -152,16 +179,21 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
     n = len(msgs)
     topics = range(n)
     last = n - 1
-    hi = [len(held) for held in msgs]  # nothing arrives during a step
-    max_interval = config.max_interval_duration
-    exact = config.arithmetic == "ros2"
-    numerator, denominator = config.scale_numerator, config.scale_denominator
-    scale = scaler(config)
+    hi = list(map(len, msgs))  # nothing arrives during a step
     fronts: list[int] = []
     for k in topics:
         if sp[k] == hi[k]:
             return carry
         fronts.append(msgs[k][sp[k]].stamp)
+    max_interval = config.max_interval_duration
+    exact = config.arithmetic == "ros2"
+    numerator, denominator = config.scale_numerator, config.scale_denominator
+    # The topics whose past buffer may be non-empty, so that destroying the pasts (AT-D1)
+    # does not scan every topic; kept in move order, sorted when it names several.
+    pasts = [k for k in topics if sp[k] != lo[k]]
+    # Set when a candidate is made: it is then the oldest held message of every topic
+    # (each past buffer was just destroyed) until the next publish.
+    made = False
     while True:
         end_time = max(fronts)
         e = last
@@ -171,67 +203,75 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
         s = fronts.index(start_time)
         if True in dropped:  # AT-R7
             dropped[:] = [flag and k == e for k, flag in enumerate(dropped)]
-        if pivot == NO_PIVOT:
+        if pivot < 0:  # NO_PIVOT: every past buffer is empty
             if end_time - start_time > max_interval or dropped[e]:  # AT-R8, AT-R9
                 reason = INTERVAL_TOO_WIDE if end_time - start_time > max_interval \
                     else PIVOT_REFUSED
-                first = lo[s]  # == sp[s]: no past buffer without a pivot
-                outputs.append(Dropped(msgs[s][first].id, reason))
+                first = sp[s]
+                outputs.append(_dropped(msgs[s][first].id, reason))
                 first += 1
                 lo[s] = sp[s] = first
                 if first == hi[s]:
                     break
                 fronts[s] = msgs[s][first].stamp
                 continue
-            candidate = tuple(map(getitem, msgs, sp))  # AT-R10
+            made = True  # AT-R10: the candidate is the fronts, built when needed
             candidate_start, candidate_end = start_time, end_time
             pivot, pivot_time = e, end_time
             scaled = 0
         else:
             age = end_time - candidate_end
             scaled = 0 if not age else age * numerator // denominator if exact and age > 0 \
-                else scale(age)
+                else scaler(config)(age)
             if scaled < start_time - candidate_start:  # AT-R11: better
-                for k in topics:  # destroy every past buffer (AT-D1)
-                    first, front = lo[k], sp[k]
-                    if first != front:
+                if pasts:  # destroy every past buffer, in topic order (AT-D1)
+                    for k in pasts if len(pasts) == 1 else sorted(set(pasts)):
+                        first, front = lo[k], sp[k]
                         held = msgs[k]
                         while first < front:
-                            outputs.append(Dropped(held[first].id, SUPERSEDED))
+                            outputs.append(_dropped(held[first].id, SUPERSEDED))
                             first += 1
                         lo[k] = front
-                candidate = tuple(map(getitem, msgs, sp))
+                    pasts = []
+                made = True
                 candidate_start, candidate_end = start_time, end_time
                 scaled = 0
         front = sp[s] = sp[s] + 1
+        pasts.append(s)
         # AT-R12, with scale(end_time - candidate_end) already in ``scaled``.
         if s == pivot or scaled >= pivot_time - candidate_start:
-            outputs.append(Published(candidate))  # AT-R14
+            outputs.append(_published(tuple(map(getitem, msgs, lo)) if made else candidate))
         elif front == hi[s]:
             if not _virtual_search(config, msgs, sp, hi, candidate_start, candidate_end,
-                                   pivot_time, scale):
+                                   pivot_time):
                 break  # moves undone and D[s] still empty
-            outputs.append(Published(candidate))
+            outputs.append(_published(tuple(map(getitem, msgs, lo)) if made else candidate))
         else:
             fronts[s] = msgs[s][front].stamp
             continue
         # Publish: recover every past, then pop each candidate message (the oldest held).
         candidate, candidate_start, candidate_end, pivot, pivot_time = _NONE
+        made = False
+        pasts = []
         for k in topics:
-            sp[k] = lo[k] = lo[k] + 1
-        for k in topics:
-            if sp[k] == hi[k]:
+            first = lo[k] + 1
+            lo[k] = sp[k] = first
+            if first == hi[k]:
+                for j in range(k + 1, n):  # finish popping before leaving
+                    lo[j] = sp[j] = lo[j] + 1
                 return _NONE
-            fronts[k] = msgs[k][sp[k]].stamp
+            fronts[k] = msgs[k][first].stamp
+    if made:
+        candidate = tuple(map(getitem, msgs, lo))
     return candidate, candidate_start, candidate_end, pivot, pivot_time
 
 
 def _virtual_search(config: Config, msgs: list[tuple[Message, ...]], sp: list[int],
                     hi: list[int], candidate_start: int, candidate_end: int,
-                    pivot_time: int, scale: Callable[[int], int]) -> bool:
+                    pivot_time: int) -> bool:
     """AT-R13: True when the candidate is proven optimal (the caller publishes); else
     every virtual move is undone and False."""
-    bounds = config.inter_message_lower_bounds
+    bounds, scale = config.inter_message_lower_bounds, scaler(config)
     saved = sp[:]
     n = len(msgs)
     while True:
