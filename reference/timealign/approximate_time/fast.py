@@ -178,7 +178,7 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
     candidate, candidate_start, candidate_end, pivot, pivot_time = carry
     n = len(msgs)
     topics = range(n)
-    last = n - 1
+    others = range(1, n)
     hi = list(map(len, msgs))  # nothing arrives during a step
     fronts: list[int] = []
     for k in topics:
@@ -195,12 +195,16 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
     # (each past buffer was just destroyed) until the next publish.
     made = False
     while True:
-        end_time = max(fronts)
-        e = last
-        while fronts[e] != end_time:
-            e -= 1
-        start_time = min(fronts)
-        s = fronts.index(start_time)
+        # AT-R6 boundaries in one pass (cheaper than min, max and index for a few topics):
+        # ties give the end to the highest index and the start to the lowest.
+        start_time = end_time = fronts[0]
+        s = e = 0
+        for k in others:
+            stamp = fronts[k]
+            if stamp >= end_time:
+                end_time, e = stamp, k
+            elif stamp < start_time:
+                start_time, s = stamp, k
         if True in dropped:  # AT-R7
             dropped[:] = [flag and k == e for k, flag in enumerate(dropped)]
         if pivot < 0:  # NO_PIVOT: every past buffer is empty
