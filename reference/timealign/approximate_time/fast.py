@@ -100,45 +100,44 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if not (type(i) is int is type(stamp) and not (i | stamp) >> 63 and i < config.topics
             and type(item.id) is str and item.id):
         check_message(config, item)  # raises AT-R2
-    lanes = state[0]
+    lanes, candidate, candidate_start, candidate_end, pivot, pivot_time, dropped, warned = \
+        state
     front, start, rear, rear_len, split = lanes[i]
     held = len(front) - start + rear_len
     replaced = list(lanes)  # cheaper than slicing and splatting for a few topics
     replaced[i] = _new(Lane, (front, start, (item, rear), rear_len + 1, split))
     lanes = tuple(replaced)
     if held != split:  # the deque was not empty: AT-R4 warnings only
-        warned = state[7]
         if not warned[i]:
             previous = rear[0].stamp if rear is not None else front[-1].stamp
             # Bounds are >= 0, so an out-of-order stamp also falls below the bound.
             if stamp - previous < config.inter_message_lower_bounds[i]:
                 warned = (*warned[:i], True, *warned[i + 1:])
-                state = _new(State, (lanes, *state[1:7], warned))
                 outputs: tuple[Output, ...] = (
                     Warned(i, OUT_OF_ORDER if stamp < previous else CLOSER_THAN_BOUND),)
-                if held < config.queue_size:
-                    return state, outputs
-                return _settle(config, state, outputs, False, i)  # AT-R5
-        state = _new(State, (lanes, *state[1:]))
-        if held < config.queue_size:
-            return state, ()
-        return _settle(config, state, (), False, i)  # AT-R5
-    # AT-R3: the deque was empty; process only if every deque is now non-empty.
-    state = _new(State, (lanes, *state[1:]))
-    for lane in lanes:
-        if len(lane[0]) - lane[1] + lane[3] == lane[4]:
-            if held < config.queue_size:
-                return state, ()
-            return _settle(config, state, (), False, i)  # AT-R5
-    return _settle(config, state, (), True, i)
+                if held >= config.queue_size:
+                    return _settle(config, lanes, state, warned, outputs, False, i)  # AT-R5
+                return _new(State, (lanes, candidate, candidate_start, candidate_end, pivot,
+                                    pivot_time, dropped, warned)), outputs
+    else:  # AT-R3: the deque was empty; process only if every deque is now non-empty.
+        for lane in lanes:
+            if len(lane[0]) - lane[1] + lane[3] == lane[4]:
+                break
+        else:
+            return _settle(config, lanes, state, warned, (), True, i)
+    if held >= config.queue_size:
+        return _settle(config, lanes, state, warned, (), False, i)  # AT-R5
+    return _new(State, (lanes, candidate, candidate_start, candidate_end, pivot, pivot_time,
+                        dropped, warned)), ()
 
 
-def _settle(config: Config, state: State, outputs: tuple[Output, ...], process: bool,
+def _settle(config: Config, lanes: tuple[Lane, ...], state: State, warned: tuple[bool, ...],
+            outputs: tuple[Output, ...], process: bool,
             i: int) -> tuple[State, tuple[Output, ...]]:
     """Run ``process()`` (when ``process``) and then the AT-R5 overflow test of topic
-    ``i`` on the scratch form, and freeze the result."""
-    lanes, candidate, candidate_start, candidate_end, pivot, pivot_time, flags, warned = \
-        state
+    ``i`` on the scratch form of ``lanes`` (and the rest of ``state``, with ``warned``),
+    and freeze the result."""
+    _, candidate, candidate_start, candidate_end, pivot, pivot_time, flags, _ = state
     msgs: list[tuple[Message, ...]] = []
     lo: list[int] = []
     sp: list[int] = []
