@@ -11,11 +11,16 @@ differs only in mechanics:
   its cons list, folded once per step) and three absolute indices, ``lo[k]`` (the oldest
   held, the first of ``P[k]``), ``sp[k]`` (the front of ``D[k]``) and ``len(msgs[k])``.
   Deleting a front, moving a message to the past, destroying a past buffer, recovering
-  and publishing only move indices; one slice per lane at the end (``freeze``) drops the
+  and publishing only move indices; one slice per lane when the state is frozen again drops the
   consumed prefix so the state never keeps a discarded message;
-- the loop keeps every scalar of the state in a local, refreshes only the front that
-  changed, skips the scaling when the age is 0 (``scale(0) == 0`` in both arithmetics)
-  and uses the exact integer product for non-negative ages in ROS 2 arithmetic.
+- the loop keeps every scalar of the state in a local, finds both boundaries in one pass
+  (min/max/index cost more for a few topics), refreshes only the front that changed,
+  skips the scaling when the age is 0 (``scale(0) == 0`` in both arithmetics), uses the
+  exact integer product for positive ages in ROS 2 arithmetic, remembers which topics
+  have a past buffer (so destroying the pasts does not scan every topic), and builds the
+  candidate tuple only when it is published or kept in the state (a candidate made in the
+  loop is the oldest held message of every topic until the next publish);
+- ``Dropped`` and ``Published`` are built by filling their slots (see ``_dropped``).
 
 It relies on the state shape the spec states (and the stateful test checks): with no pivot
 every past buffer is empty, so the deletions of AT-R8/AT-R9 always take the oldest held
