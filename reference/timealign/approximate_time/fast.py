@@ -2,25 +2,48 @@
 same outputs), kept outside the rule text.
 
 ``machine.py`` is the readable rule text; this module is what ``ALGORITHM.step`` runs. It
-differs only in mechanics: exact-type checks and inlined lane arithmetic on the common
-path (a message queued behind others), and a ``process()`` loop that computes the fronts
-once per iteration, uses the exact integer product for non-negative ages in ROS 2
-arithmetic, and tests only the start topic's deque for emptiness after a move (every deque
-was non-empty at the top of the iteration, and only that one lost a message). The
-differential tests (tests/approximate_time/test_at_differential.py) compare this step with
-the rule text, state for state and output for output, and with the literal §17 model.
+differs only in mechanics:
+
+- the common path (a message queued behind others) uses exact-type checks, unpacks the
+  named tuples once and builds the new lane and state with ``tuple.__new__``;
+- ``process()`` and the overflow work on a scratch form in which nothing is ever copied
+  or shifted: per topic the held messages as one tuple ``msgs[k]`` (the lane's front plus
+  its cons list, folded once per step) and three absolute indices, ``lo[k]`` (the oldest
+  held, the first of ``P[k]``), ``sp[k]`` (the front of ``D[k]``) and ``len(msgs[k])``.
+  Deleting a front, moving a message to the past, destroying a past buffer, recovering
+  and publishing only move indices; one slice per lane when the state is frozen again drops the
+  consumed prefix so the state never keeps a discarded message;
+- the loop keeps every scalar of the state in a local, finds both boundaries in one pass
+  (min/max/index cost more for a few topics), refreshes only the front that changed,
+  skips the scaling when the age is 0 (``scale(0) == 0`` in both arithmetics), uses the
+  exact integer product for positive ages in ROS 2 arithmetic, remembers which topics
+  have a past buffer (so destroying the pasts does not scan every topic), and builds the
+  candidate tuple only when it is published or kept in the state (a candidate made in the
+  loop is the oldest held message of every topic until the next publish);
+- ``Dropped`` and ``Published`` are built by filling their slots (see ``_dropped``).
+
+It relies on the state shape the spec states (and the stateful test checks): with no pivot
+every past buffer is empty, so the deletions of AT-R8/AT-R9 always take the oldest held
+message. The differential tests (tests/approximate_time/test_at_differential.py) and the
+stateful test compare this step with the rule text, state for state and output for
+output, and with the literal §17 model.
 """
 
 from __future__ import annotations
 
-from timealign.approximate_time.machine import _Sync, end, scaler
+from operator import getitem
+from typing import Any
+
+import attrs
+
+from timealign.approximate_time.machine import end, scaler
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
-    INT64_MAX,
     INTERVAL_TOO_WIDE,
     NO_PIVOT,
     OUT_OF_ORDER,
     PIVOT_REFUSED,
+    QUEUE_OVERFLOW,
     SUPERSEDED,
     Config,
     Dropped,
@@ -29,6 +52,7 @@ from timealign.approximate_time.model import (
     Lane,
     Message,
     Output,
+    Published,
     State,
     Warned,
     check_message,
@@ -36,158 +60,241 @@ from timealign.approximate_time.model import (
 
 _new = tuple.__new__  # builds a named tuple without its Python-level __new__
 
+# Dropped and Published outputs are built by filling their slots directly: the attrs
+# ``__init__`` of a frozen class goes through ``object.__setattr__`` per field and took
+# about 1.7 times as long (one Dropped per message on a typical trace). Same instances;
+# the assertions keep this in step with the classes (no other field, no converter).
+assert [(f.name, f.converter, f.validator) for f in attrs.fields(Dropped)] == [
+    ("id", None, None), ("reason", None, None)]
+assert [(f.name, f.converter, f.validator) for f in attrs.fields(Published)] == [
+    ("messages", None, None)]
+_instance = object.__new__
+_set_id: Any = Dropped.__dict__["id"].__set__
+_set_reason: Any = Dropped.__dict__["reason"].__set__
+_set_messages: Any = Published.__dict__["messages"].__set__
+
+
+def _dropped(message_id: str, reason: str) -> Dropped:
+    output = _instance(Dropped)
+    _set_id(output, message_id)
+    _set_reason(output, reason)
+    return output
+
+
+def _published(messages: tuple[Message, ...]) -> Published:
+    output = _instance(Published)
+    _set_messages(output, messages)
+    return output
+
+# The scalar part of the state that process() reads and writes:
+# (candidate, candidate_start, candidate_end, pivot, pivot_time).
+_Pivot = tuple[tuple[Message, ...], int, int, int, int]
+_NONE: _Pivot = ((), 0, 0, NO_PIVOT, 0)
+
 
 def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
     """Equivalent to ``machine.step``; see the module docstring."""
     if type(item) is not Message:
         if type(item) is End:
             return end(config, state)
+        item = check_message(config, item)  # raises AT-R2
+    i = item.topic
+    stamp = item.stamp
+    # AT-R2 with exact type tests (they also rule out bools); for two ints,
+    # ``(i | stamp) >> 63 == 0`` holds exactly when both are in [0, INT64_MAX].
+    if not (type(i) is int is type(stamp) and not (i | stamp) >> 63 and i < config.topics
+            and type(item.id) is str and item.id):
         check_message(config, item)  # raises AT-R2
-    assert isinstance(item, Message)
-    i, stamp = item.topic, item.stamp
-    if not (type(i) is int and 0 <= i < config.topics and type(stamp) is int
-            and 0 <= stamp <= INT64_MAX and type(item.id) is str and item.id):
-        check_message(config, item)  # raises AT-R2
-    lanes = state.lanes
-    old = lanes[i]
-    held = len(old.front) - old.start + old.rear_len
-    pushed = _new(Lane, (old.front, old.start, (item, old.rear), old.rear_len + 1, old.split))
+    lanes, candidate, candidate_start, candidate_end, pivot, pivot_time, dropped, warned = \
+        state
+    front, start, rear, rear_len, split = lanes[i]
+    held = len(front) - start + rear_len
     replaced = list(lanes)  # cheaper than slicing and splatting for a few topics
-    replaced[i] = pushed
+    replaced[i] = _new(Lane, (front, start, (item, rear), rear_len + 1, split))
     lanes = tuple(replaced)
-    warned = state.warned
-    outputs: tuple[Output, ...] = ()
-    if held == old.split:  # the deque was empty (AT-R3)
-        state = _new(State, (lanes, *state[1:]))
+    if held != split:  # the deque was not empty: AT-R4 warnings only
+        if not warned[i]:
+            previous = rear[0].stamp if rear is not None else front[-1].stamp
+            # Bounds are >= 0, so an out-of-order stamp also falls below the bound.
+            if stamp - previous < config.inter_message_lower_bounds[i]:
+                warned = (*warned[:i], True, *warned[i + 1:])
+                outputs: tuple[Output, ...] = (
+                    Warned(i, OUT_OF_ORDER if stamp < previous else CLOSER_THAN_BOUND),)
+                if held >= config.queue_size:
+                    return _settle(config, lanes, state, warned, outputs, False, i)  # AT-R5
+                return _new(State, (lanes, candidate, candidate_start, candidate_end, pivot,
+                                    pivot_time, dropped, warned)), outputs
+    else:  # AT-R3: the deque was empty; process only if every deque is now non-empty.
         for lane in lanes:
-            if len(lane.front) - lane.start + lane.rear_len == lane.split:
+            if len(lane[0]) - lane[1] + lane[3] == lane[4]:
                 break
         else:
-            sync = _FastSync(config, state)
-            sync.process()
-            state, outputs = sync.freeze()
-            lane = state.lanes[i]
-            held = len(lane.front) - lane.start + lane.rear_len - 1
-    else:
-        if not warned[i]:  # AT-R4
-            previous = old.rear[0].stamp if old.rear is not None else old.front[-1].stamp
-            reason = (OUT_OF_ORDER if stamp < previous else CLOSER_THAN_BOUND
-                      if stamp - previous < config.inter_message_lower_bounds[i] else None)
-            if reason is not None:
-                warned = (*warned[:i], True, *warned[i + 1:])
-                outputs = (Warned(i, reason),)
-        state = _new(State, (lanes, *state[1:7], warned))
-    if held + 1 > config.queue_size:  # AT-R5
-        sync = _FastSync(config, state)
-        sync.outputs.extend(outputs)
-        sync.overflow(i)
-        state, outputs = sync.freeze()
-    return state, outputs
+            return _settle(config, lanes, state, warned, (), True, i)
+    if held >= config.queue_size:
+        return _settle(config, lanes, state, warned, (), False, i)  # AT-R5
+    return _new(State, (lanes, candidate, candidate_start, candidate_end, pivot, pivot_time,
+                        dropped, warned)), ()
 
 
-class _FastSync(_Sync):
-    """``_Sync`` with a faster ``process()`` loop and ``freeze`` (same transitions)."""
+def _settle(config: Config, lanes: tuple[Lane, ...], state: State, warned: tuple[bool, ...],
+            outputs: tuple[Output, ...], process: bool,
+            i: int) -> tuple[State, tuple[Output, ...]]:
+    """Run ``process()`` (when ``process``) and then the AT-R5 overflow test of topic
+    ``i`` on the scratch form of ``lanes`` (and the rest of ``state``, with ``warned``),
+    and freeze the result."""
+    _, candidate, candidate_start, candidate_end, pivot, pivot_time, flags, _ = state
+    msgs: list[tuple[Message, ...]] = []
+    lo: list[int] = []
+    sp: list[int] = []
+    for front, start, rear, _, split in lanes:
+        if rear is not None:
+            newest: list[Message] = []
+            while rear is not None:
+                newest.append(rear[0])
+                rear = rear[1]
+            newest.reverse()
+            front = (front[start:] if start else front) + tuple(newest)
+            start = 0
+        msgs.append(front)
+        lo.append(start)
+        sp.append(start + split)
+    dropped = list(flags)
+    produced: list[Output] = list(outputs)
+    carry: _Pivot = (candidate, candidate_start, candidate_end, pivot, pivot_time)
+    if process:
+        carry = _process(config, msgs, lo, sp, dropped, produced, carry)
+    if len(msgs[i]) - lo[i] > config.queue_size:  # AT-R5: recover, drop the oldest
+        sp[:] = lo
+        produced.append(_dropped(msgs[i][lo[i]].id, QUEUE_OVERFLOW))
+        lo[i] = sp[i] = lo[i] + 1
+        dropped[i] = True
+        if carry[3] != NO_PIVOT:
+            carry = _process(config, msgs, lo, sp, dropped, produced, _NONE)
+    frozen = []
+    for held, first, deque in zip(msgs, lo, sp, strict=True):
+        frozen.append(_new(Lane, (held[first:] if first else held, 0, None, 0, deque - first)))
+    return _new(State, (tuple(frozen), *carry, tuple(dropped), warned)), tuple(produced)
 
-    def __init__(self, config: Config, state: State) -> None:
-        self.config = config
-        self.n = config.topics
-        self.scale = scaler(config)
-        held = []
-        for lane in state.lanes:
-            messages = list(lane.front[lane.start:]) if lane.start else list(lane.front)
-            if lane.rear is not None:
-                newest = []
-                cell = lane.rear
-                while cell is not None:
-                    newest.append(cell[0])
-                    cell = cell[1]
-                newest.reverse()
-                messages += newest
-            held.append(messages)
-        self.held = held
-        self.split = [lane.split for lane in state.lanes]
-        (_, self.candidate, self.candidate_start, self.candidate_end, self.pivot,
-         self.pivot_time, dropped, self.warned) = state
-        self.dropped = list(dropped)
-        self.outputs = []
 
-    def freeze(self) -> tuple[State, tuple[Output, ...]]:
-        lanes = tuple([_new(Lane, (tuple(messages), 0, None, 0, position))
-                       for messages, position in zip(self.held, self.split, strict=True)])
-        state = _new(State, (lanes, self.candidate, self.candidate_start, self.candidate_end,
-                             self.pivot, self.pivot_time, tuple(self.dropped), self.warned))
-        return state, tuple(self.outputs)
+def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp: list[int],
+             dropped: list[bool], outputs: list[Output], carry: _Pivot) -> _Pivot:
+    """AT-R6 to AT-R14 on the scratch form: loop while every deque is non-empty."""
+    candidate, candidate_start, candidate_end, pivot, pivot_time = carry
+    n = len(msgs)
+    topics = range(n)
+    others = range(1, n)
+    hi = list(map(len, msgs))  # nothing arrives during a step
+    fronts: list[int] = []
+    for k in topics:
+        if sp[k] == hi[k]:
+            return carry
+        fronts.append(msgs[k][sp[k]].stamp)
+    max_interval = config.max_interval_duration
+    exact = config.arithmetic == "ros2"
+    numerator, denominator = config.scale_numerator, config.scale_denominator
+    # The topics whose past buffer may be non-empty, so that destroying the pasts (AT-D1)
+    # does not scan every topic; kept in move order, sorted when it names several.
+    pasts = [k for k in topics if sp[k] != lo[k]]
+    # Set when a candidate is made: it is then the oldest held message of every topic
+    # (each past buffer was just destroyed) until the next publish.
+    made = False
+    while True:
+        # AT-R6 boundaries in one pass (cheaper than min, max and index for a few topics):
+        # ties give the end to the highest index and the start to the lowest.
+        start_time = end_time = fronts[0]
+        s = e = 0
+        for k in others:
+            stamp = fronts[k]
+            if stamp >= end_time:
+                end_time, e = stamp, k
+            elif stamp < start_time:
+                start_time, s = stamp, k
+        if True in dropped:  # AT-R7
+            dropped[:] = [flag and k == e for k, flag in enumerate(dropped)]
+        if pivot < 0:  # NO_PIVOT: every past buffer is empty
+            if end_time - start_time > max_interval or dropped[e]:  # AT-R8, AT-R9
+                reason = INTERVAL_TOO_WIDE if end_time - start_time > max_interval \
+                    else PIVOT_REFUSED
+                first = sp[s]
+                outputs.append(_dropped(msgs[s][first].id, reason))
+                first += 1
+                lo[s] = sp[s] = first
+                if first == hi[s]:
+                    break
+                fronts[s] = msgs[s][first].stamp
+                continue
+            made = True  # AT-R10: the candidate is the fronts, built when needed
+            candidate_start, candidate_end = start_time, end_time
+            pivot, pivot_time = e, end_time
+            scaled = 0
+        else:
+            age = end_time - candidate_end
+            scaled = 0 if not age else age * numerator // denominator if exact and age > 0 \
+                else scaler(config)(age)
+            if scaled < start_time - candidate_start:  # AT-R11: better
+                if pasts:  # destroy every past buffer, in topic order (AT-D1)
+                    for k in pasts if len(pasts) == 1 else sorted(set(pasts)):
+                        first, front = lo[k], sp[k]
+                        held = msgs[k]
+                        while first < front:
+                            outputs.append(_dropped(held[first].id, SUPERSEDED))
+                            first += 1
+                        lo[k] = front
+                    pasts = []
+                made = True
+                candidate_start, candidate_end = start_time, end_time
+                scaled = 0
+        front = sp[s] = sp[s] + 1
+        pasts.append(s)
+        # AT-R12, with scale(end_time - candidate_end) already in ``scaled``.
+        if s == pivot or scaled >= pivot_time - candidate_start:
+            outputs.append(_published(tuple(map(getitem, msgs, lo)) if made else candidate))
+        elif front == hi[s]:
+            if not _virtual_search(config, msgs, sp, hi, candidate_start, candidate_end,
+                                   pivot_time):
+                break  # moves undone and D[s] still empty
+            outputs.append(_published(tuple(map(getitem, msgs, lo)) if made else candidate))
+        else:
+            fronts[s] = msgs[s][front].stamp
+            continue
+        # Publish: recover every past, then pop each candidate message (the oldest held).
+        candidate, candidate_start, candidate_end, pivot, pivot_time = _NONE
+        made = False
+        pasts = []
+        for k in topics:
+            first = lo[k] + 1
+            lo[k] = sp[k] = first
+            if first == hi[k]:
+                for j in range(k + 1, n):  # finish popping before leaving
+                    lo[j] = sp[j] = lo[j] + 1
+                return _NONE
+            fronts[k] = msgs[k][first].stamp
+    if made:
+        candidate = tuple(map(getitem, msgs, lo))
+    return candidate, candidate_start, candidate_end, pivot, pivot_time
 
-    def process(self) -> None:
-        held, split, n, config = self.held, self.split, self.n, self.config
-        topics = range(n)
-        last = n - 1
-        max_interval = config.max_interval_duration
-        exact = config.arithmetic == "ros2"
-        numerator, denominator = config.scale_numerator, config.scale_denominator
-        scale = self.scale
-        outputs = self.outputs
-        fronts: list[int] = []  # the front stamps, refreshed where a front changed
-        stale = True
-        while True:
-            if stale:
-                fronts = []
-                for k in topics:
-                    position, messages = split[k], held[k]
-                    if position == len(messages):
-                        return
-                    fronts.append(messages[position].stamp)
-                stale = False
-            end_time = max(fronts)
-            e = last
-            while fronts[e] != end_time:
-                e -= 1
-            start_time = min(fronts)
-            s = fronts.index(start_time)
-            dropped = self.dropped
-            if True in dropped:  # AT-R7
-                self.dropped = dropped = [flag and k == e for k, flag in enumerate(dropped)]
-            if self.pivot == NO_PIVOT:
-                if end_time - start_time > max_interval or dropped[e]:  # AT-R8, AT-R9
-                    reason = INTERVAL_TOO_WIDE if end_time - start_time > max_interval \
-                        else PIVOT_REFUSED
-                    outputs.append(Dropped(held[s].pop(split[s]).id, reason))
-                    if split[s] == len(held[s]):
-                        return
-                    fronts[s] = held[s][split[s]].stamp
-                    continue
-                self._make(start_time, end_time)  # AT-R10
-                self.pivot, self.pivot_time = e, end_time
-                scaled, candidate_start = 0, start_time  # scale(0) == 0 in both arithmetics
+
+def _virtual_search(config: Config, msgs: list[tuple[Message, ...]], sp: list[int],
+                    hi: list[int], candidate_start: int, candidate_end: int,
+                    pivot_time: int) -> bool:
+    """AT-R13: True when the candidate is proven optimal (the caller publishes); else
+    every virtual move is undone and False."""
+    bounds, scale = config.inter_message_lower_bounds, scaler(config)
+    saved = sp[:]
+    n = len(msgs)
+    while True:
+        virtual = []
+        for k in range(n):
+            if sp[k] != hi[k]:
+                virtual.append(msgs[k][sp[k]].stamp)
             else:
-                candidate_start = self.candidate_start
-                age = end_time - self.candidate_end
-                scaled = age * numerator // denominator if exact and age >= 0 else scale(age)
-                if scaled < start_time - candidate_start:  # AT-R11: better
-                    self._make(start_time, end_time)
-                    scaled, candidate_start = 0, start_time
-            split[s] += 1
-            # AT-R12, with scale(end_time - candidate_end) already in ``scaled``.
-            if s == self.pivot or scaled >= self.pivot_time - candidate_start:
-                self.publish()
-                stale = True  # every front changed (or a deque is empty)
-            elif split[s] == len(held[s]):
-                self.virtual_search()
-                stale = True  # published, or moves undone and D[s] still empty
-            else:
-                fronts[s] = held[s][split[s]].stamp
-
-    def _make(self, start_time: int, end_time: int) -> None:
-        """``make_candidate`` without touching topics whose past is empty."""
-        held, split, outputs = self.held, self.split, self.outputs
-        for k, position in enumerate(split):
-            if position:
-                messages = held[k]
-                if position == 1:
-                    outputs.append(Dropped(messages.pop(0).id, SUPERSEDED))
-                else:
-                    outputs.extend([Dropped(m.id, SUPERSEDED) for m in messages[:position]])
-                    del messages[:position]
-                split[k] = 0
-        self.candidate = tuple([messages[0] for messages in held])
-        self.candidate_start, self.candidate_end = start_time, end_time
+                bound = msgs[k][sp[k] - 1].stamp + bounds[k]
+                virtual.append(bound if bound > pivot_time else pivot_time)
+        vstart_time = min(virtual)
+        age = scale(max(virtual) - candidate_end)
+        if age >= pivot_time - candidate_start:
+            return True
+        if age < vstart_time - candidate_start:
+            sp[:] = saved
+            return False
+        sp[virtual.index(vstart_time)] += 1
