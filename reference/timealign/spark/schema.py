@@ -22,7 +22,7 @@ REQUIRED: tuple[str, ...] = ("id", "stamp")
 TIMES: tuple[str, ...] = ("stamp", "arrival", "poll")
 FORMATS: tuple[str, ...] = ("parquet", "csv", "json")
 # SP-R2: "input order" = (file path, row position in the file), carried as two columns.
-FILE, POSITION = "_file", "_pos"
+FILE, POSITION = "order_file", "order_row"
 DEFAULT_SOURCE = ""
 
 COMBINED = T.StructType([
