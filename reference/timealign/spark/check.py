@@ -16,28 +16,26 @@ from timealign.spark.outcomes import LossError
 
 
 def check_no_loss(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:
-    """Return the number of input rows; raise :class:`LossError` on any difference."""
-    given = rows.groupBy("source", "id").agg(F.count(F.lit(1)).alias("given"))
+    """Return the number of input rows; raise :class:`LossError` on any difference.
+
+    One shuffle: input rows count +1, outcomes (and held ids) -1, per (source, id).
+    """
+    given = rows.select("source", "id", F.lit(1).alias("given"), F.lit(0).alias("settled"))
     settled = outcomes.select("source", "id")
     if held is not None:
         settled = settled.unionByName(held.select("source", "id"))
-    counted = settled.groupBy("source", "id").agg(F.count(F.lit(1)).alias("settled"))
-    joined = given.join(counted, ["source", "id"], "full_outer").select(
-        "source", "id",
-        F.coalesce("given", F.lit(0)).alias("given"),
-        F.coalesce("settled", F.lit(0)).alias("settled"),
-    )
-    totals = joined.agg(
-        F.sum("given").alias("given"),
-        F.sum(F.when(F.col("given") != F.col("settled"), 1).otherwise(0)).alias("bad"),
-    ).first()
+    marks = given.unionByName(settled.select("source", "id", F.lit(0).alias("given"),
+                                             F.lit(1).alias("settled")))
+    joined = marks.groupBy("source", "id").agg(F.sum("given").alias("given"),
+                                              F.sum("settled").alias("settled"))
+    wrong = F.col("given") != F.col("settled")
+    totals = joined.agg(F.sum("given").alias("given"),
+                        F.sum(F.when(wrong, 1).otherwise(0)).alias("bad")).first()
     given_total = int(totals["given"] or 0) if totals else 0
     bad = int(totals["bad"] or 0) if totals else 0
     if bad:
-        examples = [
-            f"{r['source']}/{r['id']}: {r['given']} row(s), {r['settled']} outcome(s)"
-            for r in joined.where(F.col("given") != F.col("settled")).limit(5).collect()
-        ]
+        examples = [f"{r['source']}/{r['id']}: {r['given']} row(s), {r['settled']} outcome(s)"
+                    for r in joined.where(wrong).limit(5).collect()]
         raise LossError(f"{bad} (source, id) pair(s) without exactly one outcome per input "
                         f"row (SP-R6), e.g. {examples}")
     return given_total
