@@ -24,6 +24,7 @@ from timealign.spark.generate import Plan, generate
 from timealign.spark.outcomes import LossError
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.summary import summarize
+from timealign.spark.verify import verify
 
 CONFIG = PairsConfig(window=3_000_000, timeout=20_000_000)
 
@@ -172,3 +173,19 @@ def test_sp_r9_cli_run_prints_summary(spark: SparkSession, fleet: Path, tmp_path
     assert summary["sources"] == 12
     assert "grouped" in printed and "spread (ms)" in printed and "no loss" in printed
     assert TIMED_PAIRS.name == "timed_pairs"
+
+
+def test_sp_i2_verify_rechecks_written_tables(spark: SparkSession, fleet: Path,
+                                              tmp_path: Path) -> None:
+    """SP-I2, SP-R6: `timealign.spark.verify` accepts a run's own tables and rejects
+    doctored ones (a group renumbered)."""
+    run_batch(spark, PAIRS, CONFIG, str(fleet), str(tmp_path / "run"))
+    assert verify(spark, PAIRS, CONFIG, str(fleet), str(tmp_path / "run")) == {
+        "rows": spark.read.parquet(str(fleet)).count(), "invariants": 0}
+    groups, outcomes = tables(spark, tmp_path / "run")
+    doctored = tmp_path / "doctored"
+    groups.withColumn("seq", F.col("seq") + F.when(F.col("seq") == 3, 1).otherwise(0)) \
+        .write.parquet(str(doctored / "groups"))
+    outcomes.write.parquet(str(doctored / "outcomes"))
+    with pytest.raises(AssertionError, match="groups: 1 row"):
+        verify(spark, PAIRS, CONFIG, str(fleet), str(doctored))

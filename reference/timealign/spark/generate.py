@@ -17,6 +17,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from timealign.errors import require
@@ -97,11 +98,11 @@ def generate(plan: Plan, output: str | Path) -> int:
     order = np.lexsort((data["k"], data["topic"], data["robot"], data["arrival"]))
     data = {name: column[order] for name, column in data.items()}
     width = max(3, len(str(plan.robots - 1)))
-    robots = [f"robot-{r:0{width}d}" for r in range(plan.robots)]
-    topics = [s.topic for s in FLEET]
-    source = [robots[r] for r in data["robot"].tolist()]
-    topic = [topics[t] for t in data["topic"].tolist()]
-    ids = [f"{t}-{k}" for t, k in zip(topic, data["k"].tolist(), strict=True)]
+    robots = pa.array([f"robot-{r:0{width}d}" for r in range(plan.robots)])
+    topics = pa.array([s.topic for s in FLEET])
+    source = pa.DictionaryArray.from_arrays(pa.array(data["robot"]), robots).cast(pa.string())
+    topic = pa.DictionaryArray.from_arrays(pa.array(data["topic"]), topics).cast(pa.string())
+    ids = pc.binary_join_element_wise(topic, pc.cast(pa.array(data["k"]), pa.string()), "-")
     table = pa.table({
         "source": source, "id": ids, "topic": topic,
         "stamp": data["stamp"], "arrival": data["arrival"], "size": data["size"],
