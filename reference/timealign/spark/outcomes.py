@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import attrs
-
 from timealign.drive import Driver, Step
 from timealign.machine import Algorithm, Grouped, Record
 
@@ -44,22 +42,37 @@ class LossError(RuntimeError):
     """A row was not accounted for exactly once (SP-R6): the job must fail loudly."""
 
 
-@attrs.define
 class Rows:
-    """Column lists of the combined output, appended row by row."""
+    """Column lists of the combined output, appended row by row (hot path: no kwargs)."""
 
-    columns: dict[str, list[Any]] = attrs.Factory(lambda: {name: [] for name in COLUMNS})
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        self._bind()
+
+    def _bind(self) -> None:
+        c = self.columns
+        self._appenders = tuple(c[name].append for name in COLUMNS)
 
     def __len__(self) -> int:
         return len(self.columns["table"])
 
-    def add(self, **values: Any) -> None:
-        for name, column in self.columns.items():
-            column.append(values.get(name))
+    def group(self, source: str, seq: int, start: int, end: int, ids: list[str],
+              at: int | None, index: int) -> None:
+        for append, value in zip(self._appenders, (GROUPS, source, seq, start, end, ids, at,
+                                                   index, None, None, None), strict=True):
+            append(value)
+
+    def outcome(self, source: str, message_id: str, outcome: str, seq: int | None,
+                reason: str | None, at: int | None, index: int | None) -> None:
+        for append, value in zip(self._appenders, (OUTCOMES, source, seq, None, None, None,
+                                                   at, index, message_id, outcome, reason),
+                                 strict=True):
+            append(value)
 
     def take(self) -> dict[str, list[Any]]:
         """The rows gathered so far; the buffer starts empty again."""
         taken, self.columns = self.columns, {name: [] for name in COLUMNS}
+        self._bind()
         return taken
 
 
@@ -107,17 +120,15 @@ class SourceRun:
                 continue
             if isinstance(account, Grouped):
                 seq, self.seq = self.seq, self.seq + 1
-                self.rows.add(table=GROUPS, source=self.source, seq=seq, start=account.start,
-                              end=account.end, ids=list(account.ids), at=at, input=index)
+                self.rows.group(self.source, seq, account.start, account.end, list(account.ids),
+                                at, index)
                 for member in account.ids:
                     self._close(member)
-                    self.rows.add(table=OUTCOMES, source=self.source, id=member,
-                                  outcome=GROUPED, seq=seq, at=at, input=index)
+                    self.rows.outcome(self.source, member, GROUPED, seq, None, at, index)
             else:
                 self._close(account.id)
-                self.rows.add(table=OUTCOMES, source=self.source, id=account.id,
-                              outcome=account.outcome, reason=account.reason, at=at,
-                              input=index)
+                self.rows.outcome(self.source, account.id, account.outcome, None,
+                                  account.reason, at, index)
 
     def _at(self, item: Any) -> int | None:
         """SP-R8: the input's own clock (ticks), else the arrival of the last row read."""

@@ -36,7 +36,7 @@ from timealign.errors import InvalidInput
 from timealign.machine import Algorithm, Record
 from timealign.spark import schema
 from timealign.spark.codec import StateCodec
-from timealign.spark.outcomes import COLUMNS, OUTCOMES, SourceRun, timer_ms
+from timealign.spark.outcomes import COLUMNS, SourceRun, timer_ms
 
 STATE_NAME = "machine"
 STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType(), False)])
@@ -103,8 +103,7 @@ class MachineProcessor(StatefulProcessor):
         last = run.driver.arrival
         late = frame["arrival"] < last if last is not None else frame["arrival"] < 0
         for row_id in frame.loc[late, "id"].tolist():  # SP-R14
-            run.rows.add(table=OUTCOMES, source=source, id=row_id, outcome="rejected",
-                         reason=LATE)
+            run.rows.outcome(source, row_id, "rejected", None, LATE, None, None)
         fresh = frame.loc[~late]
         records = map(
             Record,
