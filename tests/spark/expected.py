@@ -28,7 +28,8 @@ def source_records(folder: Path) -> dict[str, list[Record]]:
     for path in sorted(folder.glob("*.parquet"), key=lambda p: p.resolve().as_uri()):
         table = pq.read_table(path).to_pylist()
         for position, row in enumerate(table):
-            record = Record(row["id"], row["topic"], row["stamp"], row["arrival"])
+            record = Record(row["id"], row["topic"], row["stamp"], row["arrival"],
+                            row.get("kind"), row.get("poll"))
             keyed[row["source"]].append(((row["arrival"], path.resolve().as_uri(), position),
                                          record))
     return {source: [r for _, r in sorted(rows, key=lambda x: x[0])]

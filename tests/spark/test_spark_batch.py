@@ -14,13 +14,13 @@ from pyspark.sql import functions as F
 
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, PairsConfig
 from tests.spark.expected import expected_tables, spark_tables
-from tests.spark.machines import CASES, Case
+from tests.spark.machines import CASES, Case, make_fleet
 from timealign import registry
 from timealign.cli import main
 from timealign.errors import InvalidInput
 from timealign.spark.batch import run_batch
 from timealign.spark.check import check_no_loss
-from timealign.spark.generate import Plan, generate
+from timealign.spark.generate import Plan
 from timealign.spark.outcomes import LossError
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.summary import summarize
@@ -32,8 +32,7 @@ CONFIG = PairsConfig(window=3_000_000, timeout=20_000_000)
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("fleet")
-    generate(Plan(robots=12, seconds=3.0, seed=7, files=3), folder)
-    return folder
+    return make_fleet(folder, Plan(robots=12, seconds=3.0, seed=7, files=3))
 
 
 def tables(spark: SparkSession, output: Path) -> tuple[Any, Any]:
@@ -74,7 +73,7 @@ def test_sp_r2_ties_broken_by_file_then_row(spark: SparkSession, tmp_path: Path)
 
 
 def write_formats(fleet: Path, target: Path) -> dict[str, tuple[str, list[str]]]:
-    table = pq.read_table(fleet).drop(["size"]).slice(0, 3000)
+    table = pq.read_table(fleet).drop(["size", "kind", "poll"]).slice(0, 3000)
     renamed = table.rename_columns(["robot", "msg", "topic", "t_ns", "arrival"])
     (target / "parquet").mkdir(parents=True)
     pq.write_table(renamed, target / "parquet" / "part.parquet")

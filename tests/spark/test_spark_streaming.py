@@ -16,14 +16,14 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tests.spark.conftest import ROOT
-from tests.spark.machines import CASES, Case
+from tests.spark.machines import CASES, Case, make_fleet
 from timealign.spark.batch import run_batch
 from timealign.spark.check import check_no_loss
-from timealign.spark.generate import Plan, generate
+from timealign.spark.generate import Plan
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.streaming import held_ids, read_table, run_stream
 
-CLOCK_FREE = [case for case in CASES if not case.clocked]
+CLOCK_FREE = [case for case in CASES if not case.clocked and case.per_row]
 # The kill test runs the most realistic clock-free machine available.
 KILLED = CLOCK_FREE[-1]
 
@@ -31,8 +31,7 @@ KILLED = CLOCK_FREE[-1]
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("stream-fleet")
-    generate(Plan(robots=6, seconds=3.0, seed=11, files=3), folder)
-    return folder
+    return make_fleet(folder, Plan(robots=6, seconds=3.0, seed=11, files=3))
 
 
 def outcome_rows(frame: Any) -> list[tuple[Any, ...]]:
