@@ -14,6 +14,7 @@ from timealign.machine import Algorithm
 
 _ENTRIES: dict[str, str] = {
     "approximate_time": "timealign.approximate_time:ALGORITHM",
+    "event_time_batcher": "timealign.event_time_batcher:ALGORITHM",
 }
 
 

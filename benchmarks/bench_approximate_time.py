@@ -1,0 +1,112 @@
+"""Throughput and memory of the ApproximateTime reference on a realistic trace.
+
+Three topics at 30 Hz, 10 Hz and 100 Hz, each stamp jittered by up to +-2 ms (in order per
+topic), about 1 % of messages lost, arrivals in stamp order with a per-topic transport
+delay. Prints messages per second of ``timealign.replay`` over about one million messages
+(one core, inputs built beforehand), then, over a lazy input stream at two lengths, the
+peak traced memory and the most messages the state ever held: the state holds at most
+N x (queue_size + 1) messages whatever the length, so memory is flat in the stream length
+(the peak varies only with the worst queue backlog the trace happens to contain).
+
+    python benchmarks/bench_approximate_time.py [--messages N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import os
+import random
+import time
+import tracemalloc
+from collections.abc import Iterator
+
+from timealign import replay
+from timealign.approximate_time import ALGORITHM, Config, Message, Published
+
+RATES_HZ = (30, 10, 100)
+DELAY_NS = (3_000_000, 8_000_000, 1_000_000)
+JITTER_NS = 2_000_000
+LOSS = 0.01
+CONFIG = Config(topics=["camera", "lidar", "imu"], queue_size=30)
+
+
+def trace(messages: int, seed: int = 7) -> Iterator[Message]:
+    """Lazily yield ``messages`` messages in arrival order."""
+    rng = random.Random(seed)
+    arrivals: list[tuple[int, int, int, int]] = []
+    counters = [0] * len(RATES_HZ)
+
+    def schedule(topic: int) -> None:
+        period = 1_000_000_000 // RATES_HZ[topic]
+        n = counters[topic]
+        counters[topic] += 1
+        stamp = 1_000_000_000 + n * period + rng.randint(-JITTER_NS, JITTER_NS)
+        heapq.heappush(arrivals, (stamp + DELAY_NS[topic], topic, n, stamp))
+
+    for topic in range(len(RATES_HZ)):
+        schedule(topic)
+    produced = 0
+    while produced < messages:
+        _, topic, n, stamp = heapq.heappop(arrivals)
+        schedule(topic)
+        if rng.random() < LOSS:
+            continue
+        produced += 1
+        yield Message(topic, stamp, f"{topic}:{n}")
+
+
+def throughput(messages: int) -> tuple[float, int]:
+    """Messages per CPU second of this process (``process_time``: the figure for one core,
+    less sensitive than wall time to other jobs on a shared machine)."""
+    inputs = list(trace(messages))
+    started = time.process_time()
+    published = sum(1 for _, output in replay(ALGORITHM, CONFIG, inputs)
+                    if isinstance(output, Published))
+    return len(inputs) / (time.process_time() - started), published
+
+
+def peak_memory(messages: int) -> tuple[int, int]:
+    """Peak traced bytes while stepping over a lazy trace, and the most messages held."""
+    for _ in replay(ALGORITHM, CONFIG, trace(2_000)):
+        pass  # warm up: one-time allocations (imports, caches) are not the machine's
+    tracemalloc.start()
+    state = ALGORITHM.initial(CONFIG)
+    most = 0
+    for item in trace(messages):
+        state, _ = ALGORITHM.step(CONFIG, state, item)
+        most = max(most, sum(lane.size() for lane in state.lanes))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak, most
+
+
+def calibration() -> float:
+    """CPU seconds of a plain 10-million-iteration Python loop: a yardstick for how fast
+    this core is right now (shared machines vary by 2-3x with the load)."""
+    started = time.process_time()
+    total = 0
+    for value in range(10_000_000):
+        total += value
+    return time.process_time() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    args = parser.parse_args()
+    print(f"calibration: a 10M-iteration Python loop takes {calibration():.2f} s CPU here")
+    rate, published = throughput(args.messages)
+    load = os.getloadavg()[0]
+    print(f"approximate_time: {args.messages} messages, {published} sets published, "
+          f"{rate:,.0f} msgs/s (replay, CPU time of one core, queue_size "
+          f"{CONFIG.queue_size}; load average {load:.1f} on {os.cpu_count()} cores)")
+    bound = CONFIG.topics * (CONFIG.queue_size + 1)
+    for length in (args.messages // 20, args.messages // 4):
+        peak, most = peak_memory(length)
+        print(f"approximate_time: over {length} messages (lazy input): peak traced memory "
+              f"{peak / 1024:,.0f} KiB, at most {most} messages held (bound {bound})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""The ``timealign.vector/1`` encoding of ApproximateTime, adapter rows and accounting.
+
+Family README: ``vectors/approximate_time/README.md``; the adapter functions are described
+in spec/approximate_time.md under "Inputs and outputs" (decisions AT-D18 to AT-D21).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from timealign.approximate_time.model import (
+    END_OF_INPUT,
+    Config,
+    Dropped,
+    End,
+    Input,
+    Message,
+    Output,
+    Pending,
+    Published,
+    Warned,
+)
+from timealign.errors import InvalidInput, require
+from timealign.machine import Account, Grouped, Record, Settled
+
+JSON = dict[str, Any]
+CONFIG_KEYS = frozenset({"topics", "queue_size", "age_penalty", "max_interval_duration",
+                         "inter_message_lower_bounds", "arithmetic"})
+
+
+def config_from_json(raw: Mapping[str, Any]) -> Config:
+    """AT-R1: a config object; ``null`` or a missing optional key means the default."""
+    unknown = sorted(set(raw) - CONFIG_KEYS)
+    require(not unknown, "config", "AT-R1", "unknown config keys", unknown)
+    require("topics" in raw and "queue_size" in raw, "config", "AT-R1",
+            "needs topics and queue_size", sorted(raw))
+    return Config(
+        topics=raw["topics"],
+        queue_size=raw["queue_size"],
+        age_penalty=raw.get("age_penalty"),
+        max_interval_duration=raw.get("max_interval_duration"),
+        inter_message_lower_bounds=raw.get("inter_message_lower_bounds"),
+        arithmetic=raw.get("arithmetic"),
+    )
+
+
+def config_to_json(config: Config) -> JSON:
+    named = config.topic_names != tuple(str(k) for k in range(config.topics))
+    return {
+        "topics": list(config.topic_names) if named else config.topics,
+        "queue_size": config.queue_size,
+        "age_penalty": config.age_penalty,
+        "max_interval_duration": config.max_interval_duration,
+        "inter_message_lower_bounds": list(config.inter_message_lower_bounds),
+        "arithmetic": config.arithmetic,
+    }
+
+
+def input_from_json(raw: Mapping[str, Any]) -> Input:
+    """AT-R2: ``{"op": "message", "topic": i, "stamp": ns, "id": s}`` or ``{"op": "end"}``.
+
+    Field types are checked by the machine's own input check (AT-R2) when stepping.
+    """
+    op = raw.get("op")
+    if op == "end":
+        return End()
+    require(op == "message", "op", "AT-R2", "must be 'message' or 'end'", op)
+    for key in ("topic", "stamp", "id"):
+        require(key in raw, key, "AT-R2", "missing", None)
+    return Message(raw["topic"], raw["stamp"], raw["id"])
+
+
+def input_to_json(item: Input) -> JSON:
+    if isinstance(item, End):
+        return {"op": "end"}
+    return {"op": "message", "topic": item.topic, "stamp": item.stamp, "id": item.id}
+
+
+def output_to_json(output: Output) -> JSON:
+    if isinstance(output, Published):
+        return {"kind": "published", "ids": list(output.ids)}
+    if isinstance(output, Dropped):
+        return {"kind": "dropped", "id": output.id, "reason": output.reason}
+    if isinstance(output, Warned):
+        return {"kind": "warning", "topic": output.topic, "reason": output.reason}
+    return {"kind": "pending", "id": output.id}
+
+
+def account(output: Output) -> Account:
+    """AT-D18, AT-D20: published -> Grouped; dropped/pending -> Settled; warnings -> None."""
+    if isinstance(output, Published):
+        stamps = output.stamps
+        return Grouped(output.ids, min(stamps), max(stamps))
+    if isinstance(output, Dropped):
+        return Settled(output.id, "dropped", output.reason)
+    if isinstance(output, Pending):
+        return Settled(output.id, "pending", END_OF_INPUT)
+    return None
+
+
+def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[Input]:
+    """AT-D21: rows in arrival order -> messages; unknown topics and repeated ids rejected.
+
+    Ids must be unique within a run (AT-D19); this adapter-level check remembers every id
+    it has seen, so its memory grows with the number of rows (the machine's does not).
+    """
+    index = {name: k for k, name in enumerate(config.topic_names)}
+    seen: set[str] = set()
+    for row, record in enumerate(records):
+        topic = index.get(record.topic)
+        if topic is None:
+            raise InvalidInput(f"records[{row}].topic", "AT-D21",
+                               f"unknown topic, expected one of {config.topic_names}",
+                               record.topic)
+        if record.id in seen:
+            raise InvalidInput(f"records[{row}].id", "AT-D19", "duplicate message id",
+                               record.id)
+        seen.add(record.id)
+        yield Message(topic, record.stamp, record.id)

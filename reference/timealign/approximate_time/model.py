@@ -1,0 +1,303 @@
+"""Configuration, inputs, outputs and the immutable state of ApproximateTime.
+
+The state mirrors the upstream members (spec/approximate_time.md, "State"): per topic a
+*lane* holding the messages the synchronizer still keeps, oldest first, of which the first
+``split`` are the past buffer ``P[k]`` and the rest the deque ``D[k]`` (both are arrival
+ordered and only ever lose messages at the front, so one sequence and one index describe
+them); the candidate with its recorded start and end; the pivot and pivot time; the drop
+and warning flags.
+
+A lane is a small persistent queue: appending a message is O(1) (a cons cell), so the
+common step (a message queued behind others) copies no queue; the cons cells are folded
+into a tuple only when the machine looks at the messages (``messages()``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import attrs
+
+from timealign.approximate_time.arithmetic import scale_factor
+from timealign.errors import InvalidInput, require, require_ns
+
+INT64_MAX = 2**63 - 1
+DEFAULT_AGE_PENALTY = 0.1
+DEFAULT_MAX_INTERVAL = 2_147_483_647_999_999_999
+ARITHMETICS = ("ros2", "ros1")
+NO_PIVOT = -1
+
+# Dropped reasons (AT-R18).
+INTERVAL_TOO_WIDE = "interval_too_wide"
+PIVOT_REFUSED = "pivot_refused"
+QUEUE_OVERFLOW = "queue_overflow"
+SUPERSEDED = "superseded"
+# Warned reasons (AT-R4).
+OUT_OF_ORDER = "out_of_order"
+CLOSER_THAN_BOUND = "closer_than_bound"
+END_OF_INPUT = "end_of_input"
+
+
+def _topic_names(topics: object) -> tuple[str, ...]:
+    if isinstance(topics, int) and not isinstance(topics, bool):
+        require(topics >= 1, "topics", "AT-R1", "needs at least one topic", topics)
+        return tuple(str(k) for k in range(topics))
+    require(isinstance(topics, Sequence) and not isinstance(topics, str), "topics", "AT-R1",
+            "must be a topic count or a list of topic names", topics)
+    assert isinstance(topics, Sequence)
+    names = tuple(topics)
+    require(len(names) >= 1, "topics", "AT-R1", "needs at least one topic", topics)
+    require(all(isinstance(n, str) and n for n in names), "topics", "AT-R1",
+            "topic names must be non-empty strings", topics)
+    require(len(set(names)) == len(names), "topics", "AT-R1",
+            "topic names must be distinct", topics)
+    return names
+
+
+def _age_penalty(value: object) -> float:
+    if value is None:
+        return DEFAULT_AGE_PENALTY
+    require(isinstance(value, int | float) and not isinstance(value, bool), "age_penalty",
+            "AT-R1", "must be a number", value)
+    assert isinstance(value, int | float)
+    penalty = float(value)
+    require(math.isfinite(penalty) and penalty >= 0.0, "age_penalty", "AT-R1",
+            "must be finite and >= 0 (AT-D17)", value)
+    return penalty
+
+
+def _bounds(value: object, count: int) -> tuple[int, ...]:
+    if value is None:
+        return (0,) * count
+    require(isinstance(value, Sequence) and not isinstance(value, str),
+            "inter_message_lower_bounds", "AT-R1", "must be a list of ns per topic", value)
+    assert isinstance(value, Sequence)
+    require(len(value) == count, "inter_message_lower_bounds", "AT-R1",
+            f"must have one bound per topic ({count})", value)
+    for k, bound in enumerate(value):
+        require_ns(bound, f"inter_message_lower_bounds[{k}]", "AT-R1")
+        require(bound <= INT64_MAX, f"inter_message_lower_bounds[{k}]", "AT-R1",
+                "must fit in int64 ns", bound)
+    return tuple(value)
+
+
+@attrs.frozen(init=False)
+class Config:
+    """A validated ApproximateTime configuration (AT-R1).
+
+    ``topics`` is the topic count N; ``topic_names`` the names (``"0"..."N-1"`` when the
+    constructor got a count). ``scale_numerator``/``scale_denominator`` hold the exact
+    value of the binary64 ``1.0 + age_penalty`` (AT-R15). ``None`` means the default.
+    """
+
+    topics: int
+    topic_names: tuple[str, ...]
+    queue_size: int
+    age_penalty: float
+    max_interval_duration: int
+    inter_message_lower_bounds: tuple[int, ...]
+    arithmetic: str
+    scale_numerator: int
+    scale_denominator: int
+
+    def __init__(
+        self,
+        topics: int | Sequence[str],
+        queue_size: int,
+        age_penalty: float | None = None,
+        max_interval_duration: int | None = None,
+        inter_message_lower_bounds: Sequence[int] | None = None,
+        arithmetic: str | None = None,
+    ) -> None:
+        names = _topic_names(topics)
+        require_ns(queue_size, "queue_size", "AT-R1", minimum=1)
+        penalty = _age_penalty(age_penalty)
+        interval = DEFAULT_MAX_INTERVAL if max_interval_duration is None else require_ns(
+            max_interval_duration, "max_interval_duration", "AT-R1")
+        require(interval <= INT64_MAX, "max_interval_duration", "AT-R1",
+                "must fit in int64 ns", interval)
+        mode = "ros2" if arithmetic is None else arithmetic
+        require(mode in ARITHMETICS, "arithmetic", "AT-R1",
+                f"must be one of {ARITHMETICS}", arithmetic)
+        numerator, denominator = scale_factor(penalty)
+        self.__attrs_init__(
+            topics=len(names),
+            topic_names=names,
+            queue_size=queue_size,
+            age_penalty=penalty,
+            max_interval_duration=interval,
+            inter_message_lower_bounds=_bounds(inter_message_lower_bounds, len(names)),
+            arithmetic=mode,
+            scale_numerator=numerator,
+            scale_denominator=denominator,
+        )
+
+
+@attrs.frozen
+class Message:
+    """A message of topic ``topic`` (index) with stamp ``stamp`` (ns) and unique ``id``."""
+
+    topic: int
+    stamp: int
+    id: str
+
+
+@attrs.frozen
+class End:
+    """End of a finite input: report what is still held, then start afresh (AT-R17)."""
+
+
+Input = Message | End
+
+
+@attrs.frozen
+class Published:
+    """A published set: one message per topic, in topic order (AT-R14)."""
+
+    messages: tuple[Message, ...]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(m.id for m in self.messages)
+
+    @property
+    def stamps(self) -> tuple[int, ...]:
+        return tuple(m.stamp for m in self.messages)
+
+
+@attrs.frozen
+class Dropped:
+    """A message the upstream algorithm discards silently, with the reason (AT-R18)."""
+
+    id: str
+    reason: str
+
+
+@attrs.frozen
+class Warned:
+    """The once-per-topic warning of the inter-message check (AT-R4); changes nothing.
+
+    Named ``Warned`` so as not to shadow the builtin ``Warning``.
+    """
+
+    topic: int
+    reason: str
+
+
+@attrs.frozen
+class Pending:
+    """A message still held when the input ended (AT-R17)."""
+
+    id: str
+
+
+Output = Published | Dropped | Warned | Pending
+
+
+# A cons list, newest first: ``(message, rest)`` or ``None``.
+Cons = tuple[Message, Any] | None
+
+
+class Lane(NamedTuple):
+    """The messages one topic still holds: past buffer then deque, oldest first.
+
+    Held messages are ``front[start:]`` followed by the cons list ``rear`` reversed;
+    ``split`` of them (counted from the oldest) form the past buffer. Equality and hash
+    are over the logical content, so equal lanes compare equal whatever their layout.
+    Lanes and states are named tuples rather than attrs classes because the machine
+    builds one of each per input and a tuple is built about four times faster (measured
+    in benchmarks/bench_approximate_time.py); they are just as immutable.
+    """
+
+    front: tuple[Message, ...] = ()
+    start: int = 0
+    rear: Cons = None
+    rear_len: int = 0
+    split: int = 0
+
+    def size(self) -> int:
+        """How many messages the topic holds (past plus deque)."""
+        return len(self.front) - self.start + self.rear_len
+
+    def deque_len(self) -> int:
+        return len(self.front) - self.start + self.rear_len - self.split
+
+    def newest(self) -> Message:
+        """The most recent arrival still held (the lane must not be empty)."""
+        return self.rear[0] if self.rear is not None else self.front[-1]
+
+    def push(self, message: Message) -> Lane:
+        """Append to the deque in O(1)."""
+        return Lane(self.front, self.start, (message, self.rear), self.rear_len + 1, self.split)
+
+    def messages(self) -> tuple[Message, ...]:
+        """All held messages, oldest first."""
+        if self.rear is None:
+            return self.front[self.start:] if self.start else self.front
+        newest: list[Message] = []
+        cell = self.rear
+        while cell is not None:
+            newest.append(cell[0])
+            cell = cell[1]
+        newest.reverse()
+        return self.front[self.start:] + tuple(newest)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Lane):
+            return NotImplemented
+        return self.split == other.split and self.messages() == other.messages()
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self.split, self.messages()))
+
+
+def lane(messages: tuple[Message, ...], split: int) -> Lane:
+    """A lane holding ``messages`` (oldest first) whose first ``split`` are the past."""
+    return Lane(messages, 0, None, 0, split)
+
+
+class State(NamedTuple):
+    """The synchronizer state between two inputs (spec/approximate_time.md, "State").
+
+    ``candidate`` is empty when there is no pivot (``pivot == NO_PIVOT``);
+    ``candidate_start``/``candidate_end``/``pivot_time`` are then 0.
+    """
+
+    lanes: tuple[Lane, ...]
+    candidate: tuple[Message, ...] = ()
+    candidate_start: int = 0
+    candidate_end: int = 0
+    pivot: int = NO_PIVOT
+    pivot_time: int = 0
+    dropped: tuple[bool, ...] = ()
+    warned: tuple[bool, ...] = ()
+
+
+def initial(config: Config) -> State:
+    """The empty synchronizer."""
+    n = config.topics
+    return State(lanes=(Lane(),) * n, dropped=(False,) * n, warned=(False,) * n)
+
+
+def check_message(config: Config, message: object) -> Message:
+    """AT-R2: a message input with a topic in range, an int64 ns stamp and a string id."""
+    if (type(message) is Message and type(message.topic) is int
+            and 0 <= message.topic < config.topics and type(message.stamp) is int
+            and 0 <= message.stamp <= INT64_MAX and type(message.id) is str and message.id):
+        return message  # the common, valid case, decided with exact type tests
+    if not isinstance(message, Message):
+        raise InvalidInput("input", "AT-R2", "must be a Message or End", message)
+    topic = message.topic
+    require(isinstance(topic, int) and not isinstance(topic, bool)
+            and 0 <= topic < config.topics, "topic", "AT-R2",
+            f"must be a topic index in [0, {config.topics})", topic)
+    require_ns(message.stamp, "stamp", "AT-R2")
+    require(message.stamp <= INT64_MAX, "stamp", "AT-R2", "must fit in int64 ns", message.stamp)
+    require(isinstance(message.id, str) and message.id != "", "id", "AT-R2",
+            "must be a non-empty string", message.id)
+    return message

@@ -1,0 +1,67 @@
+"""The event-time batcher (thin-edge.io ``batcher`` semantics) as a pure state machine.
+
+Messages are grouped by *event* time into closed windows of at most ``batching_window``,
+one message per key, split at the midpoint on a same-key conflict and closed by a tick at
+``end + max_message_delay``. Spec: ``spec/event_time_batcher.md``.
+
+    >>> from timealign.event_time_batcher import Config, Message, Tick, initial, step
+    >>> config = Config(batching_window=50, max_message_delay=20)
+    >>> state, out = step(config, initial(config), Message("a", 110, 120, "a1"))
+    >>> out
+    (Timer(at=180),)
+    >>> step(config, state, Tick(180))[1]
+    (Batch(start=110, end=160, ids=('a1',)),)
+"""
+
+from __future__ import annotations
+
+from timealign.event_time_batcher import codec
+from timealign.event_time_batcher.machine import initial, step
+from timealign.event_time_batcher.model import (
+    Batch,
+    Config,
+    Dropped,
+    Flush,
+    Input,
+    Message,
+    Output,
+    Rejected,
+    State,
+    Tick,
+    Timer,
+)
+from timealign.machine import Algorithm
+
+ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
+    name="event_time_batcher",
+    initial=initial,
+    step=step,
+    end=lambda config: Flush(),
+    account=codec.account,
+    config_from_json=codec.config_from_json,
+    config_to_json=codec.config_to_json,
+    input_from_json=codec.input_from_json,
+    input_to_json=codec.input_to_json,
+    output_to_json=codec.output_to_json,
+    inputs_from_records=codec.inputs_from_records,
+    timer_of=codec.timer_of,
+    clock_of=codec.clock_of,
+    tick=Tick,
+)
+
+__all__ = [
+    "ALGORITHM",
+    "Batch",
+    "Config",
+    "Dropped",
+    "Flush",
+    "Input",
+    "Message",
+    "Output",
+    "Rejected",
+    "State",
+    "Tick",
+    "Timer",
+    "initial",
+    "step",
+]

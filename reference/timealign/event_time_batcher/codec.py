@@ -1,0 +1,113 @@
+"""The batcher's edges: JSON codec (``timealign.vector/1``), adapter rows and accounting.
+
+Vector field names are those of ``vectors/event_time_batcher/README.md``. Decoding builds
+the validated model classes, so bad JSON raises :class:`timealign.InvalidInput` naming the
+field and rule (EB-R1, EB-R2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from timealign.errors import InvalidInput, require
+from timealign.event_time_batcher.model import (
+    Batch,
+    Config,
+    Dropped,
+    Flush,
+    Input,
+    Message,
+    Output,
+    Rejected,
+    Tick,
+    Timer,
+)
+from timealign.machine import JSON, Account, Grouped, Record, Settled
+
+CONFIG_FIELDS = ("batching_window", "max_message_delay", "message_leap_limit")
+
+
+def _get(raw: Mapping[str, Any], name: str) -> Any:
+    """A field or ``None``: the model classes' own checks report what is missing."""
+    return raw.get(name)
+
+
+def config_from_json(raw: Mapping[str, Any]) -> Config:
+    unknown = sorted(set(raw) - set(CONFIG_FIELDS))
+    require(not unknown, "config", "EB-R1", f"unknown fields, expected {CONFIG_FIELDS}", unknown)
+    return Config(_get(raw, "batching_window"), _get(raw, "max_message_delay"),
+                  raw.get("message_leap_limit", 0))
+
+
+def config_to_json(config: Config) -> JSON:
+    return {name: getattr(config, name) for name in CONFIG_FIELDS}
+
+
+def input_from_json(raw: Mapping[str, Any]) -> Input:
+    op = raw.get("op")
+    if op == "message":
+        return Message(_get(raw, "key"), _get(raw, "event_time"), _get(raw, "at"),
+                       _get(raw, "id"))
+    if op == "tick":
+        return Tick(_get(raw, "at"))
+    if op == "flush":
+        return Flush()
+    raise InvalidInput("op", "EB-R2", "must be 'message', 'tick' or 'flush'", op)
+
+
+def input_to_json(item: Input) -> JSON:
+    if isinstance(item, Message):
+        return {"op": "message", "at": item.at, "key": item.key, "event_time": item.event_time,
+                "id": item.id}
+    if isinstance(item, Tick):
+        return {"op": "tick", "at": item.at}
+    return {"op": "flush"}
+
+
+def output_to_json(output: Output) -> JSON:
+    if isinstance(output, Batch):
+        return {"kind": "batch", "start": output.start, "end": output.end, "ids": list(output.ids)}
+    if isinstance(output, Timer):
+        return {"kind": "timer", "at": output.at}
+    if isinstance(output, Rejected):
+        return {"kind": "rejected", "id": output.id, "reason": output.reason}
+    return {"kind": "dropped", "id": output.id, "reason": output.reason}
+
+
+def output_from_json(raw: Mapping[str, Any]) -> Output:
+    """Decode an output (another implementation's, for the invariant checks)."""
+    kind = raw.get("kind")
+    if kind == "batch":
+        return Batch(raw["start"], raw["end"], tuple(raw["ids"]))
+    if kind == "timer":
+        return Timer(raw["at"])
+    if kind == "rejected":
+        return Rejected(raw["id"], raw["reason"])
+    if kind == "dropped":
+        return Dropped(raw["id"], raw["reason"])
+    raise InvalidInput("kind", "EB-R2", "must be 'batch', 'timer', 'rejected' or 'dropped'", kind)
+
+
+def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[Input]:
+    """Rows in arrival order: topic is the key, stamp the event time, arrival the ``at``."""
+    for record in records:
+        yield Message(record.topic, record.stamp, record.arrival, record.id)
+
+
+def account(output: Output) -> Account:
+    if isinstance(output, Batch):
+        return Grouped(output.ids, output.start, output.end)
+    if isinstance(output, Rejected):
+        return Settled(output.id, "rejected", output.reason)
+    if isinstance(output, Dropped):
+        return Settled(output.id, "dropped", output.reason)
+    return None
+
+
+def timer_of(output: Output) -> int | None:
+    return output.at if isinstance(output, Timer) else None
+
+
+def clock_of(item: Input) -> int | None:
+    return None if isinstance(item, Flush) else item.at

@@ -1,0 +1,171 @@
+"""The ApproximateTime conformance cases: one vector per behaviour, naming its rule ids.
+
+Outputs are filled in by ``python -m vectors.generate approximate_time`` from the
+reference; ``tests/approximate_time/test_at_vectors.py`` checks the key ones against
+outputs derived by hand from the note. The algorithm description has no numeric worked
+examples; the worked examples of the note (the float64 trap of §7.1, the ROS 1 rounding
+example of §14, the livelock of §10) are here under ``note_…`` names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from timealign.vectors import Vector
+
+JSON = dict[str, Any]
+END: JSON = {"op": "end"}
+
+
+def msg(ident: str, topic: int, stamp: int) -> JSON:
+    return {"op": "message", "topic": topic, "stamp": stamp, "id": ident}
+
+
+def config(topics: int | list[str], queue_size: int = 10, age_penalty: float | None = None,
+           max_interval_duration: int | None = None,
+           inter_message_lower_bounds: list[int] | None = None,
+           arithmetic: str | None = None) -> JSON:
+    body: JSON = {
+        "topics": topics,
+        "queue_size": queue_size,
+        "age_penalty": age_penalty,
+        "max_interval_duration": max_interval_duration,
+        "inter_message_lower_bounds": inter_message_lower_bounds,
+    }
+    if arithmetic is not None:
+        body["arithmetic"] = arithmetic
+    return body
+
+
+def case(name: str, rules: str, description: str, cfg: JSON, inputs: list[JSON]) -> Vector:
+    return Vector(algorithm="approximate_time", name=name, config=cfg, inputs=tuple(inputs),
+                  description=description, rules=tuple(rules.split()))
+
+
+CASES: list[Vector] = [
+    case("exact_match_publishes_at_once", "AT-R3 AT-R6 AT-R10 AT-R12 AT-R14 AT-R18 AT-D6",
+         "Equal fronts on three topics: the first candidate is provably optimal at once.",
+         config(3), [msg("a0", 0, 10), msg("b0", 1, 10), msg("c0", 2, 10), END]),
+    case("improvement_destroys_past", "AT-R11 AT-R12 AT-R13 AT-D1 AT-D7 AT-D9 AT-D11",
+         "a0/b6 cannot be proven; a10 gives a tighter set: a0 is destroyed (superseded), "
+         "b6 moves to the past, the start topic is the pivot: publish {a10, b6}.",
+         config(2), [msg("a0", 0, 0), msg("b6", 1, 6), msg("a10", 0, 10), END]),
+    case("virtual_search_publishes_with_zero_bounds", "AT-R13 AT-D7",
+         "All bounds 0: a0 is hidden and topic 0 gets the virtual stamp pivot_time 10; the "
+         "search virtually moves b0 (no gain), sees b30, whose age proves {a0, b0, c10} "
+         "optimal.",
+         config(3), [msg("b0", 1, 0), msg("b30", 1, 30), msg("c10", 2, 10), msg("a0", 0, 0),
+                     END]),
+    case("queued_message_does_not_resume_search", "AT-R3 AT-D5",
+         "b100 lands behind b6 while a search is pending: nothing runs until topic 0's "
+         "deque becomes non-empty again.",
+         config(2), [msg("a0", 0, 0), msg("b6", 1, 6), msg("b100", 1, 100),
+                     msg("a10", 0, 10), END]),
+    case("lower_bound_publishes_earlier", "AT-R13 AT-D7",
+         "Bound 25 on topic 0: the virtual stamp of topic 0 is 25, which proves {a0, b10} "
+         "optimal at once.",
+         config(2, inter_message_lower_bounds=[25, 0]),
+         [msg("b10", 1, 10), msg("a0", 0, 0), msg("a30", 0, 30), END]),
+    case("lower_bound_zero_waits", "AT-R13",
+         "The same input without bounds: {a0, b10} is published only when a30 arrives.",
+         config(2), [msg("b10", 1, 10), msg("a0", 0, 0), msg("a30", 0, 30), END]),
+    case("max_interval_is_strict", "AT-R8 AT-D10",
+         "max_interval_duration 5: a spread of exactly 5 is accepted; a1/b1 spread 6, so "
+         "the start front a1 is deleted permanently.",
+         config(2, max_interval_duration=5),
+         [msg("a0", 0, 0), msg("b0", 1, 5), msg("a1", 0, 20), msg("b1", 1, 26), END]),
+    case("note_livelock_after_last_topic_overflow",
+         "AT-R5 AT-R7 AT-R9 AT-R18 AT-D3 AT-D4 AT-H1",
+         "Equal stamps, queue_size 1: topic 1 overflows, its flag survives because it "
+         "stays the end topic, and every topic-0 message is refused forever (note §10).",
+         config(2, queue_size=1),
+         [msg("b1", 1, 0), msg("b2", 1, 0), msg("a1", 0, 0), msg("a2", 0, 0),
+          msg("b3", 1, 0), msg("a3", 0, 0), END]),
+    case("overflow_of_topic0_recovers", "AT-R5 AT-R7 AT-D3",
+         "Equal stamps, queue_size 1: topic 0 overflows, but topic 0 is never the end "
+         "topic, so its flag is cleared and the next set is published.",
+         config(2, queue_size=1), [msg("a1", 0, 0), msg("a2", 0, 0), msg("b1", 1, 0), END]),
+    case("overflow_counts_deque_and_past", "AT-R5 AT-D4",
+         "b1 overflows topic 1 (b0 in the past plus b1 in the past: the deque is empty); "
+         "counting the deque only would publish {a0, b0} instead of {a0, b1}.",
+         config(2, queue_size=1),
+         [msg("a0", 0, 2), msg("b0", 1, 0), msg("b1", 1, 0), msg("b2", 1, 4), END]),
+    case("overflow_checked_after_process", "AT-R5 AT-D4",
+         "Topic 0 holds a0 in the past and receives a10 (2 > queue_size 1): the set "
+         "{a10, b10} is published first, so a0 is superseded, not overflowed.",
+         config(2, queue_size=1), [msg("b10", 1, 10), msg("a0", 0, 0), msg("a10", 0, 10), END]),
+    case("overflow_drops_candidate_message", "AT-R5 AT-R9 AT-D4",
+         "b11 overflows topic 1 while {a0, b10} is the candidate: the candidate's own b10 is "
+         "dropped, the candidate discarded, process() re-run, and a0 refused.",
+         config(2, queue_size=1), [msg("b10", 1, 10), msg("a0", 0, 0), msg("b11", 1, 11), END]),
+    case("overflow_flag_without_candidate", "AT-R5 AT-R9 AT-D4",
+         "a5 overflows topic 0 with no candidate: the flag is set anyway; topic 0 is then "
+         "the end topic, so b1 is refused.",
+         config(2, queue_size=1), [msg("a0", 0, 0), msg("a5", 0, 5), msg("b1", 1, 1), END]),
+    case("warning_out_of_order", "AT-R4 AT-D12",
+         "a3 after a5 on topic 0: one out_of_order warning; a1 is not warned about again; "
+         "nothing is reordered.",
+         config(2), [msg("a5", 0, 5), msg("a3", 0, 3), msg("a1", 0, 1), msg("b4", 1, 4), END]),
+    case("warning_closer_than_bound", "AT-R4",
+         "Bound 10 on topic 1: b5 follows b0 by 5 ns in the deque: one closer_than_bound "
+         "warning.",
+         config(2, inter_message_lower_bounds=[0, 10]),
+         [msg("b0", 1, 0), msg("b5", 1, 5), msg("b7", 1, 7), END]),
+    case("note_float64_trap_ros2", "AT-R11 AT-R15 AT-D8",
+         "age_penalty 0.7: age 10 scales to trunc(10 x 1.69999999999999995559) = 16 < gain "
+         "17, so {a27, b17} replaces the candidate (note §7.1).",
+         config(2, age_penalty=0.7), [msg("a0", 0, 0), msg("b17", 1, 17), msg("a27", 0, 27), END]),
+    case("note_float64_trap_ros1", "AT-R16",
+         "The same input in ROS 1 arithmetic: 17 >= 17 is a tie, the older {a0, b17} wins.",
+         config(2, age_penalty=0.7, arithmetic="ros1"),
+         [msg("a0", 0, 0), msg("b17", 1, 17), msg("a27", 0, 27), END]),
+    case("note_ros1_rounding_ros2", "AT-R15",
+         "age_penalty 0.25, age 2 ns: ROS 2 truncates 2.5 to 2 < gain 3: {a7, b5} (note §14).",
+         config(2, age_penalty=0.25), [msg("a2", 0, 2), msg("b5", 1, 5), msg("a7", 0, 7), END]),
+    case("note_ros1_rounding_ros1", "AT-R16",
+         "The same input in ROS 1 arithmetic: 2.5 rounds to 3 >= 3: {a2, b5}.",
+         config(2, age_penalty=0.25, arithmetic="ros1"),
+         [msg("a2", 0, 2), msg("b5", 1, 5), msg("a7", 0, 7), END]),
+    case("default_age_penalty_is_0_1", "AT-D14 AT-R15 AT-R1",
+         "age_penalty null means 0.1: age 10 scales to 11 >= gain 11, so the older "
+         "{a0, b11} is kept (with 0 the newer {a21, b11} would win).",
+         config(2), [msg("a0", 0, 0), msg("b11", 1, 11), msg("a21", 0, 21), END]),
+    case("tie_rule_start_lowest_index", "AT-R6 AT-D2",
+         "Start ties go to the lowest index: nothing is published here, whereas the "
+         "highest-index rule would publish {a0, b1, c2} at c4.",
+         config(3), [msg("a0", 0, 0), msg("b1", 1, 2), msg("c2", 2, 0), msg("c4", 2, 4), END]),
+    case("pivot_time_fixed_at_first_candidate", "AT-R11 AT-R12 AT-D13",
+         "Improvements raise candidate_end to 11 while pivot_time stays 10; the optimality "
+         "test uses pivot_time and publishes {a11, b10, c10}.",
+         config(3), [msg("c10", 2, 10), msg("a0", 0, 0), msg("b2", 1, 2), msg("a11", 0, 11),
+                     msg("b9", 1, 9), msg("b10", 1, 10), END]),
+    case("several_sets_in_one_input", "AT-D16 AT-R14",
+         "b6 completes two sets in one input: {a1, b0} and then {a2, b3}.",
+         config(2), [msg("b0", 1, 2), msg("a1", 0, 3), msg("a2", 0, 6), msg("b3", 1, 6), END]),
+    case("single_topic", "AT-D15 AT-R1",
+         "N = 1: every message is published alone at once, whatever its stamp.",
+         config(1), [msg("a5", 0, 5), msg("a3", 0, 3), msg("a9", 0, 9), END]),
+    case("end_reports_pending_and_restarts", "AT-R17 AT-R18 AT-D18 AT-D19 AT-D20",
+         "End reports the held messages (topic order; past then deque) and starts afresh: "
+         "the next two messages form a set of their own.",
+         config(2), [msg("b10", 1, 10), msg("a0", 0, 0), msg("b20", 1, 20), END,
+                     msg("a30", 0, 30), msg("b30", 1, 30), END]),
+    case("named_topics", "AT-R1 AT-D21",
+         "Topics given by name; inputs and outputs still use topic indices.",
+         config(["camera", "lidar"]), [msg("c1", 0, 100), msg("l1", 1, 100), END]),
+    case("config_rejects_queue_size_zero", "AT-R1 AT-D17",
+         "queue_size 0 is undefined behaviour upstream; the reference rejects it.",
+         config(2, queue_size=0), [msg("a0", 0, 0)]),
+    case("config_rejects_negative_age_penalty", "AT-R1 AT-D17",
+         "A negative age penalty is accepted by upstream release builds; rejected here.",
+         config(2, age_penalty=-0.5), [msg("a0", 0, 0)]),
+    case("config_rejects_short_bound_list", "AT-R1 AT-D17",
+         "One lower bound for two topics (upstream would index out of range).",
+         config(2, inter_message_lower_bounds=[5]), [msg("a0", 0, 0)]),
+    case("input_errors_change_nothing", "AT-R2 AT-D17",
+         "A topic out of range, a negative stamp and a non-integer stamp are rejected; the "
+         "run goes on from the state before each.",
+         config(2), [msg("a0", 0, 0), msg("x1", 2, 0), msg("x2", 1, -1),
+                     {"op": "message", "topic": 1, "stamp": 1.5, "id": "x3"},
+                     msg("b0", 1, 0), END]),
+]
