@@ -14,13 +14,12 @@ from pyspark.sql import functions as F
 
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, PairsConfig
 from tests.spark.expected import expected_tables, spark_tables
-from tests.spark.machines import CASES, Case, make_fleet
+from tests.spark.machines import CASES, Case
 from timealign import registry
 from timealign.cli import main
 from timealign.errors import InvalidInput
 from timealign.spark.batch import run_batch
 from timealign.spark.check import check_no_loss
-from timealign.spark.generate import Plan
 from timealign.spark.outcomes import LossError
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.summary import summarize
@@ -29,26 +28,20 @@ from timealign.spark.verify import verify
 CONFIG = PairsConfig(window=3_000_000, timeout=20_000_000)
 
 
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("fleet")
-    return make_fleet(folder, Plan(robots=12, seconds=3.0, seed=7, files=3))
-
-
 def tables(spark: SparkSession, output: Path) -> tuple[Any, Any]:
     return (spark.read.parquet(str(output / "groups")),
             spark.read.parquet(str(output / "outcomes")))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_sp_i2_r3_every_source_equals_replay(spark: SparkSession, fleet: Path, tmp_path: Path,
-                                             case: Case) -> None:
+def test_sp_i2_r3_every_source_equals_replay(spark: SparkSession, fleet: Path,
+                                             batch_output: Any, case: Case) -> None:
     """SP-I2, SP-R3, SP-R4, SP-R5, SP-R7: per source, the tables equal `timealign.replay`
     of that source's driven inputs, on a generated fleet of 12 sources."""
-    result = run_batch(spark, case.algorithm, case.config, str(fleet), str(tmp_path))
+    output = batch_output(case)
     want_groups, want_outcomes = expected_tables(case.algorithm, case.config, fleet)
-    got_groups, got_outcomes = spark_tables(*tables(spark, tmp_path))
-    assert result.rows == len(want_outcomes) == len(got_outcomes) > 1000
+    got_groups, got_outcomes = spark_tables(*tables(spark, output))
+    assert len(want_outcomes) == len(got_outcomes) > 1000
     assert len(got_groups) > 10
     assert got_groups == want_groups
     assert got_outcomes == want_outcomes
@@ -72,29 +65,30 @@ def test_sp_r2_ties_broken_by_file_then_row(spark: SparkSession, tmp_path: Path)
     assert {r["source"] for r in outcomes.collect()} == {""}  # SP-D3
 
 
-def write_formats(fleet: Path, target: Path) -> dict[str, tuple[str, list[str]]]:
+def write_formats(fleet: Path, target: Path) -> dict[str, str]:
     table = pq.read_table(fleet).drop(["size", "kind", "poll"]).slice(0, 3000)
     renamed = table.rename_columns(["robot", "msg", "topic", "t_ns", "arrival"])
     (target / "parquet").mkdir(parents=True)
     pq.write_table(renamed, target / "parquet" / "part.parquet")
     renamed.to_pandas().to_csv(target / "data.csv", index=False)
     renamed.to_pandas().to_json(target / "data.json", orient="records", lines=True)
-    mapping = ["source=robot", "id=msg", "stamp=t_ns"]
-    return {"parquet": (str(target / "parquet"), mapping), "csv": (str(target / "data.csv"),
-                                                                   mapping),
-            "json": (str(target / "data.json"), mapping)}
+    return {"parquet": str(target / "parquet"), "csv": str(target / "data.csv"),
+            "json": str(target / "data.json")}
 
 
-def test_sp_r1_formats_and_column_mapping_agree(spark: SparkSession, fleet: Path,
-                                                tmp_path: Path) -> None:
-    """SP-R1: Parquet, CSV and JSON lines with mapped column names give the same outcomes."""
-    results = []
-    for fmt, (path, mapping) in write_formats(fleet, tmp_path).items():
-        out = tmp_path / f"out-{fmt}"
-        run_batch(spark, PAIRS, CONFIG, path, str(out), fmt, ColumnMap.parse(mapping))
-        results.append(spark_tables(*tables(spark, out)))
-    assert results[0] == results[1] == results[2]
-    assert len(results[0][1]) == 3000
+def test_sp_r1_r2_formats_and_column_mapping_agree(spark: SparkSession, fleet: Path,
+                                                   tmp_path: Path) -> None:
+    """SP-R1, SP-R2: Parquet, CSV and JSON lines with mapped column names give the same
+    canonical rows in the same replay order."""
+    mapping = ColumnMap.parse(["source=robot", "id=msg", "stamp=t_ns"])
+    orders = []
+    for fmt, path in write_formats(fleet, tmp_path).items():
+        rows = read_input(spark, path, fmt, mapping).orderBy(
+            "source", "arrival", "order_file", "order_row")
+        orders.append([tuple(r) for r in rows.select(
+            "source", "id", "topic", "stamp", "arrival", "kind", "poll").collect()])
+    assert orders[0] == orders[1] == orders[2]
+    assert len(orders[0]) == 3000 and orders[0][0][5:] == (None, None)
 
 
 def test_sp_r1_d2_timestamps_and_missing_arrival(spark: SparkSession, tmp_path: Path) -> None:
@@ -134,11 +128,10 @@ def test_sp_d4_a_row_the_machine_rejects_fails_the_job(spark: SparkSession,
 
 
 def test_sp_r6_i1_reconciliation_catches_lost_and_duplicated_rows(
-        spark: SparkSession, fleet: Path, tmp_path: Path) -> None:
+        spark: SparkSession, fleet: Path, batch_output: Any) -> None:
     """SP-R6, SP-I1: the Spark-side check fails on a missing or a duplicated outcome."""
-    run_batch(spark, PAIRS, CONFIG, str(fleet), str(tmp_path))
     rows = read_input(spark, str(fleet), "parquet", ColumnMap())
-    _, outcomes = tables(spark, tmp_path)
+    _, outcomes = tables(spark, batch_output(CASES[0]))
     assert check_no_loss(rows, outcomes) == rows.count()
     victim = outcomes.first()
     assert victim is not None
@@ -174,17 +167,21 @@ def test_sp_r9_cli_run_prints_summary(spark: SparkSession, fleet: Path, tmp_path
     assert TIMED_PAIRS.name == "timed_pairs"
 
 
+VERIFIED = next((c for c in CASES if c.name == "approximate_time"), CASES[0])
+
+
 def test_sp_i2_verify_rechecks_written_tables(spark: SparkSession, fleet: Path,
-                                              tmp_path: Path) -> None:
-    """SP-I2, SP-R6: `timealign.spark.verify` accepts a run's own tables and rejects
-    doctored ones (a group renumbered)."""
-    run_batch(spark, PAIRS, CONFIG, str(fleet), str(tmp_path / "run"))
-    assert verify(spark, PAIRS, CONFIG, str(fleet), str(tmp_path / "run")) == {
-        "rows": spark.read.parquet(str(fleet)).count(), "invariants": 0}
-    groups, outcomes = tables(spark, tmp_path / "run")
+                                              batch_output: Any, tmp_path: Path) -> None:
+    """SP-I2, SP-R6: `timealign.spark.verify` accepts a run's own tables (checking the
+    machine's executable invariants on every source) and rejects doctored ones."""
+    output = batch_output(VERIFIED)
+    checked = verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet), str(output))
+    assert checked == {"rows": spark.read.parquet(str(fleet)).count(),
+                       "invariants": int(VERIFIED.name != "pairs")}
+    groups, outcomes = tables(spark, output)
     doctored = tmp_path / "doctored"
     groups.withColumn("seq", F.col("seq") + F.when(F.col("seq") == 3, 1).otherwise(0)) \
         .write.parquet(str(doctored / "groups"))
     outcomes.write.parquet(str(doctored / "outcomes"))
     with pytest.raises(AssertionError, match=r"groups: 12 row\(s\) of the re-run missing"):
-        verify(spark, PAIRS, CONFIG, str(fleet), str(doctored))
+        verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet), str(doctored))

@@ -53,7 +53,8 @@ def test_sp_r14_late_row_is_rejected_not_fed() -> None:
 
 
 def test_sp_r13_timers_deliver_ticks_and_rearm() -> None:
-    """SP-R13: one Spark timer at the earliest instant; on expiry, due ticks fire."""
+    """SP-R13, SP-D5: one Spark timer at the earliest instant; the processing-time clock
+    decides when it expires, and then due ticks fire at their own instants."""
     tester = TwsTester(MachineProcessor(TIMED_PAIRS, CONFIG), timeMode="ProcessingTime")
     tester.testInPandas("r", frame(("a", "x", 0, 1_000_000)))
     assert list(tester.handle._timers.listTimers("r")) == [11]

@@ -16,22 +16,14 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tests.spark.conftest import ROOT
-from tests.spark.machines import CASES, Case, make_fleet
-from timealign.spark.batch import run_batch
+from tests.spark.machines import CASES, Case
 from timealign.spark.check import check_no_loss
-from timealign.spark.generate import Plan
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.streaming import held_ids, read_table, run_stream
 
 CLOCK_FREE = [case for case in CASES if not case.clocked and case.per_row]
 # The kill test runs the most realistic clock-free machine available.
 KILLED = CLOCK_FREE[-1]
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("stream-fleet")
-    return make_fleet(folder, Plan(robots=6, seconds=3.0, seed=11, files=3))
 
 
 def outcome_rows(frame: Any) -> list[tuple[Any, ...]]:
@@ -61,14 +53,14 @@ def uninterrupted(spark: SparkSession, fleet: Path,
 
 @pytest.mark.parametrize("case", CLOCK_FREE, ids=lambda c: c.name)
 def test_sp_i3_d1_r15_stream_equals_batch_minus_the_end(
-        spark: SparkSession, fleet: Path, tmp_path: Path, case: Case,
+        spark: SparkSession, fleet: Path, batch_output: Any, case: Case,
         uninterrupted: dict[str, tuple[Path, Path]]) -> None:
     """SP-I3, SP-D1, SP-R11, SP-R15: over three micro-batches, the stream's tables equal the
     batch tables without the end input's outputs; the held ids are the batch's pending."""
     output, checkpoint = uninterrupted[case.name]
-    run_batch(spark, case.algorithm, case.config, str(fleet), str(tmp_path))
-    batch_groups = spark.read.parquet(str(tmp_path / "groups"))
-    batch_outcomes = spark.read.parquet(str(tmp_path / "outcomes"))
+    batch = batch_output(case)
+    batch_groups = spark.read.parquet(str(batch / "groups"))
+    batch_outcomes = spark.read.parquet(str(batch / "outcomes"))
     streamed = spark.read.parquet(str(output / "outcomes"))
     assert sorted({r["batch"] for r in streamed.select("batch").collect()}) == [0, 1, 2]
     assert group_rows(read_table(spark, str(output), "groups")) == \
