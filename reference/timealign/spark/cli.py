@@ -49,18 +49,25 @@ def _failed(error: Exception) -> int:
     return 3
 
 
-def _run(args: argparse.Namespace) -> int:
-    from timealign.spark.batch import OrderError, run_batch
-    from timealign.spark.outcomes import LossError
-    from timealign.spark.progress import Progress
+def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
+    """The algorithm, its config, the column map and the session of a Spark command."""
     from timealign.spark.schema import ColumnMap
     from timealign.spark.session import build_session
-    from timealign.spark.summary import format_summary, summarize
 
     algorithm = registry.get(args.algorithm)
     config = load_config(algorithm, args.config)
     columns = ColumnMap.parse(args.column)
-    spark = build_session(args.master, f"timealign run {args.algorithm}")
+    return algorithm, config, columns, build_session(args.master,
+                                                     f"timealign {command} {args.algorithm}")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from timealign.spark.batch import OrderError, run_batch
+    from timealign.spark.outcomes import LossError
+    from timealign.spark.progress import Progress
+    from timealign.spark.summary import format_summary, summarize
+
+    algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
     try:
         with Progress(spark, "run", enabled=not args.quiet):
@@ -83,14 +90,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _stream(args: argparse.Namespace) -> int:
     from timealign.spark.outcomes import LossError
-    from timealign.spark.schema import ColumnMap
-    from timealign.spark.session import build_session
     from timealign.spark.streaming import run_stream
 
-    algorithm = registry.get(args.algorithm)
-    config = load_config(algorithm, args.config)
-    columns = ColumnMap.parse(args.column)
-    spark = build_session(args.master, f"timealign stream {args.algorithm}")
+    algorithm, config, columns, spark = _setup(args, "stream")
     try:
         batches = run_stream(spark, algorithm, config, args.source, args.output,
                              args.checkpoint, args.format, columns, args.available_now,

@@ -6,7 +6,7 @@ it, so it must not depend on import paths (raw pickle does). The value is compac
     {"v": 1, "algorithm": NAME, "state": ..., "timers": [...], "index": N,
      "arrival": A, "seq": G, "open": [ids...]}
 
-The machine state is encoded structurally: an attrs instance becomes
+The machine state is encoded structurally: an attrs instance or a named tuple becomes
 ``{"c": class name, "f": {field: value}}``, a tuple a JSON list, and the few other
 containers a one-key tagged object. Classes are looked up by *name* in the table of attrs
 classes reachable from the state's type hints, so a module may move without breaking a
@@ -33,15 +33,28 @@ VERSION = 1
 RULE = "SP-R12"
 
 
+def _is_record(cls: Any) -> bool:
+    """An attrs class or a named tuple: a class whose instances have named fields."""
+    return isinstance(cls, type) and (attrs.has(cls) or (issubclass(cls, tuple)
+                                                         and hasattr(cls, "_fields")))
+
+
+def _field_names(cls: Any) -> tuple[str, ...]:
+    return tuple(cls._fields) if issubclass(cls, tuple) else tuple(
+        f.name for f in attrs.fields(cls))
+
+
 def _hints(cls: type) -> list[Any]:
     try:
         return list(typing.get_type_hints(cls).values())
     except (NameError, TypeError):
+        if not attrs.has(cls):
+            return []
         return [f.type for f in attrs.fields(cls) if not isinstance(f.type, str)]
 
 
 def reachable_classes(root: Any) -> dict[str, type]:
-    """Name -> class for every attrs class or enum reachable from the type ``root``."""
+    """Name -> class for every attrs class, named tuple or enum reachable from ``root``."""
     table: dict[str, type] = {}
     pending: list[Any] = [root]
     seen: set[int] = set()
@@ -53,12 +66,12 @@ def reachable_classes(root: Any) -> dict[str, type]:
         pending.extend(typing.get_args(hint))
         if isinstance(hint, types.GenericAlias) or typing.get_origin(hint) is not None:
             continue
-        if isinstance(hint, type) and (attrs.has(hint) or issubclass(hint, enum.Enum)):
+        if _is_record(hint) or (isinstance(hint, type) and issubclass(hint, enum.Enum)):
             known = table.setdefault(hint.__name__, hint)
             if known is not hint:
                 raise InvalidInput("state", RULE, "two state classes share a name",
                                    hint.__qualname__)
-            if attrs.has(hint):
+            if _is_record(hint):
                 pending.extend(_hints(hint))
     return table
 
@@ -76,16 +89,16 @@ class StateCodec:
             if isinstance(value, enum.Enum):
                 return self._encode_enum(value)
             return value
-        if isinstance(value, tuple):
-            return [self._encode(item) for item in value]
         kind: Any = type(value)
-        if attrs.has(kind):
+        if _is_record(kind):
             name = kind.__name__
             if self.classes.get(name) is not kind:
                 raise InvalidInput("state", RULE, "class not reachable from the state type",
                                    kind.__qualname__)
-            fields = {f.name: self._encode(getattr(value, f.name)) for f in attrs.fields(kind)}
+            fields = {f: self._encode(getattr(value, f)) for f in _field_names(kind)}
             return {"c": name, "f": fields}
+        if isinstance(value, tuple):
+            return [self._encode(item) for item in value]
         if isinstance(value, enum.Enum):
             return self._encode_enum(value)
         if isinstance(value, frozenset):
@@ -113,6 +126,8 @@ class StateCodec:
         if "c" in value:
             cls: Any = self._class(value["c"])
             fields = {k: self._decode(v) for k, v in value["f"].items()}
+            if issubclass(cls, tuple):
+                return cls(**fields)
             by_name = {f.name: f for f in attrs.fields(cls)}
             instance = cls(**{by_name[k].alias: v for k, v in fields.items()
                               if by_name[k].init})

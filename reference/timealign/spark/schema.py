@@ -14,6 +14,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from timealign.errors import InvalidInput, require
 
@@ -38,19 +39,7 @@ COMBINED = T.StructType([
     T.StructField("outcome", T.StringType()),
     T.StructField("reason", T.StringType()),
 ])
-ARROW_COMBINED = pa.schema([
-    pa.field("table", pa.string(), False),
-    pa.field("source", pa.string(), False),
-    pa.field("seq", pa.int64()),
-    pa.field("start", pa.int64()),
-    pa.field("end", pa.int64()),
-    pa.field("ids", pa.list_(pa.field("element", pa.string(), False))),
-    pa.field("at", pa.int64()),
-    pa.field("input", pa.int64()),
-    pa.field("id", pa.string()),
-    pa.field("outcome", pa.string()),
-    pa.field("reason", pa.string()),
-])
+ARROW_COMBINED: pa.Schema = to_arrow_schema(COMBINED)
 GROUP_COLUMNS: tuple[str, ...] = ("source", "seq", "start", "end", "ids", "at", "input")
 OUTCOME_COLUMNS: tuple[str, ...] = ("source", "id", "outcome", "seq", "reason", "at", "input")
 
