@@ -89,7 +89,7 @@ def checker(algorithm: Algorithm[Any, Any, Any, Any]) -> Any:
 
 
 def moves(trace: Trace) -> list[Record]:
-    last = max((r.arrival for r in trace if isinstance(r, Record)), default=0)
+    last = max((r.arrival for r in trace if isinstance(r, Record)), default=10)
     name = f"m{len(trace)}"
     return [Record(name, topic, last + delta - lag, last + delta)
             for topic in ("x", "y") for delta in (0, 6, 15) for lag in (0, 4)]
