@@ -16,7 +16,6 @@ Spark re-runs after a crash replaces its own earlier attempt: exactly once (SP-R
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -228,16 +227,3 @@ def held_ids(
 def read_table(spark: SparkSession, output: str, table: str) -> DataFrame:
     """One output table of a stream, without its ``batch`` partition column."""
     return spark.read.parquet(f"{output}/{table}").drop("batch")
-
-
-def wait_for_commit(checkpoint: str, batch: int, timeout: float) -> bool:
-    """True once micro-batch ``batch`` is committed (used by tests and tools)."""
-    from pathlib import Path
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (Path(checkpoint) / "commits" / str(batch)).exists():
-            return True
-        time.sleep(0.2)
-    return False
-

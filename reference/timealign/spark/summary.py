@@ -27,7 +27,6 @@ def summarize(groups: DataFrame, outcomes: DataFrame) -> dict[str, Any]:
     levels = list(PERCENTILES)
     figures = groups.select(
         F.count(F.lit(1)).alias("groups"),
-        F.countDistinct("source").alias("sources"),
         F.percentile(F.col("end") - F.col("start"), F.array(*map(F.lit, levels))).alias("s"),
         F.percentile(F.col("at") - F.col("end"), F.array(*map(F.lit, levels))).alias("l"),
     ).first()
