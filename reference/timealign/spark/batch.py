@@ -136,7 +136,7 @@ def run_batch(
     from timealign.spark.check import check_no_loss
 
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
-    combined = replay_frame(rows, algorithm, config).persist(StorageLevel.DISK_ONLY)
+    combined = replay_frame(rows, algorithm, config).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         schema.groups_of(combined).write.mode("overwrite").parquet(f"{output}/groups")
         schema.outcomes_of(combined).write.mode("overwrite").parquet(f"{output}/outcomes")
