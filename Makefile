@@ -41,6 +41,7 @@ test: lint typecheck unit crosshair
 proofs: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(PROOF_SECONDS) --report-all
 	$(BIN)/python -m proofs.explore
+	$(BIN)/python -m proofs.explore_rate_aware_batcher  # liveness probes (spec RB, bounded exploration)
 
 vectors: $(STAMP)
 	$(BIN)/python -m vectors.generate

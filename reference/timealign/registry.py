@@ -15,6 +15,7 @@ from timealign.machine import Algorithm
 _ENTRIES: dict[str, str] = {
     "approximate_time": "timealign.approximate_time:ALGORITHM",
     "event_time_batcher": "timealign.event_time_batcher:ALGORITHM",
+    "rate_aware_batcher": "timealign.rate_aware_batcher:ALGORITHM",
 }
 
 

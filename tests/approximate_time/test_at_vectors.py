@@ -86,6 +86,14 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
     "pivot_time_fixed_at_first_candidate": [
         drop(3, "a0", "superseded"), drop(4, "b2", "superseded"),
         drop(5, "b9", "superseded"), pub(5, "a11", "b10", "c10")],
+    # AT-H3: the ROS-wiki optimality counterexample (invalid bound), no warning.
+    "wiki_optimality_fails_with_too_large_bound": [pub(1, "m1", "m0"), *pend(3, "m2")],
+    # AT-H4: crossing sets with out-of-order stamps.
+    "wiki_sets_cross_with_out_of_order_stamps": [pub(1, "m1", "m0"), pub(3, "m2", "m3")],
+    # AT-H5: overflow makes the sets depend on the interleaving.
+    "wiki_arrival_order_matters_with_overflow_a": [
+        drop(1, "a0", "queue_overflow"), pub(2, "a1", "b0")],
+    "wiki_arrival_order_matters_with_overflow_b": [pub(1, "a0", "b0"), *pend(3, "a1")],
     # AT-D16: two sets in one input.
     "several_sets_in_one_input": [pub(3, "a1", "b0"), pub(3, "a2", "b3")],
     # AT-D15: N = 1.

@@ -139,6 +139,24 @@ CASES: list[Vector] = [
          "test uses pivot_time and publishes {a11, b10, c10}.",
          config(3), [msg("c10", 2, 10), msg("a0", 0, 0), msg("b2", 1, 2), msg("a11", 0, 11),
                      msg("b9", 1, 9), msg("b10", 1, 10), END]),
+    case("wiki_optimality_fails_with_too_large_bound", "AT-R13 AT-H3",
+         "ROS wiki claim 5 counterexample: bound 3 on topic 0 is larger than its real "
+         "spacing (1), so {m1, m0} (spread 1) is proven optimal at once; m2 then makes "
+         "{m2, m0} (spread 0). No warning fires: m1 has left the deque.",
+         config(2, age_penalty=0.0, inter_message_lower_bounds=[3, 3]),
+         [msg("m0", 1, 2), msg("m1", 0, 1), msg("m2", 0, 2), END]),
+    case("wiki_sets_cross_with_out_of_order_stamps", "AT-D12 AT-H4",
+         "ROS wiki claim 3 fails for out-of-order input: the second set is earlier than the "
+         "first on both topics.",
+         config(2, queue_size=20),
+         [msg("m0", 1, 2), msg("m1", 0, 2), msg("m2", 0, 0), msg("m3", 1, 0), END]),
+    case("wiki_arrival_order_matters_with_overflow_a", "AT-R5 AT-H5",
+         "ROS wiki claim 6 needs large queues: with queue_size 1 this interleaving "
+         "publishes {a1, b0} ...",
+         config(2, queue_size=1), [msg("a0", 0, 0), msg("a1", 0, 0), msg("b0", 1, 0), END]),
+    case("wiki_arrival_order_matters_with_overflow_b", "AT-R5 AT-H5",
+         "... and this interleaving of the same streams publishes {a0, b0}.",
+         config(2, queue_size=1), [msg("b0", 1, 0), msg("a0", 0, 0), msg("a1", 0, 0), END]),
     case("several_sets_in_one_input", "AT-D16 AT-R14",
          "b6 completes two sets in one input: {a1, b0} and then {a2, b3}.",
          config(2), [msg("b0", 1, 2), msg("a1", 0, 3), msg("a2", 0, 6), msg("b3", 1, 6), END]),

@@ -207,8 +207,9 @@ class Lane(NamedTuple):
     ``split`` of them (counted from the oldest) form the past buffer. Equality and hash
     are over the logical content, so equal lanes compare equal whatever their layout.
     Lanes and states are named tuples rather than attrs classes because the machine
-    builds one of each per input and a tuple is built about four times faster (measured
-    in benchmarks/bench_approximate_time.py); they are just as immutable.
+    builds one of each per input, and a frozen attrs instance took about four times as long
+    to build as a tuple here (a micro-measurement; ``benchmarks/`` has the end-to-end
+    figure). They are just as immutable and hashable.
     """
 
     front: tuple[Message, ...] = ()

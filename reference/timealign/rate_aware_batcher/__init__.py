@@ -1,0 +1,48 @@
+"""The rate-aware batcher (ESS live-data ``RateAwareMessageBatcher``, card revision).
+
+A pure machine: ``initial(config)`` and ``step(config, state, input)`` over the inputs
+:class:`Poll` (one upstream ``batch()`` call), :class:`SetBatchLength` and :class:`End`,
+emitting :class:`Batch` (at most one per poll) and, at the end, :class:`Pending` for every
+message still held. Spec: ``spec/rate_aware_batcher.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from timealign.machine import Algorithm
+from timealign.rate_aware_batcher import codec
+from timealign.rate_aware_batcher.events import (
+    GATED_KINDS,
+    STREAM_KINDS,
+    Batch,
+    Config,
+    End,
+    Input,
+    Output,
+    Pending,
+    Poll,
+    Polled,
+    SetBatchLength,
+)
+from timealign.rate_aware_batcher.machine import initial, step
+from timealign.rate_aware_batcher.state import State
+
+ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
+    name="rate_aware_batcher",
+    initial=initial,
+    step=step,
+    end=codec.end,
+    account=codec.account,
+    config_from_json=codec.config_from_json,
+    config_to_json=codec.config_to_json,
+    input_from_json=codec.input_from_json,
+    input_to_json=codec.input_to_json,
+    output_to_json=codec.output_to_json,
+    inputs_from_records=codec.inputs_from_records,
+)
+
+__all__ = [
+    "ALGORITHM", "GATED_KINDS", "STREAM_KINDS", "Batch", "Config", "End", "Input", "Output",
+    "Pending", "Poll", "Polled", "SetBatchLength", "State", "initial", "step",
+]

@@ -1,0 +1,120 @@
+"""JSON codecs and adapter hooks of the rate-aware batcher (``vectors/rate_aware_batcher``).
+
+Config ``{"batch_length_s": 1.0, "timeout_s": null}`` (or ``"timeout_factor"``); inputs
+``{"op": "poll", "messages": [{"kind", "name", "timestamp", "id"}]}``,
+``{"op": "set_batch_length", "seconds": 2.0}`` and ``{"op": "end"}``; outputs
+``{"kind": "batch", "start", "end", "ids"}`` and ``{"kind": "pending", "id"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from timealign.errors import InvalidInput, require
+from timealign.machine import JSON, Account, Grouped, Record, Settled
+from timealign.rate_aware_batcher.events import (
+    Batch,
+    Config,
+    End,
+    Input,
+    Output,
+    Poll,
+    Polled,
+    SetBatchLength,
+)
+
+_CONFIG_KEYS = frozenset({"batch_length_s", "timeout_s", "timeout_factor"})
+
+
+def config_from_json(body: Mapping[str, Any]) -> Config:
+    """Decode a config object; unknown keys are refused (RB-D2)."""
+    require(isinstance(body, Mapping), "config", "RB-D2", "must be an object", body)
+    unknown = sorted(set(body) - _CONFIG_KEYS)
+    require(not unknown, "config", "RB-D2", f"unknown keys {unknown}", body)
+    return Config(
+        batch_length_s=body.get("batch_length_s", 1.0),
+        timeout_s=body.get("timeout_s"),
+        timeout_factor=body.get("timeout_factor"),
+    )
+
+
+def config_to_json(config: Config) -> JSON:
+    body: JSON = {"batch_length_s": config.batch_length_s, "timeout_s": config.timeout_s}
+    if config.timeout_factor is not None:
+        body["timeout_factor"] = config.timeout_factor
+    return body
+
+
+def _message(raw: Any, index: int) -> Polled:
+    where = f"messages[{index}]"
+    require(isinstance(raw, Mapping), where, "RB-D3", "must be an object", raw)
+    try:
+        return Polled(raw.get("kind"), raw.get("name"), raw.get("timestamp"), raw.get("id"))
+    except InvalidInput as error:
+        raise InvalidInput(f"{where}.{error.field}", error.rule, str(error), error.value) from None
+
+
+def input_from_json(body: Mapping[str, Any]) -> Input:
+    """Decode one input object (``poll``, ``set_batch_length`` or ``end``)."""
+    require(isinstance(body, Mapping), "input", "VEC-R3", "must be an object", body)
+    op = body.get("op")
+    if op == "poll":
+        raw = body.get("messages")
+        if not isinstance(raw, list):
+            raise InvalidInput("messages", "RB-D3", "must be a list", raw)
+        return Poll(tuple(_message(m, i) for i, m in enumerate(raw)))
+    if op == "set_batch_length":
+        return SetBatchLength(body.get("seconds"))  # type: ignore[arg-type]
+    if op == "end":
+        return End()
+    raise InvalidInput("op", "VEC-R3", "must be poll, set_batch_length or end", op)
+
+
+def input_to_json(item: Input) -> JSON:
+    if isinstance(item, Poll):
+        return {"op": "poll", "messages": [
+            {"kind": m.kind, "name": m.name, "timestamp": m.timestamp, "id": m.id}
+            for m in item.messages
+        ]}
+    if isinstance(item, SetBatchLength):
+        return {"op": "set_batch_length", "seconds": item.seconds}
+    return {"op": "end"}
+
+
+def output_to_json(output: Output) -> JSON:
+    if isinstance(output, Batch):
+        return {"kind": "batch", "start": output.start, "end": output.end,
+                "ids": list(output.ids)}
+    return {"kind": "pending", "id": output.id}
+
+
+def account(output: Output) -> Account:
+    """A batch groups its members; a message held at the end is settled as pending."""
+    if isinstance(output, Batch):
+        return Grouped(output.ids, output.start, output.end)
+    return Settled(output.id, "pending", "end_of_input")
+
+
+def end(_config: Config) -> Input:
+    return End()
+
+
+def inputs_from_records(_config: Config, records: Iterable[Record]) -> Iterator[Input]:
+    """Rows in arrival order -> polls (RB-D5), lazily.
+
+    Consecutive rows with the same ``poll`` number form one poll; a row without a poll
+    number is a poll of its own. ``kind`` -> stream kind, ``topic`` -> stream name,
+    ``stamp`` -> timestamp, ``id`` -> id.
+    """
+    current: list[Polled] = []
+    number: int | None = None
+    for record in records:
+        message = Polled(record.kind, record.topic, record.stamp, record.id)  # type: ignore[arg-type]
+        if current and (record.poll is None or record.poll != number):
+            yield Poll(tuple(current))
+            current = []
+        current.append(message)
+        number = record.poll
+    if current:
+        yield Poll(tuple(current))

@@ -1,0 +1,156 @@
+"""Configuration, inputs and outputs of the rate-aware batcher (spec RB-R1, RB-D1 to RB-D4).
+
+Small frozen classes whose constructors validate what they are given (h11 style), so a
+bad value is refused with :class:`timealign.InvalidInput` before any state is touched.
+Seconds are floats as upstream takes them; everything stored about time is integer ns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import attrs
+
+from timealign.errors import InvalidInput, require, require_ns
+from timealign.rate_aware_batcher.grid import from_seconds
+
+DEFAULT_TIMEOUT_FACTOR = 1.2
+#: Timestamps are int64 nanoseconds, as in the upstream Kafka messages (RB-D3).
+MAX_TIMESTAMP = 2**63
+
+#: Upstream ``StreamKind`` values (RB-R1); anything else is bad input (RB-D3).
+STREAM_KINDS = (
+    "unknown", "monitor_counts", "monitor_events", "detector_events", "area_detector", "log",
+    "livedata_commands", "livedata_responses", "livedata_data", "livedata_roi",
+    "livedata_status", "run_control",
+)
+#: Kinds whose streams are rate-estimated and may gate a close (RB-R1).
+GATED_KINDS = frozenset({"detector_events", "monitor_events", "monitor_counts", "area_detector"})
+_KINDS = frozenset(STREAM_KINDS)
+
+
+def _seconds(value: object, field: str, rule: str) -> float:
+    """A finite number of seconds as a float (``bool`` is refused)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    require(ok and math.isfinite(value), field, rule,  # type: ignore[arg-type]
+            "must be a finite number of seconds", value)
+    return float(value)  # type: ignore[arg-type]
+
+
+def batch_length_ns(seconds: object, field: str) -> int:
+    """Upstream ``Duration.from_seconds`` of a batch length, refused unless >= 1 ns (RB-D1)."""
+    value = _seconds(seconds, field, "RB-D1")
+    require(math.isfinite(value * 1_000_000_000), field, "RB-D1", "is too large", seconds)
+    length = from_seconds(value)
+    require(length >= 1, field, "RB-D1", "must be at least 1 ns once truncated", seconds)
+    return length
+
+
+def timeout_fits(factor: float, length: int) -> bool:
+    """Whether the timeout distance of ``factor`` at length ``length`` is a finite number
+    (upstream's ``int()`` of an infinite product raises ``OverflowError``)."""
+    return math.isfinite(factor * (length / 1e9) * 1_000_000_000)
+
+
+@attrs.frozen
+class Config:
+    """``batch_length_s`` and either ``timeout_s`` or ``timeout_factor`` (RB-R1, RB-D2).
+
+    ``timeout_s`` is turned into the factor ``timeout_s / batch_length_s`` with the caller's
+    floats, as upstream does; neither given means the factor 1.2. The factor must be
+    finite (upstream crashes on ``inf`` at its first completion check); any finite factor
+    is kept, including the ones above 3 that can never fire (hazard RB-H3).
+    """
+
+    batch_length_s: float = 1.0
+    timeout_s: float | None = None
+    timeout_factor: float | None = None
+    batch_length: int = attrs.field(init=False)
+    factor: float = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        length = batch_length_ns(self.batch_length_s, "batch_length_s")
+        seconds = _seconds(self.batch_length_s, "batch_length_s", "RB-D1")
+        if self.timeout_s is not None and self.timeout_factor is not None:
+            raise InvalidInput("timeout_s", "RB-D2", "give timeout_s or timeout_factor, not both",
+                               self.timeout_s)
+        if self.timeout_s is not None:
+            factor = _seconds(self.timeout_s, "timeout_s", "RB-D2") / seconds
+        elif self.timeout_factor is not None:
+            factor = _seconds(self.timeout_factor, "timeout_factor", "RB-D2")
+        else:
+            factor = DEFAULT_TIMEOUT_FACTOR
+        require(math.isfinite(factor) and timeout_fits(factor, length), "timeout_s", "RB-D2",
+                "gives an infinite timeout", self.timeout_s)
+        object.__setattr__(self, "batch_length", length)
+        object.__setattr__(self, "factor", factor)
+
+
+@attrs.frozen
+class Polled:
+    """One message inside a poll: stream kind and name, timestamp (ns) and a unique id."""
+
+    kind: str
+    name: str
+    timestamp: int
+    id: str
+
+    def __attrs_post_init__(self) -> None:
+        require(self.kind in _KINDS if isinstance(self.kind, str) else False, "kind", "RB-D3",
+                "must be an upstream StreamKind value", self.kind)
+        require(isinstance(self.name, str), "name", "RB-D3", "must be a string", self.name)
+        require_ns(self.timestamp, "timestamp", "RB-D3")
+        require(self.timestamp < MAX_TIMESTAMP, "timestamp", "RB-D3",
+                "must fit a signed 64-bit nanosecond count", self.timestamp)
+        require(isinstance(self.id, str) and self.id != "", "id", "RB-D3",
+                "must be a non-empty string", self.id)
+
+
+def _messages(value: Iterable[Polled]) -> tuple[Polled, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class Poll:
+    """One call of upstream ``batch(messages)``: the messages in list order (may be empty)."""
+
+    messages: tuple[Polled, ...] = attrs.field(converter=_messages, default=())
+
+
+@attrs.frozen
+class SetBatchLength:
+    """Upstream ``set_batch_length(seconds)``: applied at the next close (RB-R15)."""
+
+    seconds: float
+    length: int = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "length", batch_length_ns(self.seconds, "seconds"))
+
+
+@attrs.frozen
+class End:
+    """End of a finite input: every message still held is reported ``pending`` (RB-R16)."""
+
+
+Input = Poll | SetBatchLength | End
+
+
+@attrs.frozen
+class Batch:
+    """One emitted batch: window start and end (ns) and member ids in drain order."""
+
+    start: int
+    end: int
+    ids: tuple[str, ...]
+
+
+@attrs.frozen
+class Pending:
+    """A message still held when the input ended (nothing is lost silently)."""
+
+    id: str
+
+
+Output = Batch | Pending

@@ -1,0 +1,295 @@
+"""Every transition of the rate-aware batcher lives in this module (spec RB-R1 to RB-R16).
+
+Theory of operation. A poll (one upstream ``batch(messages)`` call) first raises the
+high-water mark, clamped to three batch lengths past the window (RB-R9). The first
+non-empty poll bootstraps: all its messages form the first batch and the window starts at
+its newest timestamp (RB-R8). Later polls route each message (RB-R11, RB-R12): gated kinds
+register a stream and feed its period estimator; a gridded stream's message lands in a
+pulse slot of the window, or in ``overflow`` beyond the last slot (bumping the gate);
+ungridded and non-gated messages ahead of the window (up to 3L) are held in ``future``;
+anything else joins the active batch. Overflow with no gridded bucket triggers gap recovery
+(RB-R13). The window closes (at most once per poll) when the timeout fires or every
+gridded stream reached its last slot (RB-R10); the close refreshes grids, evicts absent
+streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and re-routes
+overflow and future into the next window.
+
+``step`` is pure: it copies what it changes into a private scratch object (:class:`_Run`)
+and returns a new :class:`State`; the given state is never modified.
+"""
+
+from __future__ import annotations
+
+from timealign.errors import InvalidInput
+from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
+from timealign.rate_aware_batcher.events import (
+    GATED_KINDS,
+    Batch,
+    Config,
+    End,
+    Input,
+    Output,
+    Pending,
+    Poll,
+    Polled,
+    SetBatchLength,
+    timeout_fits,
+)
+from timealign.rate_aware_batcher.grid import (
+    DRIFT_TOLERANCE_NS,
+    MAX_AHEAD_BATCHES,
+    Grid,
+    advance_hwm,
+    gap_steps,
+    origin_plausible,
+    period_of,
+    slots_per_batch,
+    sub_rate,
+    timeout_offset,
+)
+from timealign.rate_aware_batcher.state import State, Stream, new_stream
+
+ABSENT_BATCHES_FOR_EVICTION = 5
+#: What a named tuple's generated ``__new__`` does, without its extra Python frame; used
+#: on the two per-poll constructions (measured ~5 % of a poll).
+_build = tuple.__new__
+
+
+def initial(config: Config) -> State:
+    """Before the first poll: no window, no streams, the configured batch length."""
+    return State(config.batch_length, timeout_offset(config.factor, config.batch_length))
+
+
+def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
+    """Apply one input; :class:`InvalidInput` (state untouched) on a refused one."""
+    if state.ended:
+        raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
+    if isinstance(item, Poll):
+        return _poll(config, state, item.messages)
+    if isinstance(item, SetBatchLength):
+        if not timeout_fits(config.factor, item.length):
+            raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
+        return state._replace(pending_length=item.length), ()
+    if isinstance(item, End):
+        pending = tuple(Pending(m.id) for m in state.buffered())
+        emptied = State(state.batch_length, state.timeout, state.pending_length, state.window,
+                        state.hwm, tuple(s._replace(bucket=()) for s in state.streams),
+                        ended=True)
+        return emptied, pending
+    raise InvalidInput("op", "RB-D3", "unknown input", item)
+
+
+def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
+    """RB-R7: rebuild the stream's grid from its current rate at a close or bootstrap.
+
+    No rate keeps the existing grid (RB-D7); a sub-rate stream loses it; an origin within
+    1000 batch lengths of ``start`` is preserved, otherwise a new origin is picked from the
+    bucket (first message at or after ``start``, else the first) or the newest timestamp,
+    and refused when implausibly far (the 43-year guard).
+    """
+    last, diffs = observe_all(stream.last, stream.diffs, stream.seen)
+    stream = stream._replace(last=last, diffs=diffs, seen=())
+    rate = integer_rate_hz(diffs)
+    if rate is None:
+        return stream
+    if sub_rate(rate, length):
+        return stream._replace(grid=None)
+    grid = stream.grid
+    if grid is not None and origin_plausible(grid.origin, start, length):
+        origin = grid.origin
+    else:
+        bucket = stream.bucket
+        if bucket:
+            candidate: int | None = next(
+                (m.timestamp for m in bucket if m.timestamp >= start), bucket[0].timestamp
+            )
+        else:
+            candidate = stream.last
+        if candidate is None or not origin_plausible(candidate, start, length):
+            return stream._replace(grid=None)
+        origin = candidate
+    return stream._replace(grid=Grid(origin, period_of(rate), slots_per_batch(rate, length)))
+
+
+class _Run:
+    """Scratch copy of the parts of a state one poll changes (private to ``step``).
+
+    Buffers stay tuples (appending to them is rare); streams become a list, rebuilt per
+    routed message as a new :class:`Stream`. Lookup is a linear scan: beam lines have a
+    handful of gated streams, and a scan beats building a dict per poll.
+    """
+
+    __slots__ = ("future", "length", "non_gated", "overflow", "streams")
+
+    def __init__(self, state: State) -> None:
+        self.length = state.batch_length
+        self.streams = list(state.streams)
+        self.non_gated = state.non_gated
+        self.overflow = state.overflow
+        self.future = state.future
+
+    def route(self, message: Polled, start: int) -> None:
+        """RB-R11/RB-R12: route one message against the window starting at ``start``."""
+        t = message.timestamp
+        length = self.length
+        end = start + length
+        kind = message.kind
+        if kind not in GATED_KINDS:
+            if end < t <= end + MAX_AHEAD_BATCHES * length:
+                self.future = (*self.future, message)  # RB-R12 hold-back
+            else:
+                self.non_gated = (*self.non_gated, message)
+            return
+        name = message.name
+        streams = self.streams
+        for position, stream in enumerate(streams):  # noqa: B007 - used after the loop
+            if stream.name == name and stream.kind == kind:
+                break
+        else:
+            position, stream = len(streams), new_stream(kind, name)
+            streams.append(stream)  # registration, even when held back below
+        grid = stream.grid
+        if grid is None and end < t <= end + MAX_AHEAD_BATCHES * length:
+            self.future = (*self.future, message)  # held back, not observed
+            return
+        seen = (*stream.seen, t)  # observed (RB-R2), folded in at the next refresh
+        bucket, max_slot = stream.bucket, stream.max_slot
+        if grid is None:
+            bucket = (*bucket, message)
+        else:
+            origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined: the hot path
+            base, rest = divmod(start - origin, period)
+            if rest > min(DRIFT_TOLERANCE_NS, period // 2):
+                base += 1
+            slot = round((t - origin) / period) - base
+            if slot >= slots:
+                if max_slot < slots - 1:
+                    max_slot = slots - 1  # the overflow bump
+                self.overflow = (*self.overflow, message)
+            else:
+                bucket = (*bucket, message)
+                if slot > max_slot:
+                    max_slot = slot
+        streams[position] = _build(Stream, (kind, name, stream.last, stream.diffs, seen, grid,
+                                            bucket, max_slot, stream.absent))
+
+    def drain(self) -> list[Polled]:
+        """Take the batch contents: non-gated first, then each bucket in stream order."""
+        drained = list(self.non_gated)
+        self.non_gated = ()
+        for i, stream in enumerate(self.streams):
+            if stream.bucket or stream.max_slot != -1:
+                drained.extend(stream.bucket)
+                self.streams[i] = stream._replace(bucket=(), max_slot=-1)
+        return drained
+
+    def gap_blocked(self) -> bool:
+        """RB-R13 veto: some gridded stream has a message in the active window."""
+        return any(s.grid is not None and s.bucket for s in self.streams)
+
+    def recover_from_gap(self, start: int) -> int:
+        """RB-R13: jump the window whole batch lengths towards the earliest overflow."""
+        stashed = self.drain()
+        pending, self.overflow = self.overflow, ()
+        held, self.future = self.future, ()
+        start += gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
+        for message in (*stashed, *pending, *held):
+            self.route(message, start)
+        return start
+
+    def complete(self, hwm: int, start: int, timeout: int) -> bool:
+        """RB-R10: timeout first (inclusive), else every gridded stream in its last slot."""
+        if hwm >= start + timeout:
+            return True
+        gating = False
+        for stream in self.streams:
+            grid = stream.grid
+            if grid is not None:
+                if stream.max_slot < grid.slots - 1:
+                    return False
+                gating = True
+        return gating
+
+    def close(self, start: int, pending_length: int | None) -> tuple[Batch, int]:
+        """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route."""
+        length = self.length
+        kept: list[Stream] = []
+        for stream in self.streams:
+            if stream.bucket:
+                kept.append(refresh_grid(stream._replace(absent=0), start, length))
+            elif stream.absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
+                kept.append(stream._replace(absent=stream.absent + 1))
+        if pending_length is not None:
+            self.length = pending_length
+            kept = [refresh_grid(s, start, pending_length) for s in kept]
+        self.streams = kept
+        batch = Batch(start, start + length, tuple(m.id for m in self.drain()))
+        start += length
+        overflow, self.overflow = self.overflow, ()
+        for message in overflow:
+            self.route(message, start)
+        held, self.future = self.future, ()
+        for message in held:
+            self.route(message, start)
+        return batch, start
+
+
+def _check_ids(state: State, messages: tuple[Polled, ...]) -> frozenset[str]:
+    """RB-D4: ids are unique within a poll and among the messages still held; returns the
+    held ids including the poll's."""
+    ids = [m.id for m in messages]
+    held = state.held
+    if len(set(ids)) == len(ids) and held.isdisjoint(ids):
+        return held.union(ids) if ids else held
+    seen: set[str] = set()
+    for index, i in enumerate(ids):
+        if i in seen or i in held:
+            raise InvalidInput(f"messages[{index}].id", "RB-D4",
+                               "re-uses the id of a message still held", i)
+        seen.add(i)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _bootstrap(state: State, messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
+    """RB-R8: the first non-empty poll is the first batch; the window starts at its max."""
+    stamps = [m.timestamp for m in messages]
+    end = max(stamps)
+    streams: dict[tuple[str, str], Stream] = {}
+    for message in messages:
+        if message.kind in GATED_KINDS:
+            key = (message.kind, message.name)
+            stream = streams.get(key) or new_stream(*key)
+            last, diffs = observe(stream.last, stream.diffs, message.timestamp)
+            streams[key] = stream._replace(last=last, diffs=diffs)
+    refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams.values())
+    after = State(state.batch_length, state.timeout, state.pending_length, end, end, refreshed)
+    return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
+
+
+def _poll(
+    config: Config, state: State, messages: tuple[Polled, ...]
+) -> tuple[State, tuple[Output, ...]]:
+    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
+    held = _check_ids(state, messages)
+    start = state.window
+    if start is None or state.hwm is None:
+        return (state, ()) if not messages else _bootstrap(state, messages)
+    hwm = state.hwm
+    if messages:
+        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, state.batch_length)
+    run = _Run(state)
+    for message in messages:
+        run.route(message, start)
+    if run.overflow and not run.gap_blocked():
+        start = run.recover_from_gap(start)
+    pending_length, timeout = state.pending_length, state.timeout
+    if not run.complete(hwm, start, timeout):
+        return _build(State, (run.length, timeout, pending_length, start, hwm,
+                              tuple(run.streams), run.non_gated, run.overflow, run.future,
+                              held, False)), ()
+    batch, start = run.close(start, pending_length)
+    if pending_length is not None:
+        timeout = timeout_offset(config.factor, pending_length)
+        pending_length = None
+    after = State(run.length, timeout, pending_length, start, hwm, tuple(run.streams),
+                  run.non_gated, run.overflow, run.future)
+    return after._replace(held=frozenset(m.id for m in after.buffered())), (batch,)

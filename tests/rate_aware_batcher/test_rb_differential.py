@@ -1,0 +1,105 @@
+"""Differential test: the reference against the literal mutable model on arbitrary traces.
+
+Where the stateful test plays realistic pulse trains, this one draws unstructured polls
+on a nanosecond scale (L = 1000 ns, timestamps within a few L, several kinds and names) so
+ties, exact boundaries, out-of-order stamps, huge rates and re-registrations are common.
+Every output must match, and the run invariants (RB-I1, RB-I2, RB-I3, RB-I5) must hold.
+"""
+
+from __future__ import annotations
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from tests.rate_aware_batcher.traces import literal_outputs, reference_outputs
+from timealign.rate_aware_batcher import (
+    Config,
+    End,
+    Input,
+    Poll,
+    Polled,
+    SetBatchLength,
+    invariants,
+)
+
+KINDS = ("detector_events", "monitor_counts", "log", "run_control")
+
+
+@st.composite
+def traces(draw: st.DrawFn) -> tuple[Config, list[Input]]:
+    length = draw(st.sampled_from([1e-6, 1e-6, 5e-7, 2e-6]))
+    timeout = draw(st.sampled_from([None, None, 1e-6, 3e-6, 4e-6]))
+    base = draw(st.integers(0, 10**6))
+    serial = 0
+    inputs: list[Input] = []
+    for _ in range(draw(st.integers(1, 40))):
+        if draw(st.integers(0, 9)) == 0:
+            inputs.append(SetBatchLength(draw(st.sampled_from([1e-6, 2e-6, 5e-7]))))
+            continue
+        messages = []
+        for _ in range(draw(st.integers(0, 4))):
+            serial += 1
+            kind = draw(st.sampled_from(KINDS))
+            name = draw(st.sampled_from(["a", "b"]))
+            base += draw(st.integers(-50, 400))
+            stamp = max(0, base + draw(st.sampled_from([0, 0, 0, 10, -700, 5_000])))
+            messages.append(Polled(kind, name, stamp, f"m{serial}"))
+        inputs.append(Poll(tuple(messages)))
+    inputs.append(End())
+    return Config(length, timeout), inputs
+
+
+@given(traces())
+@example((Config(1e-6), [Poll((Polled("detector_events", "a", 0, "m1"),)), End()]))
+def test_reference_matches_literal_model(trace: tuple[Config, list[Input]]) -> None:
+    config, inputs = trace
+    mine = reference_outputs(config, inputs)
+    assert mine == literal_outputs(config, inputs)
+    assert invariants.no_loss_no_duplication(config, inputs, mine) == []
+    assert invariants.one_batch_per_poll(config, inputs, mine) == []
+    assert invariants.windows_ordered(config, inputs, mine) == []
+    assert invariants.ungated_ride_along(config, inputs, mine) == []
+
+
+EXTREME = st.sampled_from([1e300, 1e-300, 1e-10, float("inf"), float("nan"), 0, -1.0])
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats() | EXTREME
+    | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                 max_size=3),
+    max_leaves=8,
+)
+FIELDS = {"kind": st.sampled_from(["log", "detector_events", "camera"]) | JSONISH,
+          "name": st.text(max_size=2) | JSONISH, "timestamp": st.integers(-5, 10**6) | JSONISH,
+          "id": st.text(max_size=2) | JSONISH}
+
+
+@given(st.lists(st.one_of(
+    st.fixed_dictionaries({"op": st.just("poll"), "messages": st.lists(
+        st.fixed_dictionaries({}, optional=FIELDS), max_size=3)}),
+    st.fixed_dictionaries({"op": st.sampled_from(["set_batch_length", "end", "tick"]),
+                           "seconds": JSONISH}),
+    JSONISH,
+), max_size=12), st.fixed_dictionaries({}, optional={
+    "batch_length_s": JSONISH | st.floats(1e-9, 5), "timeout_s": JSONISH,
+    "timeout_factor": JSONISH}))
+@example([{"op": "set_batch_length", "seconds": 1e20}], {"timeout_factor": 1e290})
+@example([], {"batch_length_s": 1e300})
+def test_only_invalid_input_escapes(raw_inputs: list[object],
+                                    raw_config: dict[str, object]) -> None:
+    """RB-D1 to RB-D4: arbitrary JSON is refused with InvalidInput, never another exception
+    from deep inside; the run goes on from the state before the refused input."""
+    from timealign import InvalidInput
+    from timealign.rate_aware_batcher import ALGORITHM
+
+    try:
+        config = ALGORITHM.config_from_json(raw_config)
+    except InvalidInput:
+        return
+    state = ALGORITHM.initial(config)
+    for raw in raw_inputs:
+        try:
+            item = ALGORITHM.input_from_json(raw)  # type: ignore[arg-type]
+            state, _ = ALGORITHM.step(config, state, item)
+        except InvalidInput as error:
+            assert error.rule.startswith(("RB-", "VEC-"))

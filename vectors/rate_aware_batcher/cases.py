@@ -1,0 +1,351 @@
+"""Cases of the rate-aware batcher suite: one per card scenario, rule, decision and hazard.
+
+Traces are built from pulse trains: ``train`` lays pulses of one stream over data time,
+``polled`` groups messages into polls every 100 ms of data time (a message arrives in the
+poll of its nominal instant), so the vectors read like the card's drawings. Timestamps are
+real epoch nanoseconds (2023-11-14), which the broken-epoch scenario needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from timealign.vectors import Vector
+
+ALG = "rate_aware_batcher"
+S = 10**9
+MS = 10**6
+T0 = 1_700_000_000 * S
+POLL = 100 * MS
+YEAR = 365 * 24 * 3600 * S
+DET, MON, LOG = "detector_events", "monitor_events", "log"
+Msg = dict[str, Any]
+
+
+def msg(kind: str, name: str, t: int, ident: str) -> Msg:
+    return {"kind": kind, "name": name, "timestamp": t, "id": ident}
+
+
+def train(name: str, rate: float, seconds: float, *, kind: str = DET, begin: float = 0.0,
+          phase: int = 0, skip: Iterable[int] = (), dup: Iterable[int] = (),
+          jitter: Sequence[int] = ()) -> list[tuple[int, Msg]]:
+    """Pulses ``k`` of a ``rate`` Hz stream from ``begin`` s for ``seconds`` s, as
+    ``(nominal instant, message)``; ``skip`` drops pulses, ``dup`` splits them in two,
+    ``jitter`` (cycled) shifts each stamp from its nominal instant."""
+    period = round(S / rate)
+    first = round(begin * rate)
+    count = round(seconds * rate)
+    skipped, doubled = set(skip), set(dup)
+    out: list[tuple[int, Msg]] = []
+    for k in range(first, first + count):
+        if k in skipped:
+            continue
+        nominal = T0 + phase + k * period
+        stamp = nominal + (jitter[k % len(jitter)] if jitter else 0)
+        out.append((nominal, msg(kind, name, stamp, f"{name}{k}")))
+        if k in doubled:
+            out.append((nominal, msg(kind, name, stamp, f"{name}{k}b")))
+    return out
+
+
+def polled(*streams: list[tuple[int, Msg]], until: float, start: float = 0.0,
+           every: int = POLL) -> list[dict[str, Any]]:
+    """Polls every ``every`` ns from ``start`` to ``until`` seconds of data time; each
+    message arrives in the first poll at or after its nominal instant."""
+    arrivals = sorted((t, j, i, m) for j, s in enumerate(streams) for i, (t, m) in enumerate(s))
+    inputs: list[dict[str, Any]] = []
+    at = T0 + round(start * S)
+    position = 0
+    while at <= T0 + round(until * S):
+        batch: list[Msg] = []
+        while position < len(arrivals) and arrivals[position][0] <= at:
+            batch.append(arrivals[position][3])
+            position += 1
+        inputs.append(poll(*batch))
+        at += every
+    return inputs
+
+
+def poll(*messages: Msg) -> dict[str, Any]:
+    return {"op": "poll", "messages": list(messages)}
+
+
+def log(t: int, ident: str, name: str = "log") -> Msg:
+    return msg(LOG, name, t, ident)
+
+
+END = {"op": "end"}
+
+
+def case(name: str, description: str, rules: Sequence[str], inputs: list[dict[str, Any]],
+         batch_length_s: float = 1.0, timeout_s: float | None = None,
+         **config: Any) -> Vector:
+    body = {"batch_length_s": batch_length_s, "timeout_s": timeout_s, **config}
+    return Vector(ALG, name, body, tuple(inputs), None, description, tuple(rules))
+
+
+def set_length(seconds: Any) -> dict[str, Any]:
+    return {"op": "set_batch_length", "seconds": seconds}
+
+
+def empties(n: int) -> list[dict[str, Any]]:
+    return [poll() for _ in range(n)]
+
+
+CASES: list[Vector] = [
+    # ---- card scenarios -------------------------------------------------------------
+    case("happy_path_14hz",
+         "Steady 14 Hz stream polled every 100 ms: the bootstrap batch, a first timeout close "
+         "(no grid yet), then slot-gate closes of 13 and 14 pulses.",
+         ["RB-R1", "RB-R2", "RB-R3", "RB-R4", "RB-R5", "RB-R6", "RB-R8", "RB-R10", "RB-R11",
+          "RB-R14", "RB-D14"],
+         [*polled(train("det", 14, 5), until=5), END]),
+    case("missing_pulse",
+         "Pulses 20 and 34 never arrive; the last-slot pulse still closes each window.",
+         ["RB-R10", "RB-R11", "RB-D8"],
+         [*polled(train("det", 14, 4, skip=[20, 34]), until=4), END]),
+    case("split_messages",
+         "Pulses arrive twice (split messages): duplicates add no diff and no slot, the gate "
+         "waits for the last slot, every message is delivered once.",
+         ["RB-R2", "RB-R11", "RB-D8"],
+         [*polled(train("det", 14, 4, dup=[16, 17, 30]), until=4), END]),
+    case("overflow_future_pulse",
+         "A pulse of the next window arrives early (in the poll of an earlier instant): it "
+         "goes to overflow, bumps the gate, and is routed into the next batch after the close.",
+         ["RB-R11", "RB-R14", "RB-D8"],
+         [*polled(train("det", 14, 2.5), until=2.45),
+          poll(msg(DET, "det", T0 + 2 * S + 1_500 * MS, "early")),
+          *polled(train("det", 14, 2, begin=2.5), start=2.5, until=4.5), END]),
+    case("multi_stream",
+         "A 14 Hz detector and a 5 Hz monitor: a batch closes only when both are in their "
+         "last slot.",
+         ["RB-R10", "RB-R11", "RB-D5"],
+         [*polled(train("det", 14, 4), train("mon", 5, 4, kind=MON, phase=20 * MS), until=4),
+          END]),
+    case("phase_offset",
+         "The stream starts 40 ms into the window: the grid origin is a real pulse, all 14 "
+         "slots fit, the drift tolerance keeps the base index on the right pulse.",
+         ["RB-R5", "RB-R7"],
+         [*polled(train("det", 14, 4, phase=40 * MS), until=4), END]),
+    case("gap_recovery",
+         "Five seconds of silence: the window jumps a whole number of batch lengths to where "
+         "traffic resumes instead of emitting empty batches.",
+         ["RB-R13", "RB-D11"],
+         [*polled(train("det", 14, 3), until=3),
+          *polled(train("det", 14, 3, begin=8.1), start=8.1, until=11), END]),
+    case("gap_recovery_boundary_empty_batch",
+         "Traffic resumes with a pulse 48 ns before a batch boundary: the floor jump lands one "
+         "window early, the pulse overflows again (slot 14) and its bump closes that window "
+         "empty; the pulse opens the next batch (a consequence of RB-R13 and the bump).",
+         ["RB-R13", "RB-R11"],
+         [*polled(train("det", 14, 3), until=3),
+          *polled(train("det", 14, 3, begin=8), start=8, until=11), END]),
+    case("gap_recovery_veto",
+         "Traffic resumes after a silence together with one very late pulse of the same "
+         "stream: the late pulse vetoes the jump; an extra batch holding it closes first.",
+         ["RB-R13", "RB-D11"],
+         [*polled(train("det", 14, 3), until=3),
+          poll(msg(DET, "det", T0 + 8 * S, "resume"), msg(DET, "det", T0 + 2_900 * MS, "late")),
+          *polled(train("det", 14, 3, begin=8.1), start=8.1, until=11), END]),
+    case("timeout_fallback",
+         "The detector stops mid-window; a later log message pushes the HWM past 1.2 batch "
+         "lengths and the window closes on the timeout, inclusive at the threshold.",
+         ["RB-R9", "RB-R10", "RB-D13"],
+         [*polled(train("det", 14, 3.5), until=3.5),
+          poll(log(T0 + 4_200 * MS - 1, "log-before")),
+          poll(log(T0 + 4_200 * MS, "log-at")), END]),
+    case("non_gated_ride_along",
+         "Log messages bypass the grid: those at or before the window end ride along with "
+         "the active batch (drained first), those ahead are held for the next one.",
+         ["RB-R12", "RB-D14"],
+         [*polled(train("det", 14, 4),
+                  [(T0 + k * 330 * MS, log(T0 + k * 330 * MS, f"log{k}")) for k in range(12)],
+                  until=4), END]),
+    case("sub_hz_stream",
+         "A 0.5 Hz monitor next to a 14 Hz detector: its rate never snaps to a grid, it never "
+         "gates, it rides along and is never evicted.",
+         ["RB-R3", "RB-R7", "RB-R12"],
+         [*polled(train("det", 14, 12), train("mon", 0.5, 12, kind=MON, phase=300 * MS),
+                  until=12), END]),
+    case("future_ungridded_held",
+         "A log reading stamped 150 ms past the window end sits in the future buffer and is "
+         "delivered with the next batch, not with this batch's detector data.",
+         ["RB-R12"],
+         [*polled(train("det", 14, 2), until=2),
+          poll(log(T0 + 3_150 * MS, "ahead")),
+          *polled(train("det", 14, 3, begin=2.1), start=2.1, until=5), END]),
+    case("future_beyond_cap_falls_through",
+         "A log reading more than 3 batch lengths ahead falls through to the active batch; an "
+         "ungridded gated message that far ahead falls into its stream's bucket.",
+         ["RB-R12", "RB-D12"],
+         [*polled(train("det", 14, 2), until=2),
+          poll(log(T0 + 7 * S, "far"), msg(MON, "slow", T0 + 7 * S, "far-mon")),
+          *polled(train("det", 14, 2, begin=2.1), start=2.1, until=4), END]),
+    case("broken_stream_epoch",
+         "A monitor whose timestamps are 43 years behind: its grid origin is more than 1000 "
+         "batch lengths from the window, it never gates, its messages are still delivered.",
+         ["RB-R7"],
+         [*polled(train("det", 14, 4),
+                  [(t, {**m, "timestamp": m["timestamp"] - 43 * YEAR})
+                   for t, m in train("mon", 14, 4, kind=MON, phase=10 * MS)], until=4), END]),
+    case("hwm_outlier_clamp",
+         "One log message a year ahead: the HWM is clamped to start + 3L, at most two timeout "
+         "closes follow, then the batcher heals; the outlier itself falls through.",
+         ["RB-R9", "RB-D10"],
+         [*polled(train("det", 14, 3), until=3), poll(log(T0 + 3 * S + YEAR, "outlier")),
+          *empties(5), *polled(train("det", 14, 3, begin=3.1), start=3.1, until=6), END]),
+    case("stream_lifecycle",
+         "A monitor joins, gates after converging, goes silent for 5 closes and is evicted, "
+         "then re-joins with a fresh estimator and a new origin.",
+         ["RB-R14", "RB-D9"],
+         [*polled(train("det", 14, 14),
+                  train("mon", 5, 4, kind=MON, begin=1, phase=15 * MS),
+                  train("mon", 5, 4, kind=MON, begin=10, phase=15 * MS), until=14), END]),
+    case("batch_length_change",
+         "set_batch_length(2.0) applies at the next close: that batch keeps 1 s, the grid "
+         "origin is kept and slots per batch go from 14 to 28; two calls, the last wins.",
+         ["RB-R15", "RB-R4"],
+         [*polled(train("det", 14, 3), until=2.5), set_length(3.0), set_length(2.0),
+          *polled(train("det", 14, 5, begin=2.6), start=2.6, until=7.5), END]),
+    case("jitter_tolerance",
+         "+-30 ms jitter (42 % of the period) at 14 Hz: each pulse rounds to its nearest "
+         "slot; batches hold 14 +- 1 pulses and nothing is lost.",
+         ["RB-R5", "RB-R6"],
+         [*polled(train("det", 14, 6, jitter=[30 * MS, -30 * MS, 12 * MS, -25 * MS, 0, 29 * MS,
+                                               -29 * MS]), until=6), END]),
+    # ---- rules and decisions not covered by a scenario ----------------------------------
+    case("slots_half_even_0p75s",
+         "14 Hz at L = 0.75 s: 10.5 slots round half to even to 10.",
+         ["RB-R4", "RB-R1"],
+         [*polled(train("det", 14, 4), until=4), END], batch_length_s=0.75),
+    case("timeout_s_config",
+         "timeout_s = 0.9 with L = 1 s gives the factor 0.9: windows without a grid close "
+         "0.9 s after their start.",
+         ["RB-R1", "RB-R10", "RB-D2"],
+         [*polled([(T0 + k * 250 * MS, log(T0 + k * 250 * MS, f"l{k}")) for k in range(16)],
+                  until=4), END], timeout_s=0.9),
+    case("timeout_factor_config",
+         "timeout_factor given directly (2.0).",
+         ["RB-D2"],
+         [*polled([(T0 + k * 250 * MS, log(T0 + k * 250 * MS, f"l{k}")) for k in range(16)],
+                  until=4), END], timeout_factor=2.0),
+    case("stale_grid_kept",
+         "A stream slows from 14 Hz to 0.5 Hz: once its estimate is None it keeps the last "
+         "grid, whose gate then waits, so windows close through the timeout (RB-H7).",
+         ["RB-D7", "RB-R7"],
+         [*polled(train("det", 14, 3),
+                  [(T0 + 3 * S + k * 2 * S, msg(DET, "det", T0 + 3 * S + k * 2 * S, f"s{k}"))
+                   for k in range(8)], until=19), END]),
+    case("spb_one_stray_empty_batch",
+         "1 Hz stream at L = 1 s (one slot): a stray pulse rounding into the next slot "
+         "closes the current batch empty; the stray is delivered in the next window.",
+         ["RB-R11", "RB-R13", "RB-D8"],
+         [*polled(train("det", 1, 8), until=7.9),
+          poll(msg(DET, "det", T0 + 8 * S + 600 * MS, "stray")),
+          *polled(train("det", 1, 3, begin=9), start=8.1, until=11), END]),
+    case("end_reports_pending",
+         "End of input: every held message (non-gated, buckets, overflow, future) is "
+         "reported pending, in that order; nothing may follow the end.",
+         ["RB-R16", "RB-D15"],
+         [*polled(train("det", 14, 2.5), until=2.45),
+          poll(log(T0 + 2_450 * MS, "in-window"), log(T0 + 4 * S, "ahead"),
+               msg(DET, "det", T0 + 3_900 * MS, "overflowing")),
+          END, poll(log(T0 + 5 * S, "after-end"))]),
+    case("empty_polls_and_length_before_start",
+         "Empty polls before any data do nothing; a length set before the first poll waits "
+         "for the first close (the bootstrap uses the configured length).",
+         ["RB-R8", "RB-R15", "RB-D6"],
+         [poll(), set_length(0.5), poll(), *polled(train("det", 14, 3), until=3), END]),
+    case("backlog_one_batch_per_poll",
+         "A poll carrying 4 s of data: one batch per call, the rest waits for later (empty) "
+         "polls (RB-H8).",
+         ["RB-D6", "RB-R14"],
+         [*polled(train("det", 14, 2), until=2),
+          poll(*[m for _, m in train("det", 14, 4, begin=2.1)]), *empties(5), END]),
+    case("rejected_config_zero_length",
+         "batch_length_s = 0.0000000001 truncates to 0 ns and is refused.",
+         ["RB-D1"], [poll()], batch_length_s=1e-10),
+    case("rejected_set_batch_length_zero",
+         "set_batch_length(0) is refused (upstream would emit zero-length windows, RB-H9); "
+         "the run continues unchanged.",
+         ["RB-D1", "RB-R15"],
+         [*polled(train("det", 14, 2), until=2), set_length(0), set_length("2"),
+          *polled(train("det", 14, 1, begin=2.1), start=2.1, until=3), END]),
+    case("rejected_infinite_timeout",
+         "timeout_s = 1e300 with batch_length_s = 1e-9 gives an infinite factor and is "
+         "refused (upstream crashes at its first completion check, RB-H4).",
+         ["RB-D2"], [poll()], batch_length_s=1e-9, timeout_s=1e300),
+    case("rejected_both_timeouts",
+         "timeout_s and timeout_factor together are refused.",
+         ["RB-D2"], [poll()], timeout_s=1.2, timeout_factor=1.2),
+    case("rejected_bad_messages",
+         "Unknown stream kind, negative, non-integer or beyond-int64 timestamp, empty id: "
+         "each poll is "
+         "refused whole and the state is unchanged.",
+         ["RB-D3"],
+         [poll(msg("camera", "c", T0, "a")), poll(msg(DET, "d", -1, "b")),
+          poll(msg(DET, "d", 1.5, "c")), poll(msg(DET, "d", T0, "")),
+          poll(msg(DET, "d", 2**63, "e")),
+          poll(msg(DET, "d", T0, "ok")), END]),
+    case("rejected_reused_id",
+         "An id still held (or repeated inside one poll) is refused; the poll is dropped whole.",
+         ["RB-D4"],
+         [*polled(train("det", 14, 1.5), until=1.5),
+          poll(msg(DET, "det", T0 + 1_600 * MS, "det20")),
+          poll(log(T0 + 1_600 * MS, "x"), log(T0 + 1_600 * MS, "x")), END]),
+    # ---- hazards of the card revision --------------------------------------------------
+    case("hazard_outlier_in_first_call",
+         "One timestamp a year ahead in the first poll: the window starts there, real streams "
+         "never get a grid, nothing ever closes again (RB-H1).",
+         ["RB-R8", "RB-R7"],
+         [poll(msg(DET, "det", T0, "det0"), log(T0 + YEAR, "outlier")),
+          *polled(train("det", 14, 3, begin=0.1), start=0.1, until=3), END]),
+    case("hazard_far_ahead_gridded",
+         "A gridded stream sends one pulse 240 s ahead in a poll of its own: gap recovery "
+         "jumps the window to it, real data is then late and nothing closes (RB-H2).",
+         ["RB-R13", "RB-R11"],
+         [*polled(train("det", 14, 3), until=3), poll(msg(DET, "det", T0 + 243 * S, "ahead")),
+          *polled(train("det", 14, 3, begin=3.1), start=3.1, until=6), END]),
+    case("hazard_timeout_factor_above_3",
+         "timeout_factor 3.5 with only log traffic: the clamped HWM never reaches the "
+         "threshold, no window ever closes (RB-H3).",
+         ["RB-R10", "RB-R9"],
+         [*polled([(T0 + k * 250 * MS, log(T0 + k * 250 * MS, f"l{k}")) for k in range(40)],
+                  until=10), END], timeout_factor=3.5),
+    case("hazard_timeout_factor_above_3_gated",
+         "timeout_factor 3.5 with a clean 14 Hz detector polled every 100 ms: a grid only "
+         "appears at a close or at bootstrap, the bootstrap poll holds one pulse, the timeout "
+         "cannot fire, so the first window never closes (explorer finding, RB-H3).",
+         ["RB-R7", "RB-R10"],
+         [*polled(train("det", 14, 4), until=4), END], timeout_factor=3.5),
+    case("hazard_timeout_factor_above_3_converged_at_bootstrap",
+         "The same with a first poll of 500 ms (7 pulses, 6 diffs): the bootstrap refresh "
+         "grids the detector and slot-gate closes run normally.",
+         ["RB-R7", "RB-R8"],
+         [*polled(train("det", 14, 4), start=0.5, until=4), END], timeout_factor=3.5),
+    case("hazard_silent_gridded_stream",
+         "A gridded monitor stops: its open gate holds windows until the timeout, and after "
+         "5 absent closes it is evicted and slot-gate closes resume (RB-H6).",
+         ["RB-R14", "RB-R10"],
+         [*polled(train("det", 14, 10), train("mon", 5, 3, kind=MON, phase=15 * MS),
+                  until=10), END]),
+    case("hazard_slow_gated_stream",
+         "A 0.1 Hz monitor at L = 1 s is evicted after 5 closes and re-registered each time: "
+         "it never converges and never gates (RB-H10).",
+         ["RB-R14", "RB-D9"],
+         [*polled(train("det", 14, 32), train("mon", 0.1, 32, kind=MON, phase=5 * MS),
+                  until=32), END]),
+    case("hazard_persistent_far_future_stream",
+         "A monitor whose clock is 10 years ahead keeps sending: every call clamps the HWM to "
+         "start + 3L and closes on the timeout, the window runs ahead of the data (RB-H11).",
+         ["RB-R9", "RB-R12"],
+         [*polled(train("det", 14, 4),
+                  [(t, {**m, "timestamp": m["timestamp"] + 10 * YEAR})
+                   for t, m in train("mon", 2, 3.5, kind=MON, begin=0.5)], until=4), END]),
+    case("hazard_no_wall_clock",
+         "Traffic stops mid-window: without a wall-clock backstop the partial window stays "
+         "buffered however many empty polls follow; the end reports it pending (RB-H5).",
+         ["RB-R16", "RB-D13"],
+         [*polled(train("det", 14, 2.5), until=2.5), *empties(20), END]),
+]
