@@ -200,4 +200,5 @@ def test_sp_r12_codec_resumes_every_machine(case: Case, tmp_path_factory: Any) -
             run = SourceRun(case.algorithm, case.config, "s", driver, seq, open_ids)
     run.finish()
     pieces.append(run.take())
-    assert not case.per_row or {k: [v for p in pieces for v in p[k]] for k in pieces[0]} == whole.take()
+    joined = {k: [v for p in pieces for v in p[k]] for k in pieces[0]}
+    assert not case.per_row or joined == whole.take()
