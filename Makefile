@@ -6,6 +6,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 CROSSHAIR_SECONDS ?= 2
 PROOF_SECONDS ?= 20
+# The demo: a robot fleet of about a million messages, the ApproximateTime job on local Spark.
+DEMO_DIR ?= demo-data
+DEMO_MESSAGES ?= 1000000
+DEMO_ROBOTS ?= 20
+DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_interval_duration": 40000000}
 
 .PHONY: install test lint typecheck unit crosshair proofs demo bench vectors clean
 
@@ -40,6 +45,13 @@ proofs: $(STAMP)
 
 vectors: $(STAMP)
 	$(BIN)/python -m vectors.generate
+
+demo: $(STAMP)
+	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)
+	$(BIN)/timealign run approximate_time --input $(DEMO_DIR)/fleet --output $(DEMO_DIR)/out \
+		--config '$(DEMO_CONFIG)' --summary $(DEMO_DIR)/summary.json
+	$(BIN)/python -m timealign.spark.verify approximate_time --input $(DEMO_DIR)/fleet \
+		--output $(DEMO_DIR)/out --config '$(DEMO_CONFIG)'
 
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

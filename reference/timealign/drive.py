@@ -1,14 +1,16 @@
 """The adapters' driver: feed message rows to a machine, deliver its ticks, end the run.
 
 This is the *batch driver's rule* of ``spec/drivers.md`` written once for every adapter
-(CLI, Spark batch job, Spark streaming job): rows arrive already in arrival order; a timer
-requested by the machine and due at or before the next input's clock fires (as a ``tick``)
-before that input; at the end of a finite input every remaining timer fires in order and
-then the machine's end input is delivered. Machines without clocks ignore all of this.
+(CLI, Spark batch job, Spark streaming job): rows arrive already in arrival order (DRV-R1);
+the machine's own ``inputs_from_records`` turns them into inputs (DRV-R2); a timer requested
+by the machine and due at or before the next input's clock fires (as a ``tick``) before that
+input (DRV-R3, DRV-D1), once per instant (DRV-R4); at the end of a finite input every
+remaining timer fires in order and then the machine's end input is delivered (DRV-R5,
+DRV-D2). Machines without clocks ignore all of this.
 
 The driver is the one mutable object of the package, on purpose: it lives at the edge and
 holds the immutable machine state plus the pending timer instants, which is exactly what a
-streaming adapter must checkpoint (``state``, ``timers``, ``index``).
+streaming adapter must checkpoint (:meth:`Driver.checkpoint`, DRV-R6).
 """
 
 from __future__ import annotations
@@ -17,9 +19,23 @@ import heapq
 from collections.abc import Iterable, Iterator
 from typing import Generic
 
+import attrs
+
+from timealign.errors import InvalidInput
 from timealign.machine import Algorithm, C, I, O, Record, S
 
 Step = tuple[int, I, tuple[O, ...]]
+
+
+@attrs.frozen
+class Checkpoint(Generic[S]):
+    """Everything a driver needs to resume (DRV-R6): machine state, pending timer instants
+    (ascending), the index of the next input and the arrival of the last row fed."""
+
+    state: S
+    timers: tuple[int, ...] = ()
+    index: int = 0
+    arrival: int | None = None
 
 
 class Driver(Generic[C, S, I, O]):
@@ -32,12 +48,26 @@ class Driver(Generic[C, S, I, O]):
         state: S | None = None,
         timers: Iterable[int] = (),
         index: int = 0,
+        arrival: int | None = None,
     ) -> None:
         self.algorithm = algorithm
         self.config = config
         self.state: S = algorithm.initial(config) if state is None else state
         self.timers: list[int] = sorted(set(timers))
         self.index = index
+        self.arrival = arrival
+
+    @classmethod
+    def resume(
+        cls, algorithm: Algorithm[C, S, I, O], config: C, checkpoint: Checkpoint[S]
+    ) -> Driver[C, S, I, O]:
+        """A driver that continues exactly where :meth:`checkpoint` was taken (DRV-R6)."""
+        return cls(algorithm, config, checkpoint.state, checkpoint.timers, checkpoint.index,
+                   checkpoint.arrival)
+
+    def checkpoint(self) -> Checkpoint[S]:
+        """The driver's resumable state (DRV-R6)."""
+        return Checkpoint(self.state, tuple(sorted(self.timers)), self.index, self.arrival)
 
     def _step(self, item: I) -> Step[I, O]:
         self.state, outputs = self.algorithm.step(self.config, self.state, item)
@@ -45,7 +75,7 @@ class Driver(Generic[C, S, I, O]):
         self.index += 1
         for output in outputs:
             instant = self.algorithm.timer_of(output)
-            if instant is not None and instant not in self.timers:
+            if instant is not None and instant not in self.timers:  # DRV-R4
                 heapq.heappush(self.timers, instant)
         return index, item, outputs
 
@@ -58,16 +88,28 @@ class Driver(Generic[C, S, I, O]):
             yield self._step(tick(heapq.heappop(self.timers)))
 
     def feed_inputs(self, inputs: Iterable[I]) -> Iterator[Step[I, O]]:
-        """Deliver inputs, each preceded by the ticks due at or before its clock."""
+        """Deliver inputs, each preceded by the ticks due at or before its clock (DRV-R3)."""
         for item in inputs:
             clock = self.algorithm.clock_of(item)
             if clock is not None:
                 yield from self.fire_until(clock)
             yield self._step(item)
 
+    def _in_order(self, records: Iterable[Record]) -> Iterator[Record]:
+        for record in records:
+            if self.arrival is not None and record.arrival < self.arrival:
+                raise InvalidInput(
+                    "arrival", "DRV-R1",
+                    f"row {record.id!r} arrives before the previous row ({self.arrival})",
+                    record.arrival,
+                )
+            self.arrival = record.arrival
+            yield record
+
     def feed(self, records: Iterable[Record]) -> Iterator[Step[I, O]]:
-        """Deliver rows (already in arrival order) as the machine's inputs."""
-        yield from self.feed_inputs(self.algorithm.inputs_from_records(self.config, records))
+        """Deliver rows (in arrival order, DRV-R1) as the machine's inputs (DRV-R2)."""
+        inputs = self.algorithm.inputs_from_records(self.config, self._in_order(records))
+        yield from self.feed_inputs(inputs)
 
     def finish(self) -> Iterator[Step[I, O]]:
         """End a finite input: fire every remaining timer in order, then the end input."""

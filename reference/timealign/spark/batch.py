@@ -1,0 +1,149 @@
+"""The batch job (``timealign run``): replay every source of a recorded table.
+
+Rows are hash-partitioned by source and sorted by (source, arrival, input order) inside
+Spark (SP-R2); a grouped Arrow UDF in the iterator form receives each source as a stream
+of record batches, so a source of tens of millions of rows is never held whole, and
+replays it through :class:`timealign.spark.outcomes.SourceRun`. Columns are converted
+once per batch and the output is built as Arrow arrays. Spark does not promise that the
+sort survives into the groups, so the UDF checks the order of every row and fails loudly
+(SP-R10). The combined output is persisted once and written as the two tables
+``groups/`` and ``outcomes/``; then the no-loss check (SP-R6) reconciles them with the
+input, and a summary (SP-R9) is printed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+
+from timealign.errors import InvalidInput
+from timealign.machine import Algorithm, Record
+from timealign.spark import schema
+from timealign.spark.outcomes import LossError, SourceRun
+
+CHUNK = 20_000
+MARK_INVALID = "TIMEALIGN-INVALID-INPUT:"
+MARK_LOSS = "TIMEALIGN-LOSS:"
+
+
+class OrderError(RuntimeError):
+    """Rows of a source reached the UDF out of (arrival, input order) order (SP-R10)."""
+
+
+def to_batch(columns: dict[str, list[Any]]) -> pa.RecordBatch:
+    """Arrow record batch of the combined output schema."""
+    return pa.RecordBatch.from_pydict(columns, schema=schema.ARROW_COMBINED)
+
+
+def records_of(source: str, batches: Iterator[pa.RecordBatch]) -> Iterator[Record]:
+    """Rows of one source as records, checking nulls (SP-R1) and order (SP-R10)."""
+    last: tuple[int, str, int] | None = None
+    for batch in batches:
+        for field in ("id", "topic", "stamp", "arrival"):
+            if batch.column(field).null_count:
+                raise InvalidInput(field, "SP-R1", f"null {field} in source {source!r}", None)
+        ids, topics, stamps, arrivals, kinds, polls, files, positions = (
+            batch.column(name).to_pylist()
+            for name in ("id", "topic", "stamp", "arrival", "kind", "poll",
+                         schema.FILE, schema.POSITION)
+        )
+        for row in range(batch.num_rows):
+            key = (arrivals[row], files[row], positions[row])
+            if last is not None and key < last:
+                raise OrderError(f"source {source!r}: row {ids[row]!r} at {key} reached the "
+                                 f"UDF after {last}; Spark broke the sort (SP-R10)")
+            last = key
+            yield Record(ids[row], topics[row], stamps[row], arrivals[row], kinds[row],
+                         polls[row])
+
+
+def replay_function(
+    algorithm: Algorithm[Any, Any, Any, Any], config: Any
+) -> Callable[[tuple[pa.Scalar, ...], Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The grouped Arrow UDF (iterator form) that replays one source per call."""
+
+    def replay_source(
+        key: tuple[pa.Scalar, ...], batches: Iterator[pa.RecordBatch]
+    ) -> Iterator[pa.RecordBatch]:
+        source = str(key[0].as_py())
+        run = SourceRun(algorithm, config, source)
+        try:
+            for chunk in run.feed(records_of(source, batches), CHUNK):
+                yield to_batch(chunk)
+            run.finish()
+        except InvalidInput as error:
+            detail = {"field": error.field, "rule": error.rule, "value": repr(error.value),
+                      "message": f"source {source!r}: {error}"}
+            raise RuntimeError(MARK_INVALID + json.dumps(detail)) from error
+        except LossError as error:
+            raise RuntimeError(MARK_LOSS + str(error)) from error
+        yield to_batch(run.take())
+
+    return replay_source
+
+
+def replay_frame(
+    rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
+    partitions: int | None = None,
+) -> DataFrame:
+    """The combined output (both tables) of replaying every source of ``rows``."""
+    count = partitions or int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions") or 2)
+    ordered = rows.repartition(count, "source").sortWithinPartitions(
+        "source", "arrival", schema.FILE, schema.POSITION)
+    return ordered.groupBy("source").applyInArrow(
+        replay_function(algorithm, config), schema.COMBINED)
+
+
+def raise_job_error(error: Exception) -> None:
+    """Turn a failed Spark action back into the adapter's own errors, loudly."""
+    text = str(error)
+    if MARK_INVALID in text:
+        detail = json.loads(text.split(MARK_INVALID, 1)[1].splitlines()[0])
+        raise InvalidInput(detail["field"], detail["rule"], detail["message"],
+                           detail["value"]) from None
+    if MARK_LOSS in text:
+        raise LossError(text.split(MARK_LOSS, 1)[1].splitlines()[0]) from None
+    if "SP-R10" in text:
+        line = next(x for x in text.splitlines() if "SP-R10" in x)
+        raise OrderError(line.split("OrderError: ", 1)[-1]) from None
+    raise error
+
+
+@attrs.frozen
+class BatchResult:
+    """Where the tables were written and what the input held."""
+
+    output: str
+    rows: int
+
+
+def run_batch(
+    spark: SparkSession,
+    algorithm: Algorithm[Any, Any, Any, Any],
+    config: Any,
+    input_path: str,
+    output: str,
+    fmt: str = "parquet",
+    columns: schema.ColumnMap | None = None,
+) -> BatchResult:
+    """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``."""
+    from timealign.spark.check import check_no_loss
+
+    rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
+    combined = replay_frame(rows, algorithm, config).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        schema.groups_of(combined).write.mode("overwrite").parquet(f"{output}/groups")
+        schema.outcomes_of(combined).write.mode("overwrite").parquet(f"{output}/outcomes")
+    except Exception as error:
+        raise_job_error(error)
+    finally:
+        combined.unpersist()
+    outcomes = spark.read.parquet(f"{output}/outcomes")
+    total = check_no_loss(rows, outcomes)
+    return BatchResult(output, total)

@@ -1,0 +1,118 @@
+"""``timealign generate``: a realistic recorded dataset for the jobs (no rule lives here).
+
+A fleet of robots, each a source, publishes camera (30 Hz), lidar (10 Hz) and IMU (100 Hz)
+messages. Stamps have Gaussian jitter around each sensor's nominal period and a random
+phase per robot and topic; some messages are lost; each one is delivered after a
+topic-dependent delay with a random tail, so topics overtake each other (cross-topic
+reordering) while each topic stays first-in first-out, as over a real transport. The rows
+are written as Parquet in arrival order, split into files by arrival time like a rotating
+recorder. The same arguments and seed always give the same files.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from timealign.errors import require
+
+EPOCH_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
+
+
+@attrs.frozen
+class Sensor:
+    """One topic: its rate, its delivery delay (median, ns) and its payload size (bytes)."""
+
+    topic: str
+    hz: int
+    delay_ns: int
+    payload: int
+
+
+FLEET: tuple[Sensor, ...] = (
+    Sensor("camera", 30, 12_000_000, 900_000),
+    Sensor("lidar", 10, 35_000_000, 2_400_000),
+    Sensor("imu", 100, 1_500_000, 64),
+)
+
+
+@attrs.frozen
+class Plan:
+    """What to generate."""
+
+    robots: int = 10
+    seconds: float = 60.0
+    seed: int = 0
+    loss: float = 0.01
+    jitter_ns: int = 1_000_000
+    files: int = 8
+
+    @classmethod
+    def for_messages(cls, messages: int, robots: int, **options: float | int) -> Plan:
+        """A plan whose fleet sends about ``messages`` messages."""
+        loss = float(options.get("loss", 0.01))
+        per_second = sum(s.hz for s in FLEET) * robots * (1.0 - loss)
+        return cls(robots=robots, seconds=messages / per_second, **options)  # type: ignore[arg-type]
+
+
+def _robot(plan: Plan, rng: np.random.Generator, robot: int) -> dict[str, np.ndarray]:
+    columns: dict[str, list[np.ndarray]] = {k: [] for k in ("topic", "k", "stamp", "arrival",
+                                                              "size")}
+    start = EPOCH_NS + int(rng.integers(0, 10**9))
+    for code, sensor in enumerate(FLEET):
+        period = 10**9 // sensor.hz
+        count = int(plan.seconds * sensor.hz)
+        k = np.arange(count, dtype=np.int64)
+        phase = int(rng.integers(0, period))
+        jitter = np.rint(rng.normal(0.0, plan.jitter_ns, count)).astype(np.int64)
+        stamp = start + phase + k * period + jitter
+        tail = rng.exponential(0.5, count) * sensor.delay_ns
+        arrival = stamp + (sensor.delay_ns // 2 + tail).astype(np.int64)
+        arrival = np.maximum.accumulate(arrival)  # each topic is FIFO
+        kept = rng.random(count) >= plan.loss
+        columns["topic"].append(np.full(int(kept.sum()), code, dtype=np.int8))
+        columns["k"].append(k[kept])
+        columns["stamp"].append(stamp[kept])
+        columns["arrival"].append(arrival[kept])
+        columns["size"].append(np.full(int(kept.sum()), sensor.payload, dtype=np.int32))
+    merged = {name: np.concatenate(parts) for name, parts in columns.items()}
+    merged["robot"] = np.full(len(merged["k"]), robot, dtype=np.int32)
+    return merged
+
+
+def generate(plan: Plan, output: str | Path) -> int:
+    """Write the dataset as ``output/part-NNNNN.parquet``; return the number of rows."""
+    require(plan.robots >= 1, "--robots", "SP-R1", "must be >= 1", plan.robots)
+    require(plan.seconds > 0, "--seconds", "SP-R1", "must be > 0", plan.seconds)
+    require(0.0 <= plan.loss < 1.0, "--loss", "SP-R1", "must be in [0, 1)", plan.loss)
+    require(plan.files >= 1, "--files", "SP-R1", "must be >= 1", plan.files)
+    rng = np.random.default_rng(plan.seed)
+    parts = [_robot(plan, rng, robot) for robot in range(plan.robots)]
+    data = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    order = np.lexsort((data["k"], data["topic"], data["robot"], data["arrival"]))
+    data = {name: column[order] for name, column in data.items()}
+    width = max(3, len(str(plan.robots - 1)))
+    robots = pa.array([f"robot-{r:0{width}d}" for r in range(plan.robots)])
+    topics = pa.array([s.topic for s in FLEET])
+    source = pa.DictionaryArray.from_arrays(pa.array(data["robot"]), robots).cast(pa.string())
+    topic = pa.DictionaryArray.from_arrays(pa.array(data["topic"]), topics).cast(pa.string())
+    ids = pc.binary_join_element_wise(topic, pc.cast(pa.array(data["k"]), pa.string()), "-")
+    table = pa.table({
+        "source": source, "id": ids, "topic": topic,
+        "stamp": data["stamp"], "arrival": data["arrival"], "size": data["size"],
+    })
+    folder = Path(output)
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("part-*.parquet"):
+        stale.unlink()
+    rows = int(table.num_rows)
+    per_file = max(1, math.ceil(rows / plan.files))
+    for number, offset in enumerate(range(0, max(rows, 1), per_file)):
+        pq.write_table(table.slice(offset, per_file), folder / f"part-{number:05d}.parquet")
+    return rows

@@ -1,0 +1,169 @@
+"""One source's replay as table rows: the groups and outcomes of ``spec/spark.md``.
+
+:class:`SourceRun` wraps a :class:`timealign.drive.Driver` and turns every output the
+machine explains through ``Algorithm.account`` into rows of the two output tables
+(SP-R4, SP-R5). It also checks, incrementally and in memory bounded by what the machine
+holds, that every row fed is accounted for exactly once (SP-R6): an id is *open* from the
+moment the machine's input mapping reads its row until an output settles it.
+
+Pure Python, no Spark: the batch UDF, the streaming processor and the tests share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from timealign.drive import Driver, Step
+from timealign.machine import Algorithm, Grouped, Record
+
+GROUPS = "groups"
+OUTCOMES = "outcomes"
+GROUPED = "grouped"
+
+# The columns of the combined output the adapters emit; ``table`` says which output
+# table a row belongs to, the other columns are null where they do not apply.
+COLUMNS: tuple[str, ...] = (
+    "table", "source", "seq", "start", "end", "ids", "at", "input", "id", "outcome", "reason",
+)
+
+
+def timer_ms(instant_ns: int) -> int:
+    """The Spark timer (ms) for a driver timer: the first millisecond not before it.
+
+    pre: instant_ns >= 0
+    post: __return__ * 1_000_000 >= instant_ns
+    post: (__return__ - 1) * 1_000_000 < instant_ns
+    """
+    return -(-instant_ns // 1_000_000)
+
+
+class LossError(RuntimeError):
+    """A row was not accounted for exactly once (SP-R6): the job must fail loudly."""
+
+
+class Rows:
+    """Column lists of the combined output, appended row by row (hot path: no kwargs)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        self._bind()
+
+    def _bind(self) -> None:
+        c = self.columns
+        self._appenders = tuple(c[name].append for name in COLUMNS)
+
+    def __len__(self) -> int:
+        return len(self.columns["table"])
+
+    def group(self, source: str, seq: int, start: int, end: int, ids: list[str],
+              at: int | None, index: int) -> None:
+        for append, value in zip(self._appenders, (GROUPS, source, seq, start, end, ids, at,
+                                                   index, None, None, None), strict=True):
+            append(value)
+
+    def outcome(self, source: str, message_id: str, outcome: str, seq: int | None,
+                reason: str | None, at: int | None, index: int | None) -> None:
+        for append, value in zip(self._appenders, (OUTCOMES, source, seq, None, None, None,
+                                                   at, index, message_id, outcome, reason),
+                                 strict=True):
+            append(value)
+
+    def take(self) -> dict[str, list[Any]]:
+        """The rows gathered so far; the buffer starts empty again."""
+        taken, self.columns = self.columns, {name: [] for name in COLUMNS}
+        self._bind()
+        return taken
+
+
+class SourceRun:
+    """Replays one source (SP-R3) and accounts for every row it is fed (SP-R6)."""
+
+    def __init__(
+        self,
+        algorithm: Algorithm[Any, Any, Any, Any],
+        config: Any,
+        source: str,
+        driver: Driver[Any, Any, Any, Any] | None = None,
+        seq: int = 0,
+        open_ids: Iterable[str] = (),
+    ) -> None:
+        self.algorithm = algorithm
+        self.source = source
+        self.driver = driver if driver is not None else Driver(algorithm, config)
+        self.seq = seq
+        self.open: dict[str, None] = dict.fromkeys(open_ids)
+        self.rows = Rows()
+        self.fed = 0
+
+    def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
+        for record in records:
+            if record.id in self.open:
+                raise LossError(f"source {self.source!r}: id {record.id!r} fed again while "
+                                f"still held; ids must be unique within a source (SP-R1)")
+            self.open[record.id] = None
+            self.fed += 1
+            yield record
+
+    def _close(self, message_id: str) -> None:
+        try:
+            del self.open[message_id]
+        except KeyError:
+            raise LossError(f"source {self.source!r}: id {message_id!r} accounted for twice "
+                            f"or never fed (SP-R6)") from None
+
+    def _account(self, step: Step[Any, Any], at: int | None) -> None:
+        index, _item, outputs = step
+        for output in outputs:
+            account = self.algorithm.account(output)
+            if account is None:
+                continue
+            if isinstance(account, Grouped):
+                seq, self.seq = self.seq, self.seq + 1
+                self.rows.group(self.source, seq, account.start, account.end, list(account.ids),
+                                at, index)
+                for member in account.ids:
+                    self._close(member)
+                    self.rows.outcome(self.source, member, GROUPED, seq, None, at, index)
+            else:
+                self._close(account.id)
+                self.rows.outcome(self.source, account.id, account.outcome, None,
+                                  account.reason, at, index)
+
+    def _at(self, item: Any) -> int | None:
+        """SP-R8: the input's own clock (ticks), else the arrival of the last row read."""
+        clock = self.algorithm.clock_of(item)
+        return clock if clock is not None else self.driver.arrival
+
+    def feed(self, records: Iterable[Record], chunk: int = 0) -> Iterator[dict[str, list[Any]]]:
+        """Feed rows in arrival order; yield the gathered rows every ``chunk`` rows (0: never,
+        call :meth:`take` at the end)."""
+        for step in self.driver.feed(self._opening(records)):
+            self._account(step, self._at(step[1]))
+            if chunk and len(self.rows) >= chunk:
+                yield self.rows.take()
+
+    def feed_all(self, records: Iterable[Record]) -> None:
+        """Feed rows in arrival order, keeping every row for :meth:`take`."""
+        for _ in self.feed(records):
+            pass
+
+    def fire_until(self, instant: int) -> None:
+        """Deliver the ticks due at or before ``instant`` (a streaming timer expired)."""
+        for step in self.driver.fire_until(instant):
+            self._account(step, self.algorithm.clock_of(step[1]))
+
+    def finish(self) -> None:
+        """End the source (SP-R7: remaining ticks, then the end input) and check that no
+        row is left unaccounted (SP-R6)."""
+        steps = list(self.driver.finish())
+        for step in steps[:-1]:
+            self._account(step, self.algorithm.clock_of(step[1]))
+        self._account(steps[-1], None)
+        if self.open:
+            missing = list(self.open)[:5]
+            raise LossError(f"source {self.source!r}: {len(self.open)} row(s) without an "
+                            f"outcome at the end of input, e.g. {missing} (SP-R6)")
+
+    def take(self) -> dict[str, list[Any]]:
+        return self.rows.take()

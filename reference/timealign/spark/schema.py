@@ -1,0 +1,128 @@
+"""The jobs' data model (SP-R1, SP-R2, SP-R4, SP-R5): input columns, mapping, output schemas.
+
+Input rows are read from Parquet (or CSV / JSON lines) and reduced to the canonical columns
+below before anything else happens; payload columns are never moved through Python, the
+outputs carry ids so users join payloads back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from timealign.errors import InvalidInput, require
+
+FIELDS: tuple[str, ...] = ("source", "id", "topic", "stamp", "arrival", "kind", "poll")
+REQUIRED: tuple[str, ...] = ("id", "stamp")
+TIMES: tuple[str, ...] = ("stamp", "arrival", "poll")
+FORMATS: tuple[str, ...] = ("parquet", "csv", "json")
+# SP-R2: "input order" = (file path, row position in the file), carried as two columns.
+FILE, POSITION = "order_file", "order_row"
+DEFAULT_SOURCE = ""
+
+COMBINED = T.StructType([
+    T.StructField("table", T.StringType(), False),
+    T.StructField("source", T.StringType(), False),
+    T.StructField("seq", T.LongType()),
+    T.StructField("start", T.LongType()),
+    T.StructField("end", T.LongType()),
+    T.StructField("ids", T.ArrayType(T.StringType(), False)),
+    T.StructField("at", T.LongType()),
+    T.StructField("input", T.LongType()),
+    T.StructField("id", T.StringType()),
+    T.StructField("outcome", T.StringType()),
+    T.StructField("reason", T.StringType()),
+])
+ARROW_COMBINED: pa.Schema = to_arrow_schema(COMBINED)
+GROUP_COLUMNS: tuple[str, ...] = ("source", "seq", "start", "end", "ids", "at", "input")
+OUTCOME_COLUMNS: tuple[str, ...] = ("source", "id", "outcome", "seq", "reason", "at", "input")
+
+
+@attrs.frozen
+class ColumnMap:
+    """Which input column holds each canonical field (``--column stamp=header_ns``)."""
+
+    names: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def parse(cls, items: Sequence[str]) -> ColumnMap:
+        pairs: dict[str, str] = {}
+        for item in items:
+            field, sep, column = item.partition("=")
+            require(bool(sep) and field in FIELDS and bool(column), "--column", "SP-R1",
+                    f"expected FIELD=COLUMN with FIELD one of {FIELDS}", item)
+            pairs[field] = column
+        return cls(tuple(sorted(pairs.items())))
+
+    def column(self, field: str) -> str:
+        return dict(self.names).get(field, field)
+
+
+def _time_ns(frame: DataFrame, column: str) -> Column:
+    kind = frame.schema[column].dataType
+    if isinstance(kind, T.TimestampType | T.TimestampNTZType):
+        return F.unix_micros(F.col(column).cast(T.TimestampType())) * 1000
+    require(isinstance(kind, T.IntegralType), column, "SP-R1",
+            "time columns must be integer nanoseconds or timestamps", kind.simpleString())
+    return F.col(column).cast(T.LongType())
+
+
+def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool) -> DataFrame:
+    """The canonical input (SP-R1) plus the input-order columns (SP-R2)."""
+    present = set(frame.columns)
+    for field in REQUIRED:
+        name = columns.column(field)
+        require(name in present, name, "SP-R1", f"required column for {field!r} is missing",
+                sorted(present))
+    selected: list[Column] = []
+    for field in FIELDS:
+        name = columns.column(field)
+        if name not in present:
+            if field == "source":
+                selected.append(F.lit(DEFAULT_SOURCE).alias(field))  # SP-D3
+            elif field == "arrival":
+                selected.append(_time_ns(frame, columns.column("stamp")).alias(field))  # SP-D2
+            elif field == "topic":
+                selected.append(F.lit("").alias(field))
+            else:
+                kind = T.LongType() if field in TIMES else T.StringType()
+                selected.append(F.lit(None).cast(kind).alias(field))
+        elif field in TIMES:
+            selected.append(_time_ns(frame, name).alias(field))
+        else:
+            selected.append(F.col(name).cast(T.StringType()).alias(field))
+    selected.append(F.col("_metadata.file_path").alias(FILE))
+    position = F.col("_metadata.row_index") if has_row_index else F.monotonically_increasing_id()
+    selected.append(position.alias(POSITION))
+    return frame.select(*selected)
+
+
+def check_format(fmt: str) -> str:
+    require(fmt in FORMATS, "--format", "SP-R1", f"must be one of {FORMATS}", fmt)
+    return fmt
+
+
+def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap) -> DataFrame:
+    """Read a file or folder of rows and reduce it to the canonical columns."""
+    reader = spark.read.format(check_format(fmt))
+    if fmt == "csv":
+        reader = reader.option("header", "true").option("inferSchema", "true")
+    try:
+        frame = reader.load(path)
+    except Exception as error:  # AnalysisException: path missing, unreadable
+        raise InvalidInput("--input", "SP-R1", f"cannot read input: {error}", path) from None
+    return canonical(frame, columns, has_row_index=fmt == "parquet")
+
+
+def groups_of(combined: DataFrame) -> DataFrame:
+    return combined.where(F.col("table") == "groups").select(*GROUP_COLUMNS)
+
+
+def outcomes_of(combined: DataFrame) -> DataFrame:
+    return combined.where(F.col("table") == "outcomes").select(*OUTCOME_COLUMNS)

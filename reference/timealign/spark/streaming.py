@@ -1,0 +1,229 @@
+"""The streaming job (``timealign stream``): Structured Streaming over a folder of files.
+
+New Parquet or JSON-lines files in ``--source`` become micro-batches. Rows are grouped by
+source and handed to :class:`MachineProcessor`, a ``transformWithStateInPandas``
+processor (RocksDB state store) that keeps, per source, ONE binary state value: the
+driver's checkpoint plus the adapter's bookkeeping, in the versioned codec of
+:mod:`timealign.spark.codec` (SP-R11, SP-R12). It is read once and written once per
+micro-batch. Ticks of clocked machines are delivered by one processing-time timer per
+source, re-armed only when the earliest pending instant changes (SP-R13).
+
+Each micro-batch's output is written idempotently to ``groups/batch=N`` and
+``outcomes/batch=N`` (overwrite of a directory named by the batch id), so a batch that
+Spark re-runs after a crash replaces its own earlier attempt: exactly once (SP-R15).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+from pyspark.sql.streaming.stateful_processor import (
+    ExpiredTimerInfo,
+    StatefulProcessor,
+    StatefulProcessorHandle,
+    TimerValues,
+)
+
+from timealign.drive import Driver
+from timealign.errors import InvalidInput
+from timealign.machine import Algorithm, Record
+from timealign.spark import schema
+from timealign.spark.codec import StateCodec
+from timealign.spark.outcomes import COLUMNS, SourceRun, timer_ms
+
+STATE_NAME = "machine"
+STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType(), False)])
+LATE = "SP-R14"
+INTEGER_COLUMNS = frozenset({"seq", "start", "end", "at", "input"})
+
+
+def frame_of(columns: dict[str, list[Any]]) -> pd.DataFrame:
+    """The combined output rows as a pandas frame with nullable integer columns."""
+    return pd.DataFrame({
+        name: pd.array(columns[name], dtype="Int64") if name in INTEGER_COLUMNS
+        else pd.Series(columns[name], dtype=object)
+        for name in COLUMNS
+    })
+
+
+def _optional(values: list[Any]) -> list[Any]:
+    return [None if pd.isna(v) else v for v in values]
+
+
+class MachineProcessor(StatefulProcessor):
+    """Replays each source's rows micro-batch by micro-batch, its state in the store."""
+
+    def __init__(self, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> None:
+        self.algorithm = algorithm
+        self.config = config
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.value = handle.getValueState(STATE_NAME, STATE_SCHEMA)
+        state_type = type(self.algorithm.initial(self.config))
+        self.codec = StateCodec(self.algorithm.name, state_type)
+
+    def _load(self, source: str) -> SourceRun:
+        stored = self.value.get()
+        if stored is None:
+            return SourceRun(self.algorithm, self.config, source)
+        checkpoint, seq, open_ids = self.codec.decode(bytes(stored[0]))
+        driver = Driver.resume(self.algorithm, self.config, checkpoint)
+        return SourceRun(self.algorithm, self.config, source, driver, seq, open_ids)
+
+    def _save(self, run: SourceRun, armed: int | None) -> None:
+        checkpoint = run.driver.checkpoint()
+        self.value.update((self.codec.encode(checkpoint, run.seq, list(run.open)),))
+        wanted = timer_ms(checkpoint.timers[0]) if checkpoint.timers else None
+        if wanted != armed:  # SP-R13: re-arm only when the earliest instant changes
+            if armed is not None:
+                self.handle.deleteTimer(armed)
+            if wanted is not None:
+                self.handle.registerTimer(wanted)
+
+    def handleInputRows(
+        self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
+    ) -> Iterator[pd.DataFrame]:
+        source = str(key[0])
+        frame = pd.concat(list(rows), ignore_index=True)
+        frame = frame.sort_values(["arrival", schema.FILE, schema.POSITION], kind="stable")
+        run = self._load(source)
+        timers = run.driver.timers
+        armed = timer_ms(min(timers)) if timers else None
+        for field in ("id", "topic", "stamp", "arrival"):
+            if frame[field].isna().any():
+                raise InvalidInput(field, "SP-R1", f"null {field} in source {source!r}", None)
+        last = run.driver.arrival
+        late = frame["arrival"] < last if last is not None else frame["arrival"] < 0
+        for row_id in frame.loc[late, "id"].tolist():  # SP-R14
+            run.rows.outcome(source, row_id, "rejected", None, LATE, None, None)
+        fresh = frame.loc[~late]
+        records = map(
+            Record,
+            fresh["id"].tolist(), fresh["topic"].tolist(), fresh["stamp"].tolist(),
+            fresh["arrival"].tolist(), _optional(fresh["kind"].tolist()),
+            [None if v is None else int(v) for v in _optional(fresh["poll"].tolist())],
+        )
+        run.feed_all(records)
+        self._save(run, armed)
+        yield frame_of(run.take())
+
+    def handleExpiredTimer(
+        self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
+    ) -> Iterator[pd.DataFrame]:
+        run = self._load(str(key[0]))
+        run.fire_until(timerValues.getCurrentProcessingTimeInMs() * 1_000_000)
+        self._save(run, None)  # the expired timer is gone
+        yield frame_of(run.take())
+
+    def close(self) -> None:
+        pass
+
+
+def stream_frame(
+    spark: SparkSession, source_dir: str, fmt: str, columns: schema.ColumnMap,
+    max_files: int | None = None,
+) -> DataFrame:
+    """The canonical rows of the file stream (schema taken from the files present)."""
+    schema.check_format(fmt)
+    if fmt == "csv":
+        raise InvalidInput("--format", "SP-R1", "the stream reads parquet or json files", fmt)
+    try:
+        found = spark.read.format(fmt).load(source_dir).schema
+    except Exception:
+        raise InvalidInput("--source", "SP-R1", "no readable files to take the schema from",
+                           source_dir) from None
+    reader = spark.readStream.format(fmt).schema(found)
+    if max_files:
+        reader = reader.option("maxFilesPerTrigger", max_files)
+    return schema.canonical(reader.load(source_dir), columns, has_row_index=fmt == "parquet")
+
+
+def write_batch(output: str) -> Any:
+    """The ``foreachBatch`` writer: idempotent per batch id (SP-R15)."""
+
+    def write(frame: DataFrame, batch_id: int) -> None:
+        frame.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            for table, select in (("groups", schema.groups_of), ("outcomes", schema.outcomes_of)):
+                select(frame).write.mode("overwrite").parquet(
+                    f"{output}/{table}/batch={batch_id}")
+        finally:
+            frame.unpersist()
+
+    return write
+
+
+def run_stream(
+    spark: SparkSession,
+    algorithm: Algorithm[Any, Any, Any, Any],
+    config: Any,
+    source_dir: str,
+    output: str,
+    checkpoint: str,
+    fmt: str = "parquet",
+    columns: schema.ColumnMap | None = None,
+    available_now: bool = False,
+    trigger_seconds: float = 1.0,
+    max_files: int | None = None,
+    report: bool = True,
+) -> int:
+    """Run the stream; return the number of micro-batches seen (SP-R16 for available-now)."""
+    rows = stream_frame(spark, source_dir, fmt, columns or schema.ColumnMap(), max_files)
+    # SP-R16: with available-now, empty micro-batches would run forever (timers never let
+    # the query finish); without them timers fire in batches that carry data.
+    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled",
+                   "false" if available_now else "true")
+    time_mode = "None" if algorithm.tick is None else "ProcessingTime"
+    combined = rows.groupBy("source").transformWithStateInPandas(
+        MachineProcessor(algorithm, config), schema.COMBINED, "Append", time_mode)
+    writer = combined.writeStream.foreachBatch(write_batch(output)).option(
+        "checkpointLocation", checkpoint)
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=f"{trigger_seconds} seconds")
+    query = writer.start()
+    seen = -1
+    try:
+        while query.isActive:
+            query.awaitTermination(2)
+            progress = query.lastProgress
+            if report and progress and progress["batchId"] != seen:
+                seen = progress["batchId"]
+                print(f"[timealign stream] batch {seen}: {progress['numInputRows']} rows, "
+                      f"{progress.get('processedRowsPerSecond', 0):.0f} rows/s",
+                      file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        query.stop()
+    error = query.exception()
+    if error is not None:
+        from timealign.spark.batch import raise_job_error
+
+        raise_job_error(RuntimeError(str(error)))
+    return len(query.recentProgress)
+
+
+def held_ids(
+    spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any, checkpoint: str
+) -> DataFrame:
+    """(source, id) of every row still held in the state store after a stream (SP-D1)."""
+    codec = StateCodec(algorithm.name, type(algorithm.initial(config)))
+    state = spark.read.format("statestore").option("stateVarName", STATE_NAME).load(checkpoint)
+    pairs = [
+        (str(row["key"][0]), message_id)
+        for row in state.select("key", "value").collect()
+        for message_id in codec.decode(bytes(row["value"][0]))[2]
+    ]
+    return spark.createDataFrame(pairs, "source string, id string")
+
+
+def read_table(spark: SparkSession, output: str, table: str) -> DataFrame:
+    """One output table of a stream, without its ``batch`` partition column."""
+    return spark.read.parquet(f"{output}/{table}").drop("batch")

@@ -1,0 +1,64 @@
+"""The end-of-run summary (SP-R9): outcome counts, groups, spread and latency percentiles.
+
+Computed by Spark from the written tables, so it describes exactly what a reader gets.
+Spread is ``end - start`` of a group; latency is ``at - end``, the time from the newest
+member's stamp to the arrival of the input that emitted the group (groups emitted by the
+end of input have no ``at`` and are left out of the latency figures).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+PERCENTILES: tuple[float, ...] = (0.5, 0.9, 0.99, 1.0)
+
+
+def summarize(groups: DataFrame, outcomes: DataFrame) -> dict[str, Any]:
+    """Counts and percentiles as a JSON-ready dict."""
+    by_kind = outcomes.groupBy("outcome", "reason").count().collect()
+    counts = sorted(
+        ({"outcome": r["outcome"], "reason": r["reason"], "rows": int(r["count"])}
+         for r in by_kind),
+        key=lambda c: (-c["rows"], c["outcome"], c["reason"] or ""),
+    )
+    levels = list(PERCENTILES)
+    figures = groups.select(
+        F.count(F.lit(1)).alias("groups"),
+        F.percentile(F.col("end") - F.col("start"), F.array(*map(F.lit, levels))).alias("s"),
+        F.percentile(F.col("at") - F.col("end"), F.array(*map(F.lit, levels))).alias("l"),
+    ).first()
+    sources = outcomes.select(F.countDistinct("source")).first()
+    def named(values: list[float] | None) -> dict[str, int | None]:
+        values = values or [None] * len(levels)  # type: ignore[list-item]
+        return {f"p{round(q * 100)}": None if v is None else int(v)
+                for q, v in zip(levels, values, strict=True)}
+
+    return {
+        "rows": sum(c["rows"] for c in counts),
+        "sources": int(sources[0]) if sources else 0,
+        "groups": int(figures["groups"]) if figures else 0,
+        "outcomes": counts,
+        "spread_ns": named(figures["s"] if figures else None),
+        "latency_ns": named(figures["l"] if figures else None),
+    }
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The human-readable form printed at the end of a run."""
+    lines = [f"rows {summary['rows']}  sources {summary['sources']}  "
+             f"groups {summary['groups']}"]
+    for count in summary["outcomes"]:
+        share = count["rows"] / summary["rows"] if summary["rows"] else 0.0
+        reason = f" ({count['reason']})" if count["reason"] else ""
+        lines.append(f"  {count['outcome']}{reason}: {count['rows']}  {share:.1%}")
+    for key, title in (("spread_ns", "spread"), ("latency_ns", "latency")):
+        figures = "  ".join(f"{name} {_ms(value)}" for name, value in summary[key].items())
+        lines.append(f"{title} (ms): {figures}")
+    return "\n".join(lines)
+
+
+def _ms(value: int | None) -> str:
+    return "-" if value is None else f"{value / 1e6:.3f}"

@@ -1,0 +1,151 @@
+"""A small test-only algorithm for the adapters' tests: pairs of messages from two topics.
+
+It holds at most one message. A message of another topic whose stamp is within ``window``
+of the held one publishes the pair; otherwise the held one is dropped and the new one held.
+With a ``timeout``, every held message asks for a timer at ``arrival + timeout`` and a tick
+at or after it drops the message: enough to exercise groups, settlements, ticks, timers and
+the end of input without depending on the real machines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+from timealign.errors import require, require_ns
+from timealign.machine import Algorithm, Grouped, Record, Settled
+
+
+@attrs.frozen
+class PairsConfig:
+    window: int
+    timeout: int | None = None
+
+
+@attrs.frozen
+class Msg:
+    id: str
+    topic: str
+    stamp: int
+    arrival: int
+
+
+@attrs.frozen
+class Tick:
+    now: int
+
+
+@attrs.frozen
+class End:
+    pass
+
+
+@attrs.frozen
+class Timer:
+    at: int
+
+
+@attrs.frozen
+class PairsState:
+    held: Msg | None = None
+    published: int = 0
+
+
+Input = Msg | Tick | End
+Output = Grouped | Settled | Timer
+
+
+def step(config: PairsConfig, state: PairsState, item: Input) -> tuple[PairsState,
+                                                                        tuple[Output, ...]]:
+    held = state.held
+    if isinstance(item, End):
+        return state, () if held is None else (Settled(held.id, "pending", "TOY-end"),)
+    if isinstance(item, Tick):
+        if held is not None and config.timeout is not None \
+                and held.arrival + config.timeout <= item.now:
+            return attrs.evolve(state, held=None), (Settled(held.id, "dropped", "TOY-timeout"),)
+        return state, ()
+    if held is not None and held.topic != item.topic \
+            and abs(item.stamp - held.stamp) <= config.window:
+        first, last = sorted((held.stamp, item.stamp))
+        group = Grouped((held.id, item.id), first, last)
+        return PairsState(None, state.published + 1), (group,)
+    outputs: list[Output] = []
+    if held is not None:
+        outputs.append(Settled(held.id, "dropped", "TOY-replaced"))
+    if config.timeout is not None:
+        outputs.append(Timer(item.arrival + config.timeout))
+    return attrs.evolve(state, held=item), tuple(outputs)
+
+
+def records(config: PairsConfig, rows: Iterable[Record]) -> Iterator[Msg]:
+    for row in rows:
+        require(row.topic != "", "topic", "TOY-R1", "must not be empty", row.topic)
+        yield Msg(row.id, row.topic, row.stamp, row.arrival)
+
+
+def _config(raw: Mapping[str, Any]) -> PairsConfig:
+    timeout = raw.get("timeout")
+    return PairsConfig(require_ns(raw.get("window", 10), "window", "TOY-R1"),
+                       None if timeout is None else require_ns(timeout, "timeout", "TOY-R1"))
+
+
+def _input(raw: Mapping[str, Any]) -> Input:
+    op = raw.get("op")
+    if op == "msg":
+        return Msg(raw["id"], raw["topic"], raw["stamp"], raw["arrival"])
+    if op == "tick":
+        return Tick(raw["now"])
+    return End()
+
+
+def _input_json(item: Input) -> dict[str, Any]:
+    if isinstance(item, Msg):
+        return {"op": "msg", **attrs.asdict(item)}
+    if isinstance(item, Tick):
+        return {"op": "tick", "now": item.now}
+    return {"op": "end"}
+
+
+def _output_json(output: Output) -> dict[str, Any]:
+    if isinstance(output, Grouped):
+        return {"kind": "pair", "ids": list(output.ids), "start": output.start,
+                "end": output.end}
+    if isinstance(output, Settled):
+        return {"kind": output.outcome, "id": output.id, "reason": output.reason}
+    return {"kind": "timer", "at": output.at}
+
+
+def _account(output: Output) -> Grouped | Settled | None:
+    return None if isinstance(output, Timer) else output
+
+
+def _clock(item: Input) -> int | None:
+    if isinstance(item, Msg):
+        return item.arrival
+    return item.now if isinstance(item, Tick) else None
+
+
+COMMON: dict[str, Any] = {
+    "initial": lambda config: PairsState(),
+    "step": step,
+    "end": lambda config: End(),
+    "account": _account,
+    "config_from_json": _config,
+    "config_to_json": attrs.asdict,
+    "input_from_json": _input,
+    "input_to_json": _input_json,
+    "output_to_json": _output_json,
+    "inputs_from_records": records,
+}
+
+PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(name="pairs", **COMMON)
+TIMED_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
+    name="timed_pairs",
+    timer_of=lambda output: output.at if isinstance(output, Timer) else None,
+    clock_of=_clock,
+    tick=Tick,
+    **COMMON,
+)

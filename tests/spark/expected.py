@@ -1,0 +1,75 @@
+"""What the Spark jobs must produce, computed without Spark (SP-I2).
+
+Each source's rows are read straight from the Parquet files with pyarrow, put in
+(arrival, file path, row position) order (SP-R2), driven per spec/drivers.md, and the
+resulting input list is folded by ``timealign.replay``; the outputs are accounted the way
+spec/spark.md says. The Spark tables must equal this, row for row.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+import timealign
+from timealign.drive import drive
+from timealign.machine import Algorithm, Grouped, Record
+
+Groups = list[tuple[Any, ...]]
+Outcomes = list[tuple[Any, ...]]
+
+
+def source_records(folder: Path) -> dict[str, list[Record]]:
+    """Every source's rows in replay order (SP-R2)."""
+    keyed: dict[str, list[tuple[tuple[int, str, int], Record]]] = defaultdict(list)
+    for path in sorted(folder.glob("*.parquet"), key=lambda p: p.resolve().as_uri()):
+        table = pq.read_table(path).to_pylist()
+        for position, row in enumerate(table):
+            record = Record(row["id"], row["topic"], row["stamp"], row["arrival"],
+                            row.get("kind"), row.get("poll"))
+            keyed[row["source"]].append(((row["arrival"], path.resolve().as_uri(), position),
+                                         record))
+    return {source: [r for _, r in sorted(rows, key=lambda x: x[0])]
+            for source, rows in keyed.items()}
+
+
+def inputs_of(algorithm: Algorithm[Any, Any, Any, Any], config: Any,
+              records: list[Record]) -> list[Any]:
+    """The machine inputs the driver delivers for one source (rows, ticks, end)."""
+    return [item for _, item, _ in drive(algorithm, config, records)]
+
+
+def expected_tables(algorithm: Algorithm[Any, Any, Any, Any], config: Any,
+                    folder: Path) -> tuple[Groups, Outcomes]:
+    """Sorted (source, seq, ids, start, end, input) and (source, id, outcome, seq, reason,
+    input) rows, from ``timealign.replay`` of each source's driven inputs."""
+    groups: Groups = []
+    outcomes: Outcomes = []
+    for source, records in source_records(folder).items():
+        seq = 0
+        inputs = inputs_of(algorithm, config, records)
+        for index, output in timealign.replay(algorithm, config, inputs):
+            account = algorithm.account(output)
+            if isinstance(account, Grouped):
+                groups.append((source, seq, list(account.ids), account.start, account.end,
+                               index))
+                outcomes.extend((source, i, "grouped", seq, None, index) for i in account.ids)
+                seq += 1
+            elif account is not None:
+                outcomes.append((source, account.id, account.outcome, None, account.reason,
+                                 index))
+    return sorted(groups), sorted(outcomes, key=repr)
+
+
+def spark_tables(groups: Any, outcomes: Any) -> tuple[Groups, Outcomes]:
+    """The same shape from the Spark output tables (DataFrames)."""
+    got_groups = sorted(
+        (r["source"], r["seq"], list(r["ids"]), r["start"], r["end"], r["input"])
+        for r in groups.collect())
+    got_outcomes = sorted(
+        ((r["source"], r["id"], r["outcome"], r["seq"], r["reason"], r["input"])
+         for r in outcomes.collect()), key=repr)
+    return got_groups, got_outcomes

@@ -1,0 +1,187 @@
+"""The batch job (spec/spark.md) on the shared local SparkSession."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from tests.pairs_toy import PAIRS, TIMED_PAIRS, PairsConfig
+from tests.spark.expected import expected_tables, spark_tables
+from tests.spark.machines import CASES, Case
+from timealign import registry
+from timealign.cli import main
+from timealign.errors import InvalidInput
+from timealign.spark.batch import run_batch
+from timealign.spark.check import check_no_loss
+from timealign.spark.outcomes import LossError
+from timealign.spark.schema import ColumnMap, read_input
+from timealign.spark.summary import summarize
+from timealign.spark.verify import verify
+
+CONFIG = PairsConfig(window=3_000_000, timeout=20_000_000)
+
+
+def tables(spark: SparkSession, output: Path) -> tuple[Any, Any]:
+    return (spark.read.parquet(str(output / "groups")),
+            spark.read.parquet(str(output / "outcomes")))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_sp_i2_r3_every_source_equals_replay(spark: SparkSession, fleet: Path,
+                                             batch_output: Any, case: Case) -> None:
+    """SP-I2, SP-R3, SP-R4, SP-R5, SP-R7: per source, the tables equal `timealign.replay`
+    of that source's driven inputs, on a generated fleet of 12 sources."""
+    output = batch_output(case)
+    want_groups, want_outcomes = expected_tables(case.algorithm, case.config, fleet)
+    got_groups, got_outcomes = spark_tables(*tables(spark, output))
+    assert len(want_outcomes) == len(got_outcomes) > 1000
+    assert len(got_groups) > 10
+    assert got_groups == want_groups
+    assert got_outcomes == want_outcomes
+
+
+def test_sp_r2_ties_broken_by_file_then_row(spark: SparkSession, tmp_path: Path) -> None:
+    """SP-R2: equal arrivals replay in (file path, row position) order."""
+    data = tmp_path / "in"
+    data.mkdir()
+    rows = {"a.parquet": [("x1", "x", 0, 5), ("y1", "y", 1, 5)],
+            "b.parquet": [("y2", "y", 10, 7), ("x2", "x", 9, 7)],
+            "c.parquet": [("x3", "x", 20, 6)]}
+    for name, content in rows.items():
+        pq.write_table(pa.table({"id": [r[0] for r in content], "topic": [r[1] for r in content],
+                                 "stamp": [r[2] for r in content],
+                                 "arrival": [r[3] for r in content]}), data / name)
+    run_batch(spark, PAIRS, PairsConfig(window=2), str(data), str(tmp_path / "out"))
+    groups, outcomes = tables(spark, tmp_path / "out")
+    assert [list(r["ids"]) for r in groups.orderBy("seq").collect()] == [["x1", "y1"],
+                                                                          ["y2", "x2"]]
+    assert {r["source"] for r in outcomes.collect()} == {""}  # SP-D3
+
+
+def write_formats(fleet: Path, target: Path) -> dict[str, str]:
+    table = pq.read_table(fleet).drop(["size", "kind", "poll"]).slice(0, 3000)
+    renamed = table.rename_columns(["robot", "msg", "topic", "t_ns", "arrival"])
+    (target / "parquet").mkdir(parents=True)
+    pq.write_table(renamed, target / "parquet" / "part.parquet")
+    renamed.to_pandas().to_csv(target / "data.csv", index=False)
+    renamed.to_pandas().to_json(target / "data.json", orient="records", lines=True)
+    return {"parquet": str(target / "parquet"), "csv": str(target / "data.csv"),
+            "json": str(target / "data.json")}
+
+
+def test_sp_r1_r2_formats_and_column_mapping_agree(spark: SparkSession, fleet: Path,
+                                                   tmp_path: Path) -> None:
+    """SP-R1, SP-R2: Parquet, CSV and JSON lines with mapped column names give the same
+    canonical rows in the same replay order."""
+    mapping = ColumnMap.parse(["source=robot", "id=msg", "stamp=t_ns"])
+    orders = []
+    for fmt, path in write_formats(fleet, tmp_path).items():
+        rows = read_input(spark, path, fmt, mapping).orderBy(
+            "source", "arrival", "order_file", "order_row")
+        orders.append([tuple(r) for r in rows.select(
+            "source", "id", "topic", "stamp", "arrival", "kind", "poll").collect()])
+    assert orders[0] == orders[1] == orders[2]
+    assert len(orders[0]) == 3000 and orders[0][0][5:] == (None, None)
+
+
+def test_sp_r1_d2_timestamps_and_missing_arrival(spark: SparkSession, tmp_path: Path) -> None:
+    """SP-R1, SP-D2: a timestamp column is read as ns; without arrival, stamps order rows."""
+    stamps = pa.array([2_000, 1_000, 3_000], pa.timestamp("us"))
+    pq.write_table(pa.table({"id": ["b", "a", "c"], "topic": ["y", "x", "x"], "when": stamps}),
+                   tmp_path / "t.parquet")
+    rows = read_input(spark, str(tmp_path / "t.parquet"), "parquet",
+                      ColumnMap.parse(["stamp=when"]))
+    got = [(r["id"], r["stamp"], r["arrival"]) for r in rows.orderBy("arrival").collect()]
+    assert got == [("a", 1_000_000, 1_000_000), ("b", 2_000_000, 2_000_000),
+                   ("c", 3_000_000, 3_000_000)]
+
+
+def test_sp_r1_bad_columns_are_invalid_input(spark: SparkSession, tmp_path: Path) -> None:
+    """SP-R1: missing required column, bad mapping, non-integer time column."""
+    pq.write_table(pa.table({"id": ["a"], "stamp": [1.5]}), tmp_path / "f.parquet")
+    with pytest.raises(InvalidInput) as caught:
+        read_input(spark, str(tmp_path), "parquet", ColumnMap.parse(["stamp=nope"]))
+    assert (caught.value.field, caught.value.rule) == ("nope", "SP-R1")
+    with pytest.raises(InvalidInput) as caught:
+        read_input(spark, str(tmp_path), "parquet", ColumnMap())
+    assert (caught.value.field, caught.value.rule) == ("stamp", "SP-R1")
+    with pytest.raises(InvalidInput, match="FIELD=COLUMN"):
+        ColumnMap.parse(["weight=w"])
+
+
+def test_sp_d4_a_row_the_machine_rejects_fails_the_job(spark: SparkSession,
+                                                       tmp_path: Path) -> None:
+    """SP-D4: the machine's InvalidInput comes back as InvalidInput naming field and rule."""
+    pq.write_table(pa.table({"source": ["s", "s"], "id": ["a", "b"], "topic": ["x", ""],
+                             "stamp": [1, 2], "arrival": [1, 2]}), tmp_path / "f.parquet")
+    with pytest.raises(InvalidInput) as caught:
+        run_batch(spark, PAIRS, CONFIG, str(tmp_path / "f.parquet"), str(tmp_path / "out"))
+    assert (caught.value.field, caught.value.rule) == ("topic", "TOY-R1")
+    assert "source 's'" in str(caught.value)
+
+
+def test_sp_r6_i1_reconciliation_catches_lost_and_duplicated_rows(
+        spark: SparkSession, fleet: Path, batch_output: Any) -> None:
+    """SP-R6, SP-I1: the Spark-side check fails on a missing or a duplicated outcome."""
+    rows = read_input(spark, str(fleet), "parquet", ColumnMap())
+    _, outcomes = tables(spark, batch_output(CASES[0]))
+    assert check_no_loss(rows, outcomes) == rows.count()
+    victim = outcomes.first()
+    assert victim is not None
+    missing = outcomes.where(~((F.col("source") == victim["source"])
+                               & (F.col("id") == victim["id"])))
+    with pytest.raises(LossError, match="1 \\(source, id\\)"):
+        check_no_loss(rows, missing)
+    with pytest.raises(LossError, match="SP-R6"):
+        check_no_loss(rows, outcomes.unionByName(outcomes.limit(2)))
+
+
+def test_sp_r9_cli_run_prints_summary(spark: SparkSession, fleet: Path, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R9: `timealign run` prints counts per outcome and percentiles, writes JSON."""
+    monkeypatch.setitem(registry._ENTRIES, "timed_pairs", "tests.pairs_toy:TIMED_PAIRS")
+    config = json.dumps({"window": 3_000_000, "timeout": 20_000_000})
+    code = main(["run", "timed_pairs", "--input", str(fleet), "--output", str(tmp_path / "o"),
+                 "--config", config, "--summary", str(tmp_path / "s.json"), "--quiet"])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    summary = json.loads((tmp_path / "s.json").read_text())
+    groups, outcomes = tables(spark, tmp_path / "o")
+    assert summary == {**summarize(groups, outcomes), "seconds": summary["seconds"],
+                       "rows_per_second": summary["rows_per_second"]}
+    counted = {(r["outcome"], r["reason"]): r["count"]
+               for r in outcomes.groupBy("outcome", "reason").count().collect()}
+    assert {(c["outcome"], c["reason"]): c["rows"] for c in summary["outcomes"]} == counted
+    spreads = sorted(r["end"] - r["start"] for r in groups.collect())
+    assert summary["spread_ns"]["p100"] == spreads[-1] and summary["groups"] == len(spreads)
+    assert summary["sources"] == 12
+    assert "grouped" in printed and "spread (ms)" in printed and "no loss" in printed
+    assert TIMED_PAIRS.name == "timed_pairs"
+
+
+VERIFIED = next((c for c in CASES if c.name == "approximate_time"), CASES[0])
+
+
+def test_sp_i2_verify_rechecks_written_tables(spark: SparkSession, fleet: Path,
+                                              batch_output: Any, tmp_path: Path) -> None:
+    """SP-I2, SP-R6: `timealign.spark.verify` accepts a run's own tables (checking the
+    machine's executable invariants on every source) and rejects doctored ones."""
+    output = batch_output(VERIFIED)
+    checked = verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet), str(output))
+    assert checked == {"rows": spark.read.parquet(str(fleet)).count(),
+                       "invariants": int(VERIFIED.name != "pairs")}
+    groups, outcomes = tables(spark, output)
+    doctored = tmp_path / "doctored"
+    groups.withColumn("seq", F.col("seq") + F.when(F.col("seq") == 3, 1).otherwise(0)) \
+        .write.parquet(str(doctored / "groups"))
+    outcomes.write.parquet(str(doctored / "outcomes"))
+    with pytest.raises(AssertionError, match=r"groups: 12 row\(s\) of the re-run missing"):
+        verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet), str(doctored))

@@ -1,0 +1,142 @@
+"""The streaming job (spec/spark.md, SP-R11 to SP-R16): equality with batch, SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tests.spark.conftest import ROOT
+from tests.spark.machines import CASES, Case
+from timealign.spark.check import check_no_loss
+from timealign.spark.schema import ColumnMap, read_input
+from timealign.spark.streaming import held_ids, read_table, run_stream
+
+# Clock-free machines with a per-row mapping (DRV-R6); the real ones when they exist (the
+# test-only pairs then add nothing but time), and the kill test runs the last of them.
+CLOCK_FREE = [case for case in CASES if not case.clocked and case.per_row]
+CLOCK_FREE = [case for case in CLOCK_FREE if case.name != "pairs"] or CLOCK_FREE
+KILLED = CLOCK_FREE[-1]
+
+
+def outcome_rows(frame: Any) -> list[tuple[Any, ...]]:
+    return sorted(((r["source"], r["id"], r["outcome"], r["seq"], r["reason"], r["at"],
+                    r["input"]) for r in frame.collect()), key=repr)
+
+
+def group_rows(frame: Any) -> list[tuple[Any, ...]]:
+    return sorted((r["source"], r["seq"], list(r["ids"]), r["start"], r["end"], r["at"],
+                   r["input"]) for r in frame.collect())
+
+
+def stream(spark: SparkSession, case: Case, source: Path, base: Path) -> tuple[Path, Path]:
+    output, checkpoint = base / "out", base / "checkpoint"
+    run_stream(spark, case.algorithm, case.config, str(source), str(output), str(checkpoint),
+               available_now=True, max_files=1, report=False)
+    return output, checkpoint
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(spark: SparkSession, fleet: Path,
+                  tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+    """One uninterrupted available-now stream per clock-free machine, one file per batch."""
+    return {case.name: stream(spark, case, fleet, tmp_path_factory.mktemp(case.name))
+            for case in CLOCK_FREE}
+
+
+@pytest.mark.parametrize("case", CLOCK_FREE, ids=lambda c: c.name)
+def test_sp_i3_d1_r15_stream_equals_batch_minus_the_end(
+        spark: SparkSession, fleet: Path, batch_output: Any, case: Case,
+        uninterrupted: dict[str, tuple[Path, Path]]) -> None:
+    """SP-I3, SP-D1, SP-R11, SP-R15: over three micro-batches, the stream's tables equal the
+    batch tables without the end input's outputs; the held ids are the batch's pending."""
+    output, checkpoint = uninterrupted[case.name]
+    batch = batch_output(case)
+    batch_groups = spark.read.parquet(str(batch / "groups"))
+    batch_outcomes = spark.read.parquet(str(batch / "outcomes"))
+    streamed = spark.read.parquet(str(output / "outcomes"))
+    assert sorted({r["batch"] for r in streamed.select("batch").collect()}) == [0, 1, 2]
+    assert group_rows(read_table(spark, str(output), "groups")) == \
+        group_rows(batch_groups.where("at is not null"))
+    assert outcome_rows(read_table(spark, str(output), "outcomes")) == \
+        outcome_rows(batch_outcomes.where("at is not null"))
+    held = held_ids(spark, case.algorithm, case.config, str(checkpoint))
+    ended = batch_outcomes.where("at is null").select("source", "id")
+    assert sorted(map(tuple, held.collect())) == sorted(map(tuple, ended.collect()))
+
+
+def test_sp_r16_i1_available_now_with_timers_terminates(spark: SparkSession, fleet: Path,
+                                                        tmp_path: Path) -> None:
+    """SP-R16, SP-R13, SP-I1: a clocked machine's available-now stream stops by itself, and
+    every row has an outcome or is held in the state store."""
+    case = next(c for c in CASES if c.clocked)
+    output, checkpoint = stream(spark, case, fleet, tmp_path)
+    outcomes = read_table(spark, str(output), "outcomes")
+    held = held_ids(spark, case.algorithm, case.config, str(checkpoint))
+    rows = read_input(spark, str(fleet), "parquet", ColumnMap())
+    assert check_no_loss(rows, outcomes, held) == rows.count()
+    reasons = {r["reason"] for r in outcomes.select("reason").distinct().collect()}
+    assert "TOY-timeout" in reasons
+
+
+def _child(args: list[str]) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": sys.executable}
+    return subprocess.Popen([sys.executable, "-m", "tests.spark.stream_child", *args],
+                            cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _wait_for(path: Path, child: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert child.poll() is None, (child.stderr.read() if child.stderr else b"").decode()
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def test_sp_i4_r15_sigkill_and_restart_loses_and_duplicates_nothing(
+        spark: SparkSession, fleet: Path, tmp_path: Path,
+        uninterrupted: dict[str, tuple[Path, Path]]) -> None:
+    """SP-I4, SP-R15: SIGKILL the stream in the middle of micro-batch 1, add the last file,
+    restart from the checkpoint with --available-now: the outputs equal the uninterrupted
+    run's, with no duplicate and no gap."""
+    source, output, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "checkpoint"
+    source.mkdir()
+    files = sorted(fleet.glob("*.parquet"))
+    for path in files[:2]:
+        shutil.copy(path, source / path.name)
+    common = ["stream", KILLED.name, "--source", str(source), "--output", str(output),
+              "--checkpoint", str(checkpoint), "--max-files-per-trigger", "1", "--quiet",
+              "--config", json.dumps(KILLED.algorithm.config_to_json(KILLED.config))]
+    child = _child([*common, "--trigger-seconds", "0.2"])
+    try:
+        _wait_for(checkpoint / "commits" / "0", child, 240)
+        _wait_for(checkpoint / "offsets" / "1", child, 60)
+        assert not (checkpoint / "commits" / "1").exists()
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    shutil.copy(files[2], source / files[2].name)
+    restarted = _child([*common, "--available-now"])
+    _, errors = restarted.communicate(timeout=300)
+    assert restarted.returncode == 0, errors.decode()
+    reference, reference_checkpoint = uninterrupted[KILLED.name]
+    got = outcome_rows(read_table(spark, str(output), "outcomes"))
+    assert len(got) == len(set(got))
+    assert got == outcome_rows(read_table(spark, str(reference), "outcomes"))
+    assert group_rows(read_table(spark, str(output), "groups")) == \
+        group_rows(read_table(spark, str(reference), "groups"))
+    held = held_ids(spark, KILLED.algorithm, KILLED.config, str(checkpoint))
+    again = held_ids(spark, KILLED.algorithm, KILLED.config, str(reference_checkpoint))
+    assert sorted(map(tuple, held.collect())) == sorted(map(tuple, again.collect()))
