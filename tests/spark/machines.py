@@ -8,6 +8,8 @@ batcher; the other machines ignore them.
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +67,15 @@ CASES: list[Case] = [
 def make_fleet(folder: Path, plan: Plan) -> Path:
     """Generate a fleet and add the rate-aware batcher's `kind` and `poll` columns."""
     generate(plan, folder)
-    for path in sorted(folder.glob("*.parquet")):
+    # Spark's file source takes new files in modification-time order; give the files
+    # distinct, ascending times (a minute apart, in the past) so micro-batches are
+    # deterministic and copies made with `shutil.copy2` keep that order.
+    base = time.time_ns() - 3_600 * 10**9
+    for number, path in enumerate(sorted(folder.glob("*.parquet"))):
         table = pq.read_table(path)
         kinds = pa.array([KINDS[t] for t in table.column("topic").to_pylist()], pa.string())
         polls = pc.divide(table.column("arrival"), pa.scalar(POLL_NS, pa.int64()))
         pq.write_table(table.append_column("kind", kinds).append_column("poll", polls), path)
+        stamp = base + number * 60 * 10**9
+        os.utime(path, ns=(stamp, stamp))
     return folder

@@ -114,7 +114,7 @@ def test_sp_i4_r15_sigkill_and_restart_loses_and_duplicates_nothing(
     source.mkdir()
     files = sorted(fleet.glob("*.parquet"))
     for path in files[:2]:
-        shutil.copy(path, source / path.name)
+        shutil.copy2(path, source / path.name)
     common = ["stream", KILLED.name, "--source", str(source), "--output", str(output),
               "--checkpoint", str(checkpoint), "--max-files-per-trigger", "1", "--quiet",
               "--config", json.dumps(KILLED.algorithm.config_to_json(KILLED.config))]
@@ -127,7 +127,7 @@ def test_sp_i4_r15_sigkill_and_restart_loses_and_duplicates_nothing(
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
     assert child.returncode == -signal.SIGKILL
-    shutil.copy(files[2], source / files[2].name)
+    shutil.copy2(files[2], source / files[2].name)
     restarted = _child([*common, "--available-now"])
     _, errors = restarted.communicate(timeout=300)
     assert restarted.returncode == 0, errors.decode()
