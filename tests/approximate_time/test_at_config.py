@@ -18,6 +18,7 @@ from timealign.approximate_time import (
     Published,
     Warned,
     initial,
+    invariants,
     step,
 )
 from timealign.approximate_time.model import DEFAULT_MAX_INTERVAL
@@ -123,13 +124,15 @@ def test_at_d21_records_map_topic_names() -> None:
     assert caught.value.rule == "AT-D21"
 
 
-def test_at_d19_records_reject_duplicate_ids() -> None:
-    """AT-D19: an id repeated within a run is bad input."""
+def test_at_d19_repeated_ids_are_reported_by_at_i2_not_remembered() -> None:
+    """AT-D19, AT-I2: the row mapping keeps no id memory; the finished run reports reuse."""
     config = Config(["cam", "imu"], 4)
     rows = [Record("c1", "cam", 10), Record("c1", "imu", 10)]
-    with pytest.raises(InvalidInput) as caught:
-        list(ALGORITHM.inputs_from_records(config, rows))
-    assert caught.value.rule == "AT-D19" and caught.value.field == "records[1].id"
+    inputs = [*ALGORITHM.inputs_from_records(config, rows), End()]
+    assert inputs[:2] == [Message(0, 10, "c1"), Message(1, 10, "c1")]
+    _, outputs = run(ALGORITHM, config, inputs)
+    problems = invariants.single_outcome(config, inputs, outputs)
+    assert problems and any("c1" in problem for problem in problems)
 
 
 def test_at_d18_d20_accounting() -> None:

@@ -58,11 +58,13 @@ def reachable_classes(root: Any) -> dict[str, type]:
     table: dict[str, type] = {}
     pending: list[Any] = [root]
     seen: set[int] = set()
+    alive: list[Any] = []  # keeps visited hints alive so their ids are never reused
     while pending:
         hint = pending.pop()
         if id(hint) in seen:
             continue
         seen.add(id(hint))
+        alive.append(hint)
         pending.extend(typing.get_args(hint))
         if isinstance(hint, types.GenericAlias) or typing.get_origin(hint) is not None:
             continue
