@@ -53,7 +53,8 @@ class Driver(Generic[C, S, I, O]):
         self.algorithm = algorithm
         self.config = config
         self.state: S = algorithm.initial(config) if state is None else state
-        self.timers: list[int] = sorted(set(timers))
+        self.timers: list[int] = sorted(set(timers))  # a heap of pending instants
+        self._scheduled: set[int] = set(self.timers)  # the same instants, for O(1) lookup
         self.index = index
         self.arrival = arrival
 
@@ -75,7 +76,8 @@ class Driver(Generic[C, S, I, O]):
         self.index += 1
         for output in outputs:
             instant = self.algorithm.timer_of(output)
-            if instant is not None and instant not in self.timers:  # DRV-R4
+            if instant is not None and instant not in self._scheduled:  # DRV-R4
+                self._scheduled.add(instant)
                 heapq.heappush(self.timers, instant)
         return index, item, outputs
 
@@ -85,7 +87,9 @@ class Driver(Generic[C, S, I, O]):
         if tick is None:
             return
         while self.timers and (instant is None or self.timers[0] <= instant):
-            yield self._step(tick(heapq.heappop(self.timers)))
+            due = heapq.heappop(self.timers)
+            self._scheduled.discard(due)
+            yield self._step(tick(due))
 
     def feed_inputs(self, inputs: Iterable[I]) -> Iterator[Step[I, O]]:
         """Deliver inputs, each preceded by the ticks due at or before its clock (DRV-R3)."""
