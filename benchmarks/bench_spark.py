@@ -8,7 +8,10 @@ For each size ``MESSAGES:SOURCES`` a robot fleet is generated (``timealign gener
     grouped Arrow UDF, write both tables and run the no-loss check.
 
 Printed: messages per second of each, the ratio b/a, the peak RSS of (a) and of the whole
-Spark process tree (JVM plus Python workers) and of the largest Python worker in (b).
+Spark process tree (JVM plus Python workers) and of the largest Python worker in (b), and
+the CPU seconds each spent: (a) in its one process, (b) in the JVM and in the Python
+workers. On ``local[2]`` the job can at best run (jvm + python) / 2 seconds, so the CPU
+columns show where a ratio below 2 comes from.
 
     python benchmarks/bench_spark.py                      # quick: 200k messages, 10 sources
     python benchmarks/bench_spark.py --sizes 1M:10 1M:1000 10M:1000
@@ -70,13 +73,18 @@ def plain_replay(algorithm_name: str, config_json: str, folder: str) -> dict[str
         outputs += sum(len(out) for _, _, out in drive(algorithm, config, records))
         start = end
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"rows": rows, "seconds": seconds, "peak_bytes": peak, "outputs": outputs}
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"rows": rows, "seconds": seconds, "peak_bytes": usage.ru_maxrss * 1024,
+            "cpu": usage.ru_utime + usage.ru_stime, "outputs": outputs}
 
 
-def _tree_rss(root: int) -> tuple[int, int]:
-    """(total RSS of the process tree under ``root`` excluding root, largest python child)."""
-    total = largest = 0
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _tree(root: int) -> dict[int, tuple[bool, int, float]]:
+    """pid -> (is a Python process, RSS bytes, CPU seconds incl. reaped children) for every
+    process under ``root`` (the Spark JVM, the Python daemon and its workers)."""
+    found: dict[int, tuple[bool, int, float]] = {}
     pending = [root]
     while pending:
         pid = pending.pop()
@@ -89,36 +97,48 @@ def _tree_rss(root: int) -> tuple[int, int]:
             with open(f"/proc/{pid}/status") as handle:
                 rss = next(int(line.split()[1]) * 1024 for line in handle
                            if line.startswith("VmRSS:"))
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            cpu = sum(int(x) for x in fields[11:15]) / TICKS  # utime stime cutime cstime
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 python = b"python" in handle.read().split(b"\0")[0]
-        except (OSError, StopIteration):
+        except (OSError, StopIteration, IndexError):
             continue
-        total += rss
-        if python:
-            largest = max(largest, rss)
-    return total, largest
+        found[pid] = (python, rss, cpu)
+    return found
 
 
 class Sampler:
-    """Samples the RSS of this process's descendants (the Spark JVM and its workers)."""
+    """Samples the RSS of this process's descendants (the Spark JVM and its workers) and
+    measures the CPU seconds they spend: JVM and Python workers separately."""
 
     def __init__(self) -> None:
         self.total = self.worker = 0
+        self.jvm_cpu = self.python_cpu = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._before: dict[int, tuple[bool, int, float]] = {}
 
     def _loop(self) -> None:
         while not self._stop.wait(0.2):
-            total, worker = _tree_rss(os.getpid())
-            self.total, self.worker = max(self.total, total), max(self.worker, worker)
+            tree = _tree(os.getpid())
+            self.total = max(self.total, sum(rss for _, rss, _ in tree.values()))
+            self.worker = max([self.worker, *(rss for py, rss, _ in tree.values() if py)])
 
     def __enter__(self) -> Sampler:
+        self._before = _tree(os.getpid())
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        for pid, (python, _, cpu) in _tree(os.getpid()).items():
+            spent = cpu - self._before.get(pid, (python, 0, 0.0))[2]
+            if python:
+                self.python_cpu += spent
+            else:
+                self.jvm_cpu += spent
 
 
 def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str,
@@ -133,7 +153,8 @@ def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str,
                            output)
         seconds = time.perf_counter() - started
     return {"rows": result.rows, "seconds": seconds, "tree_peak_bytes": sampler.total,
-            "worker_peak_bytes": sampler.worker}
+            "worker_peak_bytes": sampler.worker, "jvm_cpu": sampler.jvm_cpu,
+            "python_cpu": sampler.python_cpu}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     config = json.loads(args.config)
     base = Path(args.workdir or tempfile.mkdtemp(prefix="bench-spark-"))
     print(f"{'messages':>10} {'sources':>7} {'replay msg/s':>13} {'spark msg/s':>12} "
-          f"{'b/a':>5} {'replay peak':>12} {'spark tree peak':>16} {'worker peak':>12}")
+          f"{'b/a':>5} {'replay peak':>12} {'spark tree peak':>16} {'worker peak':>12} "
+          f"{'replay cpu':>11} {'spark jvm cpu':>14} {'spark py cpu':>13}")
     for size in args.sizes:
         messages, sources = parse_size(size)
         data = base / f"data-{size.replace(':', '-')}"
@@ -171,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         a, b = rows / replay["seconds"], rows / job["seconds"]
         print(f"{rows:>10} {sources:>7} {a:>13,.0f} {b:>12,.0f} {b / a:>5.2f} "
               f"{replay['peak_bytes'] / 2**20:>10.0f}MB {job['tree_peak_bytes'] / 2**20:>14.0f}MB "
-              f"{job['worker_peak_bytes'] / 2**20:>10.0f}MB", flush=True)
+              f"{job['worker_peak_bytes'] / 2**20:>10.0f}MB {replay['cpu']:>10.1f}s "
+              f"{job['jvm_cpu']:>13.1f}s {job['python_cpu']:>12.1f}s", flush=True)
     spark.stop()
     return 0
 

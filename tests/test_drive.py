@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -123,3 +124,23 @@ def test_drv_i1_every_timer_once_in_order_end_last(rows: list[Record]) -> None:
     settled = [o for _, _, out in steps for o in out if isinstance(o, Settled)]
     assert sorted([i for g in groups for i in g.ids] + [s.id for s in settled]) == \
         sorted(r.id for r in rows)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["x", "y"]), st.integers(0, 30)), max_size=25))
+def test_drv_d3_unclocked_fast_loop_equals_the_general_loop(spec: list[tuple[str, int]]) -> None:
+    """DRV-D3: for a machine without ticks, Driver.feed (direct steps) gives the same steps,
+    indices and final state as the general clock-aware loop."""
+    rows = [rec(f"m{k}", topic, stamp, k) for k, (topic, stamp) in enumerate(spec)]
+    fast, general = Driver(PAIRS, TIMED), Driver(PAIRS, TIMED)
+    assert not PAIRS.clocked and TIMED_PAIRS.clocked
+    got = list(fast.feed(rows))
+    want = list(general.feed_inputs(PAIRS.inputs_from_records(TIMED, iter(rows))))
+    assert got == want
+    assert (fast.state, fast.index, fast.checkpoint().timers) == \
+        (general.state, general.index, ())
+
+
+def test_drv_d3_descriptor_refuses_timers_without_ticks() -> None:
+    """DRV-D3: timer_of or clock_of without a tick input is a descriptor error."""
+    with pytest.raises(TypeError, match="need a tick"):
+        attrs.evolve(TIMED_PAIRS, tick=None)

@@ -57,6 +57,7 @@ class Driver(Generic[C, S, I, O]):
         self._scheduled: set[int] = set(self.timers)  # the same instants, for O(1) lookup
         self.index = index
         self.arrival = arrival
+        self._clocked = algorithm.clocked
 
     @classmethod
     def resume(
@@ -74,11 +75,12 @@ class Driver(Generic[C, S, I, O]):
         self.state, outputs = self.algorithm.step(self.config, self.state, item)
         index = self.index
         self.index += 1
-        for output in outputs:
-            instant = self.algorithm.timer_of(output)
-            if instant is not None and instant not in self._scheduled:  # DRV-R4
-                self._scheduled.add(instant)
-                heapq.heappush(self.timers, instant)
+        if self._clocked:  # DRV-D3: only a clocked machine asks for timers
+            for output in outputs:
+                instant = self.algorithm.timer_of(output)
+                if instant is not None and instant not in self._scheduled:  # DRV-R4
+                    self._scheduled.add(instant)
+                    heapq.heappush(self.timers, instant)
         return index, item, outputs
 
     def fire_until(self, instant: int | None) -> Iterator[Step[I, O]]:
@@ -113,7 +115,16 @@ class Driver(Generic[C, S, I, O]):
     def feed(self, records: Iterable[Record]) -> Iterator[Step[I, O]]:
         """Deliver rows (in arrival order, DRV-R1) as the machine's inputs (DRV-R2)."""
         inputs = self.algorithm.inputs_from_records(self.config, self._in_order(records))
-        yield from self.feed_inputs(inputs)
+        if self.algorithm.clocked:
+            yield from self.feed_inputs(inputs)
+        else:  # DRV-D3: no clock to read, no timers to record: step directly (the hot loop
+            # of every adapter; observe steps by wrapping Algorithm.step, not _step)
+            step, config = self.algorithm.step, self.config
+            for item in inputs:
+                self.state, outputs = step(config, self.state, item)
+                index = self.index
+                self.index = index + 1
+                yield index, item, outputs
 
     def finish(self) -> Iterator[Step[I, O]]:
         """End a finite input: fire every remaining timer in order, then the end input."""

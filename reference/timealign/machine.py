@@ -104,6 +104,16 @@ class Algorithm(Generic[C, S, I, O]):
     clock_of: Callable[[I], int | None] = _no_clock
     tick: Callable[[int], I] | None = None
 
+    def __attrs_post_init__(self) -> None:
+        if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
+            raise TypeError(f"{self.name}: timer_of and clock_of need a tick input")
+
+    @property
+    def clocked(self) -> bool:
+        """Whether the algorithm reads a clock (tick inputs, timers); drivers skip the
+        timer and clock lookups of the others."""
+        return self.tick is not None
+
 
 def replay(
     algorithm: Algorithm[C, S, I, O],

@@ -1,10 +1,16 @@
-"""The no-loss check of a finished run (SP-R6, SP-I1), done by Spark over the outputs.
+"""The no-loss reconciliation of a finished run (SP-R6, SP-I1), done by Spark over the outputs.
 
-Every input row must have exactly one outcome: for each (source, id), the number of input
-rows equals the number of outcome rows (plus, for a stream, the ids still held in the state
-store). A difference fails the job loudly with a few examples. The per-source incremental
-check inside the UDF (:class:`timealign.spark.outcomes.SourceRun`) catches a fault where it
-happens; this one reconciles what was actually read with what was actually written.
+Every input row must have exactly one outcome. Inside the UDF, :class:`SourceRun
+<timealign.spark.outcomes.SourceRun>` already enforces it id by id, where a fault happens;
+these checks reconcile what Spark actually read with what it actually wrote:
+
+- :func:`check_counts` (the batch job, every run): per source, the number of input rows
+  equals the number of outcome rows. It reads one column of each side and shuffles one
+  partial count per source and partition, so it stays cheap for tens of millions of rows.
+- :func:`check_no_loss` (``timealign.spark.verify``, ``make demo``, the stream tests): the
+  same per (source, id), plus for a stream the ids still held in the state store.
+
+A difference fails loudly with a few examples.
 """
 
 from __future__ import annotations
@@ -15,27 +21,38 @@ from pyspark.sql import functions as F
 from timealign.spark.outcomes import LossError
 
 
-def check_no_loss(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:
-    """Return the number of input rows; raise :class:`LossError` on any difference.
-
-    One shuffle: input rows count +1, outcomes (and held ids) -1, per (source, id).
-    """
-    given = rows.select("source", "id", F.lit(1).alias("given"), F.lit(0).alias("settled"))
-    settled = outcomes.select("source", "id")
+def _reconcile(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None,
+               keys: list[str], what: str) -> int:
+    """Input rows count +1, outcomes (and held ids) -1, per ``keys``; one shuffle."""
+    given = rows.select(*keys, F.lit(1).alias("given"), F.lit(0).alias("settled"))
+    settled = outcomes.select(*keys)
     if held is not None:
-        settled = settled.unionByName(held.select("source", "id"))
-    marks = given.unionByName(settled.select("source", "id", F.lit(0).alias("given"),
+        settled = settled.unionByName(held.select(*keys))
+    marks = given.unionByName(settled.select(*keys, F.lit(0).alias("given"),
                                              F.lit(1).alias("settled")))
-    joined = marks.groupBy("source", "id").agg(F.sum("given").alias("given"),
-                                              F.sum("settled").alias("settled"))
+    joined = marks.groupBy(*keys).agg(F.sum("given").alias("given"),
+                                      F.sum("settled").alias("settled"))
     wrong = F.col("given") != F.col("settled")
     totals = joined.agg(F.sum("given").alias("given"),
                         F.sum(F.when(wrong, 1).otherwise(0)).alias("bad")).first()
     given_total = int(totals["given"] or 0) if totals else 0
     bad = int(totals["bad"] or 0) if totals else 0
     if bad:
-        examples = [f"{r['source']}/{r['id']}: {r['given']} row(s), {r['settled']} outcome(s)"
+        examples = [f"{'/'.join(str(r[k]) for k in keys)}: {r['given']} row(s), "
+                    f"{r['settled']} outcome(s)"
                     for r in joined.where(wrong).limit(5).collect()]
-        raise LossError(f"{bad} (source, id) pair(s) without exactly one outcome per input "
-                        f"row (SP-R6), e.g. {examples}")
+        raise LossError(f"{bad} {what} without exactly one outcome per input row (SP-R6), "
+                        f"e.g. {examples}")
     return given_total
+
+
+def check_counts(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:
+    """Return the number of input rows; raise :class:`LossError` if any source's count of
+    outcome rows (plus held ids) differs from its count of input rows."""
+    return _reconcile(rows, outcomes, held, ["source"], "source(s)")
+
+
+def check_no_loss(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:
+    """Return the number of input rows; raise :class:`LossError` on any (source, id) whose
+    outcome rows (plus held ids) do not match its input rows one for one."""
+    return _reconcile(rows, outcomes, held, ["source", "id"], "(source, id) pair(s)")

@@ -43,37 +43,30 @@ class LossError(RuntimeError):
 
 
 class Rows:
-    """Column lists of the combined output, appended row by row (hot path: no kwargs)."""
+    """Rows of the combined output in emission order. Each row is kept as one tuple (the
+    hot path appends one tuple per row) and turned into columns once, by :meth:`take`."""
 
     def __init__(self) -> None:
-        self.columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
-        self._bind()
-
-    def _bind(self) -> None:
-        c = self.columns
-        self._appenders = tuple(c[name].append for name in COLUMNS)
+        self._rows: list[tuple[Any, ...]] = []
 
     def __len__(self) -> int:
-        return len(self.columns["table"])
+        return len(self._rows)
 
     def group(self, source: str, seq: int, start: int, end: int, ids: list[str],
               at: int | None, index: int) -> None:
-        for append, value in zip(self._appenders, (GROUPS, source, seq, start, end, ids, at,
-                                                   index, None, None, None), strict=True):
-            append(value)
+        self._rows.append((GROUPS, source, seq, start, end, ids, at, index, None, None, None))
 
     def outcome(self, source: str, message_id: str, outcome: str, seq: int | None,
                 reason: str | None, at: int | None, index: int | None) -> None:
-        for append, value in zip(self._appenders, (OUTCOMES, source, seq, None, None, None,
-                                                   at, index, message_id, outcome, reason),
-                                 strict=True):
-            append(value)
+        self._rows.append((OUTCOMES, source, seq, None, None, None, at, index, message_id,
+                           outcome, reason))
 
     def take(self) -> dict[str, list[Any]]:
-        """The rows gathered so far; the buffer starts empty again."""
-        taken, self.columns = self.columns, {name: [] for name in COLUMNS}
-        self._bind()
-        return taken
+        """The rows gathered so far, as columns; the buffer starts empty again."""
+        taken, self._rows = self._rows, []
+        if not taken:
+            return {name: [] for name in COLUMNS}
+        return dict(zip(COLUMNS, map(list, zip(*taken, strict=True)), strict=True))
 
 
 class SourceRun:
@@ -114,21 +107,26 @@ class SourceRun:
 
     def _account(self, step: Step[Any, Any], at: int | None) -> None:
         index, _item, outputs = step
+        if not outputs:
+            return
+        account_of, append, source = self.algorithm.account, self.rows._rows.append, self.source
         for output in outputs:
-            account = self.algorithm.account(output)
+            account = account_of(output)
             if account is None:
                 continue
             if isinstance(account, Grouped):
                 seq, self.seq = self.seq, self.seq + 1
-                self.rows.group(self.source, seq, account.start, account.end, list(account.ids),
-                                at, index)
-                for member in account.ids:
+                ids = account.ids
+                append((GROUPS, source, seq, account.start, account.end, list(ids), at, index,
+                        None, None, None))
+                for member in ids:
                     self._close(member)
-                    self.rows.outcome(self.source, member, GROUPED, seq, None, at, index)
+                    append((OUTCOMES, source, seq, None, None, None, at, index, member,
+                            GROUPED, None))
             else:
                 self._close(account.id)
-                self.rows.outcome(self.source, account.id, account.outcome, None,
-                                  account.reason, at, index)
+                append((OUTCOMES, source, None, None, None, None, at, index, account.id,
+                        account.outcome, account.reason))
 
     def _at(self, item: Any) -> int | None:
         """SP-R8: the input's own clock (ticks), else the arrival of the last row read."""
@@ -138,10 +136,12 @@ class SourceRun:
     def feed(self, records: Iterable[Record], chunk: int = 0) -> Iterator[dict[str, list[Any]]]:
         """Feed rows in arrival order; yield the gathered rows every ``chunk`` rows (0: never,
         call :meth:`take` at the end)."""
-        for step in self.driver.feed(self._opening(records)):
-            self._account(step, self._at(step[1]))
-            if chunk and len(self.rows) >= chunk:
-                yield self.rows.take()
+        clocked = self.algorithm.clocked
+        driver, rows, account = self.driver, self.rows, self._account
+        for step in driver.feed(self._opening(records)):
+            account(step, self._at(step[1]) if clocked else driver.arrival)
+            if chunk and len(rows) >= chunk:
+                yield rows.take()
 
     def feed_all(self, records: Iterable[Record]) -> None:
         """Feed rows in arrival order, keeping every row for :meth:`take`."""

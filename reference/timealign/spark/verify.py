@@ -19,12 +19,12 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import attrs
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from timealign import registry
-from timealign.drive import Driver
 from timealign.machine import Algorithm
 from timealign.spark import schema
 from timealign.spark.batch import records_of, to_batch
@@ -46,19 +46,23 @@ def invariant_checker(algorithm: Algorithm[Any, Any, Any, Any]) -> Checker | Non
     return found
 
 
-class _Recording(Driver[Any, Any, Any, Any]):
-    """A driver that also keeps every input and output, for the invariants."""
+def _recording(
+    algorithm: Algorithm[Any, Any, Any, Any],
+) -> tuple[Algorithm[Any, Any, Any, Any], list[Any], list[tuple[int, Any]]]:
+    """The same algorithm with a step that also keeps every input and output (with its
+    input's index) for the invariants: recorded at the machine boundary, so every driver
+    path is seen."""
+    inputs: list[Any] = []
+    outputs: list[tuple[int, Any]] = []
+    step = algorithm.step
 
-    def __init__(self, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> None:
-        super().__init__(algorithm, config)
-        self.inputs: list[Any] = []
-        self.outputs: list[tuple[int, Any]] = []
+    def recording_step(config: Any, state: Any, item: Any) -> tuple[Any, tuple[Any, ...]]:
+        state, produced = step(config, state, item)
+        outputs.extend((len(inputs), output) for output in produced)
+        inputs.append(item)
+        return state, produced
 
-    def _step(self, item: Any) -> Any:
-        index, item, produced = super()._step(item)
-        self.inputs.append(item)
-        self.outputs.extend((index, output) for output in produced)
-        return index, item, produced
+    return attrs.evolve(algorithm, step=recording_step), inputs, outputs
 
 
 def verify_function(
@@ -70,12 +74,12 @@ def verify_function(
         key: tuple[pa.Scalar, ...], batches: Iterator[pa.RecordBatch]
     ) -> Iterator[pa.RecordBatch]:
         source = str(key[0].as_py())
-        driver = _Recording(algorithm, config)
-        run = SourceRun(algorithm, config, source, driver)
+        recorded, inputs, outputs = _recording(algorithm)
+        run = SourceRun(recorded, config, source)
         run.feed_all(records_of(source, batches))
         run.finish()
         rows = run.take()
-        problems = checker(config, driver.inputs, driver.outputs) if checker else []
+        problems = checker(config, inputs, outputs) if checker else []
         for problem in problems[:20]:
             rows["table"].append("problems")
             rows["source"].append(source)
