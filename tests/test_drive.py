@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import attrs
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, End, Msg, PairsConfig, Tick
+from timealign import registry
 from timealign.drive import Driver, drive
 from timealign.errors import InvalidInput
 from timealign.machine import Grouped, Record, Settled
@@ -144,3 +146,51 @@ def test_drv_d3_descriptor_refuses_timers_without_ticks() -> None:
     """DRV-D3: timer_of or clock_of without a tick input is a descriptor error."""
     with pytest.raises(TypeError, match="need a tick"):
         attrs.evolve(TIMED_PAIRS, tick=None)
+
+
+RB = registry.get("rate_aware_batcher")
+RB_CONFIG = RB.config_from_json({"batch_length_s": 0.5})
+RB_KINDS = {"camera": "area_detector", "lidar": "detector_events", "imu": "log"}
+polled_rows = st.lists(st.tuples(st.sampled_from(sorted(RB_KINDS)), st.booleans(),
+                                 st.booleans(), st.integers(0, 90_000_000)), max_size=30)
+
+
+def poll_records(spec: list[tuple[str, bool, bool, int]]) -> list[Record]:
+    """Rows of consecutive polls (some rows without a poll number), in arrival order."""
+    records, poll = [], 0
+    for k, (topic, next_poll, alone, offset) in enumerate(spec):
+        poll += next_poll
+        records.append(Record(f"m{k}", topic, poll * 100_000_000 + offset, k,
+                              RB_KINDS[topic], None if alone else poll))
+    return records
+
+
+def chunked(algorithm: Any, records: list[Record], cuts: list[int]) -> list[Any]:
+    """Feed ``records`` in chunks, resuming each chunk from the last one's checkpoint."""
+    steps: list[Any] = []
+    driver = Driver(algorithm, RB_CONFIG)
+    for start, stop in itertools.pairwise([0, *sorted(cuts), len(records)]):
+        steps += driver.feed(records[start:stop])
+        driver = Driver.resume(algorithm, RB_CONFIG, driver.checkpoint())
+    return steps + list(driver.finish())
+
+
+@given(polled_rows, st.lists(st.integers(0, 30), max_size=4))
+def test_drv_r8_r6_chunks_never_split_a_poll(spec: list[tuple[str, bool, bool, int]],
+                                             cuts: list[int]) -> None:
+    """DRV-R8, DRV-R6: fed in chunks with a checkpoint between them, the rate-aware
+    batcher's polls stay whole: the steps equal one go."""
+    records = poll_records(spec)
+    assert chunked(RB, records, [min(c, len(records)) for c in cuts]) == \
+        list(drive(RB, RB_CONFIG, records))
+
+
+def test_drv_r8_without_runs_a_cut_would_split_a_poll() -> None:
+    """DRV-R8: the rule matters: without `record_run`, a cut inside a poll makes two polls."""
+    records = poll_records([("camera", False, False, 1), ("lidar", False, False, 2)])
+    whole = list(drive(RB, RB_CONFIG, records))
+    assert chunked(RB, records, [1]) == whole
+    assert chunked(attrs.evolve(RB, record_run=None), records, [1]) != whole
+    driver = Driver(RB, RB_CONFIG)
+    assert list(driver.feed(records)) == [] and driver.checkpoint().held == tuple(records)
+    assert driver.last_arrival == 1 and driver.arrival is None

@@ -30,12 +30,14 @@ Step = tuple[int, I, tuple[O, ...]]
 @attrs.frozen
 class Checkpoint(Generic[S]):
     """Everything a driver needs to resume (DRV-R6): machine state, pending timer instants
-    (ascending), the index of the next input and the arrival of the last row fed."""
+    (ascending), the index of the next input, the arrival of the last row mapped and the
+    rows held back for the mapping (DRV-R8)."""
 
     state: S
     timers: tuple[int, ...] = ()
     index: int = 0
     arrival: int | None = None
+    held: tuple[Record, ...] = ()  # the trailing run of rows not yet mapped (DRV-R8)
 
 
 class Driver(Generic[C, S, I, O]):
@@ -49,6 +51,7 @@ class Driver(Generic[C, S, I, O]):
         timers: Iterable[int] = (),
         index: int = 0,
         arrival: int | None = None,
+        held: Iterable[Record] = (),
     ) -> None:
         self.algorithm = algorithm
         self.config = config
@@ -58,6 +61,7 @@ class Driver(Generic[C, S, I, O]):
         self.index = index
         self.arrival = arrival
         self._clocked = algorithm.clocked
+        self.held: list[Record] = list(held)
 
     @classmethod
     def resume(
@@ -65,11 +69,17 @@ class Driver(Generic[C, S, I, O]):
     ) -> Driver[C, S, I, O]:
         """A driver that continues exactly where :meth:`checkpoint` was taken (DRV-R6)."""
         return cls(algorithm, config, checkpoint.state, checkpoint.timers, checkpoint.index,
-                   checkpoint.arrival)
+                   checkpoint.arrival, checkpoint.held)
 
     def checkpoint(self) -> Checkpoint[S]:
         """The driver's resumable state (DRV-R6)."""
-        return Checkpoint(self.state, tuple(sorted(self.timers)), self.index, self.arrival)
+        return Checkpoint(self.state, tuple(sorted(self.timers)), self.index, self.arrival,
+                          tuple(self.held))
+
+    @property
+    def last_arrival(self) -> int | None:
+        """The arrival of the last row accepted: held back (DRV-R8) or mapped."""
+        return self.held[-1].arrival if self.held else self.arrival
 
     def _step(self, item: I) -> Step[I, O]:
         self.state, outputs = self.algorithm.step(self.config, self.state, item)
@@ -112,8 +122,34 @@ class Driver(Generic[C, S, I, O]):
             self.arrival = record.arrival
             yield record
 
+    def _runs(self, records: Iterable[Record]) -> Iterator[list[Record]]:
+        """DRV-R8: the held rows and ``records`` as whole runs; the trailing run is held."""
+        run_of = self.algorithm.record_run
+        assert run_of is not None
+        pending, self.held = self.held, []
+        key = run_of(pending[-1]) if pending else None
+        for record in records:
+            if pending and (key is None or run_of(record) != key):
+                yield pending
+                pending = []
+            pending.append(record)
+            key = run_of(record)
+        if pending and key is not None:
+            self.held = pending  # the last run may continue in the next chunk
+        elif pending:
+            yield pending
+
     def feed(self, records: Iterable[Record]) -> Iterator[Step[I, O]]:
-        """Deliver rows (in arrival order, DRV-R1) as the machine's inputs (DRV-R2)."""
+        """Deliver rows (in arrival order, DRV-R1) as the machine's inputs (DRV-R2); when
+        the mapping reads runs of rows, map each whole run and hold the trailing one
+        (DRV-R8)."""
+        if self.algorithm.record_run is None:
+            yield from self._map(records)
+            return
+        for run in self._runs(records):
+            yield from self._map(run)
+
+    def _map(self, records: Iterable[Record]) -> Iterator[Step[I, O]]:
         inputs = self.algorithm.inputs_from_records(self.config, self._in_order(records))
         if self.algorithm.clocked:
             yield from self.feed_inputs(inputs)
@@ -127,7 +163,10 @@ class Driver(Generic[C, S, I, O]):
                 yield index, item, outputs
 
     def finish(self) -> Iterator[Step[I, O]]:
-        """End a finite input: fire every remaining timer in order, then the end input."""
+        """End a finite input: map the held rows (DRV-R8), fire every remaining timer in
+        order, then deliver the end input."""
+        held, self.held = self.held, []
+        yield from self._map(held)
         yield from self.fire_until(None)
         yield self._step(self.algorithm.end(self.config))
 

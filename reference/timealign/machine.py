@@ -86,7 +86,10 @@ class Algorithm(Generic[C, S, I, O]):
     inputs and outputs (``spec/vectors.md``); ``input_from_json`` and
     ``config_from_json`` raise :class:`timealign.errors.InvalidInput` on bad data.
     ``inputs_from_records`` turns adapter rows (already in arrival order) into inputs,
-    lazily; ``end`` is the input that ends a finite run.
+    lazily; ``end`` is the input that ends a finite run. ``record_run`` is set when the
+    mapping reads several rows as one input: consecutive rows with equal, non-None
+    ``record_run(row)`` form one run, and a driver fed in chunks never splits a run
+    (DRV-R8).
     """
 
     name: str
@@ -103,6 +106,7 @@ class Algorithm(Generic[C, S, I, O]):
     timer_of: Callable[[O], int | None] = _no_timer
     clock_of: Callable[[I], int | None] = _no_clock
     tick: Callable[[int], I] | None = None
+    record_run: Callable[[Record], object] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):

@@ -30,16 +30,14 @@ class Case:
     algorithm: Algorithm[Any, Any, Any, Any]
     config: Any
     clocked: bool
-    per_row: bool = True  # inputs_from_records maps one row at a time (DRV-R6)
 
 
-# The vector format's `config` objects, tuned to the fleet; `per_row` as in Case.
-REAL_CONFIGS: dict[str, tuple[dict[str, Any], bool]] = {
-    "approximate_time": ({"topics": ["camera", "lidar", "imu"], "queue_size": 30,
-                          "max_interval_duration": 40_000_000}, True),
-    "event_time_batcher": ({"batching_window": 100_000_000,
-                            "max_message_delay": 50_000_000}, True),
-    "rate_aware_batcher": ({"batch_length_s": 0.5}, False),
+# The vector format's `config` objects, tuned to the fleet.
+REAL_CONFIGS: dict[str, dict[str, Any]] = {
+    "approximate_time": {"topics": ["camera", "lidar", "imu"], "queue_size": 30,
+                         "max_interval_duration": 40_000_000},
+    "event_time_batcher": {"batching_window": 100_000_000, "max_message_delay": 50_000_000},
+    "rate_aware_batcher": {"batch_length_s": 0.5},
 }
 KINDS = {"camera": "area_detector", "lidar": "detector_events", "imu": "log"}
 POLL_NS = 100_000_000
@@ -47,13 +45,12 @@ POLL_NS = 100_000_000
 
 def _real() -> list[Case]:
     found = []
-    for name, (raw, per_row) in REAL_CONFIGS.items():
+    for name, raw in REAL_CONFIGS.items():
         try:
             algorithm = registry.get(name)
         except (ImportError, ValueError):
             continue  # not landed on this branch yet
-        found.append(Case(name, algorithm, algorithm.config_from_json(raw),
-                          algorithm.tick is not None, per_row))
+        found.append(Case(name, algorithm, algorithm.config_from_json(raw), algorithm.clocked))
     return found
 
 

@@ -162,13 +162,21 @@ states = st.builds(
 
 @given(states, st.lists(st.integers(0, 2**62), unique=True).map(lambda t: tuple(sorted(t))),
        st.integers(0, 10**9), st.none() | st.integers(0, 2**62),
-       st.lists(st.text(max_size=4), unique=True))
+       st.lists(st.text(max_size=4), unique=True),
+       st.lists(st.builds(Record, st.text(max_size=4), st.text(max_size=4),
+                          st.integers(0, 2**62), st.integers(0, 2**62),
+                          st.none() | st.text(max_size=4), st.none() | st.integers(0, 2**62)),
+                max_size=3).map(tuple))
 def test_sp_r12_codec_round_trip(state: PairsState, timers: tuple[int, ...], index: int,
-                                 arrival: int | None, open_ids: list[str]) -> None:
-    """SP-R12: decode(encode(x)) == x for every driver checkpoint and bookkeeping."""
-    checkpoint = Checkpoint(state, timers, index, arrival)
+                                 arrival: int | None, open_ids: list[str],
+                                 held: tuple[Record, ...]) -> None:
+    """SP-R12, DRV-R8: decode(encode(x)) == x for every driver checkpoint (held rows
+    included) and bookkeeping; a blob without `held` holds no rows."""
+    checkpoint = Checkpoint(state, timers, index, arrival, held)
     blob = CODEC.encode(checkpoint, 7, open_ids)
     assert CODEC.decode(blob) == (checkpoint, 7, open_ids)
+    bare = CODEC.encode(attrs.evolve(checkpoint, held=()), 7, open_ids)
+    assert CODEC.decode(bare.replace(b',"held":[]', b""))[0].held == ()
 
 
 def test_sp_r12_codec_is_independent_of_import_paths_and_versioned() -> None:
@@ -207,9 +215,9 @@ def test_sp_r13_timer_ms_is_the_first_millisecond_not_before(instant: int) -> No
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_sp_r12_codec_resumes_every_machine(case: Case, tmp_path_factory: Any) -> None:
-    """SP-R12, SP-R11: every machine's checkpoint (attrs or named-tuple states) survives
-    the codec every 500 rows; with a per-row mapping (DRV-R6), resuming from the decoded
-    blob gives the uninterrupted result."""
+    """SP-R12, SP-R11, DRV-R6, DRV-R8: every machine's checkpoint (attrs or named-tuple
+    states, rows held for a poll) survives the codec every 500 rows, and resuming from the
+    decoded blob gives the uninterrupted result."""
     folder = make_fleet(tmp_path_factory.mktemp("codec"), Plan(robots=1, seconds=12.0))
     (records,) = source_records(folder).values()
     codec = StateCodec(case.algorithm.name, type(case.algorithm.initial(case.config)))
@@ -225,10 +233,9 @@ def test_sp_r12_codec_resumes_every_machine(case: Case, tmp_path_factory: Any) -
         checkpoint, seq, open_ids = codec.decode(blob)
         assert (checkpoint, seq, open_ids) == (run.driver.checkpoint(), run.seq,
                                                list(run.open))
-        if case.per_row:
-            driver = Driver.resume(case.algorithm, case.config, checkpoint)
-            run = SourceRun(case.algorithm, case.config, "s", driver, seq, open_ids)
+        driver = Driver.resume(case.algorithm, case.config, checkpoint)
+        run = SourceRun(case.algorithm, case.config, "s", driver, seq, open_ids)
     run.finish()
     pieces.append(run.take())
     joined = {k: [v for p in pieces for v in p[k]] for k in pieces[0]}
-    assert not case.per_row or joined == whole.take()
+    assert joined == whole.take()

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, PairsConfig
 from tests.spark.expected import expected_tables, spark_tables
+from tests.spark.formats import write_formats
 from tests.spark.machines import CASES, Case
 from timealign import registry
 from timealign.cli import main
@@ -65,17 +66,6 @@ def test_sp_r2_ties_broken_by_file_then_row(spark: SparkSession, tmp_path: Path)
     assert {r["source"] for r in outcomes.collect()} == {""}  # SP-D3
 
 
-def write_formats(fleet: Path, target: Path) -> dict[str, str]:
-    table = pq.read_table(fleet).drop(["size", "kind", "poll"]).slice(0, 3000)
-    renamed = table.rename_columns(["robot", "msg", "topic", "t_ns", "arrival"])
-    (target / "parquet").mkdir(parents=True)
-    pq.write_table(renamed, target / "parquet" / "part.parquet")
-    renamed.to_pandas().to_csv(target / "data.csv", index=False)
-    renamed.to_pandas().to_json(target / "data.json", orient="records", lines=True)
-    return {"parquet": str(target / "parquet"), "csv": str(target / "data.csv"),
-            "json": str(target / "data.json")}
-
-
 def test_sp_r1_r2_formats_and_column_mapping_agree(spark: SparkSession, fleet: Path,
                                                    tmp_path: Path) -> None:
     """SP-R1, SP-R2: Parquet, CSV and JSON lines with mapped column names give the same
@@ -89,6 +79,25 @@ def test_sp_r1_r2_formats_and_column_mapping_agree(spark: SparkSession, fleet: P
             "source", "id", "topic", "stamp", "arrival", "kind", "poll").collect()])
     assert orders[0] == orders[1] == orders[2]
     assert len(orders[0]) == 3000 and orders[0][0][5:] == (None, None)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_sp_r2_text_files_split_in_blocks_keep_file_order(
+        spark: SparkSession, fleet: Path, tmp_path: Path, fmt: str) -> None:
+    """SP-R2: a CSV or JSON-lines file read as many blocks (4 KiB splits, several tasks)
+    still yields its rows in file order by (file part, position)."""
+    path = write_formats(fleet, tmp_path)[fmt]
+    mapping = ColumnMap.parse(["source=robot", "id=msg", "stamp=t_ns"])
+    in_file = pq.read_table(Path(write_formats(fleet, tmp_path / "again")["parquet"]),
+                            columns=["msg"]).column("msg").to_pylist()
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "4096")
+    try:
+        rows = read_input(spark, path, fmt, mapping)
+        assert rows.rdd.getNumPartitions() > 10
+        ordered = rows.orderBy("order_file", "order_row").select("id").collect()
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert [r["id"] for r in ordered] == in_file
 
 
 def test_sp_r1_d2_timestamps_and_missing_arrival(spark: SparkSession, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,18 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tests.spark.conftest import ROOT
+from tests.spark.expected import source_records
+from tests.spark.formats import write_formats
 from tests.spark.machines import CASES, Case
+from timealign.spark.batch import run_batch
 from timealign.spark.check import check_no_loss
+from timealign.spark.outcomes import SourceRun
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.streaming import held_ids, read_table, run_stream
 
-# Clock-free machines with a per-row mapping (DRV-R6); the real ones when they exist (the
-# test-only pairs then add nothing but time), and the kill test runs the last of them.
-CLOCK_FREE = [case for case in CASES if not case.clocked and case.per_row]
+# Clock-free machines; the real ones when they exist (the test-only pairs then add nothing
+# but time), and the kill test runs the last of them.
+CLOCK_FREE = [case for case in CASES if not case.clocked]
 CLOCK_FREE = [case for case in CLOCK_FREE if case.name != "pairs"] or CLOCK_FREE
 KILLED = CLOCK_FREE[-1]
 
@@ -53,25 +58,71 @@ def uninterrupted(spark: SparkSession, fleet: Path,
             for case in CLOCK_FREE}
 
 
+def fed_without_end(case: Case, fleet: Path) -> tuple[list[Any], list[Any], list[Any]]:
+    """Groups, outcomes and open ids of the batch driver fed every row of every source, but
+    not ended: what a stream over the same rows must leave (SP-D1, DRV-R8)."""
+    groups: list[Any] = []
+    outcomes: list[Any] = []
+    held: list[Any] = []
+    for source, records in source_records(fleet).items():
+        run = SourceRun(case.algorithm, case.config, source)
+        run.feed_all(records)
+        columns = run.take()
+        rows = [dict(zip(columns, values, strict=True))
+                for values in zip(*columns.values(), strict=True)]
+        groups += [(r["source"], r["seq"], r["ids"], r["start"], r["end"], r["at"], r["input"])
+                   for r in rows if r["table"] == "groups"]
+        outcomes += [(r["source"], r["id"], r["outcome"], r["seq"], r["reason"], r["at"],
+                      r["input"]) for r in rows if r["table"] == "outcomes"]
+        held += [(source, message_id) for message_id in run.open]
+    return sorted(groups), sorted(outcomes, key=repr), sorted(held)
+
+
 @pytest.mark.parametrize("case", CLOCK_FREE, ids=lambda c: c.name)
 def test_sp_i3_d1_r15_stream_equals_batch_minus_the_end(
         spark: SparkSession, fleet: Path, batch_output: Any, case: Case,
         uninterrupted: dict[str, tuple[Path, Path]]) -> None:
-    """SP-I3, SP-D1, SP-R11, SP-R15: over three micro-batches, the stream's tables equal the
-    batch tables without the end input's outputs; the held ids are the batch's pending."""
+    """SP-I3, SP-D1, SP-R11, SP-R15, DRV-R8: over three micro-batches, the stream's tables
+    are the batch driver's without the end of input (for the rate-aware batcher the last
+    poll stays held too), every streamed row is in the batch tables, and the held ids are
+    exactly the batch rows the stream has not settled."""
     output, checkpoint = uninterrupted[case.name]
     batch = batch_output(case)
-    batch_groups = spark.read.parquet(str(batch / "groups"))
-    batch_outcomes = spark.read.parquet(str(batch / "outcomes"))
+    batch_groups = group_rows(spark.read.parquet(str(batch / "groups")))
+    batch_outcomes = outcome_rows(spark.read.parquet(str(batch / "outcomes")))
     streamed = spark.read.parquet(str(output / "outcomes"))
     assert sorted({r["batch"] for r in streamed.select("batch").collect()}) == [0, 1, 2]
-    assert group_rows(read_table(spark, str(output), "groups")) == \
-        group_rows(batch_groups.where("at is not null"))
-    assert outcome_rows(read_table(spark, str(output), "outcomes")) == \
-        outcome_rows(batch_outcomes.where("at is not null"))
-    held = held_ids(spark, case.algorithm, case.config, str(checkpoint))
-    ended = batch_outcomes.where("at is null").select("source", "id")
-    assert sorted(map(tuple, held.collect())) == sorted(map(tuple, ended.collect()))
+    got_groups = group_rows(read_table(spark, str(output), "groups"))
+    got_outcomes = outcome_rows(read_table(spark, str(output), "outcomes"))
+    held = sorted(map(tuple, held_ids(spark, case.algorithm, case.config,
+                                      str(checkpoint)).collect()))
+    assert (got_groups, got_outcomes, held) == fed_without_end(case, fleet)
+    assert not Counter(map(repr, got_groups)) - Counter(map(repr, batch_groups))
+    assert not Counter(map(repr, got_outcomes)) - Counter(map(repr, batch_outcomes))
+    settled = {(r[0], r[1]) for r in got_outcomes}
+    assert held == sorted({(r[0], r[1]) for r in batch_outcomes} - settled)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_sp_r1_i3_csv_and_json_streams_equal_their_batch_run(
+        spark: SparkSession, fleet: Path, tmp_path: Path, fmt: str) -> None:
+    """SP-R1, SP-I3: a stream over CSV (schema inferred from the files present) or JSON
+    lines with mapped columns gives the batch job's result over the same files, without
+    the end input's outputs."""
+    case = CLOCK_FREE[0]
+    files = write_formats(fleet, tmp_path / "data")
+    folder = tmp_path / fmt
+    folder.mkdir()
+    shutil.copy(files[fmt], folder)
+    mapping = ColumnMap.parse(["source=robot", "id=msg", "stamp=t_ns"])
+    run_batch(spark, case.algorithm, case.config, str(folder), str(tmp_path / "batch"), fmt,
+              mapping)
+    run_stream(spark, case.algorithm, case.config, str(folder), str(tmp_path / "out"),
+               str(tmp_path / "checkpoint"), fmt, mapping, available_now=True, report=False)
+    batch_outcomes = spark.read.parquet(str(tmp_path / "batch" / "outcomes"))
+    streamed = read_table(spark, str(tmp_path / "out"), "outcomes")
+    assert streamed.count() > 0
+    assert outcome_rows(streamed) == outcome_rows(batch_outcomes.where("at is not null"))
 
 
 def test_sp_r16_i1_available_now_with_timers_terminates(spark: SparkSession, fleet: Path,

@@ -40,6 +40,7 @@ ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     input_to_json=codec.input_to_json,
     output_to_json=codec.output_to_json,
     inputs_from_records=codec.inputs_from_records,
+    record_run=codec.poll_of,
 )
 
 __all__ = [

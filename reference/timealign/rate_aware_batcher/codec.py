@@ -100,6 +100,11 @@ def end(_config: Config) -> Input:
     return End()
 
 
+def poll_of(record: Record) -> int | None:
+    """RB-D5 as a run key (DRV-R8): rows of one poll share a poll number; None stands alone."""
+    return record.poll
+
+
 def inputs_from_records(_config: Config, records: Iterable[Record]) -> Iterator[Input]:
     """Rows in arrival order -> polls (RB-D5), lazily.
 

@@ -4,7 +4,10 @@ Spark keeps one binary value per source in its state store; it outlives the code
 it, so it must not depend on import paths (raw pickle does). The value is compact JSON:
 
     {"v": 1, "algorithm": NAME, "state": ..., "timers": [...], "index": N,
-     "arrival": A, "seq": G, "open": [ids...]}
+     "arrival": A, "seq": G, "open": [ids...], "held": [[id, topic, stamp, arrival,
+     kind, poll], ...]}
+
+(``held``, the rows a driver holds back for its mapping (DRV-R8), may be absent: empty.)
 
 The machine state is encoded structurally: an attrs instance or a named tuple becomes
 ``{"c": class name, "f": {field: value}}``, a tuple a JSON list, and the few other
@@ -28,6 +31,7 @@ import attrs
 
 from timealign.drive import Checkpoint
 from timealign.errors import InvalidInput
+from timealign.machine import Record
 
 VERSION = 1
 RULE = "SP-R12"
@@ -161,6 +165,7 @@ class StateCodec:
             "v": VERSION, "algorithm": self.algorithm, "state": self._encode(checkpoint.state),
             "timers": list(checkpoint.timers), "index": checkpoint.index,
             "arrival": checkpoint.arrival, "seq": seq, "open": open_ids,
+            "held": [list(attrs.astuple(record)) for record in checkpoint.held],
         }
         return json.dumps(body, separators=(",", ":")).encode()
 
@@ -173,6 +178,7 @@ class StateCodec:
         if body.get("algorithm") != self.algorithm:
             raise InvalidInput("state.algorithm", RULE, f"checkpoint of another algorithm, "
                                f"expected {self.algorithm!r}", body.get("algorithm"))
+        held = tuple(Record(*fields) for fields in body.get("held", ()))
         checkpoint = Checkpoint(self._decode(body["state"]), tuple(body["timers"]),
-                                body["index"], body["arrival"])
+                                body["index"], body["arrival"], held)
         return checkpoint, body["seq"], list(body["open"])

@@ -157,8 +157,8 @@ class SourceRun:
         """End the source (SP-R7: remaining ticks, then the end input) and check that no
         row is left unaccounted (SP-R6)."""
         steps = list(self.driver.finish())
-        for step in steps[:-1]:
-            self._account(step, self.algorithm.clock_of(step[1]))
+        for step in steps[:-1]:  # held rows (DRV-R8), then the remaining ticks
+            self._account(step, self._at(step[1]))
         self._account(steps[-1], None)
         if self.open:
             missing = list(self.open)[:5]

@@ -7,7 +7,7 @@ outputs carry ids so users join payloads back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import attrs
 import pyarrow as pa
@@ -97,10 +97,40 @@ def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool) -> Data
             selected.append(_time_ns(frame, name).alias(field))
         else:
             selected.append(F.col(name).cast(T.StringType()).alias(field))
-    selected.append(F.col("_metadata.file_path").alias(FILE))
-    position = F.col("_metadata.row_index") if has_row_index else F.monotonically_increasing_id()
-    selected.append(position.alias(POSITION))
-    return frame.select(*selected)
+    if has_row_index:
+        selected.append(F.col("_metadata.file_path").alias(FILE))
+        selected.append(F.col("_metadata.row_index").alias(POSITION))
+        return frame.select(*selected)
+    # Text files have no row index: the file part of the order is "path NUL block start"
+    # (NUL sorts below every path character, so paths keep their order), and the position
+    # counts rows within that block (_number_rows).
+    block = F.lpad(F.col("_metadata.file_block_start").cast(T.StringType()), 20, "0")
+    selected.append(F.concat_ws("\x00", F.col("_metadata.file_path"), block).alias(FILE))
+    selected.append(F.lit(0).cast(T.LongType()).alias(POSITION))
+    return _number_rows(frame.select(*selected))
+
+
+def _number_rows(rows: DataFrame) -> DataFrame:
+    """SP-R2 for CSV and JSON lines: a file block is read, in order, by one task, so counting
+    the rows of each block as the task yields them gives their position in the file. A
+    narrow step right after the scan (no shuffle in between), valid in batch and streaming
+    (where Spark's monotonically increasing id is not available); Arrow keeps every other
+    column exactly as read."""
+    where = rows.columns.index(POSITION)
+
+    def number(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        seen: dict[str, int] = {}
+        for batch in batches:
+            positions = []
+            for block in batch.column(FILE).to_pylist():
+                count = seen.get(block, 0)
+                positions.append(count)
+                seen[block] = count + 1
+            columns = list(batch.columns)
+            columns[where] = pa.array(positions, pa.int64())
+            yield pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
+    return rows.mapInArrow(number, rows.schema)
 
 
 def check_format(fmt: str) -> str:
@@ -108,11 +138,15 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
+def reader_options(fmt: str) -> dict[str, str]:
+    """Options of the file reader: CSV files have a header line and their column types are
+    inferred (SP-R1); a stream, given its schema, ignores the inference."""
+    return {"header": "true", "inferSchema": "true"} if check_format(fmt) == "csv" else {}
+
+
 def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap) -> DataFrame:
     """Read a file or folder of rows and reduce it to the canonical columns."""
-    reader = spark.read.format(check_format(fmt))
-    if fmt == "csv":
-        reader = reader.option("header", "true").option("inferSchema", "true")
+    reader = spark.read.format(fmt).options(**reader_options(fmt))
     try:
         frame = reader.load(path)
     except Exception as error:  # AnalysisException: path missing, unreadable

@@ -1,6 +1,6 @@
 """The streaming job (``timealign stream``): Structured Streaming over a folder of files.
 
-New Parquet or JSON-lines files in ``--source`` become micro-batches. Rows are grouped by
+New Parquet, CSV or JSON-lines files in ``--source`` become micro-batches. Rows are grouped by
 source and handed to :class:`MachineProcessor`, a ``transformWithStateInPandas``
 processor (RocksDB state store) that keeps, per source, ONE binary state value: the
 driver's checkpoint plus the adapter's bookkeeping, in the versioned codec of
@@ -99,7 +99,7 @@ class MachineProcessor(StatefulProcessor):
         for field in ("id", "topic", "stamp", "arrival"):
             if frame[field].isna().any():
                 raise InvalidInput(field, "SP-R1", f"null {field} in source {source!r}", None)
-        last = run.driver.arrival
+        last = run.driver.last_arrival
         late = frame["arrival"] < last if last is not None else frame["arrival"] < 0
         for row_id in frame.loc[late, "id"].tolist():  # SP-R14
             run.rows.outcome(source, row_id, "rejected", None, LATE, None, None)
@@ -130,16 +130,15 @@ def stream_frame(
     spark: SparkSession, source_dir: str, fmt: str, columns: schema.ColumnMap,
     max_files: int | None = None,
 ) -> DataFrame:
-    """The canonical rows of the file stream (schema taken from the files present)."""
-    schema.check_format(fmt)
-    if fmt == "csv":
-        raise InvalidInput("--format", "SP-R1", "the stream reads parquet or json files", fmt)
+    """The canonical rows of the file stream. A stream needs its schema up front: it is
+    taken (for CSV, inferred) from the files present when the stream starts."""
+    options = schema.reader_options(fmt)
     try:
-        found = spark.read.format(fmt).load(source_dir).schema
+        found = spark.read.format(fmt).options(**options).load(source_dir).schema
     except Exception:
         raise InvalidInput("--source", "SP-R1", "no readable files to take the schema from",
                            source_dir) from None
-    reader = spark.readStream.format(fmt).schema(found)
+    reader = spark.readStream.format(fmt).options(**options).schema(found)
     if max_files:
         reader = reader.option("maxFilesPerTrigger", max_files)
     return schema.canonical(reader.load(source_dir), columns, has_row_index=fmt == "parquet")
