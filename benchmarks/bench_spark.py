@@ -90,8 +90,11 @@ def _tree(root: int) -> dict[int, tuple[bool, int, float]]:
         pid = pending.pop()
         try:
             for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as handle:
-                    pending.extend(int(c) for c in handle.read().split())
+                try:
+                    with open(f"/proc/{pid}/task/{task}/children") as handle:
+                        pending.extend(int(c) for c in handle.read().split())
+                except OSError:  # a thread that ended meanwhile: the process is still here
+                    continue
             if pid == root:
                 continue
             with open(f"/proc/{pid}/status") as handle:
