@@ -151,7 +151,7 @@ class Driver(Generic[C, S, I, O]):
 
     def _map(self, records: Iterable[Record]) -> Iterator[Step[I, O]]:
         inputs = self.algorithm.inputs_from_records(self.config, self._in_order(records))
-        if self.algorithm.clocked:
+        if self._clocked:
             yield from self.feed_inputs(inputs)
         else:  # DRV-D3: no clock to read, no timers to record: step directly (the hot loop
             # of every adapter; observe steps by wrapping Algorithm.step, not _step)

@@ -161,8 +161,8 @@ def run_batch(
     from timealign.spark.check import check_counts
 
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
-    # DISK_ONLY: serialized rows on local disk are cheaper to build than the in-memory
-    # columnar cache, and the two writes read them once each (measured in benchmarks/).
+    # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
+    # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
     combined = replay_frame(rows, algorithm, config).persist(StorageLevel.DISK_ONLY)
     try:
         schema.groups_of(combined).write.mode("overwrite").parquet(f"{output}/groups")

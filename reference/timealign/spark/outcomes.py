@@ -43,27 +43,26 @@ class LossError(RuntimeError):
 
 
 class Rows:
-    """Rows of the combined output in emission order. Each row is kept as one tuple (the
-    hot path appends one tuple per row) and turned into columns once, by :meth:`take`."""
+    """Rows of the combined output in emission order. Each row is kept as one tuple in
+    :data:`COLUMNS` order (the hot path appends one tuple per row, through :attr:`add`) and
+    turned into columns once, by :meth:`take`."""
 
     def __init__(self) -> None:
         self._rows: list[tuple[Any, ...]] = []
+        self.add = self._rows.append
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def group(self, source: str, seq: int, start: int, end: int, ids: list[str],
-              at: int | None, index: int) -> None:
-        self._rows.append((GROUPS, source, seq, start, end, ids, at, index, None, None, None))
-
     def outcome(self, source: str, message_id: str, outcome: str, seq: int | None,
                 reason: str | None, at: int | None, index: int | None) -> None:
-        self._rows.append((OUTCOMES, source, seq, None, None, None, at, index, message_id,
-                           outcome, reason))
+        self.add((OUTCOMES, source, seq, None, None, None, at, index, message_id, outcome,
+                  reason))
 
     def take(self) -> dict[str, list[Any]]:
         """The rows gathered so far, as columns; the buffer starts empty again."""
         taken, self._rows = self._rows, []
+        self.add = self._rows.append
         if not taken:
             return {name: [] for name in COLUMNS}
         return dict(zip(COLUMNS, map(list, zip(*taken, strict=True)), strict=True))
@@ -109,7 +108,7 @@ class SourceRun:
         index, _item, outputs = step
         if not outputs:
             return
-        account_of, append, source = self.algorithm.account, self.rows._rows.append, self.source
+        account_of, append, source = self.algorithm.account, self.rows.add, self.source
         for output in outputs:
             account = account_of(output)
             if account is None:
