@@ -36,6 +36,13 @@ def source_records(folder: Path) -> dict[str, list[Record]]:
             for source, rows in keyed.items()}
 
 
+def table(columns: dict[str, list[Any]], name: str) -> list[dict[str, Any]]:
+    """The rows of one output table (``groups``/``outcomes``) in a SourceRun's columns."""
+    keys = list(columns)
+    return [dict(zip(keys, values, strict=True)) for values in zip(*columns.values(), strict=True)
+            if values[0] == name]
+
+
 def inputs_of(algorithm: Algorithm[Any, Any, Any, Any], config: Any,
               records: list[Record]) -> list[Any]:
     """The machine inputs the driver delivers for one source (rows, ticks, end)."""

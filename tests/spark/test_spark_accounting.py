@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, Msg, PairsConfig, PairsState
-from tests.spark.expected import source_records
+from tests.spark.expected import source_records, table
 from tests.spark.machines import CASES, Case, make_fleet
 from timealign.drive import Checkpoint, Driver
 from timealign.errors import InvalidInput
@@ -36,12 +36,6 @@ def run_all(algorithm: Any, records: list[Record]) -> dict[str, list[Any]]:
     run.feed_all(records)
     run.finish()
     return run.take()
-
-
-def table(columns: dict[str, list[Any]], name: str) -> list[dict[str, Any]]:
-    keys = list(columns)
-    return [dict(zip(keys, values, strict=True)) for values in zip(*columns.values(), strict=True)
-            if values[0] == name]
 
 
 def test_sp_r4_r5_r8_groups_and_outcomes_rows() -> None:

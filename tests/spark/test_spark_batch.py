@@ -136,16 +136,23 @@ def test_sp_d4_a_row_the_machine_rejects_fails_the_job(spark: SparkSession,
     assert "source 's'" in str(caught.value)
 
 
+def doctored(spark: SparkSession, fleet: Path, batch_output: Any) -> tuple[Any, Any, Any, Any]:
+    """The fleet's input rows, the batch outcomes, one outcome row (the victim) and the
+    outcomes without it."""
+    rows = read_input(spark, str(fleet), "parquet", ColumnMap())
+    _, outcomes = tables(spark, batch_output(CASES[0]))
+    victim = outcomes.first()
+    assert victim is not None
+    lost = outcomes.where(~((F.col("source") == victim["source"])
+                            & (F.col("id") == victim["id"])))
+    return rows, outcomes, victim, lost
+
+
 def test_sp_r6_i1_reconciliation_catches_lost_and_duplicated_rows(
         spark: SparkSession, fleet: Path, batch_output: Any) -> None:
     """SP-R6, SP-I1: the Spark-side check fails on a missing or a duplicated outcome."""
-    rows = read_input(spark, str(fleet), "parquet", ColumnMap())
-    _, outcomes = tables(spark, batch_output(CASES[0]))
+    rows, outcomes, _, missing = doctored(spark, fleet, batch_output)
     assert check_no_loss(rows, outcomes) == rows.count()
-    victim = outcomes.first()
-    assert victim is not None
-    missing = outcomes.where(~((F.col("source") == victim["source"])
-                               & (F.col("id") == victim["id"])))
     with pytest.raises(LossError, match="1 \\(source, id\\)"):
         check_no_loss(rows, missing)
     with pytest.raises(LossError, match="SP-R6"):
@@ -157,13 +164,8 @@ def test_sp_d6_batch_job_reconciles_counts_per_source(
     """SP-D6, SP-R6: the batch job's check counts per source: it catches a lost or a
     duplicated outcome row, but not an id swapped for another within the same source
     (the UDF's id-level check covers that); the verification join does catch the swap."""
-    rows = read_input(spark, str(fleet), "parquet", ColumnMap())
-    _, outcomes = tables(spark, batch_output(CASES[0]))
+    rows, outcomes, victim, lost = doctored(spark, fleet, batch_output)
     assert check_counts(rows, outcomes) == rows.count()
-    victim = outcomes.first()
-    assert victim is not None
-    lost = outcomes.where(~((F.col("source") == victim["source"])
-                            & (F.col("id") == victim["id"])))
     with pytest.raises(LossError, match=r"1 source\(s\) .*SP-R6"):
         check_counts(rows, lost)
     with pytest.raises(LossError, match="SP-R6"):

@@ -17,7 +17,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tests.spark.conftest import ROOT
-from tests.spark.expected import source_records
+from tests.spark.expected import source_records, table
 from tests.spark.formats import write_formats
 from tests.spark.machines import CASES, Case
 from timealign.spark.batch import run_batch
@@ -68,12 +68,10 @@ def fed_without_end(case: Case, fleet: Path) -> tuple[list[Any], list[Any], list
         run = SourceRun(case.algorithm, case.config, source)
         run.feed_all(records)
         columns = run.take()
-        rows = [dict(zip(columns, values, strict=True))
-                for values in zip(*columns.values(), strict=True)]
         groups += [(r["source"], r["seq"], r["ids"], r["start"], r["end"], r["at"], r["input"])
-                   for r in rows if r["table"] == "groups"]
+                   for r in table(columns, "groups")]
         outcomes += [(r["source"], r["id"], r["outcome"], r["seq"], r["reason"], r["at"],
-                      r["input"]) for r in rows if r["table"] == "outcomes"]
+                      r["input"]) for r in table(columns, "outcomes")]
         held += [(source, message_id) for message_id in run.open]
     return sorted(groups), sorted(outcomes, key=repr), sorted(held)
 

@@ -7,8 +7,8 @@ replays it through :class:`timealign.spark.outcomes.SourceRun`. Columns are conv
 once per batch and the output is built as Arrow arrays. Spark does not promise that the
 sort survives into the groups, so the UDF checks the order of every row and fails loudly
 (SP-R10). The combined output is persisted once and written as the two tables
-``groups/`` and ``outcomes/``; then the no-loss check (SP-R6) reconciles them with the
-input, and a summary (SP-R9) is printed.
+``groups/`` and ``outcomes/``; then the no-loss check (SP-R6) reconciles the outcome
+counts per source with the input (SP-D6), and a summary (SP-R9) is printed.
 """
 
 from __future__ import annotations

@@ -86,7 +86,6 @@ class SourceRun:
         self.seq = seq
         self.open: dict[str, None] = dict.fromkeys(open_ids)
         self.rows = Rows()
-        self.fed = 0
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
         for record in records:
@@ -94,7 +93,6 @@ class SourceRun:
                 raise LossError(f"source {self.source!r}: id {record.id!r} fed again while "
                                 f"still held; ids must be unique within a source (SP-R1)")
             self.open[record.id] = None
-            self.fed += 1
             yield record
 
     def _close(self, message_id: str) -> None:
