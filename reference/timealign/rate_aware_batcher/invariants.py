@@ -12,7 +12,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from timealign.rate_aware_batcher.events import (
+from timealign.rate_aware_batcher.grid import MAX_AHEAD_BATCHES, timeout_offset
+from timealign.rate_aware_batcher.model import (
     GATED_KINDS,
     Batch,
     Config,
@@ -24,7 +25,6 @@ from timealign.rate_aware_batcher.events import (
     Polled,
     SetBatchLength,
 )
-from timealign.rate_aware_batcher.grid import MAX_AHEAD_BATCHES, timeout_offset
 
 Outputs = Sequence[tuple[int, Output]]
 
