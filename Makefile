@@ -17,7 +17,8 @@ DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_int
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# setup.py compiles the fast paths (timealign.native.COMPILED): a changed source rebuilds.
+$(STAMP): pyproject.toml setup.py $(wildcard reference/timealign/*/fast.py) | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev,spark]'
 	touch $(STAMP)
@@ -57,4 +58,6 @@ bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info reference/*.egg-info .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info reference/*.egg-info reference/timealign/_native.json
+	find reference -name '*.so' -delete
+	rm -rf .mypy_cache .ruff_cache .hypothesis

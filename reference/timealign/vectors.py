@@ -103,9 +103,15 @@ def _error(index: int | None, error: InvalidInput) -> JSON:
     return {"input": index, "kind": "error", "field": error.field, "rule": error.rule}
 
 
-def replay(vector: Vector) -> list[JSON]:
-    """Run the reference over the vector's inputs; return the outputs in file form."""
+def replay(vector: Vector, fast: bool = False) -> list[JSON]:
+    """Run the reference over the vector's inputs; return the outputs in file form.
+
+    ``fast`` runs the algorithm's fast path (``Algorithm.fast_path``, compiled or pure as
+    ``timealign.native`` chose) instead of the rule text: the vectors check both.
+    """
     algorithm = registry.get(vector.algorithm)
+    if fast:
+        algorithm = algorithm.fast_path()
     try:
         config = algorithm.config_from_json(vector.config)
     except InvalidInput as error:

@@ -366,6 +366,7 @@ def _poll(
     config: Config, state: FastState, messages: tuple[Polled, ...]
 ) -> tuple[FastState, tuple[Output, ...]]:
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
+    pending_length: int | None  # declared: mypyc infers None from the reset below
     _, timeout, pending_length, start, hwm, _, _, _, _, held, _ = state  # one unpack: hot
     if messages:  # RB-D4: ids unique within the poll and among the messages still held
         ids = [m.id for m in messages]
