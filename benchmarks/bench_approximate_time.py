@@ -24,9 +24,9 @@ import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
-from timealign import replay
+from timealign import iter_outputs
+from timealign.algorithm import Algorithm
 from timealign.approximate_time import ALGORITHM, Config, Message, Published
-from timealign.machine import Algorithm
 
 RATES_HZ = (30, 10, 100)
 DELAY_NS = (3_000_000, 8_000_000, 1_000_000)
@@ -69,14 +69,14 @@ def throughput(messages: int, algorithm: Algorithm[Any, Any, Any, Any] = FAST
     less sensitive than wall time to other jobs on a shared machine)."""
     inputs = list(trace(messages))
     started = time.process_time()
-    published = sum(1 for _, output in replay(algorithm, CONFIG, inputs)
+    published = sum(1 for _, output in iter_outputs(algorithm, CONFIG, inputs)
                     if isinstance(output, Published))
     return len(inputs) / (time.process_time() - started), published
 
 
 def peak_memory(messages: int) -> tuple[int, int]:
     """Peak traced bytes while stepping over a lazy trace, and the most messages held."""
-    for _ in replay(FAST, CONFIG, trace(2_000)):
+    for _ in iter_outputs(FAST, CONFIG, trace(2_000)):
         pass  # warm up: one-time allocations (imports, caches) are not the machine's
     tracemalloc.start()
     state = FAST.initial(CONFIG)

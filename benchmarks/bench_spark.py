@@ -35,8 +35,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from timealign import registry
+from timealign.algorithm import Record
 from timealign.drive import drive
-from timealign.machine import Record
 from timealign.spark.generate import Plan, generate
 
 DEFAULT_CONFIG = {"topics": ["camera", "lidar", "imu"], "queue_size": 30,

@@ -22,13 +22,13 @@ import pytest
 
 import timealign
 from timealign import native, registry, vectors
+from timealign.algorithm import Algorithm
 from timealign.approximate_time import ALGORITHM as AT
 from timealign.approximate_time import Config as ATConfig
 from timealign.approximate_time import End as ATEnd
 from timealign.approximate_time import Message
 from timealign.cli import main
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm
 from timealign.rate_aware_batcher import ALGORITHM as RB
 from timealign.rate_aware_batcher import Config as RBConfig
 from timealign.rate_aware_batcher import Poll, Polled
@@ -44,7 +44,8 @@ def test_every_vector_passes_through_the_fast_path(family: str) -> None:
     for path in vectors.files([ROOT / "vectors" / family]):
         for vector in vectors.load(path):
             assert vector.outputs is not None
-            difference = vectors.first_difference(vector.outputs, vectors.replay(vector, True))
+            outputs = vectors.reference_outputs(vector, fast=True)
+            difference = vectors.first_difference(vector.outputs, outputs)
             assert difference is None, f"{vector.name}: {difference}"
             checked += 1
     assert checked > 0
@@ -188,7 +189,7 @@ def test_the_package_imported_from_a_zip_runs_the_pure_fast_paths(tmp_path: Path
         "assert '.zip' in timealign.__file__, timealign.__file__\n"
         f"failed = [v.name for p in vectors.files([{str(ROOT / 'vectors')!r}])\n"
         "          for v in vectors.load(p)\n"
-        "          if vectors.first_difference(v.outputs, vectors.replay(v, True))]\n"
+        "          if vectors.first_difference(v.outputs, vectors.reference_outputs(v, True))]\n"
         "print(json.dumps([native.describe(), failed]))\n"
     )
     states, failed = json.loads(_run(code, {}, str(archive)))

@@ -124,7 +124,7 @@ class BatcherMachine(RuleBasedStateMachine):
     def run_invariants_hold(self) -> None:
         """RB-I1, RB-I2, RB-I3, RB-I5, RB-I7 on the trace so far; RB-I4 on the HWMs."""
         if hasattr(self, "config"):
-            assert invariants.check_run(self.config, self.inputs, self.outputs) == []
+            assert invariants.check(self.config, self.inputs, self.outputs) == []
             assert invariants.hwm_monotone(self.hwms) == []
             assert self.state.held == frozenset(m.id for m in self.state.buffered())
 

@@ -9,7 +9,8 @@ properties, :mod:`.codec` the vector encoding.
 
 from __future__ import annotations
 
-from timealign.approximate_time import fast
+from timealign.algorithm import Algorithm, Fast
+from timealign.approximate_time import fast, invariants
 from timealign.approximate_time.codec import (
     account,
     config_from_json,
@@ -17,6 +18,7 @@ from timealign.approximate_time.codec import (
     input_from_json,
     input_to_json,
     inputs_from_records,
+    output_from_json,
     output_to_json,
 )
 from timealign.approximate_time.machine import step
@@ -33,7 +35,6 @@ from timealign.approximate_time.model import (
     Warned,
     initial,
 )
-from timealign.machine import Algorithm, Fast
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="approximate_time",
@@ -48,6 +49,8 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     output_to_json=output_to_json,
     inputs_from_records=inputs_from_records,
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
+    check=invariants.check,
+    output_from_json=output_from_json,
 )
 
 __all__ = [

@@ -205,7 +205,7 @@ def outlier_closes_bounded(config: Config, inputs: Sequence[Input], outputs: Out
     return problems
 
 
-def check_run(config: Config, inputs: Sequence[Input], outputs: Outputs) -> list[str]:
+def check(config: Config, inputs: Sequence[Input], outputs: Outputs) -> list[str]:
     """Every single-run trace invariant (RB-I1, RB-I2, RB-I3, RB-I5, RB-I7)."""
     return [
         *no_loss_no_duplication(config, inputs, outputs),
