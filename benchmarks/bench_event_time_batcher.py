@@ -22,6 +22,7 @@ from timealign.event_time_batcher.invariants import check
 
 MS = 1_000_000
 KEYS = 20
+TARGET = 100_000
 
 
 def stream(count: int, seed: int = 7) -> list[Record]:
@@ -78,7 +79,11 @@ def main() -> int:
 
     print(f"event_time_batcher: {count} messages, {KEYS} keys, W=50 ms D=40 ms")
     print(f"  bare step (tick every 10 ms): {count / bare:,.0f} messages/s")
-    print(f"  batch driver (ticks at timers): {count / driven:,.0f} messages/s")
+    rate = count / driven
+    print(f"  batch driver (ticks at timers): {rate:,.0f} messages/s; target (issue 16) "
+          f">= {TARGET:,}: {'met' if rate >= TARGET else 'not met'}")
+    print("  (no fast path: the rule text runs in both builds, so there is no compiled "
+          "figure; compiling the driver and the row mapping measured no gain)")
     print(f"  outcomes under the driver: {dict(sorted(outcomes.items()))}")
     print(f"  invariants EB-I1..I10 over that run: {checked:.2f} s, "
           f"{len(problems)} violations")
