@@ -12,7 +12,14 @@ DEMO_MESSAGES ?= 1000000
 DEMO_ROBOTS ?= 20
 DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_interval_duration": 40000000}
 
-.PHONY: install test lint typecheck unit crosshair proofs demo bench vectors clean
+# The checks of the pure-Python fast paths against the vectors and the rule text (lockstep,
+# stateful, differential), run with TIMEALIGN_PURE=1 whatever build is installed: `make test`
+# runs the installed build (compiled when a C compiler is present), CI runs both.
+PURE_CHECKS ?= tests/test_native_build.py tests/test_algorithms.py \
+	tests/approximate_time/test_at_stateful.py tests/approximate_time/test_at_differential.py \
+	tests/rate_aware_batcher/test_rb_stateful.py tests/rate_aware_batcher/test_rb_differential.py
+
+.PHONY: install test test-pure info lint typecheck unit crosshair proofs demo bench vectors clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,12 +39,19 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
+	$(BIN)/timealign info
 	$(BIN)/pytest -q
 
 crosshair: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(CROSSHAIR_SECONDS)
 
 test: lint typecheck unit crosshair
+
+test-pure: $(STAMP)
+	TIMEALIGN_PURE=1 $(BIN)/pytest -q $(PURE_CHECKS)
+
+info: $(STAMP)
+	$(BIN)/timealign info
 
 proofs: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(PROOF_SECONDS) --report-all
