@@ -18,6 +18,7 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
@@ -46,13 +47,20 @@ def _sources() -> list[str]:
     return [f"reference/{name.replace('.', '/')}.py" for name in COMPILED]
 
 
-def _write_record(modules: dict[str, str], reason: str) -> None:
-    RECORD.write_text(json.dumps({"compiled": modules, "reason": reason}, indent=1) + "\n")
+def _record(modules: dict[str, str], reason: str) -> str:
+    return json.dumps({"compiled": modules, "reason": reason}, indent=1) + "\n"
+
+
+#: The digests of the sources mypyc translated, taken when it read them.
+DIGESTS = {name: source_digest(ROOT / source) for name, source in zip(COMPILED, _sources(),
+                                                                     strict=True)}
 
 
 def _extensions() -> list[object]:
+    """mypyc's extensions, or none (and a record in the source tree saying why): an
+    editable install reads that record, a wheel gets a copy as package data."""
     if pure_requested():
-        _write_record({}, "built with TIMEALIGN_PURE=1")
+        RECORD.write_text(_record({}, "built with TIMEALIGN_PURE=1"))
         return []
     try:
         from mypyc.build import mypycify
@@ -61,31 +69,33 @@ def _extensions() -> list[object]:
     except Exception as error:  # mypyc missing or refusing the sources: pure build
         print(f"timealign: mypyc failed ({error}); installing the pure-Python build",
               file=sys.stderr)
-        _write_record({}, f"mypyc failed: {error}")
+        RECORD.write_text(_record({}, f"mypyc failed: {error}"))
         return []
     for extension in extensions:
         extension.optional = True  # no C compiler: build_ext warns and skips, we fall back
-    _write_record({}, "the C compiler has not finished")  # replaced once build_ext succeeds
     return extensions
 
 
 class BuildExt(build_ext):
-    """build_ext that records what it compiled (nothing when an optional extension failed)."""
+    """build_ext that records what it compiled: the digests when every extension built,
+    nothing when an optional one failed (then the pure fast paths run)."""
 
     def run(self) -> None:
+        self._built: set[str] = set()
         super().run()
-        built = all(Path(self.get_ext_fullpath(e.name)).exists() for e in self.extensions)
-        if not self.extensions:
-            return
-        if built:
-            _write_record({name: source_digest(PACKAGE.parent / f"{name.replace('.', '/')}.py")
-                           for name in COMPILED}, "compiled with mypyc")
+        if all(e.name in self._built for e in self.extensions):
+            text = _record(DIGESTS, "compiled with mypyc")
         else:
-            _write_record({}, "the C compiler failed (see the build log)")
-        if not self.inplace:  # a wheel: copy the record into the build tree as well
-            target = Path(self.build_lib) / "timealign" / RECORD.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(RECORD.read_text())
+            text = _record({}, "the C compiler failed (see the build log)")
+        # In place (an editable install): the record next to the extensions. For a wheel,
+        # only in the build tree: the source tree's extensions were not rebuilt.
+        target = RECORD if self.inplace else Path(self.build_lib) / "timealign" / RECORD.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+    def build_extension(self, ext: Any) -> None:
+        super().build_extension(ext)  # raises (and build_ext skips it) when it fails
+        self._built.add(ext.name)
 
 
 os.chdir(ROOT)  # mypyc derives module names from paths relative to the project
