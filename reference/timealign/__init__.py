@@ -5,10 +5,16 @@ Each algorithm is a pure state machine described by an :class:`Algorithm`
 its package directly.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from timealign.algorithm import Algorithm, Fast, Grouped, Record, Settled, iter_outputs, run
 from timealign.errors import InvalidInput
 
 __all__ = [
     "Algorithm", "Fast", "Grouped", "InvalidInput", "Record", "Settled", "iter_outputs", "run",
 ]
-__version__ = "0.1.0"
+
+try:  # the version is written once, in pyproject.toml
+    __version__ = version("timealign")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
