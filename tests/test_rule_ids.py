@@ -111,3 +111,11 @@ class Machine:
         """Cites AT-I2."""
 ''', encoding="utf-8")
     assert cited_ids(tmp_path) == {"AT-R4", "AT-I1", "AT-R5", "AT-I2"}
+
+
+def test_spec_stands_on_its_own() -> None:
+    """spec/ cites upstream sources directly, never notes outside the repository."""
+    for spec in sorted((ROOT / "spec").glob("*.md")):
+        text = spec.read_text(encoding="utf-8")
+        for outside in ("shared/notes", "shared/seeds", "note §", "notes, "):
+            assert outside not in text, f"{spec.name} cites {outside!r}"

@@ -8,6 +8,8 @@ The fast paths may run compiled (``timealign.native``): its import finder is ins
 first, before any algorithm package imports its fast path.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from timealign import native
 
 native.install()
@@ -26,4 +28,8 @@ from timealign.errors import InvalidInput  # noqa: E402
 __all__ = [
     "Algorithm", "Fast", "Grouped", "InvalidInput", "Record", "Settled", "iter_outputs", "run",
 ]
-__version__ = "0.1.0"
+
+try:  # the version is written once, in pyproject.toml
+    __version__ = version("timealign")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
