@@ -36,6 +36,7 @@ from types import ModuleType
 #: The modules the compiled build compiles (measured: see ``benchmarks/``).
 COMPILED = (
     "timealign.approximate_time.fast",
+    "timealign.event_time_batcher.fast",
     "timealign.rate_aware_batcher.fast",
 )
 #: mypyc's group: its shared library is the extension module ``timealign._native__mypyc``.

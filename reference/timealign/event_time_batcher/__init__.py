@@ -15,8 +15,8 @@ one message per key, split at the midpoint on a same-key conflict and closed by 
 
 from __future__ import annotations
 
-from timealign.algorithm import Algorithm
-from timealign.event_time_batcher import codec, invariants
+from timealign.algorithm import Algorithm, Fast
+from timealign.event_time_batcher import codec, fast, invariants
 from timealign.event_time_batcher.machine import initial, step
 from timealign.event_time_batcher.model import (
     Batch,
@@ -47,6 +47,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     timer_of=codec.timer_of,
     clock_of=codec.clock_of,
     tick=Tick,
+    fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=codec.output_from_json,
 )
