@@ -17,7 +17,8 @@ DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_int
 # runs the installed build (compiled when a C compiler is present), CI runs both.
 PURE_CHECKS ?= tests/test_native_build.py tests/test_algorithms.py \
 	tests/approximate_time/test_at_stateful.py tests/approximate_time/test_at_differential.py \
-	tests/rate_aware_batcher/test_rb_stateful.py tests/rate_aware_batcher/test_rb_differential.py
+	tests/rate_aware_batcher/test_rb_stateful.py tests/rate_aware_batcher/test_rb_differential.py \
+	tests/event_time_batcher/test_eb_stateful.py tests/event_time_batcher/test_eb_fast.py
 
 .PHONY: install test test-pure info lint typecheck unit crosshair proofs demo bench vectors clean
 

@@ -29,6 +29,9 @@ from timealign.approximate_time import End as ATEnd
 from timealign.approximate_time import Message
 from timealign.cli import main
 from timealign.errors import InvalidInput
+from timealign.event_time_batcher import ALGORITHM as ETB
+from timealign.event_time_batcher import Config as ETBConfig
+from timealign.event_time_batcher import Message as ETBMessage
 from timealign.rate_aware_batcher import ALGORITHM as RB
 from timealign.rate_aware_batcher import Config as RBConfig
 from timealign.rate_aware_batcher import Poll, Polled
@@ -111,6 +114,21 @@ def test_rb_fast_path_refuses_bad_input_like_the_rule_text(item: object) -> None
         assert _outcome(fast, config, fast_state, item) == expected
         spec_state, _ = RB.step(config, spec_state, poll)
         fast_state, _ = fast.step(config, fast_state, poll)
+
+
+@pytest.mark.parametrize("item", [None, "tick", 3, ETBConfig(1, 1)], ids=repr)
+def test_eb_fast_path_refuses_bad_input_like_the_rule_text(item: object) -> None:
+    """EB-R2 on the fast path: the rule text's field and rule (messages and ticks check
+    their own fields when built, before any step)."""
+    config = ETBConfig(50, 20)
+    fast = ETB.fast_path()
+    spec_state, fast_state = ETB.initial(config), fast.initial(config)
+    for good in (ETBMessage("a", 100, 100, "x"), ETBMessage("b", 101, 101, "y")):
+        expected = _outcome(ETB, config, spec_state, item)
+        assert expected == ("input", "EB-R2")
+        assert _outcome(fast, config, fast_state, item) == expected
+        spec_state, _ = ETB.step(config, spec_state, good)
+        fast_state, _ = fast.step(config, fast_state, good)
 
 
 def test_describe_matches_what_was_imported() -> None:
