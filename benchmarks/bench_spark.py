@@ -11,7 +11,10 @@ Printed: messages per second of each, the ratio b/a, the peak RSS of (a) and of 
 Spark process tree (JVM plus Python workers) and of the largest Python worker in (b), and
 the CPU seconds each spent: (a) in its one process, (b) in the JVM and in the Python
 workers. On ``local[2]`` the job can at best run (jvm + python) / 2 seconds, so the CPU
-columns show where a ratio below 2 comes from.
+columns show where a ratio below 2 comes from; ``py us/row`` is the Python workers' CPU per
+row (the half the compiled fast paths shorten). With the compiled build installed the
+whole table is printed twice, compiled then pure (``TIMEALIGN_PURE=1``, which the Spark
+workers inherit), in the same run.
 
     python benchmarks/bench_spark.py                      # quick: 200k messages, 10 sources
     python benchmarks/bench_spark.py --sizes 1M:10 1M:1000 10M:1000
@@ -34,7 +37,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from timealign import registry
+from timealign import native, registry
 from timealign.algorithm import Record
 from timealign.drive import drive
 from timealign.spark.generate import Plan, generate
@@ -168,9 +171,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default=json.dumps(DEFAULT_CONFIG))
     parser.add_argument("--workdir", help="keep data here (default: a temporary folder)")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
+    parser.add_argument("--build", choices=("both", "installed"), default="both",
+                        help="both: the installed build and, when it is compiled, the pure "
+                             "one (TIMEALIGN_PURE=1), one after the other in this run")
     args = parser.parse_args(argv)
     if args.replay_only:
         print(json.dumps(plain_replay(args.algorithm, args.config, args.replay_only)))
+        return 0
+    if args.build == "both":  # each build in its own process: Spark's workers inherit it
+        rest = [*(sys.argv[1:] if argv is None else argv), "--build", "installed"]
+        builds = ["0", "1"] if native.build() != "pure" else ["1"]
+        for pure in builds:
+            subprocess.run([sys.executable, __file__, *rest], check=True,
+                           env={**os.environ, native.PURE_VARIABLE: pure})
         return 0
     if args.algorithm not in registry.names():
         print(f"bench_spark: {args.algorithm} is not registered yet; nothing to measure")
@@ -180,9 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     spark = build_session("local[2]", "timealign bench")
     config = json.loads(args.config)
     base = Path(args.workdir or tempfile.mkdtemp(prefix="bench-spark-"))
+    print(f"fast paths: {native.build()} build")
     print(f"{'messages':>10} {'sources':>7} {'replay msg/s':>13} {'spark msg/s':>12} "
           f"{'b/a':>5} {'replay peak':>12} {'spark tree peak':>16} {'worker peak':>12} "
-          f"{'replay cpu':>11} {'spark jvm cpu':>14} {'spark py cpu':>13}")
+          f"{'replay cpu':>11} {'spark jvm cpu':>14} {'spark py cpu':>13} "
+          f"{'py us/row':>10}")
     for size in args.sizes:
         messages, sources = parse_size(size)
         data = base / f"data-{size.replace(':', '-')}"
@@ -197,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{rows:>10} {sources:>7} {a:>13,.0f} {b:>12,.0f} {b / a:>5.2f} "
               f"{replay['peak_bytes'] / 2**20:>10.0f}MB {job['tree_peak_bytes'] / 2**20:>14.0f}MB "
               f"{job['worker_peak_bytes'] / 2**20:>10.0f}MB {replay['cpu']:>10.1f}s "
-              f"{job['jvm_cpu']:>13.1f}s {job['python_cpu']:>12.1f}s", flush=True)
+              f"{job['jvm_cpu']:>13.1f}s {job['python_cpu']:>12.1f}s "
+              f"{job['python_cpu'] / rows * 1e6:>10.2f}", flush=True)
     spark.stop()
     return 0
 

@@ -73,6 +73,8 @@ def _refusal(name: str, source: Path) -> str | None:
     compiled = record.get("compiled")
     digest = compiled.get(name) if isinstance(compiled, dict) else None
     if digest is None:
+        if compiled:  # the last build compiled other modules: this one is newer than it
+            return "the last build did not compile it (reinstall to rebuild)"
         return f"the last build did not compile it ({record.get('reason', 'no build record')})"
     try:
         current = source_digest(source)
