@@ -172,9 +172,12 @@ def run_stream(
     trigger_seconds: float = 1.0,
     max_files: int | None = None,
     report: bool = True,
+    rows: DataFrame | None = None,
 ) -> int:
-    """Run the stream; return the number of micro-batches seen (SP-R16 for available-now)."""
-    rows = stream_frame(spark, source_dir, fmt, columns or schema.ColumnMap(), max_files)
+    """Run the stream; return the number of micro-batches seen (SP-R16 for available-now).
+    ``rows``: canonical streaming rows from another reader (bags) instead of the files."""
+    if rows is None:
+        rows = stream_frame(spark, source_dir, fmt, columns or schema.ColumnMap(), max_files)
     # SP-R16: with available-now, empty micro-batches would run forever (timers never let
     # the query finish); without them timers fire in batches that carry data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled",
