@@ -35,6 +35,8 @@ def _value(store: Any, node: int, spec: Any, rng: random.Random) -> Any:
             return "".join(rng.choice("abcxyz/_") for _ in range(rng.randrange(6)))
         if kind == "bool":
             return rng.random() < 0.5
+        if kind in ("byte", "char"):
+            return rng.randrange(100)  # signed in one store, unsigned in the other
         if kind.startswith("float"):
             return rng.uniform(-1e3, 1e3)
         bits = int("".join(c for c in kind if c.isdigit()) or 8)

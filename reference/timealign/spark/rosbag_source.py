@@ -40,7 +40,9 @@ MARK_INVALID = "TIMEALIGN-INVALID-INPUT:"  # the batch job's marker (timealign.s
 
 
 def options_of(raw: dict[str, str]) -> Options:
-    """The reader options from the data source's string options."""
+    """The reader options from the data source's string options (Spark may hand the keys
+    lower-cased: they are matched without case)."""
+    raw = {key.lower(): value for key, value in raw.items()}
     stamp = raw.get("stamp", "header")
     if stamp not in ("header", "log"):
         raise InvalidInput("--stamp", "BAG-R3", "must be header, log or TOPIC=log", stamp)
@@ -49,10 +51,10 @@ def options_of(raw: dict[str, str]) -> Options:
         return frozenset(t for t in raw.get(key, "").split(",") if t)
 
     topics = names("topics") if "topics" in raw else None
-    return Options(log_stamp_all=stamp == "log", log_stamp_topics=names("logStampTopics"),
+    return Options(log_stamp_all=stamp == "log", log_stamp_topics=names("logstamptopics"),
                    topics=topics,
-                   source_from=check_source_rule(raw.get("sourceFrom", "bag")),
-                   skip_bad=raw.get("skipBadFiles", "false").lower() == "true")
+                   source_from=check_source_rule(raw.get("sourcefrom", "bag")),
+                   skip_bad=raw.get("skipbadfiles", "false").lower() == "true")
 
 
 def read_partition(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
@@ -61,8 +63,9 @@ def read_partition(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
     try:
         yield from read_bag(bag, options)
     except InvalidInput as error:
+        message = str(error).removeprefix(f"{error.field}: ").rsplit(" (rule ", 1)[0]
         detail = {"field": error.field, "rule": error.rule, "value": repr(error.value),
-                  "message": str(error)}
+                  "message": message}
         raise RuntimeError(MARK_INVALID + json.dumps(detail)) from error
 
 
