@@ -36,6 +36,7 @@ from timealign.machine import Algorithm, Record
 from timealign.spark import schema
 from timealign.spark.codec import StateCodec
 from timealign.spark.outcomes import COLUMNS, SourceRun, timer_ms
+from timealign.spark.paths import check_separate, table_paths
 
 STATE_NAME = "machine"
 STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType(), False)])
@@ -176,6 +177,7 @@ def run_stream(
 ) -> int:
     """Run the stream; return the number of micro-batches seen (SP-R16 for available-now).
     ``rows``: canonical streaming rows from another reader (bags) instead of the files."""
+    check_separate({"--source": source_dir}, {**table_paths(output), "--checkpoint": checkpoint})
     if rows is None:
         rows = stream_frame(spark, source_dir, fmt, columns or schema.ColumnMap(), max_files)
     # SP-R16: with available-now, empty micro-batches would run forever (timers never let
