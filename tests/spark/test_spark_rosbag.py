@@ -17,9 +17,8 @@ from timealign import registry
 from timealign.cli import main
 from timealign.machine import Record
 from timealign.rosbag.reader import bags_under
-from timealign.spark.bags import stream_bags
 from timealign.spark.rosbag_source import register
-from timealign.spark.streaming import held_ids, read_table, run_stream
+from timealign.spark.streaming import held_ids, read_table
 
 TOPICS = ["/imu", "/camera_info"]
 CONFIG = {"topics": TOPICS, "queue_size": 10, "max_interval_duration": 8_000_000}
@@ -82,15 +81,16 @@ def test_bag_r6_r7_sp_i2_run_equals_driver(spark: SparkSession, fleet: Path,
     assert main([*common]) == 2  # the truncated bag, named on stderr
 
 
-def test_bag_r8_stream_of_bags(spark: SparkSession, fleet: Path, tmp_path: Path) -> None:
-    """BAG-R8, SP-I1: `stream --format rosbag` over the bags present: every configured row
-    has an outcome or is held in the state store."""
+def test_bag_r8_r7_stream_of_bags(spark: SparkSession, fleet: Path, tmp_path: Path) -> None:
+    """BAG-R8, BAG-R7, SP-I1: `stream --format rosbag` over the bags present: every
+    configured row has an outcome or is held in the state store, and the rows of the other
+    topic are listed in `not_configured/`."""
     algorithm = registry.get("approximate_time")
     config = algorithm.config_from_json(CONFIG)
-    rows = stream_bags(spark, str(fleet), {"topics": ",".join(TOPICS)}, TOPICS)
     out, checkpoint = tmp_path / "out", tmp_path / "ck"
-    run_stream(spark, algorithm, config, str(fleet), str(out), str(checkpoint),
-               "rosbag", available_now=True, report=False, rows=rows)
+    assert main(["stream", "approximate_time", "--format", "rosbag", "--source", str(fleet),
+                 "--output", str(out), "--checkpoint", str(checkpoint), "--config",
+                 json.dumps(CONFIG), "--available-now", "--quiet"]) == 0
     outcomes: Any = read_table(spark, str(out), "outcomes")
     seen = {(r["source"], r["id"]) for r in outcomes.collect()}
     seen |= {(r["source"], r["id"]) for r in held_ids(spark, algorithm, config,
@@ -98,3 +98,6 @@ def test_bag_r8_stream_of_bags(spark: SparkSession, fleet: Path, tmp_path: Path)
     want = {(source, r.id) for source, records in driver_records(fleet).items()
             for r in records}
     assert seen == want
+    other = read_table(spark, str(out), "not_configured").collect()
+    assert len(other) == 39 and {r["topic"] for r in other} == {"/chatter"}
+    assert {r["id"] for r in other} == {f"/chatter#{n}" for n in range(13)}

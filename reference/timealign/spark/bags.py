@@ -116,13 +116,25 @@ def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], conf
     return result, report
 
 
+NOT_CONFIGURED = "not_configured"
+
+
 def stream_bags(spark: SparkSession, folder: str, options: dict[str, str],
-                topics: Sequence[str] | None) -> DataFrame:
-    """The canonical rows of a stream of bags (BAG-R8). Rows of bags a stream skips and of
-    other topics are not inputs (the stream has no summary to count them in)."""
+                topics: Sequence[str] | None) -> tuple[DataFrame, DataFrame | None]:
+    """(canonical rows, rows of other topics) of a stream of bags (BAG-R8, BAG-R7). The
+    second frame is in the combined output schema under the table ``not_configured`` (topic
+    in ``reason``), written per micro-batch to ``not_configured/``; None without topics."""
     register(spark)
     frame = spark.readStream.format("rosbag").options(**options).load(folder)
     frame = frame.where(F.col("error").isNull())
-    if topics is not None:
-        frame = frame.where(F.col("topic").isin(list(topics)))
-    return canonical(frame)
+    if topics is None:
+        return canonical(frame), None
+    inside = F.col("topic").isin(list(topics))
+    other = frame.where(~inside).select(*(
+        F.lit(NOT_CONFIGURED).alias(field.name) if field.name == "table"
+        else F.col("source") if field.name == "source"
+        else F.col("id") if field.name == "id"
+        else F.col("topic").alias("reason") if field.name == "reason"
+        else F.lit(None).cast(field.dataType).alias(field.name)
+        for field in schema.COMBINED.fields))
+    return canonical(frame.where(inside)), other

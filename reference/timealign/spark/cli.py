@@ -141,17 +141,18 @@ def _stream(args: argparse.Namespace) -> int:
     check_separate({"--source": args.source},
                    {**table_paths(args.output), "--checkpoint": args.checkpoint})
     algorithm, config, columns, spark = _setup(args, "stream")
-    rows = None
+    rows = set_aside = None
     if args.format == "rosbag":
-        from timealign.spark.bags import configured_topics, stream_bags
+        from timealign.spark.bags import NOT_CONFIGURED, configured_topics, stream_bags
 
-        rows = stream_bags(spark, args.source, _bag_options(args, config),
-                           configured_topics(config))
+        rows, other = stream_bags(spark, args.source, _bag_options(args, config),
+                                  configured_topics(config))
+        set_aside = None if other is None else (NOT_CONFIGURED, other)
     try:
         batches = run_stream(spark, algorithm, config, args.source, args.output,
                              args.checkpoint, args.format, columns, args.available_now,
                              args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
-                             rows)
+                             rows, set_aside)
     except LossError as error:
         return _failed(error)
     print(f"stream stopped after {batches} micro-batch(es)")
