@@ -215,3 +215,23 @@ def test_bag_r1_lone_storage_files_and_ros1(tmp_path: Path) -> None:
     assert [(b.relative, b.source) for b in bags] == [("robots/a/day1.bag", "a"),
                                                      ("robots/b", "b")]
     assert rows_of(bags[0])[0]["id"].startswith("robots/a/day1.bag:/")
+
+
+def test_bag_r3_r2_command_line_options() -> None:
+    """BAG-R3, BAG-R2: `--stamp` takes `header`, `log` or `TOPIC=log` (repeatable) and
+    `--source-from` a known rule; anything else is refused before Spark reads a bag."""
+    from timealign.spark.bags import reader_options
+    from timealign.spark.rosbag_source import options_of
+
+    options = reader_options(["/a=log", "/b=log"], "folder", True, ["/a", "/c"])
+    parsed = options_of({k.lower(): v for k, v in options.items()})
+    assert parsed == Options(log_stamp_topics=frozenset({"/a", "/b"}),
+                             topics=frozenset({"/a", "/c"}), source_from="folder",
+                             skip_bad=True)
+    assert options_of(reader_options(["log"], "bag", False, None)).log_stamp_all
+    for stamps, rule in (([" /a=header"], "bag"), (["sometimes"], "bag"), (["=log"], "bag")):
+        with pytest.raises(InvalidInput, match="BAG-R3"):
+            reader_options(stamps, rule, False, None)
+    for rule in ("robot", "regex:("):
+        with pytest.raises(InvalidInput, match="BAG-R2"):
+            reader_options([], rule, False, None)
