@@ -34,7 +34,15 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from timealign.errors import InvalidInput
-from timealign.rosbag.reader import DDL, Bag, Options, bags_under, check_source_rule, read_bag
+from timealign.rosbag.reader import (
+    DDL,
+    Bag,
+    Options,
+    bags_under,
+    check_source_rule,
+    is_bag,
+    read_bag,
+)
 
 MARK_INVALID = "TIMEALIGN-INVALID-INPUT:"  # the batch job's marker (timealign.spark.batch)
 
@@ -111,9 +119,12 @@ class RosbagStreamReader(DataSourceStreamReader):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[
             InputPartition]:
-        new = set(end["bags"]) - set(start["bags"])
-        return [BagPartition(bag) for bag in bags_under(self.path, self.options.source_from)
-                if bag.relative in new]
+        # From the offset's names, not a new listing: a bag removed since it was seen fails
+        # its read, naming it, rather than vanishing from the micro-batch.
+        new = sorted(set(end["bags"]) - set(start["bags"]))
+        root = Path(self.path)
+        return [BagPartition(Bag.at(root if is_bag(root) else root / relative, relative,
+                                    self.options.source_from)) for relative in new]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, BagPartition)
