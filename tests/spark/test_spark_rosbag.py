@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from tests.rosbag.bags import expected_rows, write_fleet
 from tests.spark.expected import expected_of_records, spark_tables
@@ -48,9 +49,9 @@ def test_bag_r1_r2_data_source_reads_every_bag(spark: SparkSession, fleet: Path)
     rows of the reader (MCAP, SQLite 3 and ROS 1)."""
     register(spark)
     frame = spark.read.format("rosbag").option("stamp", "log").load(str(fleet))
-    assert frame.rdd.getNumPartitions() == 3
-    rows = frame.collect()
+    rows = frame.withColumn("part", F.spark_partition_id()).collect()
     assert len(rows) == 120 and {r["source"] for r in rows} == {"r1", "r2", "r3.bag"}
+    assert len({(r["part"], r["bag"]) for r in rows}) == len({r["part"] for r in rows}) == 3
     assert {r["type"] for r in rows} == {"sensor_msgs/msg/Imu", "sensor_msgs/msg/CameraInfo",
                                          "std_msgs/msg/String"}
 
