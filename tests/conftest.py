@@ -5,9 +5,10 @@ repeatable; ``nightly`` explores far more. Choose with ``--hypothesis-profile=ni
 ``HYPOTHESIS_PROFILE=nightly``.
 
 Without the ``spark`` extra (``pip install timealign[dev]`` only) the Spark and ROS bag
-tests (``tests/spark``, ``tests/rosbag``) are not collected, and the report header says why, instead of failing at collection. The helper
-modules of the tests are registered for pytest's assertion rewriting, so their
-``assert`` statements run under ``python -O`` too (test modules are rewritten anyway).
+tests (``tests/spark``, ``tests/rosbag``) are not collected, and the report header says
+why, instead of failing at collection. The helper modules of the tests are registered for
+pytest's assertion rewriting, so their ``assert`` statements run under ``python -O`` too
+(test modules are rewritten anyway).
 """
 
 from __future__ import annotations
