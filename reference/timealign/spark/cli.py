@@ -14,22 +14,33 @@ import time
 from pathlib import Path
 from typing import Any
 
-from timealign import registry
+from timealign import registry, vectors
 from timealign.errors import InvalidInput
 from timealign.machine import Algorithm
 
 
+def _config_json(text: str) -> Any:
+    """The JSON value of ``--config``: a file's content when ``text`` names a file,
+    otherwise ``text`` itself as inline JSON. Every failure names ``--config``."""
+    if text.lstrip()[:1] in ("{", "[", '"') or not text.strip():
+        return vectors.parse_json(text.encode(), "--config")
+    path = Path(text)
+    if not path.is_file():
+        raise InvalidInput("--config", "VEC-R1", "no such file (and not inline JSON)", text)
+    return vectors.parse_json(path.read_bytes(), f"--config {text}")
+
+
 def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> Any:
-    """The config from a JSON file, an inline JSON object, or ``{}`` when absent."""
-    if text is None:
-        raw: Any = {}
-    elif text.lstrip().startswith("{"):
-        raw = json.loads(text)
-    else:
-        raw = json.loads(Path(text).read_text(encoding="utf-8"))
+    """The config from a JSON file, an inline JSON object, or ``{}`` when absent; an error
+    names ``--config`` and the field inside it."""
+    raw = {} if text is None else _config_json(text)
     if not isinstance(raw, dict):
         raise InvalidInput("--config", "VEC-R1", "the config must be a JSON object", raw)
-    return algorithm.config_from_json(raw)
+    try:
+        return algorithm.config_from_json(raw)
+    except InvalidInput as error:
+        raise InvalidInput(f"--config {error.field}", error.rule, error.message,
+                           error.value) from None
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

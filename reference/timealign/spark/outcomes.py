@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from timealign.drive import Driver, Step
+from timealign.errors import ConsistencyError
 from timealign.machine import Algorithm, Grouped, Record
 
 GROUPS = "groups"
@@ -38,7 +39,7 @@ def timer_ms(instant_ns: int) -> int:
     return -(-instant_ns // 1_000_000)
 
 
-class LossError(RuntimeError):
+class LossError(ConsistencyError):
     """A row was not accounted for exactly once (SP-R6): the job must fail loudly."""
 
 
