@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -55,11 +54,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
-def _failed(error: Exception) -> int:
-    print(f"timealign: error: {error}", file=sys.stderr)
-    return 3
-
-
 def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     """The algorithm, its config, the column map and the session of a Spark command."""
     from timealign.spark.schema import ColumnMap
@@ -68,13 +62,15 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     algorithm = registry.get(args.algorithm)
     config = load_config(algorithm, args.config)
     columns = ColumnMap.parse(args.column)
-    return algorithm, config, columns, build_session(args.master,
-                                                     f"timealign {command} {args.algorithm}")
+    spark = build_session(args.master, f"timealign {command} {args.algorithm}")
+    # SP-R23: failures are one line on stderr; Spark's own log (with the Java and Python
+    # stack traces of a failed task) only with --debug.
+    spark.sparkContext.setLogLevel("ERROR" if getattr(args, "debug", False) else "OFF")
+    return algorithm, config, columns, spark
 
 
 def _run(args: argparse.Namespace) -> int:
-    from timealign.spark.batch import OrderError, run_batch
-    from timealign.spark.outcomes import LossError
+    from timealign.spark.batch import run_batch
     from timealign.spark.paths import (
         check_file_target,
         check_output_folder,
@@ -91,15 +87,12 @@ def _run(args: argparse.Namespace) -> int:
     check_file_target("--summary", args.summary, {**inputs, **table_paths(args.output)})
     algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
-    try:
-        with Progress(spark, "run", enabled=not args.quiet):
-            result = run_batch(spark, algorithm, config, args.input, args.output,
-                               args.format, columns)
-            elapsed = time.monotonic() - started
-            summary = summarize(spark.read.parquet(f"{args.output}/groups"),
-                                spark.read.parquet(f"{args.output}/outcomes"))
-    except (LossError, OrderError) as error:
-        return _failed(error)
+    with Progress(spark, "run", enabled=not args.quiet):
+        result = run_batch(spark, algorithm, config, args.input, args.output,
+                           args.format, columns)
+        elapsed = time.monotonic() - started
+        summary = summarize(spark.read.parquet(f"{args.output}/groups"),
+                            spark.read.parquet(f"{args.output}/outcomes"))
     summary["seconds"] = round(elapsed, 3)
     summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
     print(format_summary(summary))
@@ -111,7 +104,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stream(args: argparse.Namespace) -> int:
-    from timealign.spark.outcomes import LossError
     from timealign.spark.paths import check_output_folder, check_separate, table_paths
     from timealign.spark.streaming import run_stream
 
@@ -121,12 +113,9 @@ def _stream(args: argparse.Namespace) -> int:
     check_separate({"--source": args.source},
                    {**table_paths(args.output), "--checkpoint": args.checkpoint})
     algorithm, config, columns, spark = _setup(args, "stream")
-    try:
-        batches = run_stream(spark, algorithm, config, args.source, args.output,
-                             args.checkpoint, args.format, columns, args.available_now,
-                             args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
-    except LossError as error:
-        return _failed(error)
+    batches = run_stream(spark, algorithm, config, args.source, args.output,
+                         args.checkpoint, args.format, columns, args.available_now,
+                         args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
     print(f"stream stopped after {batches} micro-batch(es)")
     return 0
 
