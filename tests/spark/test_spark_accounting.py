@@ -20,8 +20,8 @@ from timealign.drive import Checkpoint, Driver
 from timealign.errors import InvalidInput
 from timealign.machine import Grouped, Record, Settled
 from timealign.spark.batch import records_of
-from timealign.spark.failures import OrderError
 from timealign.spark.codec import StateCodec
+from timealign.spark.failures import OrderError
 from timealign.spark.generate import Plan
 from timealign.spark.outcomes import LossError, SourceRun, timer_ms
 
@@ -184,6 +184,11 @@ def test_sp_r12_codec_is_independent_of_import_paths_and_versioned() -> None:
         with pytest.raises(InvalidInput) as caught:
             CODEC.decode(blob.replace(old, new))
         assert (caught.value.field, caught.value.rule) == (field, "SP-R12")
+    for damaged in (b"\x00garbage", b"[1]", blob.replace(b'"timers":[]', b'"timers":5'),
+                    blob.replace(b',"seq":0', b"")):
+        with pytest.raises(InvalidInput, match="damaged state value") as caught:
+            CODEC.decode(damaged)  # SP-R12: a damaged state store is bad input, named
+        assert caught.value.field == "state"
     with pytest.raises(InvalidInput, match="not reachable"):
         CODEC.encode(Checkpoint(PairsState(Grouped((), 0, 0))), 0, [])  # type: ignore[arg-type]
 

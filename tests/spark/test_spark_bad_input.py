@@ -13,8 +13,8 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.tws_tester import TwsTester
 
-from tests.spark.test_spark_processor import frame
 from tests.pairs_toy import PAIRS, PairsConfig
+from tests.spark.test_spark_processor import frame
 from timealign import registry
 from timealign.cli import main
 from timealign.spark.failures import job_error
@@ -89,7 +89,7 @@ def test_sp_r22_stream_remembers_recent_ids() -> None:
 
 def test_sp_r24_r23_stream_checkpoint_binding_and_bad_file(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        pairs_cli: None) -> None:
+        pairs_cli: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """SP-R24: a restart with another config or algorithm stops with exit 2 naming what
     differs (it used to be accepted); SP-R23: a later file without `id` stops the stream
     with exit 2 naming the file to remove; no traceback in either case."""
@@ -102,13 +102,8 @@ def test_sp_r24_r23_stream_checkpoint_binding_and_bad_file(
     assert main(["stream", "pairs", "--config", '{"window": 4}', *common]) == 2
     err = capsys.readouterr().err
     assert "SP-R24" in err and "config.window: checkpoint 3, now 4" in err
-    monkeypatch_free = dict(registry._ENTRIES)
-    registry._ENTRIES["timed_pairs"] = "tests.pairs_toy:TIMED_PAIRS"
-    try:
-        assert main(["stream", "timed_pairs", "--config", CONFIG, *common]) == 2
-    finally:
-        registry._ENTRIES.clear()
-        registry._ENTRIES.update(monkeypatch_free)
+    monkeypatch.setitem(registry._ENTRIES, "timed_pairs", "tests.pairs_toy:TIMED_PAIRS")
+    assert main(["stream", "timed_pairs", "--config", CONFIG, *common]) == 2
     assert "algorithm: checkpoint 'pairs', now 'timed_pairs'" in capsys.readouterr().err
     pq.write_table(pa.table({"source": ["s"], "topic": ["x"], "stamp": [5], "arrival": [5]}),
                    source / "b.parquet")
