@@ -36,15 +36,26 @@ def _vectors(args: argparse.Namespace) -> Iterator[tuple[Path, Vector | InvalidI
             yield path, item
 
 
+def _replayed(path: Path, item: Vector | InvalidInput) -> list[vectors.JSON]:
+    """A vector's outputs; :class:`InvalidInput` naming the file for a malformed vector
+    or an unknown algorithm (VEC-R1, VEC-R2)."""
+    if isinstance(item, InvalidInput):
+        raise item
+    try:
+        return vectors.replay(item)
+    except InvalidInput as error:
+        where = item.source or str(path)
+        raise InvalidInput(f"{where} {error.field}", error.rule, error.message,
+                           error.value) from None
+
+
 def _replay(args: argparse.Namespace) -> int:
     """Print each vector's outputs; a malformed vector is reported on stderr and the others
     are still replayed (VEC-R10); exit 2 if any was malformed."""
     malformed = 0
-    for _path, item in _vectors(args):
+    for path, item in _vectors(args):
         try:
-            if isinstance(item, InvalidInput):
-                raise item
-            line = {"name": item.name, "outputs": vectors.replay(item)}
+            line = {"name": getattr(item, "name", ""), "outputs": _replayed(path, item)}
         except InvalidInput as error:
             malformed += 1
             print(f"timealign: error: {error}", file=sys.stderr)
@@ -60,13 +71,12 @@ def _check(args: argparse.Namespace) -> int:
     for path, item in _vectors(args):
         checked += 1
         try:
-            if isinstance(item, InvalidInput):
-                raise item
-            outputs = vectors.replay(item)
+            outputs = _replayed(path, item)
         except InvalidInput as error:
             malformed += 1
             print(f"FAIL {error}")
             continue
+        assert isinstance(item, Vector)
         if item.outputs is None:
             failed += 1
             print(f"FAIL {item.name} ({path}): no expected outputs")

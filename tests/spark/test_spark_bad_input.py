@@ -17,6 +17,7 @@ from tests.pairs_toy import PAIRS, PairsConfig
 from tests.spark.test_spark_processor import frame
 from timealign import registry
 from timealign.cli import main
+from timealign.errors import InvalidInput
 from timealign.spark.failures import job_error
 from timealign.spark.outcomes import RECENT_IDS, DuplicateIdError
 from timealign.spark.streaming import MachineProcessor
@@ -111,3 +112,15 @@ def test_sp_r24_r23_stream_checkpoint_binding_and_bad_file(
     err = capsys.readouterr().err
     assert "b.parquet" in err and "null id" in err and "SP-R1" in err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("condition", ["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
+                                       "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE",
+                                       "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"])
+def test_sp_r12_r23_damaged_state_store_names_the_checkpoint(condition: str) -> None:
+    """SP-R12, SP-R23: Spark's error classes for a checkpoint it cannot use (names from
+    Spark's error-conditions.json) become exit-2 errors naming --checkpoint."""
+    error = job_error(RuntimeError(f"[{condition}] An error occurred during loading state."
+                                   f" SQLSTATE: 58030\n\tat org.apache.spark.Foo(Foo.scala:1)"))
+    assert isinstance(error, InvalidInput) and error.field == "--checkpoint"
+    assert condition.split(".")[0] in str(error) and "Foo.scala" not in str(error)

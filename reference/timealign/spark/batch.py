@@ -34,6 +34,8 @@ from timealign.spark.paths import TABLES, check_output_folder, check_separate, t
 from timealign.spark.publish import Staging, discard, publish
 
 CHUNK = 20_000
+
+
 def to_batch(columns: dict[str, list[Any]]) -> pa.RecordBatch:
     """Arrow record batch of the combined output schema."""
     return pa.RecordBatch.from_pydict(columns, schema=schema.ARROW_COMBINED)

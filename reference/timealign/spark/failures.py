@@ -21,6 +21,10 @@ from timealign.errors import ConsistencyError, InvalidInput
 
 MARK = "TIMEALIGN-ERROR:"
 _FILE = re.compile(r"(?:reading|in) file (\S+?)[.,]?(?:\s|$)")
+# Spark's error classes for a checkpoint or state store it cannot use (damaged, missing
+# files, written by an incompatible job).
+_STATE = re.compile(r"\[((?:CANNOT_LOAD|CANNOT_WRITE)_STATE_STORE|CANNOT_LOAD_CHECKPOINT\w*|"
+                    r"CHECKPOINT_FILE_\w+|STATE_STORE_\w+|ILLEGAL_STATE_STORE_VALUE)[.\]]")
 
 
 class OrderError(ConsistencyError):
@@ -68,13 +72,21 @@ def job_error(error: BaseException, option: str = "--input") -> BaseException:
     if "SP-R10" in text:
         line = next(x for x in text.splitlines() if "SP-R10" in x)
         return OrderError(line.split("OrderError: ", 1)[-1])
+    state = _STATE.search(text)
+    if state:
+        return InvalidInput("--checkpoint", "SP-R12", f"Spark cannot use the checkpoint's "
+                            f"state store ({state.group(1)}); restore the checkpoint folder or "
+                            f"start a new one", _first_line(text))
     found = _FILE.search(text) if "FAILED_READ_FILE" in text or "reading file" in text \
         else None
     if found:
-        first = next((x for x in text.splitlines() if x.strip()), "")[:300]
         return InvalidInput(option, "SP-R1", f"Spark cannot read the file {found.group(1)}: "
-                            f"{first}; fix or remove that file", found.group(1))
+                            f"{_first_line(text)}; fix or remove that file", found.group(1))
     return error
+
+
+def _first_line(text: str) -> str:
+    return next((x for x in text.splitlines() if x.strip()), "")[:300]
 
 
 def raise_job_error(error: BaseException, option: str = "--input") -> NoReturn:
