@@ -55,8 +55,9 @@ BATCH_CASES: dict[str, tuple[dict[str, list[Any]], int, list[str]]] = {
 def test_sp_r22_r23_batch_bad_input_exit_codes(spark: SparkSession, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str],
                                                pairs_cli: None, case: str) -> None:
-    """SP-R22: a re-used id whose first row was already settled fails the job with exit 3
-    (it used to pass, writing two outcomes for one id); SP-R1: a null source is named;
+    """SP-R22, SP-D20: a re-used id whose first row was already settled fails the job with
+    exit 3 rather than becoming a `rejected` row (it used to pass, writing two outcomes for
+    one id); SP-R1: a null source is named;
     SP-R23: a corrupt Parquet file is exit 2 naming the file. No traceback, no tables."""
     columns, code, words = BATCH_CASES[case]
     data = _write(tmp_path / "in" / "a.parquet", **columns)
@@ -91,8 +92,8 @@ def test_sp_r22_stream_remembers_recent_ids() -> None:
 def test_sp_r24_r23_stream_checkpoint_binding_and_bad_file(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         pairs_cli: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SP-R24: a restart with another config or algorithm stops with exit 2 naming what
-    differs (it used to be accepted); SP-R23: a later file without `id` stops the stream
+    """SP-R24, SP-D21: a restart with another config or algorithm stops with exit 2 naming
+    what differs (it used to be accepted; no change is let through); SP-R23: a later file without `id` stops the stream
     with exit 2 naming the file to remove; no traceback in either case."""
     source = tmp_path / "in"
     _write(source / "a.parquet", stamp=[0, 1])
