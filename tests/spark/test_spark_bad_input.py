@@ -93,8 +93,9 @@ def test_sp_r24_r23_stream_checkpoint_binding_and_bad_file(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         pairs_cli: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """SP-R24, SP-D21: a restart with another config or algorithm stops with exit 2 naming
-    what differs (it used to be accepted; no change is let through); SP-R23: a later file without `id` stops the stream
-    with exit 2 naming the file to remove; no traceback in either case."""
+    what differs (it used to be accepted; no change is let through); SP-R23: a later file
+    without `id` stops the stream with exit 2 naming the file to remove; no traceback in
+    either case."""
     source = tmp_path / "in"
     _write(source / "a.parquet", stamp=[0, 1])
     common = ["--source", str(source), "--output", str(tmp_path / "out"),
