@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
-from timealign.errors import ConsistencyError, InvalidInput, shown
+from timealign.errors import SHOWN, ConsistencyError, InvalidInput, shown
 
 MARK = "TIMEALIGN-ERROR:"
 _FILE = re.compile(r"(?:reading|in) file (\S+?)[.,]?(?:\s|$)")
@@ -47,8 +47,9 @@ def marked(where: str) -> Iterator[None]:
     except InvalidInput as error:
         message = error.message if error.message.startswith(where) else \
             f"{where}: {error.message}"
-        value = error.value if isinstance(error.value, int | None) and \
-            shown(error.value) == repr(error.value) else shown(error.value)
+        value = error.value[:SHOWN] if isinstance(error.value, str) else error.value \
+            if error.value is None or shown(error.value) == repr(error.value) \
+            else shown(error.value)
         detail = {"kind": "InvalidInput", "field": error.field, "rule": error.rule,
                   "message": message, "value": value}
         raise RuntimeError(MARK + json.dumps(detail, default=repr)) from error
