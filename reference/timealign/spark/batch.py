@@ -146,11 +146,24 @@ def run_batch(
     columns: schema.ColumnMap | None = None,
 ) -> BatchResult:
     """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``."""
-    from timealign.spark.check import check_counts, check_unique_ids
-
     check_separate({"--input": input_path}, table_paths(output))
     check_output_folder("--output", output)
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
+    return run_rows(spark, algorithm, config, rows, output)
+
+
+def run_rows(
+    spark: SparkSession,
+    algorithm: Algorithm[Any, Any, Any, Any],
+    config: Any,
+    rows: DataFrame,
+    output: str,
+) -> BatchResult:
+    """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
+    ``output/groups`` and ``output/outcomes``; the entry point of other readers (bags),
+    which check their paths (SP-R20) before reading."""
+    from timealign.spark.check import check_counts, check_unique_ids
+
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
     try:
         check_unique_ids(rows)  # SP-R22, before any replay work

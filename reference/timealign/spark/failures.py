@@ -46,7 +46,7 @@ def marked(where: str) -> Iterator[None]:
         yield
     except InvalidInput as error:
         message = error.message if error.message.startswith(where) else \
-            f"{where}: {error.message}"
+            f"{where}: {error.message}"  # where == "": the message as it is
         value = error.value[:SHOWN] if isinstance(error.value, str) else error.value \
             if error.value is None or shown(error.value) == repr(error.value) \
             else shown(error.value)
