@@ -4,10 +4,11 @@
 repeatable; ``nightly`` explores far more. Choose with ``--hypothesis-profile=nightly`` or
 ``HYPOTHESIS_PROFILE=nightly``.
 
-Without the ``spark`` extra (``pip install timealign[dev]`` only) the Spark tests are not
-collected, and the report header says why, instead of failing at collection. The helper
-modules of the tests are registered for pytest's assertion rewriting, so their
-``assert`` statements run under ``python -O`` too (test modules are rewritten anyway).
+Without the ``spark`` extra (``pip install timealign[dev]`` only) the Spark and ROS bag
+tests (``tests/spark``, ``tests/rosbag``) are not collected, and the report header says
+why, instead of failing at collection. The helper modules of the tests are registered for
+pytest's assertion rewriting, so their ``assert`` statements run under ``python -O`` too
+(test modules are rewritten anyway).
 """
 
 from __future__ import annotations
@@ -49,13 +50,13 @@ def _missing(modules: tuple[str, ...]) -> list[str]:
 
 
 #: What the Spark adapter and its tests import (the ``spark`` extra of pyproject.toml).
-SPARK_MISSING = _missing(("pyspark", "pyarrow", "pandas", "numpy"))
-collect_ignore = ["spark"] if SPARK_MISSING else []
+SPARK_MISSING = _missing(("pyspark", "pyarrow", "pandas", "numpy", "rosbags"))
+collect_ignore = ["spark", "rosbag"] if SPARK_MISSING else []
 
 
 def pytest_report_header() -> str | None:
     if SPARK_MISSING:
-        return (f"Spark tests skipped: the 'spark' extra is not installed "
+        return (f"Spark and ROS bag tests skipped: the 'spark' extra is not installed "
                 f"(missing {', '.join(SPARK_MISSING)})")
     return None
 

@@ -38,6 +38,11 @@ from timealign.rate_aware_batcher import Poll, Polled
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = [name for name in registry.names() if registry.get(name).fast is not None]
+GOOD_CONFIGS: dict[str, dict[str, Any]] = {
+    "approximate_time": {"topics": 2, "queue_size": 3},
+    "event_time_batcher": {"batching_window": 50, "max_message_delay": 20},
+    "rate_aware_batcher": {},
+}
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -129,6 +134,20 @@ def test_eb_fast_path_refuses_bad_input_like_the_rule_text(item: object) -> None
         assert _outcome(fast, config, fast_state, item) == expected
         spec_state, _ = ETB.step(config, spec_state, good)
         fast_state, _ = fast.step(config, fast_state, good)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fast_path_names_a_wrong_config_or_state(family: str) -> None:
+    """A config or state of another type handed to the fast path's ``step`` is the same
+    clear TypeError as from the rule text, compiled or not (not mypyc's own)."""
+    algorithm = registry.get(family)
+    fast = algorithm.fast_path()
+    config = algorithm.config_from_json(GOOD_CONFIGS[family])
+    state = fast.initial(config)
+    with pytest.raises(TypeError, match="config must be a"):
+        fast.step(object(), state, algorithm.end(config))
+    with pytest.raises(TypeError, match="state must be a"):
+        fast.step(config, algorithm.initial(config), algorithm.end(config))
 
 
 def test_describe_matches_what_was_imported() -> None:

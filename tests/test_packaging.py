@@ -38,7 +38,7 @@ def test_licence_file_matches_the_metadata() -> None:
 def _third_party_imports(folder: Path, skip: tuple[Path, ...] = ()) -> set[str]:
     found: set[str] = set()
     for path in folder.rglob("*.py"):
-        if any(folder in path.parents for folder in skip):
+        if any(s in path.parents for s in skip):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
@@ -49,23 +49,24 @@ def _third_party_imports(folder: Path, skip: tuple[Path, ...] = ()) -> set[str]:
             if name not in sys.stdlib_module_names and name not in ("timealign", "attrs")}
 
 
-def test_spark_extra_covers_every_import_of_the_adapter() -> None:
+PACKAGE = ROOT / "reference" / "timealign"
+#: The adapters whose imports the ``spark`` extra provides.
+ADAPTERS = ("spark", "rosbag")
+
+
+def test_spark_extra_covers_every_import_of_the_adapters() -> None:
     """Every third-party module the Spark and ROS bag adapters import is in the ``spark``
     extra."""
     extra = {re.split(r"[<>=\[ ]", requirement)[0].lower()
              for requirement in PYPROJECT["project"]["optional-dependencies"]["spark"]}
-    package = ROOT / "reference" / "timealign"
-    imported = {DISTRIBUTION.get(name, name).lower()
-                for adapter in ("spark", "rosbag")
-                for name in _third_party_imports(package / adapter)}
+    imported = {DISTRIBUTION.get(name, name).lower() for adapter in ADAPTERS
+                for name in _third_party_imports(PACKAGE / adapter)}
     assert imported and imported <= extra, f"missing from the spark extra: {imported - extra}"
 
 
 def test_core_imports_only_attrs() -> None:
-    """Outside the Spark and ROS bag adapters (whose dependencies are the ``spark`` extra)
-    the package needs nothing but attrs (its one dependency)."""
-    package = ROOT / "reference" / "timealign"
-    assert _third_party_imports(package, skip=(package / "spark", package / "rosbag")) == set()
+    """Outside the adapters the package needs nothing but attrs (its one dependency)."""
+    assert _third_party_imports(PACKAGE, skip=tuple(PACKAGE / a for a in ADAPTERS)) == set()
 
 
 def test_helper_assertions_are_rewritten() -> None:

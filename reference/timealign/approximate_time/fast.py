@@ -63,6 +63,7 @@ from timealign.approximate_time.model import (
     Warned,
     check_message,
 )
+from timealign.errors import wrong_object
 
 # A cons list, newest first: ``(message, rest)`` or ``None``.
 Cons = tuple[Message, Any] | None
@@ -189,8 +190,13 @@ _Pivot = tuple[tuple[Message, ...], int, int, int, int]
 _NONE: _Pivot = ((), 0, 0, NO_PIVOT, 0)
 
 
-def step(config: Config, state: FastState, item: Input) -> tuple[FastState, tuple[Output, ...]]:
+def step(config: object, state: object,
+         item: Input) -> tuple[FastState, tuple[Output, ...]]:
     """Equivalent to ``machine.step``; see the module docstring."""
+    # config and state are declared ``object`` so that, compiled, a wrong one still reaches
+    # this check (a typed parameter would be refused by mypyc with its own TypeError first).
+    if type(state) is not FastState or type(config) is not Config:
+        raise wrong_object("approximate_time.fast.step", config, state, Config, FastState)
     if type(item) is not Message:
         if type(item) is End:
             return end(config, state)  # AT-R17

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from timealign.errors import InvalidInput
+from timealign.errors import InvalidInput, wrong_object
 from timealign.event_time_batcher.arithmetic import split_point
 from timealign.event_time_batcher.machine import _rehome
 from timealign.event_time_batcher.model import (
@@ -70,8 +70,14 @@ def initial(config: Config) -> FastState:
     return FastState()
 
 
-def step(config: Config, state: FastState, item: Input) -> Step:
-    """Equivalent to ``machine.step``; :class:`InvalidInput` (state untouched) on bad input."""
+def step(config: object, state: object, item: Input) -> Step:
+    """Equivalent to ``machine.step``; :class:`InvalidInput` (state untouched) on bad input.
+
+    ``config`` and ``state`` are declared ``object`` so that, compiled, a wrong one still
+    reaches the check below (a typed parameter would be refused by mypyc first).
+    """
+    if type(state) is not FastState or type(config) is not Config:
+        raise wrong_object("event_time_batcher.fast.step", config, state, Config, FastState)
     if isinstance(item, Message):
         return _message(config, state, item)
     if isinstance(item, Tick):

@@ -31,7 +31,7 @@ import functools
 from collections.abc import Iterable
 from typing import NamedTuple, NoReturn
 
-from timealign.errors import InvalidInput
+from timealign.errors import InvalidInput, wrong_object
 from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
 from timealign.rate_aware_batcher.grid import (
     DRIFT_TOLERANCE_NS,
@@ -123,8 +123,13 @@ def initial(config: Config) -> FastState:
     return FastState(config.batch_length, timeout_offset(config.factor, config.batch_length))
 
 
-def step(config: Config, state: FastState, item: Input) -> tuple[FastState, tuple[Output, ...]]:
+def step(config: object, state: object,
+         item: Input) -> tuple[FastState, tuple[Output, ...]]:
     """Apply one input; :class:`InvalidInput` (state untouched) on a refused one."""
+    # config and state are declared ``object`` so that, compiled, a wrong one still reaches
+    # this check (a typed parameter would be refused by mypyc with its own TypeError first).
+    if type(state) is not FastState or type(config) is not Config:
+        raise wrong_object("rate_aware_batcher.fast.step", config, state, Config, FastState)
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):

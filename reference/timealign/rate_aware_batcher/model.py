@@ -113,15 +113,14 @@ class Polled:
 
 
 def _messages(value: Iterable[Polled]) -> tuple[Polled, ...]:
-    """RB-D3: a poll holds messages only; checked when the poll is built, so neither the
-    rule text nor a compiled fast path ever meets anything else."""
-    require(isinstance(value, Iterable) and not isinstance(value, str | bytes), "messages",
-            "RB-D3", "must be a list of messages", value)
-    messages = tuple(value)
-    for index, message in enumerate(messages):
-        require(isinstance(message, Polled), f"messages[{index}]", "RB-D3", "must be a message",
-                message)
-    return messages
+    """RB-D3: a poll holds messages only; ``Poll("abc")`` is refused here rather than
+    failing later inside ``step``."""
+    require(isinstance(value, list | tuple), "messages", "RB-D3",
+            "must be a list of messages", value)
+    for position, message in enumerate(value):
+        require(isinstance(message, Polled), f"messages[{position}]", "RB-D3",
+                "must be a message (kind, name, timestamp, id)", message)
+    return tuple(value)
 
 
 @attrs.frozen
