@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -61,12 +62,37 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
                                                      f"timealign {command} {args.algorithm}")
 
 
+def check_report_folder(path: str) -> None:
+    """SP-R17: ``--report`` must name a folder that can be created or written, checked
+    before Spark starts, so a run never ends without the page it was asked for."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise InvalidInput("--report", "SP-R17", "exists and is not a folder", path)
+    existing = next(p for p in (target, *target.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise InvalidInput("--report", "SP-R17", f"cannot create or write in {existing}", path)
+
+
+def write_report(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any],
+                 config: Any, columns: Any, spark: Any, summary: dict[str, Any]) -> Path:
+    """SP-R17: the report page of a finished run, written to ``args.report``."""
+    from timealign.plot.report import write
+    from timealign.spark.pictures import build_report
+    from timealign.spark.schema import read_input
+
+    rows = read_input(spark, args.input, args.format, columns)
+    report = build_report(algorithm, config, rows, args.output, summary)
+    return write(report, args.report)
+
+
 def _run(args: argparse.Namespace) -> int:
     from timealign.spark.batch import OrderError, run_batch
     from timealign.spark.outcomes import LossError
     from timealign.spark.progress import Progress
     from timealign.spark.summary import format_summary, summarize
 
+    if args.report is not None:
+        check_report_folder(args.report)
     algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
     try:
@@ -85,6 +111,8 @@ def _run(args: argparse.Namespace) -> int:
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
     if args.summary:
         Path(args.summary).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if args.report is not None:
+        print(f"report: {write_report(args, algorithm, config, columns, spark, summary)}")
     return 0
 
 
@@ -124,6 +152,8 @@ def register(commands: Any) -> None:
     _common(run)
     run.add_argument("--input", required=True, help="input file or folder")
     run.add_argument("--summary", help="also write the summary as JSON to this file")
+    run.add_argument("--report", metavar="DIR",
+                     help="also write an HTML report to DIR/index.html (needs the plot extra)")
     run.set_defaults(handler=_run)
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")
