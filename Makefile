@@ -12,7 +12,7 @@ DEMO_MESSAGES ?= 1000000
 DEMO_ROBOTS ?= 20
 DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_interval_duration": 40000000}
 
-.PHONY: install test lint typecheck unit crosshair proofs demo bench vectors clean
+.PHONY: install test lint typecheck unit crosshair proofs demo bench vectors figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ proofs: $(STAMP)
 
 vectors: $(STAMP)
 	$(BIN)/python -m vectors.generate
+
+# The spec's pictures (spec/figures/*.svg), drawn from the vectors; a test fails when stale.
+figures: $(STAMP)
+	$(BIN)/python -m vectors.figures
 
 demo: $(STAMP)
 	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)

@@ -12,6 +12,8 @@ text kept as text.
 from __future__ import annotations
 
 import io
+import itertools
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -69,7 +71,36 @@ class Scale:
         if not self.origin:
             return f"{what} ({self.unit})"
         seconds, rest = divmod(self.origin, 1_000_000_000)
-        return f"{what} ({self.unit} after {seconds}.{rest:09d} s)"
+        fraction = f".{rest:09d}".rstrip("0") if rest else ""
+        return f"{what} ({self.unit} after {seconds}{fraction} s)"
+
+
+def view(stamps: Iterable[int]) -> tuple[int, int]:
+    """The event-time range drawn: the bulk of the stamps and group bounds (PL-R2). A
+    cluster farther from the others than ten times their own span (a stamp a year ahead)
+    is left out of it and drawn at the edge with its distance, so one outlier cannot squash
+    the rest."""
+    values = sorted(stamps) or [0]
+    for _ in range(3):
+        if len(values) < 2:
+            break
+        gap, at = max((b - a, k) for k, (a, b) in enumerate(itertools.pairwise(values)))
+        if gap <= 10 * max(values[-1] - values[0] - gap, 1):
+            break
+        left, right = values[: at + 1], values[at + 1:]
+        values = left if len(left) >= len(right) else right
+    return values[0], values[-1]
+
+
+def distance(ns: int) -> str:
+    """A readable distance: ``+1.0 y``, ``+243 s``, ``-43 y``."""
+    size = abs(ns)
+    sign = "+" if ns >= 0 else "-"
+    for limit, unit in ((31_557_600 * 10**9, "y"), (86_400 * 10**9, "d"), (3_600 * 10**9, "h"),
+                        (10**9, "s"), (10**6, "ms"), (10**3, "µs")):
+        if size >= limit:
+            return f"{sign}{size / limit:.3g} {unit}"
+    return f"{sign}{size} ns"
 
 
 def _marker(mark: Mark, reasons: dict[tuple[str, str | None], str]) -> dict[str, Any]:
@@ -95,13 +126,40 @@ def _staggered(xs: Sequence[float], gap: float) -> list[int]:
     return levels
 
 
-def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float) -> list[Any]:
+def _off_scale(ax: Axes, marks: Sequence[Mark], bounds: tuple[int, int], scale: Scale,
+               row: dict[str, int]) -> None:
+    """Marks outside the view: one arrow per lane and side, with how far they lie."""
+    sides: dict[tuple[str, bool], list[int]] = {}
+    for mark in marks:
+        ahead = mark.stamp > bounds[1]
+        sides.setdefault((mark.lane, ahead), []).append(
+            mark.stamp - bounds[1] if ahead else mark.stamp - bounds[0])
+    low, high = ax.get_xlim()
+    for (lane, ahead), offsets in sides.items():
+        near, far = min(offsets, key=abs), max(offsets, key=abs)
+        text = (distance(near) if near == far
+                else f"{len(offsets)}× {distance(near)}…{distance(far)}")
+        ax.annotate(text, (high if ahead else low, row[lane]), xytext=(-8 if ahead else 8, 0),
+                    textcoords="offset points", ha="right" if ahead else "left", va="center",
+                    fontsize=7, color="#444444")
+        ax.plot([high if ahead else low], [row[lane]], marker=">" if ahead else "<",
+                color="#444444", markersize=6, clip_on=False, zorder=4)
+
+
+def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
+           bounds: tuple[int, int]) -> list[Any]:
     """The lane axes: slots, spans, set lines, marks; returns the legend handles."""
     row = {lane: len(timeline.lanes) - 1 - k for k, lane in enumerate(timeline.lanes)}
-    for slots in timeline.slots:  # PL-R3: faint, behind everything
+    grid_x: list[float] = []
+    grid_y: list[float] = []
+    for slots in timeline.slots:  # PL-R3: faint, behind everything; one path for all
         y = row[slots.lane]
-        ax.vlines([scale(t) for t in slots.instants], y - 0.32, y + 0.32, colors="#d0d0d0",
-                  linewidth=0.7, zorder=0)
+        for instant in slots.instants:
+            x = scale(instant)
+            grid_x += [x, x, math.nan]
+            grid_y += [y - 0.32, y + 0.32, math.nan]
+    if grid_x:
+        ax.plot(grid_x, grid_y, color="#d0d0d0", linewidth=0.7, zorder=0)
     by_id = {m.id: m for m in timeline.marks}
     for position, span in enumerate(timeline.groups):
         colour = PALETTE[position % len(PALETTE)]
@@ -121,14 +179,23 @@ def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float) -> list[Any]
             ax.plot([scale(m.stamp) for m in members], [row[m.lane] for m in members],
                     color=colour, linewidth=1.0, alpha=0.8, zorder=2)
     reasons: dict[tuple[str, str | None], str] = {}
-    for mark in timeline.marks:
+    points: dict[tuple[tuple[str, Any], ...], tuple[list[float], list[int]]] = {}
+    low, high = bounds
+    _off_scale(ax, [m for m in timeline.marks if not low <= m.stamp <= high], bounds, scale,
+               row)
+    for mark in timeline.marks:  # one line object per style keeps the SVG small
+        if not low <= mark.stamp <= high:
+            continue
         if mark.outcome == GROUPED and mark.group is not None:
             colour = PALETTE[mark.group % len(PALETTE)]
             style = {"marker": "o", "markerfacecolor": colour, "markeredgecolor": colour}
         else:
             style = _marker(mark, reasons)
-        ax.plot([scale(mark.stamp)], [row[mark.lane]], linestyle="none", markersize=size,
-                zorder=3, **style)
+        xs, ys = points.setdefault(tuple(style.items()), ([], []))
+        xs.append(scale(mark.stamp))
+        ys.append(row[mark.lane])
+    for style_items, (xs, ys) in points.items():
+        ax.plot(xs, ys, linestyle="none", markersize=size, zorder=3, **dict(style_items))
     _labels(ax, timeline, scale, row)
     ax.set_yticks(range(len(timeline.lanes)), list(reversed(timeline.lanes)))
     ax.set_ylim(-0.7, len(timeline.lanes) - 0.2)
@@ -177,20 +244,26 @@ def _legend(timeline: Timeline, reasons: dict[tuple[str, str | None], str]) -> l
     return handles
 
 
-def _arrivals(ax: Axes, timeline: Timeline, scale: Scale) -> list[Any]:
+def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int]
+              ) -> list[Any]:
     """Arrival against event time: late data sits high above the others (PL-R4)."""
     values = [m.arrival for m in timeline.marks if m.arrival is not None]
     values += [g.at for g in timeline.groups if g.at is not None]
     index = timeline.arrival == ARRIVAL_INDEX
     yscale = Scale([0]) if index else Scale(values)
+    points: dict[str, tuple[list[float], list[float]]] = {}
     for mark in timeline.marks:
-        if mark.arrival is None:
+        if mark.arrival is None or not bounds[0] <= mark.stamp <= bounds[1]:
             continue
         colour = (PALETTE[mark.group % len(PALETTE)] if mark.group is not None
                   else OUTCOME_COLOURS.get(mark.outcome, "#999999"))
-        ax.plot([scale(mark.stamp)], [yscale(mark.arrival)], marker=".", linestyle="none",
-                color=colour, markersize=4)
-    emitted = [g for g in timeline.groups if g.at is not None]
+        xs, ys = points.setdefault(colour, ([], []))
+        xs.append(scale(mark.stamp))
+        ys.append(yscale(mark.arrival))
+    for colour, (xs, ys) in points.items():
+        ax.plot(xs, ys, marker=".", linestyle="none", color=colour, markersize=4)
+    emitted = [g for g in timeline.groups
+               if g.at is not None and bounds[0] <= g.end <= bounds[1]]
     ax.plot([scale(g.end) for g in emitted], [yscale(g.at) for g in emitted if g.at is not None],
             marker="_", linestyle="none", color="black", markersize=7)
     ax.set_ylabel("input #" if index else yscale.label("arrival"), fontsize=8)
@@ -203,8 +276,10 @@ def _arrivals(ax: Axes, timeline: Timeline, scale: Scale) -> list[Any]:
 
 def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figure:
     """The picture of ``timeline``; ``strip`` adds the arrival strip (PL-R4)."""
-    times = [m.stamp for m in timeline.marks]
-    times += [t for g in timeline.groups for t in (g.start, g.end)]
+    bounds = view([*(m.stamp for m in timeline.marks),
+                   *(t for g in timeline.groups for t in (g.start, g.end))])
+    times = [*bounds, *(t for g in timeline.groups for t in (g.start, g.end)
+                        if bounds[0] <= t <= bounds[1])]
     scale = Scale(times)
     count = len(timeline.marks)
     size = 7.0 if count <= 60 else 5.0 if count <= 200 else 3.5
@@ -215,10 +290,10 @@ def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figur
                         gridspec_kw={"height_ratios": heights})[:, 0]
     main = axes[0]
     main.set_xlim(*_limits([scale(t) for t in times]))
-    handles = _lanes(main, timeline, scale, size)
+    handles = _lanes(main, timeline, scale, size, bounds)
     main.set_title(timeline.title, loc="left")
     if strip:
-        handles += _arrivals(axes[1], timeline, scale)
+        handles += _arrivals(axes[1], timeline, scale, bounds)
     axes[-1].set_xlabel(scale.label("event time"))
     for note in timeline.notes:
         main.text(1.0, 1.02, note, transform=main.transAxes, ha="right", fontsize=7,
