@@ -251,6 +251,9 @@ def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int
     values += [g.at for g in timeline.groups if g.at is not None]
     index = timeline.arrival == ARRIVAL_INDEX
     yscale = Scale([0]) if index else Scale(values)
+    label = "input #" if index else yscale.label("arrival")
+    if not index and yscale.origin and (yscale.unit, bool(scale.origin)) == (scale.unit, True):
+        yscale, label = scale, f"arrival ({scale.unit}, same origin)"  # a shorter label
     points: dict[str, tuple[list[float], list[float]]] = {}
     for mark in timeline.marks:
         if mark.arrival is None or not bounds[0] <= mark.stamp <= bounds[1]:
@@ -266,7 +269,7 @@ def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int
                if g.at is not None and bounds[0] <= g.end <= bounds[1]]
     ax.plot([scale(g.end) for g in emitted], [yscale(g.at) for g in emitted if g.at is not None],
             marker="_", linestyle="none", color="black", markersize=7)
-    ax.set_ylabel("input #" if index else yscale.label("arrival"), fontsize=8)
+    ax.set_ylabel(label, fontsize=8)
     ax.grid(color="#eeeeee", linewidth=0.6)
     if not emitted:
         return []
