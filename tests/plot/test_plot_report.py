@@ -1,4 +1,4 @@
-"""The run report's page and its folder check (spec/spark.md SP-R17), without Spark."""
+"""The run report's page and its folder check (spec/plots.md PL-R9), without Spark."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _source(name: str, grouped: int) -> dict[str, object]:
 
 
 def test_sp_r17_page_holds_every_part_escaped_and_self_contained(tmp_path: Path) -> None:
-    """SP-R17: summary, shares, histograms, the first 50 sources in the given order with a
+    """PL-R9: summary, shares, histograms, the first 50 sources in the given order with a
     note for the rest; text is escaped; pictures are embedded SVG."""
     sources = [_source("<robot & co>", 2), *(_source(f"r{k:02d}", 15) for k in range(59))]
     histograms = [Histogram("spread", 0, 1_000_000, (3, 0, 5)),
@@ -47,11 +47,11 @@ def test_sp_r17_page_holds_every_part_escaped_and_self_contained(tmp_path: Path)
     assert target == tmp_path / "new" / "folder" / "index.html" and target.read_text() == text
 
 
-@pytest.mark.parametrize("where", ["file", "file/below"])
+@pytest.mark.parametrize("where", ["file", "file/below", "missing/report", "out/groups"])
 def test_sp_r17_report_folder_is_checked_before_spark_starts(
         tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R17: a report path that is a file, or lies below one, exits 2 naming --report,
-    before Spark starts (no session, nothing written)."""
+    """PL-R9: a report path that is a file, lies below one, or overlaps the input or the
+    tables (SP-R20) exits 2 naming --report, before Spark starts (nothing written)."""
     (tmp_path / "file").write_text("mine")
     code = main(["run", "approximate_time", "--input", str(tmp_path / "missing"),
                  "--output", str(tmp_path / "out"), "--report", str(tmp_path / where)])

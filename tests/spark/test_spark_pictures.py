@@ -1,4 +1,4 @@
-"""Pictures of a run (spec/plots.md PL-R6, spec/spark.md SP-R17) on the shared session."""
+"""Pictures of a run (spec/plots.md PL-R6, spec/plots.md PL-R9) on the shared session."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_pl_r6_source_timeline_shows_what_the_run_wrote(
 
 def test_sp_r17_report_page(spark: SparkSession, fleet: Path, tmp_path: Path,
                             capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R17: `run --report DIR` writes one self-contained page with the summary, the
+    """PL-R9: `run --report DIR` writes one self-contained page with the summary, the
     shares per reason, both histograms, the sources worst first and the worst source's
     timeline; headless Chromium renders it (skipped with a message without Chromium)."""
     out, report = tmp_path / "out", tmp_path / "report"

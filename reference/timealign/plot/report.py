@@ -1,4 +1,4 @@
-"""The run report (SP-R17): one self-contained HTML page, its pictures embedded as SVG.
+"""The run report (PL-R9): one self-contained HTML page, its pictures embedded as SVG.
 
 Pure presentation: the figures come in as data (the summary of SP-R9, per-source rows,
 histograms, a timeline) computed by the Spark adapter; nothing here reads a table.

@@ -62,20 +62,23 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
                                                      f"timealign {command} {args.algorithm}")
 
 
-def check_report_folder(path: str) -> None:
-    """SP-R17: ``--report`` must name a folder that can be created or written, checked
-    before Spark starts, so a run never ends without the page it was asked for."""
+def check_report_folder(path: str, taken: dict[str, str]) -> None:
+    """PL-R9: ``--report`` must name a folder that can be created or written, outside the
+    input and the tables (SP-R20), checked before Spark starts, so a run never ends
+    without the page it was asked for."""
+    from timealign.spark.paths import check_output_folder, check_separate
+
+    check_output_folder("--report", path)
+    check_separate(taken, {"--report": path})
     target = Path(path)
-    if target.exists() and not target.is_dir():
-        raise InvalidInput("--report", "SP-R17", "exists and is not a folder", path)
     existing = next(p for p in (target, *target.parents) if p.exists())
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise InvalidInput("--report", "SP-R17", f"cannot create or write in {existing}", path)
+        raise InvalidInput("--report", "PL-R9", f"cannot create or write in {existing}", path)
 
 
 def write_report(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any],
                  config: Any, columns: Any, spark: Any, summary: dict[str, Any]) -> Path:
-    """SP-R17: the report page of a finished run, written to ``args.report``."""
+    """PL-R9: the report page of a finished run, written to ``args.report``."""
     from timealign.plot.report import write
     from timealign.spark.pictures import build_report
     from timealign.spark.schema import read_input
@@ -88,11 +91,22 @@ def write_report(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, A
 def _run(args: argparse.Namespace) -> int:
     from timealign.spark.batch import OrderError, run_batch
     from timealign.spark.outcomes import LossError
+    from timealign.spark.paths import (
+        check_file_target,
+        check_output_folder,
+        check_separate,
+        table_paths,
+    )
     from timealign.spark.progress import Progress
     from timealign.spark.summary import format_summary, summarize
 
+    # SP-R20: refused before Spark starts, naming both paths.
+    inputs = {"--input": args.input}
+    check_output_folder("--output", args.output)
+    check_separate(inputs, table_paths(args.output))
+    check_file_target("--summary", args.summary, {**inputs, **table_paths(args.output)})
     if args.report is not None:
-        check_report_folder(args.report)
+        check_report_folder(args.report, {**inputs, **table_paths(args.output)})
     algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
     try:
@@ -118,8 +132,14 @@ def _run(args: argparse.Namespace) -> int:
 
 def _stream(args: argparse.Namespace) -> int:
     from timealign.spark.outcomes import LossError
+    from timealign.spark.paths import check_output_folder, check_separate, table_paths
     from timealign.spark.streaming import run_stream
 
+    # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
+    check_output_folder("--output", args.output)
+    check_output_folder("--checkpoint", args.checkpoint)
+    check_separate({"--source": args.source},
+                   {**table_paths(args.output), "--checkpoint": args.checkpoint})
     algorithm, config, columns, spark = _setup(args, "stream")
     try:
         batches = run_stream(spark, algorithm, config, args.source, args.output,

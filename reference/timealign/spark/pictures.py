@@ -4,7 +4,7 @@ The timeline of a source (PL-R6) takes the messages from the run's input rows, a
 groups and outcomes from the tables the run wrote (``groups/``, ``outcomes/``): it shows
 what the run produced, not a recomputation. Only the slot grid, which no table holds, is
 read from the machine's state by replaying the source's rows through the driver up to the
-last row shown (``Algorithm.slots_of``). The report's figures (SP-R17) are aggregated by
+last row shown (``Algorithm.slots_of``). The report's figures (PL-R9) are aggregated by
 Spark; only small results reach Python.
 """
 
@@ -121,7 +121,7 @@ PER_SOURCE = ("source", "rows", "grouped", "dropped", "rejected", "pending", "gr
 
 def per_source(groups: DataFrame, outcomes: DataFrame) -> list[dict[str, Any]]:
     """One row per source, worst first: most rows not grouped (share), then the highest
-    p99 latency (SP-R17)."""
+    p99 latency (PL-R9)."""
     counts = outcomes.groupBy("source").agg(
         F.count(F.lit(1)).alias("rows"),
         *(F.sum((F.col("outcome") == kind).cast("long")).alias(kind)
@@ -144,7 +144,7 @@ def per_source(groups: DataFrame, outcomes: DataFrame) -> list[dict[str, Any]]:
 
 def build_report(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: DataFrame,
                  output: str, summary: Mapping[str, Any], seconds: int = 2 * NS) -> Report:
-    """The report of a finished run (SP-R17): figures from the written tables, and the
+    """The report of a finished run (PL-R9): figures from the written tables, and the
     timeline of the first ``seconds`` (ns) of the worst source."""
     spark = rows.sparkSession
     groups = spark.read.parquet(f"{output}/groups")
