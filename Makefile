@@ -53,7 +53,7 @@ figures: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)
 	$(BIN)/timealign run approximate_time --input $(DEMO_DIR)/fleet --output $(DEMO_DIR)/out \
-		--config '$(DEMO_CONFIG)' --summary $(DEMO_DIR)/summary.json
+		--config '$(DEMO_CONFIG)' --summary $(DEMO_DIR)/summary.json --report $(DEMO_DIR)/report
 	$(BIN)/python -m timealign.spark.verify approximate_time --input $(DEMO_DIR)/fleet \
 		--output $(DEMO_DIR)/out --config '$(DEMO_CONFIG)'
 

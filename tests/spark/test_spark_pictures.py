@@ -55,6 +55,27 @@ def test_pl_r6_source_timeline_shows_what_the_run_wrote(
         source_timeline(RB.algorithm, RB.config, rows, str(output), "no such source")
 
 
+def test_pl_r6_plot_command_draws_a_source_of_a_run(
+        spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """PL-R6, PL-R7: `timealign plot ALGORITHM --run ...` draws one source of the run's
+    tables; a folder without the tables or an unknown source exits 2, writing nothing."""
+    output = batch_output(RB)
+    common = ["plot", "rate_aware_batcher", "--input", str(fleet), "--config",
+              json.dumps(REAL_CONFIGS["rate_aware_batcher"]), "--from", "0.5s", "--to", "1s"]
+    picture = tmp_path / "rb.svg"
+    assert main([*common, "--run", str(output), "--source", "robot-001",
+                 "--out", str(picture)]) == 0, capsys.readouterr().err
+    svg = picture.read_text(encoding="utf-8")
+    assert "source 'robot-001', 0.5–1 s after its first event time" in svg
+    assert "slot grid" in svg and "lidar" in svg
+    for run, source in ((tmp_path, "robot-001"), (output, "nobody")):
+        assert main([*common, "--run", str(run), "--source", source,
+                     "--out", str(tmp_path / "no.svg")]) == 2
+        assert "PL-R6" in capsys.readouterr().err
+    assert not (tmp_path / "no.svg").exists()
+
+
 def test_sp_r17_report_page(spark: SparkSession, fleet: Path, tmp_path: Path,
                             capsys: pytest.CaptureFixture[str]) -> None:
     """PL-R9: `run --report DIR` writes one self-contained page with the summary, the

@@ -8,6 +8,7 @@ extra), so the vector form works without Spark.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -32,6 +33,13 @@ def duration(text: str, field: str = "--from") -> int:
     if value != value.to_integral_value():
         raise InvalidInput(field, "PL-R6", "must be a whole number of ns", text)
     return int(value)
+
+
+def require_plot_extra(option: str) -> None:
+    """Refuse up front, with the fix, when matplotlib (the ``plot`` extra) is missing."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InvalidInput(option, "PL-R7", "pictures need the plot extra: "
+                           "pip install 'timealign[plot]'", None)
 
 
 def output_format(path: str) -> str:
@@ -74,6 +82,10 @@ def _run_timeline(args: argparse.Namespace) -> Any:
     if args.input is None or args.source is None:
         raise InvalidInput("--input", "PL-R6", "a run's picture needs --input and --source",
                            None)
+    for table in ("groups", "outcomes"):
+        if "://" not in args.run and not (Path(args.run) / table).is_dir():
+            raise InvalidInput("--run", "PL-R6", f"no {table}/ table: not a run's --output",
+                               args.run)
     start = duration(args.start, "--from")
     stop = start + 2 * 10**9 if args.stop is None else duration(args.stop, "--to")
     if stop < start:
@@ -85,6 +97,7 @@ def _run_timeline(args: argparse.Namespace) -> Any:
 
 def _plot(args: argparse.Namespace) -> int:
     fmt = output_format(args.out)
+    require_plot_extra("--out")
     timeline = _run_timeline(args) if args.run is not None else _vector_timeline(args)
     from timealign.plot.draw import render
 

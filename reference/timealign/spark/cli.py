@@ -66,8 +66,10 @@ def check_report_folder(path: str, taken: dict[str, str]) -> None:
     """PL-R9: ``--report`` must name a folder that can be created or written, outside the
     input and the tables (SP-R20), checked before Spark starts, so a run never ends
     without the page it was asked for."""
+    from timealign.plot.cli import require_plot_extra
     from timealign.spark.paths import check_output_folder, check_separate
 
+    require_plot_extra("--report")
     check_output_folder("--report", path)
     check_separate(taken, {"--report": path})
     target = Path(path)
