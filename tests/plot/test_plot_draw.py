@@ -32,6 +32,12 @@ def test_pl_r5_svg_is_deterministic_and_undated() -> None:
     first, second = render(timeline), render(from_vector(vector))
     assert first == second
     assert b"<dc:date>" not in first and b"DejaVu Sans" in first
+    # The layout's metrics come from the font bundled with the pinned matplotlib, also
+    # where the system has its own DejaVu Sans (bundled fonts are listed first).
+    from matplotlib import get_data_path
+    from matplotlib.font_manager import findfont
+
+    assert Path(findfont("DejaVu Sans")).is_relative_to(get_data_path())
     assert render(timeline, "png").startswith(b"\x89PNG\r\n\x1a\n")
     with pytest.raises(InvalidInput, match="PL-R5"):
         render(timeline, "jpg")

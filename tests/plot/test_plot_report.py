@@ -26,7 +26,7 @@ def _source(name: str, grouped: int) -> dict[str, object]:
             "spread_max_ns": None}
 
 
-def test_sp_r17_page_holds_every_part_escaped_and_self_contained(tmp_path: Path) -> None:
+def test_pl_r9_page_holds_every_part_escaped_and_self_contained(tmp_path: Path) -> None:
     """PL-R9: summary, shares, histograms, the first 50 sources in the given order with a
     note for the rest; text is escaped; pictures are embedded SVG."""
     sources = [_source("<robot & co>", 2), *(_source(f"r{k:02d}", 15) for k in range(59))]
@@ -48,7 +48,7 @@ def test_sp_r17_page_holds_every_part_escaped_and_self_contained(tmp_path: Path)
 
 
 @pytest.mark.parametrize("where", ["file", "file/below", "missing/report", "out/groups"])
-def test_sp_r17_report_folder_is_checked_before_spark_starts(
+def test_pl_r9_report_folder_is_checked_before_spark_starts(
         tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]) -> None:
     """PL-R9: a report path that is a file, lies below one, or overlaps the input or the
     tables (SP-R20) exits 2 naming --report, before Spark starts (nothing written)."""

@@ -76,7 +76,7 @@ def test_pl_r6_plot_command_draws_a_source_of_a_run(
     assert not (tmp_path / "no.svg").exists()
 
 
-def test_sp_r17_report_page(spark: SparkSession, fleet: Path, tmp_path: Path,
+def test_pl_r9_report_page(spark: SparkSession, fleet: Path, tmp_path: Path,
                             capsys: pytest.CaptureFixture[str]) -> None:
     """PL-R9: `run --report DIR` writes one self-contained page with the summary, the
     shares per reason, both histograms, the sources worst first and the worst source's
