@@ -75,21 +75,25 @@ class Scale:
         return f"{what} ({self.unit} after {seconds}{fraction} s)"
 
 
-def view(stamps: Iterable[int]) -> tuple[int, int]:
-    """The event-time range drawn: the bulk of the stamps and group bounds (PL-R2). A
-    cluster farther from the others than ten times their own span (a stamp a year ahead)
-    is left out of it and drawn at the edge with its distance, so one outlier cannot squash
-    the rest."""
-    values = sorted(stamps) or [0]
+def view(stamps: Iterable[int], bounds: Iterable[int] = ()) -> tuple[int, int]:
+    """The event-time range drawn (PL-R2): the stamps and group bounds, except a cluster
+    of stamps farther from the rest than ten times the rest's own span (a stamp a year
+    ahead), which is drawn at the edge with its distance, so one outlier cannot squash the
+    rest. The side with more stamps (then more group bounds) is kept; group bounds alone
+    are never cut off."""
+    points = sorted([(t, True) for t in stamps] + [(t, False) for t in bounds]) or [(0, True)]
     for _ in range(3):
-        if len(values) < 2:
+        if len(points) < 2:
             break
-        gap, at = max((b - a, k) for k, (a, b) in enumerate(itertools.pairwise(values)))
-        if gap <= 10 * max(values[-1] - values[0] - gap, 1):
+        gap, at = max((b[0] - a[0], k) for k, (a, b) in enumerate(itertools.pairwise(points)))
+        if gap <= 10 * max(points[-1][0] - points[0][0] - gap, 1):
             break
-        left, right = values[: at + 1], values[at + 1:]
-        values = left if len(left) >= len(right) else right
-    return values[0], values[-1]
+        left, right = points[: at + 1], points[at + 1:]
+        counts = [(sum(stamp for _t, stamp in side), len(side)) for side in (left, right)]
+        if not counts[0][0] or not counts[1][0]:
+            break  # one side is group bounds only: keep it in view
+        points = left if counts[0] >= counts[1] else right  # ties: the side with the groups
+    return points[0][0], points[-1][0]
 
 
 def distance(ns: int) -> str:
@@ -173,7 +177,8 @@ def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
             ax.axvspan(left, right, **style)
         else:
             ax.axvline(left, color=colour, alpha=0.35, linewidth=1.2, zorder=1)
-        members = [by_id[i] for i in span.ids if i in by_id]
+        members = [by_id[i] for i in span.ids
+                   if i in by_id and bounds[0] <= by_id[i].stamp <= bounds[1]]
         if len(members) > 1 and len({m.lane for m in members}) == len(members):
             members.sort(key=lambda m: row[m.lane])
             ax.plot([scale(m.stamp) for m in members], [row[m.lane] for m in members],
@@ -279,8 +284,8 @@ def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int
 
 def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figure:
     """The picture of ``timeline``; ``strip`` adds the arrival strip (PL-R4)."""
-    bounds = view([*(m.stamp for m in timeline.marks),
-                   *(t for g in timeline.groups for t in (g.start, g.end))])
+    bounds = view((m.stamp for m in timeline.marks),
+                  (t for g in timeline.groups for t in (g.start, g.end)))
     times = [*bounds, *(t for g in timeline.groups for t in (g.start, g.end)
                         if bounds[0] <= t <= bounds[1])]
     scale = Scale(times)
