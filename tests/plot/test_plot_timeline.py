@@ -129,6 +129,7 @@ def test_pl_r2_view_leaves_far_clusters_out_and_scale_picks_a_unit() -> None:
     assert view([-year, 0, 5, 10]) == (0, 10)
     assert view([0, 5, 10, 60]) == (0, 60)
     assert view([100, 101], [100, 150]) == (100, 150)  # a window end is never cut off
+    assert view([100, 150]) == (100, 150)  # two instants: neither is an outlier
     assert view([0, 1, 2, year], [0, year]) == (0, 2)
     assert distance(year) == "+365 d" and distance(-243 * 10**9) == "-243 s"
     small = Scale([100, 220])

@@ -22,6 +22,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from timealign.errors import InvalidInput
 from timealign.plot.timeline import ARRIVAL_INDEX, GROUPED, OPEN, Mark, Timeline
@@ -86,7 +87,8 @@ def view(stamps: Iterable[int], bounds: Iterable[int] = ()) -> tuple[int, int]:
         if len(points) < 2:
             break
         gap, at = max((b[0] - a[0], k) for k, (a, b) in enumerate(itertools.pairwise(points)))
-        if gap <= 10 * max(points[-1][0] - points[0][0] - gap, 1):
+        rest = points[-1][0] - points[0][0] - gap
+        if rest <= 0 or gap <= 10 * rest:  # two instants are no cluster and an outlier
             break
         left, right = points[: at + 1], points[at + 1:]
         counts = [(sum(stamp for _t, stamp in side), len(side)) for side in (left, right)]
@@ -275,6 +277,8 @@ def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int
     ax.plot([scale(g.end) for g in emitted], [yscale(g.at) for g in emitted if g.at is not None],
             marker="_", linestyle="none", color="black", markersize=7)
     ax.set_ylabel(label, fontsize=8)
+    if index:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(color="#eeeeee", linewidth=0.6)
     if not emitted:
         return []
@@ -303,6 +307,8 @@ def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figur
     if strip:
         handles += _arrivals(axes[1], timeline, scale, bounds)
     axes[-1].set_xlabel(scale.label("event time"))
+    if scale.unit == "ns":  # no fractions of a nanosecond on the axis
+        axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
     for note in timeline.notes:
         main.text(1.0, 1.02, note, transform=main.transAxes, ha="right", fontsize=7,
                   color="#555555")
