@@ -132,7 +132,7 @@ def _staggered(xs: Sequence[float], gap: float) -> list[int]:
     return levels
 
 
-def _off_scale(ax: Axes, marks: Sequence[Mark], bounds: tuple[int, int], scale: Scale,
+def _off_scale(ax: Axes, marks: Sequence[Mark], bounds: tuple[int, int],
                row: dict[str, int]) -> None:
     """Marks outside the view: one arrow per lane and side, with how far they lie."""
     sides: dict[tuple[str, bool], list[int]] = {}
@@ -188,8 +188,7 @@ def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
     reasons: dict[tuple[str, str | None], str] = {}
     points: dict[tuple[tuple[str, Any], ...], tuple[list[float], list[int]]] = {}
     low, high = bounds
-    _off_scale(ax, [m for m in timeline.marks if not low <= m.stamp <= high], bounds, scale,
-               row)
+    _off_scale(ax, [m for m in timeline.marks if not low <= m.stamp <= high], bounds, row)
     for mark in timeline.marks:  # one line object per style keeps the SVG small
         if not low <= mark.stamp <= high:
             continue
