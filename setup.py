@@ -66,7 +66,8 @@ def _extensions() -> list[object]:
         from mypyc.build import mypycify
 
         extensions = mypycify(_sources(), group_name=GROUP, opt_level="3")
-    except Exception as error:  # mypyc missing or refusing the sources: pure build
+    except (Exception, SystemExit) as error:  # mypyc missing or refusing (it exits on a
+        # type error): the pure build
         print(f"timealign: mypyc failed ({error}); installing the pure-Python build",
               file=sys.stderr)
         RECORD.write_text(_record({}, f"mypyc failed: {error}"))
