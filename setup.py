@@ -68,9 +68,10 @@ def _extensions() -> list[object]:
         extensions = mypycify(_sources(), group_name=GROUP, opt_level="3")
     except (Exception, SystemExit) as error:  # mypyc missing or refusing (it exits on a
         # type error): the pure build
-        print(f"timealign: mypyc failed ({error}); installing the pure-Python build",
-              file=sys.stderr)
-        RECORD.write_text(_record({}, f"mypyc failed: {error}"))
+        why = "mypyc refused the sources (see the build log)" \
+            if isinstance(error, SystemExit) else f"mypyc failed: {error}"
+        print(f"timealign: {why}; installing the pure-Python build", file=sys.stderr)
+        RECORD.write_text(_record({}, why))
         return []
     for extension in extensions:
         extension.optional = True  # no C compiler: build_ext warns and skips, we fall back
@@ -84,6 +85,8 @@ class BuildExt(build_ext):
     def run(self) -> None:
         self._built: set[str] = set()
         super().run()
+        if not self.extensions:  # a pure build: _extensions() wrote the record saying why
+            return
         if all(e.name in self._built for e in self.extensions):
             text = _record(DIGESTS, "compiled with mypyc")
         else:
