@@ -23,6 +23,7 @@ from timealign import vectors
 from timealign.vectors import Vector
 
 ROOT = Path(__file__).resolve().parent
+SUITES = ROOT.parent / "reference" / "timealign" / "suites"  # installed with the package
 
 
 def families() -> list[str]:
@@ -47,6 +48,15 @@ def expected_files(family: str) -> dict[str, str]:
     return {f"{case.name}.json": render(case) for case in cases(family)}
 
 
+def bundle_text(family: str) -> str:
+    """The installed suite of ``family``: every vector on one line (CF-R6)."""
+    lines = []
+    for case in cases(family):
+        complete = attrs.evolve(case, outputs=tuple(vectors.replay(case)))
+        lines.append(json.dumps(complete.to_json(), separators=(",", ":")))
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     chosen = list(argv if argv is not None else sys.argv[1:]) or families()
     for family in chosen:
@@ -57,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stale.unlink()
         for name, text in wanted.items():
             (folder / name).write_text(text, encoding="utf-8")
+        SUITES.mkdir(exist_ok=True)
+        (SUITES / f"{family}.jsonl").write_text(bundle_text(family), encoding="utf-8")
         print(f"{family}: {len(wanted)} vectors written")
     return 0
 

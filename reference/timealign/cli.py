@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from timealign import vectors
 from timealign.errors import InvalidInput
 
-_EXTENSIONS: tuple[str, ...] = ("timealign.spark.cli",)
+_EXTENSIONS: tuple[str, ...] = ("timealign.conformance.cli", "timealign.spark.cli")
 
 
 def _replay(args: argparse.Namespace) -> int:
