@@ -30,7 +30,7 @@ from timealign.vectors import Vector
 
 JSON = dict[str, Any]
 Implementation = Callable[[JSON, list[JSON]], list[JSON]]
-SHOWN = 5  # differences kept per source in a report
+FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed traces (CF-R5)
 
 
 class Subject(Protocol):
@@ -144,6 +144,8 @@ class SourceReport:
     differences: list[Difference] = attrs.Factory(list)
     note: str = ""
 
+    in_a_row: int = 0
+
     def count(self, verdict: Verdict) -> None:
         self.run += 1
         if verdict.status == "agree":
@@ -152,6 +154,15 @@ class SourceReport:
             self.differ += 1
         else:
             self.failed += 1
+        self.in_a_row = self.in_a_row + 1 if verdict.status == "failed" else 0
+
+    def given_up(self) -> bool:
+        """CF-R5: a command failing trace after trace is not run any further."""
+        if self.in_a_row < FAILURES_IN_A_ROW:
+            return False
+        self.note = (self.note + "; " if self.note else "") + \
+            f"stopped after {FAILURES_IN_A_ROW} failed traces in a row"
+        return True
 
     def to_json(self) -> JSON:
         return {"run": self.run, "agree": self.agree, "differ": self.differ,
@@ -307,16 +318,18 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
         verdict = judge(vector)
         report.count(verdict)
         progress(report, len(chosen))
+        if verdict.status == "differ":
+            def differs(candidate: Vector) -> bool:
+                return judge(candidate).status == "differ"
+
+            minimal = shrink(vector, differs) if reduce else vector
+            verdict = judge(minimal) if minimal is not vector else verdict
+            vector = minimal
         if verdict.status != "agree":
-            status = verdict.status
-
-            def same(candidate: Vector, status: str = status) -> bool:
-                return judge(candidate).status == status
-
-            minimal = shrink(vector, same) if reduce else vector
-            final = judge(minimal)
-            report.differences.append(judge.difference("vectors", minimal, final,
+            report.differences.append(judge.difference("vectors", vector, verdict,
                                                        len(vector.inputs)))
+        if report.given_up():
+            break
     return report
 
 
@@ -333,16 +346,17 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     first: list[int] = []
 
     def diverges(vector: Vector) -> bool:
+        if found and found[0][1].status == "failed":
+            return vector == found[0][0]  # a failure is not shrunk: no restarts (CF-R7)
         verdict = judge(vector)
         if not first:
             report.count(verdict)
             progress(report, count)
-        if verdict.status == "agree":
-            return False
-        if not first:
-            first.append(len(vector.inputs))
-        found[:] = [(vector, verdict)]
-        return True
+        if verdict.status == "differ" or (verdict.status == "failed" and not found):
+            first[:] = first or [len(vector.inputs)]
+            found[:] = [(vector, verdict)]
+            return True
+        return False
 
     chosen = settings(max_examples=count, database=None, deadline=None,
                       phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
@@ -377,7 +391,9 @@ def check_explore(judge: Judge, depth: int, progress: Progress) -> SourceReport:
             diverged.add(instance)
             report.differences.append(judge.difference("explore", vector, verdict,
                                                        len(vector.inputs)))
-    report.note = f"depth {depth}"
+        if report.given_up():
+            break
+    report.note = f"depth {depth}" + (f"; {report.note}" if report.note else "")
     return report
 
 
