@@ -30,6 +30,7 @@ from timealign.vectors import Vector
 
 JSON = dict[str, Any]
 Implementation = Callable[[JSON, list[JSON]], list[JSON]]
+DETAILED = 10  # differences per source shrunk, detailed and saved; the rest are counted
 FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed traces (CF-R5)
 
 
@@ -318,15 +319,12 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
         verdict = judge(vector)
         report.count(verdict)
         progress(report, len(chosen))
-        if verdict.status == "differ":
-            def differs(candidate: Vector) -> bool:
-                return judge(candidate).status == "differ"
-
-            minimal = shrink(vector, differs) if reduce else vector
-            verdict = judge(minimal) if minimal is not vector else verdict
-            vector = minimal
-        if verdict.status != "agree":
-            report.differences.append(judge.difference("vectors", vector, verdict,
+        if verdict.status != "agree" and len(report.differences) < DETAILED:
+            minimal = vector
+            if verdict.status == "differ" and reduce:
+                minimal = shrink(vector, lambda candidate: judge(candidate).status == "differ")
+                verdict = judge(minimal) if minimal is not vector else verdict
+            report.differences.append(judge.difference("vectors", minimal, verdict,
                                                        len(vector.inputs)))
         if report.given_up():
             break
@@ -387,7 +385,8 @@ def check_explore(judge: Judge, depth: int, progress: Progress) -> SourceReport:
         verdict = judge(vector)
         report.count(verdict)
         progress(report)
-        if verdict.status != "agree" and instance not in diverged:
+        if verdict.status != "agree" and instance not in diverged \
+                and len(report.differences) < DETAILED:
             diverged.add(instance)
             report.differences.append(judge.difference("explore", vector, verdict,
                                                        len(vector.inputs)))
