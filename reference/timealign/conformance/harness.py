@@ -187,7 +187,8 @@ class Report:
 
     @property
     def rules(self) -> tuple[str, ...]:
-        return tuple(sorted({r for s in self.sources for d in s.differences for r in d.rules}))
+        return tuple(sorted({r for s in self.sources for d in s.differences for r in d.rules},
+                            key=rules.order))
 
     def to_json(self) -> JSON:
         return {"format": "timealign.conformance/1", "algorithm": self.algorithm,
@@ -260,10 +261,11 @@ class Judge:
             shown_got = [o for o in got if o.get("input") == at]
         raw_want = [o for o in verdict.expected if o.get("input") == at]
         named = set(vector.rules) | set(rules.exercised(self.reference.name, raw_want + shown_got))
-        saved = attrs.evolve(vector, outputs=verdict.expected, rules=tuple(sorted(named)))
+        named_rules = tuple(sorted(named, key=rules.order))
+        saved = attrs.evolve(vector, outputs=verdict.expected, rules=named_rules)
         item = vector.inputs[at] if isinstance(at, int) and 0 <= at < len(vector.inputs) else None
         return Difference(source, verdict.status, saved, at, item, tuple(shown_want),
-                          tuple(shown_got), verdict.message, tuple(sorted(named)), original_size)
+                          tuple(shown_got), verdict.message, named_rules, original_size)
 
 
 def _first_input(want: list[JSON], got: list[JSON]) -> int | None:
@@ -332,8 +334,9 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
 
 
 def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
-               size: int = 30) -> SourceReport:
-    """CF-R7: ``count`` random traces; Hypothesis shrinks the first divergence."""
+               size: int = 30, budget: float = 20.0) -> SourceReport:
+    """CF-R7: ``count`` random traces; Hypothesis shrinks the first divergence for at most
+    ``budget`` seconds, then greedy input deletion finishes the job."""
     from hypothesis import HealthCheck, Phase, Verbosity, find, settings
     from hypothesis.errors import NoSuchExample
 
@@ -341,17 +344,18 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
 
     report = SourceReport("fuzz")
     found: list[tuple[Vector, Verdict]] = []
-    first: list[int] = []
+    first: list[tuple[int, float]] = []  # size of the first divergence, when it was found
 
     def diverges(vector: Vector) -> bool:
-        if found and found[0][1].status == "failed":
-            return vector == found[0][0]  # a failure is not shrunk: no restarts (CF-R7)
+        if found and (found[0][1].status == "failed"  # a failure is not shrunk (restarts)
+                      or time.monotonic() - first[0][1] > budget):  # out of budget
+            return vector == found[-1][0]
         verdict = judge(vector)
         if not first:
             report.count(verdict)
             progress(report, count)
         if verdict.status == "differ" or (verdict.status == "failed" and not found):
-            first[:] = first or [len(vector.inputs)]
+            first[:] = first or [(len(vector.inputs), time.monotonic())]
             found[:] = [(vector, verdict)]
             return True
         return False
@@ -359,7 +363,6 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     chosen = settings(max_examples=count, database=None, deadline=None,
                       phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
                       suppress_health_check=list(HealthCheck))
-    started = time.monotonic()
     try:
         find(traces(judge.reference.name, size), diverges, settings=chosen,
              random=Random(seed))
@@ -367,10 +370,13 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
         report.note = f"seed {seed}"
         return report
     vector, verdict = found[-1]
+    if verdict.status == "differ":
+        vector = shrink(vector, lambda candidate: judge(candidate).status == "differ")
+        verdict = judge(vector)
     vector = attrs.evolve(vector, name=f"{judge.reference.name}_fuzz_seed{seed}")
     report.note = f"seed {seed}; stopped at the first divergence, shrunk in " \
-                  f"{time.monotonic() - started:.1f} s"
-    report.differences.append(judge.difference("fuzz", vector, verdict, first[0]))
+                  f"{time.monotonic() - first[0][1]:.1f} s"
+    report.differences.append(judge.difference("fuzz", vector, verdict, first[0][0]))
     return report
 
 

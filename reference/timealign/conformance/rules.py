@@ -40,6 +40,13 @@ RULES: dict[str, dict[tuple[str, str | None], tuple[str, ...]]] = {
 }
 
 
+def order(rule: str) -> tuple[str, int]:
+    """Sort key: ``AT-D7`` before ``AT-D16`` (family and kind, then the number)."""
+    head, _, number = rule.rpartition("-")
+    kind = number[:1]
+    return f"{head}-{kind}", int(number[1:]) if number[1:].isdigit() else -1
+
+
 def exercised(algorithm: str, outputs: Iterable[JSON]) -> tuple[str, ...]:
     """The sorted rule ids the given outputs exercise (CF-R14)."""
     table = RULES.get(algorithm, {})
@@ -52,4 +59,4 @@ def exercised(algorithm: str, outputs: Iterable[JSON]) -> tuple[str, ...]:
         reason = output.get("reason")
         found.update(table.get((kind, reason if isinstance(reason, str) else None),
                                table.get((kind, None), ())))
-    return tuple(sorted(found))
+    return tuple(sorted(found, key=order))
