@@ -1,4 +1,4 @@
-"""Seeded faults for the mutation study of the conformance harness (CF-R18).
+"""Seeded faults for the mutation study of the conformance harness (CF-I1).
 
 Each fault is a mistake an implementer makes (a boundary off by one, a reversed tie-break,
 rounding instead of truncation, a timer firing after an equal-instant message, a poll

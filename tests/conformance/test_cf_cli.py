@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -66,3 +67,17 @@ def test_progress_line_on_stderr_cf_r15(capsys: pytest.CaptureFixture[str]) -> N
     report = SourceReport("fuzz", run=40, agree=39, differ=1)
     Progress(True, every=0.0)(report, 100)
     assert capsys.readouterr().err == "conform: fuzz 40/100 traces, 1 differ, 0 failed\n"
+
+
+def test_hypothesis_is_needed_only_for_fuzz_cf_d3() -> None:
+    """CF-D3: without Hypothesis, vectors and explore run; --fuzz is a usage error."""
+    script = (
+        "import sys; sys.modules['hypothesis'] = None\n"
+        "from timealign.cli import main\n"
+        f"cmd = {ADAPTER + ' approximate_time'!r}\n"
+        "print(main(['conform', 'approximate_time', '--cmd', cmd, '--explore', '1', '--quiet']))\n"
+        "print(main(['conform', 'approximate_time', '--cmd', cmd, '--fuzz', '5']))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    assert done.stdout.split()[-1] == "2" and "AGREES\n0" in done.stdout
+    assert "needs Hypothesis: pip install 'timealign[conform]'" in done.stderr

@@ -84,8 +84,9 @@ def test_shipped_suites_are_installed_cf_r6() -> None:
         assert check(name, reference(name)).ok
 
 
-def test_vectors_differences_are_shrunk_cf_r6_cf_r14() -> None:
-    """CF-R6, CF-R14: a vector differing on a pivot refusal is cut down and named by rule."""
+def test_vectors_differences_are_shrunk_cf_r6_cf_r14_cf_d4() -> None:
+    """CF-R6, CF-R14, CF-D4: a vector differing on a pivot refusal is cut down by input
+    deletion and named by rule."""
     report = check("approximate_time", forgetting("approximate_time", "dropped",
                                                   "pivot_refused"))
     source = report.sources[0]
@@ -107,9 +108,27 @@ def test_fuzz_is_repeatable_and_shrinks_cf_r7() -> None:
     assert a.vector == b.vector and a.rules == b.rules
     assert len(a.vector.inputs) <= 6 < a.original_size or a.original_size <= 6
     assert "AT-R11" in a.rules
+    for k in range(len(a.vector.inputs)):  # CF-D4: no single input can be removed
+        smaller = attrs.evolve(a.vector, inputs=a.vector.inputs[:k] + a.vector.inputs[k + 1:])
+        assert check("approximate_time", faulty, vectors=[smaller]).ok
 
 
-def test_explore_walks_every_trace_shortest_first_cf_r8() -> None:
+def test_output_at_the_wrong_input_differs_cf_d2() -> None:
+    """CF-D2: the same outputs reported one input late differ, pinned to the first input
+    whose outputs moved."""
+    def late(config: JSON, inputs: list[JSON]) -> list[JSON]:
+        produced = run_reference(AT, config, inputs)
+        return [{**o, "input": o["input"] + 1} if o["kind"] == "published" else o
+                for o in produced]
+
+    report = check("approximate_time", late, vectors=[v for v in shipped("approximate_time")
+                                                     if v.name == "exact_match_publishes_at_once"])
+    [difference] = report.sources[0].differences
+    assert difference.expected[0]["kind"] == "published"
+    assert difference.at == difference.expected[0]["input"] and not difference.observed
+
+
+def test_explore_walks_every_trace_shortest_first_cf_r8_cf_d4() -> None:
     """CF-R8: depth 2 sends every 1- and 2-move sequence of every instance, closed by the
     end input; the first divergence of an instance is one of its shortest."""
     expected = sum(len(moves(())) + sum(len(moves((m,))) for m in moves(()))

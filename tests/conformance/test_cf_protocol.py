@@ -37,8 +37,8 @@ def run(mode: str) -> list[tuple[str, str]]:
     return [(difference.status, difference.message)]
 
 
-def test_answers_in_one_process_cf_r1_cf_r2() -> None:
-    """CF-R1, CF-R2: one process serves every trace; the answers are the reference's."""
+def test_answers_in_one_process_cf_r1_cf_r2_cf_d1() -> None:
+    """CF-R1, CF-R2, CF-D1: one process serves every trace; the answers are the reference's."""
     with misbehaving("none") as command:
         report = check("approximate_time", command, vectors=[trace("a"), trace("b")])
         assert command.starts == 1
