@@ -37,10 +37,14 @@ def cases(family: str) -> list[Vector]:
     return found
 
 
+def complete(case: Vector) -> Vector:
+    """The case with the reference's outputs filled in."""
+    return attrs.evolve(case, outputs=tuple(vectors.replay(case)))
+
+
 def render(case: Vector) -> str:
     """The exact file text of one generated vector."""
-    complete = attrs.evolve(case, outputs=tuple(vectors.replay(case)))
-    return json.dumps(complete.to_json(), indent=1) + "\n"
+    return json.dumps(complete(case).to_json(), indent=1) + "\n"
 
 
 def expected_files(family: str) -> dict[str, str]:
@@ -50,10 +54,7 @@ def expected_files(family: str) -> dict[str, str]:
 
 def bundle_text(family: str) -> str:
     """The installed suite of ``family``: every vector on one line (CF-R6)."""
-    lines = []
-    for case in cases(family):
-        complete = attrs.evolve(case, outputs=tuple(vectors.replay(case)))
-        lines.append(json.dumps(complete.to_json(), separators=(",", ":")))
+    lines = [json.dumps(complete(case).to_json(), separators=(",", ":")) for case in cases(family)]
     return "\n".join(lines) + "\n"
 
 

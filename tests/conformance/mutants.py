@@ -18,10 +18,9 @@ from typing import Any
 
 import attrs
 
-from timealign import registry
+from timealign import Algorithm, registry
 from timealign.conformance.adapter import Runner, runner, serve
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm
 
 JSON = dict[str, Any]
 
@@ -32,6 +31,13 @@ def _rule_text(name: str) -> Algorithm[Any, Any, Any, Any]:
 
     module = importlib.import_module(f"timealign.{name}.machine")
     return attrs.evolve(registry.get(name), step=module.step)
+
+
+def _patch(module: Any, name: str, value: Any) -> None:
+    """Replace a helper the rule text calls; a renamed helper fails loudly here instead of
+    leaving a fault that changes nothing."""
+    assert hasattr(module, name), f"{module.__name__} has no {name}: update the fault"
+    setattr(module, name, value)
 
 
 def _reordered(algorithm: Algorithm[Any, Any, Any, Any],
@@ -71,7 +77,7 @@ def at_tie_start_highest() -> Runner:
         low = min(stamps)
         return max(k for k, s in enumerate(stamps) if s == low), low
 
-    machine.start_boundary = start_boundary  # type: ignore[assignment]
+    _patch(machine, "start_boundary", start_boundary)
     return runner(_rule_text("approximate_time"))
 
 
@@ -93,7 +99,7 @@ def at_round_not_trunc() -> Runner:
     """Rounding instead of truncation in the age-penalty product (AT-R15)."""
     from timealign.approximate_time import machine
 
-    machine.scale_ros2 = lambda d, num, den: (2 * d * num + den) // (2 * den)  # type: ignore[assignment]
+    _patch(machine, "scale_ros2", lambda d, num, den: (2 * d * num + den) // (2 * den))
     machine.scaler.cache_clear()
     return runner(_rule_text("approximate_time"))
 
@@ -125,16 +131,22 @@ def at_overflow_drops_newest() -> Runner:
             self.candidate_start = self.candidate_end = self.pivot_time = 0
             self.process()
 
-    machine._Sync.overflow = overflow  # type: ignore[method-assign]
+    _patch(machine._Sync, "overflow", overflow)
     return runner(_rule_text("approximate_time"))
 
 
 def at_overflow_at_queue_size() -> Runner:
     """Boundary off by one: overflow when deque + past reaches queue_size (AT-R5, AT-D4)."""
-    from timealign.approximate_time import machine
+    algorithm = _rule_text("approximate_time")
+    decode = algorithm.config_from_json
 
-    machine.overflows = lambda size, queue: size >= queue  # type: ignore[assignment]
-    return runner(_rule_text("approximate_time"))
+    def config_from_json(raw: Any) -> Any:
+        size = raw.get("queue_size")
+        if isinstance(size, int) and size > 1:  # "> size - 1" is ">= size"
+            raw = {**raw, "queue_size": size - 1}
+        return decode(raw)
+
+    return runner(attrs.evolve(algorithm, config_from_json=config_from_json))
 
 
 # --- Event-time batcher ------------------------------------------------------------------
@@ -147,7 +159,7 @@ def eb_split_toward_existing() -> Runner:
         half = abs(existing - new) // 2
         return existing - half if existing > new else existing + half
 
-    machine.split_point = split_point  # type: ignore[assignment]
+    _patch(machine, "split_point", split_point)
     return runner(_rule_text("event_time_batcher"))
 
 
@@ -160,7 +172,7 @@ def eb_tick_closes_strictly() -> Runner:
         return (tuple(b for b in batches if b.end + delay >= now),
                 tuple(b.closed() for b in batches if b.end + delay < now))
 
-    machine._close_expired = close_expired  # type: ignore[assignment]
+    _patch(machine, "_close_expired", close_expired)
     return runner(_rule_text("event_time_batcher"))
 
 
@@ -210,7 +222,7 @@ def eb_lookup_last_batch() -> Runner:
         hits = [k for k, (s, e) in enumerate(windows) if s <= t <= e]
         return hits[-1] if hits else None
 
-    machine.first_containing = first_containing  # type: ignore[assignment]
+    _patch(machine, "first_containing", first_containing)
     return runner(_rule_text("event_time_batcher"))
 
 
@@ -236,8 +248,8 @@ def rb_hwm_clamp_2l() -> Runner:
     """The high-water mark clamped at start + 2L instead of 3L (RB-R9)."""
     from timealign.rate_aware_batcher import machine
 
-    machine.advance_hwm = lambda hwm, latest, start, length: max(  # type: ignore[assignment]
-        hwm, min(latest, start + 2 * length))
+    _patch(machine, "advance_hwm", lambda hwm, latest, start, length: max(
+        hwm, min(latest, start + 2 * length)))
     return runner(_rule_text("rate_aware_batcher"))
 
 
@@ -246,7 +258,7 @@ def rb_timeout_exclusive() -> Runner:
     from timealign.rate_aware_batcher import machine
 
     exact = machine.timeout_offset
-    machine.timeout_offset = lambda factor, length: exact(factor, length) + 1  # type: ignore[assignment]
+    _patch(machine, "timeout_offset", lambda factor, length: exact(factor, length) + 1)
     return runner(_rule_text("rate_aware_batcher"))
 
 
@@ -270,7 +282,7 @@ def rb_evict_after_4() -> Runner:
     """A stream evicted after 4 absent batches instead of 5 (RB-D9)."""
     from timealign.rate_aware_batcher import machine
 
-    machine.ABSENT_BATCHES_FOR_EVICTION = 4
+    _patch(machine, "ABSENT_BATCHES_FOR_EVICTION", 4)
     return runner(_rule_text("rate_aware_batcher"))
 
 

@@ -13,13 +13,12 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, Phase, find, settings
 
-from timealign import InvalidInput, registry, vectors
+from timealign import Algorithm, InvalidInput, registry, vectors
 from timealign.cli import main
 from timealign.conformance import check, implementation, run_reference, shipped
 from timealign.conformance.instances import INSTANCES
 from timealign.conformance.observe import profile, project
 from timealign.conformance.strategies import traces
-from timealign.machine import Algorithm
 
 ROOT = Path(__file__).resolve().parents[2]
 JSON = dict[str, Any]

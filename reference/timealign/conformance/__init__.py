@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from timealign import registry
+from timealign import Algorithm, registry
 from timealign.conformance.harness import (
     Difference,
     InProcess,
@@ -38,7 +38,6 @@ from timealign.conformance.harness import (
 )
 from timealign.conformance.protocol import Command
 from timealign.conformance.suites import shipped
-from timealign.machine import Algorithm
 from timealign.vectors import Vector
 
 __all__ = [

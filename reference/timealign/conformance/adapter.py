@@ -14,9 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from timealign import registry
+from timealign import Algorithm, registry
 from timealign.conformance.harness import run_reference
-from timealign.machine import Algorithm
 
 JSON = dict[str, Any]
 Runner = Callable[[JSON, list[JSON]], list[JSON]]
