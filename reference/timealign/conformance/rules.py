@@ -40,11 +40,15 @@ RULES: dict[str, dict[tuple[str, str | None], tuple[str, ...]]] = {
 }
 
 
-def order(rule: str) -> tuple[str, int]:
-    """Sort key: ``AT-D7`` before ``AT-D16`` (family and kind, then the number)."""
-    head, _, number = rule.rpartition("-")
-    kind = number[:1]
-    return f"{head}-{kind}", int(number[1:]) if number[1:].isdigit() else -1
+KINDS = "RIDH"  # rules, invariants, decisions, hazards: the order of spec/README.md
+
+
+def order(rule: str) -> tuple[str, int, int]:
+    """Sort key: family, then rules before decisions, then the number (AT-R9 < AT-R12 <
+    AT-D4)."""
+    family, _, rest = rule.rpartition("-")
+    kind = KINDS.find(rest[:1]) % (len(KINDS) + 1)
+    return family, kind, int(rest[1:]) if rest[1:].isdigit() else -1
 
 
 def exercised(algorithm: str, outputs: Iterable[JSON]) -> tuple[str, ...]:
