@@ -49,6 +49,8 @@ def test_fault_exit_1_with_report_and_saved_vectors_cf_r15_cf_r16_cf_r17(
     (["--vectors", str(ROOT / "vectors" / "rate_aware_batcher" / "end_reports_pending.json")],
      "a vector of another algorithm"),
     (["--vectors", str(ROOT / "no-such-folder.json")], "No such file"),
+    (["--fuzz", "-1"], "--fuzz: must be at least 0"),
+    (["--timeout", "0"], "--timeout: must be at least 0.001"),
 ])
 def test_usage_errors_exit_2_without_report_cf_r17(
         argv: list[str], message: str, tmp_path: Path,

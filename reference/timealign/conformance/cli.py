@@ -33,6 +33,10 @@ def _conform(args: argparse.Namespace) -> int:
 
     registry.get(args.algorithm)
     observe.profile(args.algorithm, args.observe)
+    for option, value, least in (("--fuzz", args.fuzz, 0), ("--explore", args.explore, 0),
+                                 ("--size", args.size, 1), ("--timeout", args.timeout, 0.001)):
+        if value < least:
+            raise InvalidInput(option, "CF-R17", f"must be at least {least}", value)
     if args.fuzz:
         try:
             import hypothesis  # noqa: F401
