@@ -23,7 +23,7 @@ DEPTH = {"approximate_time": 4, "event_time_batcher": 3, "rate_aware_batcher": 5
 
 
 def main(argv: Sequence[str]) -> int:
-    print("| fault | what it does | vectors | fuzz | explore | minimal trace |")
+    print("| fault | what it does | vectors | fuzz | explore | minimal trace (inputs) |")
     print("|---|---|---|---|---|---|")
     missed = 0
     for fault, (algorithm, make) in FAULTS.items():
@@ -43,9 +43,9 @@ def main(argv: Sequence[str]) -> int:
                 cells.append(f"no ({source.run} run)")
         sizes = [len(d.vector.inputs) for s in report.sources for d in s.differences]
         missed += not sizes
-        doc = (make.__doc__ or "").strip().splitlines()[0]
+        doc = (make.__doc__ or "").strip().splitlines()[0].replace("``", "`")
         print(f"| `{fault}` | {doc} | {' | '.join(cells)} | "
-              f"{min(sizes) if sizes else '-'} inputs |", flush=True)
+              f"{min(sizes) if sizes else '-'} |", flush=True)
         print(f"  {fault}: {time.monotonic() - started:.1f} s", file=sys.stderr)
     return 1 if missed else 0
 
