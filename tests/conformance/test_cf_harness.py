@@ -243,3 +243,19 @@ def test_report_json_and_saved_vectors_cf_r15_cf_r16(tmp_path: Path) -> None:
         [vector] = vectors.load(path)
         assert vector.rules and vector.outputs is not None
         assert check("approximate_time", faulty, vectors=[vector]).sources[0].differ == 1
+
+
+def test_extra_output_is_pinned_to_its_own_input_cf_r14() -> None:
+    """CF-R14: an extra output at an earlier input than the next expected one names that
+    earlier input as the first diverging one."""
+    def chatty(config: JSON, inputs: list[JSON]) -> list[JSON]:
+        produced = run_reference(AT, config, inputs)
+        later = [o for o in produced if o["input"] is not None and o["input"] > 0]
+        extra = {"input": 0, "kind": "warning", "topic": 0, "reason": "out_of_order"}
+        return [o for o in produced if o not in later] + [extra] + later
+
+    [vector] = [v for v in shipped("approximate_time") if v.name == "several_sets_in_one_input"]
+    report = check("approximate_time", chatty, vectors=[vector])
+    [difference] = report.sources[0].differences
+    assert difference.at == 0 and difference.observed[-1]["kind"] == "warning"
+    assert "AT-R4" in difference.rules

@@ -273,11 +273,10 @@ def _first_input(want: list[JSON], got: list[JSON]) -> int | None:
     for position in range(max(len(want), len(got))):
         a = want[position] if position < len(want) else None
         b = got[position] if position < len(got) else None
-        if a != b:
-            for side in (a, b):
-                if side is not None and isinstance(side.get("input"), int):
-                    return int(side["input"])
-            return None
+        if a != b:  # the earlier input of the two outputs is the first that differs
+            inputs = [int(o["input"]) for o in (a, b)
+                      if o is not None and isinstance(o.get("input"), int)]
+            return min(inputs, default=None)
     return None
 
 
