@@ -1,7 +1,8 @@
 """``timealign conform``: check an external implementation against the reference.
 
-Exit status (CF-R17): 0 when every trace agreed, 1 when any trace differed or failed,
-2 on a usage error or bad input (unknown algorithm or profile, unreadable vectors).
+Exit status (CF-R17, README "Exit codes"): 0 when every trace agreed, 1 when any trace
+differed or failed, 2 on a usage error or bad input (unknown algorithm or profile,
+unreadable vectors), raised as :class:`InvalidInput` and mapped by ``timealign.cli``.
 The report goes to stdout, progress lines to stderr, the JSON report to ``--report``.
 """
 
@@ -29,6 +30,7 @@ def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
 
 
 def _conform(args: argparse.Namespace) -> int:
+    from timealign.cli import EXIT_DIFFERENT, EXIT_OK
     from timealign.conformance import check
 
     registry.get(args.algorithm)
@@ -56,7 +58,7 @@ def _conform(args: argparse.Namespace) -> int:
     if args.report:
         Path(args.report).write_text(json.dumps(report.to_json(), indent=1) + "\n",
                                      encoding="utf-8")
-    return 0 if report.ok else 1
+    return EXIT_OK if report.ok else EXIT_DIFFERENT
 
 
 def register(commands: Any) -> None:

@@ -15,7 +15,6 @@ before anything is read (SP-R20).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from itertools import repeat
 from typing import Any
@@ -29,17 +28,12 @@ from pyspark.sql import DataFrame, SparkSession
 from timealign.errors import InvalidInput
 from timealign.machine import Algorithm, Record
 from timealign.spark import schema
-from timealign.spark.outcomes import LossError, SourceRun
+from timealign.spark.failures import OrderError, marked, raise_job_error
+from timealign.spark.outcomes import SourceRun
 from timealign.spark.paths import TABLES, check_output_folder, check_separate, table_paths
 from timealign.spark.publish import Staging, discard, publish
 
 CHUNK = 20_000
-MARK_INVALID = "TIMEALIGN-INVALID-INPUT:"
-MARK_LOSS = "TIMEALIGN-LOSS:"
-
-
-class OrderError(RuntimeError):
-    """Rows of a source reached the UDF out of (arrival, input order) order (SP-R10)."""
 
 
 def to_batch(columns: dict[str, list[Any]]) -> pa.RecordBatch:
@@ -65,6 +59,16 @@ def _first_out_of_order(batch: pa.RecordBatch) -> int | None:
     if not pc.any(broken).as_py():
         return None
     return int(pc.index(broken, True).as_py()) + 1
+
+
+def source_of(key: tuple[pa.Scalar, ...]) -> str:
+    """The source of a group's key; a null source is refused (SP-R1) rather than
+    replayed as the string ``"None"``."""
+    value = key[0].as_py()
+    if value is None:
+        raise InvalidInput("source", "SP-R1", "null source: every row needs a source "
+                           "(or no source column at all, SP-D3)", None)
+    return str(value)
 
 
 def records_of(source: str, batches: Iterator[pa.RecordBatch]) -> Iterator[Record]:
@@ -100,18 +104,13 @@ def replay_function(
     def replay_source(
         key: tuple[pa.Scalar, ...], batches: Iterator[pa.RecordBatch]
     ) -> Iterator[pa.RecordBatch]:
-        source = str(key[0].as_py())
-        run = SourceRun(algorithm, config, source)
-        try:
+        with marked("the batch job"):
+            source = source_of(key)
+        with marked(f"source {source!r}"):
+            run = SourceRun(algorithm, config, source)
             for chunk in run.feed(records_of(source, batches), CHUNK):
                 yield to_batch(chunk)
             run.finish()
-        except InvalidInput as error:
-            detail = {"field": error.field, "rule": error.rule, "value": repr(error.value),
-                      "message": f"source {source!r}: {error}"}
-            raise RuntimeError(MARK_INVALID + json.dumps(detail)) from error
-        except LossError as error:
-            raise RuntimeError(MARK_LOSS + str(error)) from error
         yield to_batch(run.take())
 
     return replay_source
@@ -127,21 +126,6 @@ def replay_frame(
         "source", "arrival", schema.FILE, schema.POSITION)
     return ordered.groupBy("source").applyInArrow(
         replay_function(algorithm, config), schema.COMBINED)
-
-
-def raise_job_error(error: Exception) -> None:
-    """Turn a failed Spark action back into the adapter's own errors, loudly."""
-    text = str(error)
-    if MARK_INVALID in text:
-        detail = json.loads(text.split(MARK_INVALID, 1)[1].splitlines()[0])
-        raise InvalidInput(detail["field"], detail["rule"], detail["message"],
-                           detail["value"]) from None
-    if MARK_LOSS in text:
-        raise LossError(text.split(MARK_LOSS, 1)[1].splitlines()[0]) from None
-    if "SP-R10" in text:
-        line = next(x for x in text.splitlines() if "SP-R10" in x)
-        raise OrderError(line.split("OrderError: ", 1)[-1]) from None
-    raise error
 
 
 @attrs.frozen
@@ -178,22 +162,23 @@ def run_rows(
     """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
     ``output/groups`` and ``output/outcomes``; the entry point of other readers (bags),
     which check their paths (SP-R20) before reading."""
-    from timealign.spark.check import check_counts
+    from timealign.spark.check import check_counts, check_unique_ids
 
-    # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
-    # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
-    combined = replay_frame(rows, algorithm, config).persist(StorageLevel.DISK_ONLY)
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
     try:
+        check_unique_ids(rows)  # SP-R22, before any replay work
+        # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
+        # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
+        combined = replay_frame(rows, algorithm, config).persist(StorageLevel.DISK_ONLY)
         try:
             schema.groups_of(combined).write.parquet(staging.path("groups"))
             schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
-        except Exception as error:
-            raise_job_error(error)
         finally:
             combined.unpersist()
         total = check_counts(rows, spark.read.parquet(staging.path("outcomes")))
         publish(spark, staging, TABLES)
+    except Exception as error:
+        raise_job_error(error)
     finally:
         discard(spark, staging, TABLES)
     return BatchResult(output, total)

@@ -9,27 +9,37 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from timealign import registry
+from timealign import registry, vectors
 from timealign.errors import InvalidInput
 from timealign.machine import Algorithm
 
 
+def _config_json(text: str) -> Any:
+    """The JSON value of ``--config``: a file's content when ``text`` names a file,
+    otherwise ``text`` itself as inline JSON. Every failure names ``--config``."""
+    if text.lstrip()[:1] in ("{", "[", '"') or not text.strip():
+        return vectors.parse_json(text.encode(), "--config")
+    path = Path(text)
+    if not path.is_file():
+        raise InvalidInput("--config", "VEC-R1", "no such file (and not inline JSON)", text)
+    return vectors.parse_json(path.read_bytes(), f"--config {text}")
+
+
 def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> Any:
-    """The config from a JSON file, an inline JSON object, or ``{}`` when absent."""
-    if text is None:
-        raw: Any = {}
-    elif text.lstrip().startswith("{"):
-        raw = json.loads(text)
-    else:
-        raw = json.loads(Path(text).read_text(encoding="utf-8"))
+    """The config from a JSON file, an inline JSON object, or ``{}`` when absent; an error
+    names ``--config`` and the field inside it."""
+    raw = {} if text is None else _config_json(text)
     if not isinstance(raw, dict):
         raise InvalidInput("--config", "VEC-R1", "the config must be a JSON object", raw)
-    return algorithm.config_from_json(raw)
+    try:
+        return algorithm.config_from_json(raw)
+    except InvalidInput as error:
+        raise InvalidInput(f"--config {error.field}", error.rule, error.message,
+                           error.value) from None
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -66,11 +76,6 @@ def _bag_options(args: argparse.Namespace, config: Any) -> dict[str, str]:
                           configured_topics(config))
 
 
-def _failed(error: Exception) -> int:
-    print(f"timealign: error: {error}", file=sys.stderr)
-    return 3
-
-
 def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     """The algorithm, its config, the column map and the session of a Spark command."""
     from timealign.spark.schema import ColumnMap
@@ -79,13 +84,15 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     algorithm = registry.get(args.algorithm)
     config = load_config(algorithm, args.config)
     columns = ColumnMap.parse(args.column)
-    return algorithm, config, columns, build_session(args.master,
-                                                     f"timealign {command} {args.algorithm}")
+    spark = build_session(args.master, f"timealign {command} {args.algorithm}")
+    # SP-R23: failures are one line on stderr; Spark's own log (with the Java and Python
+    # stack traces of a failed task) only with --debug.
+    spark.sparkContext.setLogLevel("ERROR" if getattr(args, "debug", False) else "OFF")
+    return algorithm, config, columns, spark
 
 
 def _run(args: argparse.Namespace) -> int:
-    from timealign.spark.batch import OrderError, run_batch
-    from timealign.spark.outcomes import LossError
+    from timealign.spark.batch import run_batch
     from timealign.spark.paths import (
         check_file_target,
         check_output_folder,
@@ -103,21 +110,18 @@ def _run(args: argparse.Namespace) -> int:
     algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
     bag_report = None
-    try:
-        with Progress(spark, "run", enabled=not args.quiet):
-            if args.format == "rosbag":
-                from timealign.spark.bags import run_bags
+    with Progress(spark, "run", enabled=not args.quiet):
+        if args.format == "rosbag":
+            from timealign.spark.bags import run_bags
 
-                result, bag_report = run_bags(spark, algorithm, config, args.input,
-                                              args.output, _bag_options(args, config))
-            else:
-                result = run_batch(spark, algorithm, config, args.input, args.output,
-                                   args.format, columns)
-            elapsed = time.monotonic() - started
-            summary = summarize(spark.read.parquet(f"{args.output}/groups"),
-                                spark.read.parquet(f"{args.output}/outcomes"))
-    except (LossError, OrderError) as error:
-        return _failed(error)
+            result, bag_report = run_bags(spark, algorithm, config, args.input,
+                                          args.output, _bag_options(args, config))
+        else:
+            result = run_batch(spark, algorithm, config, args.input, args.output,
+                               args.format, columns)
+        elapsed = time.monotonic() - started
+        summary = summarize(spark.read.parquet(f"{args.output}/groups"),
+                            spark.read.parquet(f"{args.output}/outcomes"))
     if bag_report is not None:
         summary.update(bag_report.as_json())
     summary["seconds"] = round(elapsed, 3)
@@ -131,7 +135,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stream(args: argparse.Namespace) -> int:
-    from timealign.spark.outcomes import LossError
     from timealign.spark.paths import check_output_folder, check_separate, table_paths
     from timealign.spark.streaming import run_stream
 
@@ -148,13 +151,10 @@ def _stream(args: argparse.Namespace) -> int:
         rows, other = stream_bags(spark, args.source, _bag_options(args, config),
                                   configured_topics(config))
         set_aside = None if other is None else (NOT_CONFIGURED, other)
-    try:
-        batches = run_stream(spark, algorithm, config, args.source, args.output,
-                             args.checkpoint, args.format, columns, args.available_now,
-                             args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
-                             rows, set_aside)
-    except LossError as error:
-        return _failed(error)
+    batches = run_stream(spark, algorithm, config, args.source, args.output,
+                         args.checkpoint, args.format, columns, args.available_now,
+                         args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
+                         rows, set_aside)
     print(f"stream stopped after {batches} micro-batch(es)")
     return 0
 

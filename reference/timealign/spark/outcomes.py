@@ -15,11 +15,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from timealign.drive import Driver, Step
+from timealign.errors import ConsistencyError
 from timealign.machine import Algorithm, Grouped, Record
 
 GROUPS = "groups"
 OUTCOMES = "outcomes"
 GROUPED = "grouped"
+RECENT_IDS = 1024  # SP-R22: settled ids a stream remembers per source
 
 # The columns of the combined output the adapters emit; ``table`` says which output
 # table a row belongs to, the other columns are null where they do not apply.
@@ -38,8 +40,13 @@ def timer_ms(instant_ns: int) -> int:
     return -(-instant_ns // 1_000_000)
 
 
-class LossError(RuntimeError):
+class LossError(ConsistencyError):
     """A row was not accounted for exactly once (SP-R6): the job must fail loudly."""
+
+
+class DuplicateIdError(LossError):
+    """Two rows of one source share an id (SP-R1, SP-R22); a kind of loss error, since
+    outcomes are keyed by (source, id) and one of the two rows could not be told apart."""
 
 
 class Rows:
@@ -79,19 +86,28 @@ class SourceRun:
         driver: Driver[Any, Any, Any, Any] | None = None,
         seq: int = 0,
         open_ids: Iterable[str] = (),
+        recent: Iterable[str] | None = None,
     ) -> None:
         self.algorithm = algorithm
         self.source = source
         self.driver = driver if driver is not None else Driver(algorithm, config)
         self.seq = seq
         self.open: dict[str, None] = dict.fromkeys(open_ids)
+        # SP-R22: a stream remembers the last RECENT_IDS settled ids (None: a batch run,
+        # whose duplicates Spark finds over the whole input instead).
+        self.recent: dict[str, None] | None = None if recent is None else dict.fromkeys(recent)
+        if self.recent is not None:
+            self._close = self._close_remembering  # type: ignore[method-assign]
         self.rows = Rows()
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
+        recent = self.recent
         for record in records:
-            if record.id in self.open:
-                raise LossError(f"source {self.source!r}: id {record.id!r} fed again while "
-                                f"still held; ids must be unique within a source (SP-R1)")
+            if record.id in self.open or (recent is not None and record.id in recent):
+                raise DuplicateIdError(
+                    f"source {self.source!r}: id {record.id!r} fed again while "
+                    f"{'still held' if record.id in self.open else 'recently settled'}; "
+                    f"ids must be unique within a source (SP-R1, SP-R22)")
             self.open[record.id] = None
             yield record
 
@@ -101,6 +117,14 @@ class SourceRun:
         except KeyError:
             raise LossError(f"source {self.source!r}: id {message_id!r} accounted for twice "
                             f"or never fed (SP-R6)") from None
+
+    def _close_remembering(self, message_id: str) -> None:
+        SourceRun._close(self, message_id)
+        recent = self.recent
+        assert recent is not None
+        recent[message_id] = None
+        if len(recent) > RECENT_IDS:
+            del recent[next(iter(recent))]
 
     def _account(self, step: Step[Any, Any], at: int | None) -> None:
         index, _item, outputs = step
