@@ -47,11 +47,8 @@ proofs: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(PROOF_SECONDS) --report-all
 	$(BIN)/python -m proofs.explore
 	$(BIN)/python -m proofs.explore_rate_aware_batcher  # liveness probes (spec RB, bounded exploration)
-<<<<<<< HEAD
-	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
-=======
 	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py  # the bad-input fuzz, longer
->>>>>>> main
+	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
 
 vectors: $(STAMP)
 	$(BIN)/python -m vectors.generate
