@@ -48,6 +48,7 @@ proofs: $(STAMP)
 	$(BIN)/python -m proofs.explore
 	$(BIN)/python -m proofs.explore_rate_aware_batcher  # liveness probes (spec RB, bounded exploration)
 	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py  # the bad-input fuzz, longer
+	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
 
 vectors: $(STAMP)
 	$(BIN)/python -m vectors.generate
