@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         with Progress(spark, "run", enabled=not args.quiet):
             result = run_batch(spark, algorithm, config, args.input, args.output,
-                               args.format, columns)
+                               args.format, columns, args.sources_per_file)
             elapsed = time.monotonic() - started
             summary = summarize(spark.read.parquet(f"{args.output}/groups"),
                                 spark.read.parquet(f"{args.output}/outcomes"))
@@ -107,7 +107,8 @@ def _generate(args: argparse.Namespace) -> int:
     from timealign.spark.generate import Plan, generate
 
     options: dict[str, Any] = {"seed": args.seed, "loss": args.loss, "files": args.files,
-                               "jitter_ns": round(args.jitter_ms * 1e6)}
+                               "jitter_ns": round(args.jitter_ms * 1e6),
+                               "per_robot": args.file_per_robot}
     if args.seconds is not None:
         plan = Plan(robots=args.robots, seconds=args.seconds, **options)
     else:
@@ -124,6 +125,10 @@ def register(commands: Any) -> None:
     _common(run)
     run.add_argument("--input", required=True, help="input file or folder")
     run.add_argument("--summary", help="also write the summary as JSON to this file")
+    run.add_argument("--sources-per-file", action="store_true",
+                     help="each file holds one source in arrival order: replay every file "
+                          "as read, without a shuffle or sort (fails if a file is out of "
+                          "order)")
     run.set_defaults(handler=_run)
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")
@@ -147,4 +152,6 @@ def register(commands: Any) -> None:
     gen.add_argument("--loss", type=float, default=0.01, help="share of lost messages")
     gen.add_argument("--jitter-ms", type=float, default=1.0, help="stamp jitter (std, ms)")
     gen.add_argument("--files", type=int, default=8, help="number of Parquet files")
+    gen.add_argument("--file-per-robot", action="store_true",
+                     help="one file per robot, robot-NNN.parquet (overrides --files)")
     gen.set_defaults(handler=_generate)
