@@ -40,7 +40,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
                         help="read FIELD (source, id, topic, stamp, arrival, kind, poll) "
                              "from COLUMN; repeatable")
-    parser.add_argument("--master", help="Spark master URL (default: local[*])")
+    parser.add_argument("--master", help="Spark master URL (default: local[*], or the master "
+                                          "of spark-submit)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session; repeatable")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -57,8 +60,14 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     algorithm = registry.get(args.algorithm)
     config = load_config(algorithm, args.config)
     columns = ColumnMap.parse(args.column)
-    return algorithm, config, columns, build_session(args.master,
-                                                     f"timealign {command} {args.algorithm}")
+    settings: dict[str, str] = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("spark."):
+            raise InvalidInput("--conf", "SP-R17", "expected spark.KEY=VALUE", item)
+        settings[key] = value
+    return algorithm, config, columns, build_session(
+        args.master, f"timealign {command} {args.algorithm}", settings)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -77,15 +77,20 @@ def build_session(
         builder = builder.master(chosen)
     else:
         builder = builder.master(master)
+    shipping = None
+    if (master is None and submitted()) or not (master or "local").startswith("local"):
+        from timealign.spark.ship import build_zip  # SP-R17
+
+        shipping = build_zip()
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     context = spark.sparkContext
-    if not str(context.master).startswith("local") and context.applicationId not in _SHIPPED:
-        from timealign.spark.ship import ship_package
+    if shipping is not None and context.applicationId not in _SHIPPED:
+        from timealign.spark.ship import ship_zip
 
-        ship_package(spark)
+        ship_zip(spark, shipping)
         _SHIPPED.add(context.applicationId)
     return spark

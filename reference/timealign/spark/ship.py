@@ -13,6 +13,7 @@ Python workers' ``sys.path``. Executors still need the package's third-party dep
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 import zipfile
@@ -49,14 +50,50 @@ def shipped_by_submit() -> bool:
     return not package_folder().is_dir()
 
 
-def ship_package(spark: SparkSession) -> Path | None:
-    """Zip the package and add it to the session's Python files; return the zip (None when
-    ``spark-submit`` shipped it already). The zip lives until the driver exits: the driver
-    serves it to executors that join later."""
+def build_zip() -> Path | None:
+    """Zip the package into a temporary folder that lives until the driver exits (the driver
+    serves the zip to executors that join later); None when ``spark-submit`` shipped it.
+
+    The zip is also put on this process's ``PYTHONPATH`` before the JVM starts: for a
+    ``transformWithStateInPandas`` stream the driver's JVM runs a Python worker of its own
+    (to initialize the processor), with the executors' Python and the JVM's environment,
+    but without the session's Python files."""
     if shipped_by_submit():
         return None
     folder = Path(tempfile.mkdtemp(prefix="timealign-ship-"))
     atexit.register(shutil.rmtree, folder, True)
     archive = package_zip(folder)
-    spark.sparkContext.addPyFile(str(archive))
+    paths = [str(archive), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
     return archive
+
+
+def ship_zip(spark: SparkSession, archive: Path) -> None:
+    """Add the zip to the session's Python files: Spark copies it to every executor and
+    puts it on their Python workers' ``sys.path``."""
+    spark.sparkContext.addPyFile(str(archive))
+
+
+ENTRY = '''"""spark-submit entry point of timealign (written by python -m timealign.spark.ship)."""
+import sys
+
+from timealign.cli import main
+
+sys.exit(main(sys.argv[1:]))
+'''
+
+
+def write_submit_files(target: Path) -> tuple[Path, Path]:
+    """``target/timealign.zip`` and ``target/timealign_submit.py``: what ``spark-submit
+    --py-files timealign.zip timealign_submit.py run …`` needs."""
+    target.mkdir(parents=True, exist_ok=True)
+    entry = target / "timealign_submit.py"
+    entry.write_text(ENTRY, encoding="utf-8")
+    return package_zip(target), entry
+
+
+if __name__ == "__main__":
+    import sys
+
+    for written in write_submit_files(Path(sys.argv[1] if len(sys.argv) > 1 else ".")):
+        print(written)
