@@ -50,6 +50,7 @@ class Rows:
     def __init__(self) -> None:
         self._rows: list[tuple[Any, ...]] = []
         self.add = self._rows.append
+        self.extend = self._rows.extend
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -62,7 +63,7 @@ class Rows:
     def take(self) -> dict[str, list[Any]]:
         """The rows gathered so far, as columns; the buffer starts empty again."""
         taken, self._rows = self._rows, []
-        self.add = self._rows.append
+        self.add, self.extend = self._rows.append, self._rows.extend
         if not taken:
             return {name: [] for name in COLUMNS}
         return dict(zip(COLUMNS, map(list, zip(*taken, strict=True)), strict=True))
@@ -88,25 +89,28 @@ class SourceRun:
         self.rows = Rows()
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
+        open_ids = self.open
         for record in records:
-            if record.id in self.open:
-                raise LossError(f"source {self.source!r}: id {record.id!r} fed again while "
+            key = record.id
+            if key in open_ids:
+                raise LossError(f"source {self.source!r}: id {key!r} fed again while "
                                 f"still held; ids must be unique within a source (SP-R1)")
-            self.open[record.id] = None
+            open_ids[key] = None
             yield record
 
-    def _close(self, message_id: str) -> None:
-        try:
-            del self.open[message_id]
-        except KeyError:
-            raise LossError(f"source {self.source!r}: id {message_id!r} accounted for twice "
-                            f"or never fed (SP-R6)") from None
+    def _lost(self, message_id: str) -> LossError:
+        return LossError(f"source {self.source!r}: id {message_id!r} accounted for twice "
+                         f"or never fed (SP-R6)")
 
     def _account(self, step: Step[Any, Any], at: int | None) -> None:
         index, _item, outputs = step
         if not outputs:
             return
-        account_of, append, source = self.algorithm.account, self.rows.add, self.source
+        # The hot path (measured: the accounting and the outcome rows cost about as much as
+        # a third of the machine's own step): locals, one tight loop per group to close
+        # its ids, and the members' outcome rows added by one extend.
+        account_of, source, open_ids = self.algorithm.account, self.source, self.open
+        append, extend = self.rows.add, self.rows.extend
         for output in outputs:
             account = account_of(output)
             if account is None:
@@ -114,14 +118,20 @@ class SourceRun:
             if isinstance(account, Grouped):
                 seq, self.seq = self.seq, self.seq + 1
                 ids = account.ids
+                try:
+                    for member in ids:
+                        del open_ids[member]
+                except KeyError as error:
+                    raise self._lost(error.args[0]) from None
                 append((GROUPS, source, seq, account.start, account.end, list(ids), at, index,
                         None, None, None))
-                for member in ids:
-                    self._close(member)
-                    append((OUTCOMES, source, seq, None, None, None, at, index, member,
-                            GROUPED, None))
+                extend([(OUTCOMES, source, seq, None, None, None, at, index, member, GROUPED,
+                         None) for member in ids])
             else:
-                self._close(account.id)
+                try:
+                    del open_ids[account.id]
+                except KeyError:
+                    raise self._lost(account.id) from None
                 append((OUTCOMES, source, None, None, None, None, at, index, account.id,
                         account.outcome, account.reason))
 
@@ -136,6 +146,8 @@ class SourceRun:
         clocked = self.algorithm.clocked
         driver, rows, account = self.driver, self.rows, self._account
         for step in driver.feed(self._opening(records)):
+            if not step[2]:  # most steps emit nothing: no call, no size check
+                continue
             account(step, self._at(step[1]) if clocked else driver.arrival)
             if chunk and len(rows) >= chunk:
                 yield rows.take()
