@@ -183,10 +183,10 @@ class Masters:
             self.spark = build_session(master, "timealign bench")
             return self.spark
         os.environ["PYSPARK_PYTHON"] = sys.executable
-        self.cluster = start_cluster(self.logs, workers=1, cores=2, memory="6g")
+        self.cluster = start_cluster(self.logs, workers=1, cores=2, memory="4g")
         self.spark = build_session(self.cluster.url, "timealign bench", {
             "spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4",
-            "spark.executor.memory": "4g", "spark.driver.memory": "2g",
+            "spark.executor.memory": "3g", "spark.driver.memory": "2g",
             "spark.ui.enabled": "false"})
         return self.spark
 

@@ -7,7 +7,10 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.spark.bare import bare_python
+from timealign.cli import main
 from timealign.spark.ship import package_folder, write_submit_files
 
 
@@ -34,3 +37,13 @@ def test_sp_r17_d8_zip_holds_the_package_sources_and_imports_alone(tmp_path: Pat
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "vectors passed" in done.stdout
+
+
+def test_sp_r17_conf_must_be_a_spark_setting(capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R17: `--conf` takes spark.KEY=VALUE; anything else exits 2 before Spark starts."""
+    config = '{"topics": ["a", "b"], "queue_size": 2}'
+    code = main(["run", "approximate_time", "--input", "in", "--output", "out", "--config",
+                 config, "--conf", "shuffle.partitions=4"])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "--conf" in error and "SP-R17" in error and "shuffle.partitions=4" in error
