@@ -29,8 +29,12 @@ def robot_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
                       Plan(robots=12, seconds=3.0, seed=7, files=3, per_robot=True))
 
 
-def all_rows(spark: SparkSession, output: Path, table: str) -> list[tuple[Any, ...]]:
+def all_rows(spark: SparkSession, output: Path, table: str,
+             sources: set[str] | None = None) -> list[tuple[Any, ...]]:
+    """Every column of every row (of ``sources`` only, if given), sorted."""
     frame = spark.read.parquet(str(output / table))
+    if sources is not None:
+        frame = frame.where(frame["source"].isin(sorted(sources)))
     return sorted((tuple(tuple(v) if isinstance(v, list) else v for v in r)
                    for r in frame.select(*sorted(frame.columns)).collect()), key=repr)
 
@@ -61,6 +65,23 @@ def test_sp_r18_source_from_the_file_name(spark: SparkSession, robot_files: Path
               per_file=True)
     assert all_rows(spark, tmp_path / "out", "outcomes") == \
         all_rows(spark, batch_output(REAL), "outcomes")
+
+
+def test_sp_r18_csv_files_per_source(spark: SparkSession, robot_files: Path,
+                                     batch_output: Any, tmp_path: Path) -> None:
+    """SP-R18, SP-R2, SP-R3: CSV files (no row index: positions counted per file block) read
+    one per task give each source's rows of the shuffled Parquet run."""
+    folder = tmp_path / "csv"
+    folder.mkdir()
+    chosen = sorted(robot_files.glob("*.parquet"))[:3]
+    for path in chosen:
+        pq.read_table(path).to_pandas().to_csv(folder / f"{path.stem}.csv", index=False)
+    run_batch(spark, REAL.algorithm, REAL.config, str(folder), str(tmp_path / "out"), "csv",
+              per_file=True)
+    sources = {path.stem for path in chosen}
+    want = all_rows(spark, batch_output(REAL), "outcomes", sources)
+    assert all_rows(spark, tmp_path / "out", "outcomes") == want
+    assert len(want) > 300
 
 
 def write_robot(folder: Path, name: str, ids: list[str], arrivals: list[int],

@@ -1,9 +1,10 @@
 """The batch job's per-file path (``timealign run --sources-per-file``, SP-R18).
 
 Recordings usually hold one source per file, already in arrival order (a bag per robot, a
-run file per instrument). Then there is nothing to shuffle or sort: each file is read whole
-by one task (:data:`ONE_FILE_PER_TASK`), and a ``mapInArrow`` step right after the scan
-replays the file's rows in the order they are read, through the same
+run file per instrument). Then there is nothing to shuffle or sort: each file is one scan
+partition (:data:`ONE_FILE_PER_TASK`), read whole by one task (``coalesce`` hands a task
+several whole files in turn), and a ``mapInArrow`` step right after the scan replays each
+file's rows in the order they are read, through the same
 :func:`timealign.spark.batch.records_of` and :class:`SourceRun` as the shuffled path. The
 order check of SP-R10 still runs on every row; here a row out of order means the file is
 not in arrival order, and the job fails naming the file and the first offending row. The
@@ -118,8 +119,14 @@ def replay_files_function(
 
 
 def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any],
-                       config: Any) -> DataFrame:
+                       config: Any, tasks: int | None = None) -> DataFrame:
     """The combined output of replaying each file of ``rows`` as one source, in the order
-    read: no shuffle, no sort. The session must read one file per task
-    (:data:`ONE_FILE_PER_TASK`) while the frame is computed."""
-    return rows.mapInArrow(replay_files_function(algorithm, config), schema.COMBINED)
+    read: no shuffle, no sort. The session must read one file per scan partition
+    (:data:`ONE_FILE_PER_TASK`) while the frame is computed; ``coalesce`` then gives each of
+    ``tasks`` tasks (default: two per core) several whole files, one after the other, so
+    that a thousand small files do not cost a thousand tasks, Python runs and output files
+    (measured: 100 files of 3,000 rows took 2.5 times the CPU of the shuffled path when
+    each file was a task of its own)."""
+    count = tasks or 2 * rows.sparkSession.sparkContext.defaultParallelism
+    return rows.coalesce(count).mapInArrow(replay_files_function(algorithm, config),
+                                           schema.COMBINED)
