@@ -202,31 +202,48 @@ def run_batch(
 ) -> BatchResult:
     """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``; with
     ``per_file`` each file is one source already in arrival order (SP-R18)."""
-    from timealign.spark.check import check_counts
-    from timealign.spark.per_file import ONE_FILE_PER_TASK, replay_files_frame
+    from timealign.spark.per_file import ONE_FILE_PER_TASK
 
     check_separate({"--input": input_path}, table_paths(output))
     check_output_folder("--output", output)
     with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):
         rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap(),
                                  source_from_file=per_file)
-        replayed = (replay_files_frame(rows, algorithm, config) if per_file
-                    else replay_frame(rows, algorithm, config))
-        # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
-        # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
-        combined = replayed.persist(StorageLevel.DISK_ONLY)
-        staging = Staging(output)  # SP-R21: published only once the job has succeeded
+        return run_rows(spark, algorithm, config, rows, output, per_file)
+
+
+def run_rows(
+    spark: SparkSession,
+    algorithm: Algorithm[Any, Any, Any, Any],
+    config: Any,
+    rows: DataFrame,
+    output: str,
+    per_file: bool = False,
+) -> BatchResult:
+    """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
+    ``output/groups`` and ``output/outcomes``; the entry point of other readers (bags),
+    which check their paths (SP-R20) before reading. With ``per_file`` every file of
+    ``rows`` is one source, read whole by one task (SP-R18)."""
+    from timealign.spark.check import check_counts
+    from timealign.spark.per_file import replay_files_frame
+
+    replayed = (replay_files_frame(rows, algorithm, config) if per_file
+                else replay_frame(rows, algorithm, config))
+    # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
+    # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
+    combined = replayed.persist(StorageLevel.DISK_ONLY)
+    staging = Staging(output)  # SP-R21: published only once the job has succeeded
+    try:
         try:
-            try:
-                schema.groups_of(combined).write.parquet(staging.path("groups"))
-                schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
-            except Exception as error:
-                raise_job_error(error)
-            finally:
-                combined.unpersist()
-            total = check_counts(rows, spark.read.parquet(staging.path("outcomes")),
-                                 one_file=per_file)
-            publish(spark, staging, TABLES)
+            schema.groups_of(combined).write.parquet(staging.path("groups"))
+            schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
+        except Exception as error:
+            raise_job_error(error)
         finally:
-            discard(spark, staging, TABLES)
+            combined.unpersist()
+        total = check_counts(rows, spark.read.parquet(staging.path("outcomes")),
+                             one_file=per_file)
+        publish(spark, staging, TABLES)
+    finally:
+        discard(spark, staging, TABLES)
     return BatchResult(output, total)
