@@ -141,3 +141,12 @@ def test_sp_r18_positions_prove_a_whole_file_per_task() -> None:
     assert len(list(checked("g", iter([pieces[1][1], pieces[2][1]]), "s"))) == 2
     with pytest.raises(OrderError, match="split between tasks"):
         list(checked("g", iter([pieces[2][1]]), "s"))
+
+
+def test_sp_r18_not_yet_for_bags(capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R18: `--sources-per-file` with `--format rosbag` is refused (exit 2) before Spark
+    starts, rather than silently ignored."""
+    code = main(["run", REAL.name, "--input", "bags", "--output", "out", "--format", "rosbag",
+                 "--config", '{"topics": ["a", "b"], "queue_size": 2}', "--sources-per-file"])
+    assert code == 2
+    assert "--sources-per-file" in capsys.readouterr().err
