@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ID = r"(?:AT|EB|RB|VEC|DRV|SP|BAG)-[RIDH]\d+"
+ID = r"(?:AT|EB|RB|VEC|DRV|SP|BAG|PL)-[RIDH]\d+"
 DEFINITION = re.compile(rf"^\s*(?:\|\s*|\*\*|#+\s+)({ID})\b", re.MULTILINE)
 CITATION = re.compile(rf"\b({ID})\b")
 

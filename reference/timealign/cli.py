@@ -11,39 +11,87 @@ import argparse
 import importlib
 import json
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 from timealign import vectors
-from timealign.errors import InvalidInput
+from timealign.errors import ConsistencyError, InvalidInput
+from timealign.vectors import Vector
 
-_EXTENSIONS: tuple[str, ...] = ("timealign.spark.cli",)
+_EXTENSIONS: tuple[str, ...] = ("timealign.spark.cli", "timealign.plot.cli")
+
+# Exit codes (README "Exit codes"); 1 is `check`'s "some vector differs" (VEC-R6).
+EXIT_OK = 0
+EXIT_DIFFERENT = 1
+EXIT_BAD_INPUT = 2
+EXIT_INCONSISTENT = 3
+EXIT_FAILURE = 4
+EXIT_INTERRUPTED = 130
+
+
+def _vectors(args: argparse.Namespace) -> Iterator[tuple[Path, Vector | InvalidInput]]:
+    for path in vectors.files(args.files):
+        for item in vectors.read(path):
+            yield path, item
+
+
+def _replayed(path: Path, item: Vector | InvalidInput) -> list[vectors.JSON]:
+    """A vector's outputs; :class:`InvalidInput` naming the file for a malformed vector
+    or an unknown algorithm (VEC-R1, VEC-R2)."""
+    if isinstance(item, InvalidInput):
+        raise item
+    try:
+        return vectors.replay(item)
+    except InvalidInput as error:
+        where = item.source or str(path)
+        raise InvalidInput(f"{where} {error.field}", error.rule, error.message,
+                           error.value) from None
 
 
 def _replay(args: argparse.Namespace) -> int:
-    for path in vectors.files(args.files):
-        for vector in vectors.load(path):
-            line = {"name": vector.name, "outputs": vectors.replay(vector)}
-            print(json.dumps(line, separators=(",", ":")))
-    return 0
+    """Print each vector's outputs; a malformed vector is reported on stderr and the others
+    are still replayed (VEC-R10); exit 2 if any was malformed."""
+    malformed = 0
+    for path, item in _vectors(args):
+        try:
+            line = {"name": getattr(item, "name", ""), "outputs": _replayed(path, item)}
+        except InvalidInput as error:
+            malformed += 1
+            print(f"timealign: error: {error}", file=sys.stderr)
+            continue
+        print(json.dumps(line, separators=(",", ":")))
+    return EXIT_BAD_INPUT if malformed else EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
-    failed = checked = 0
-    for path in vectors.files(args.files):
-        for vector in vectors.load(path):
-            checked += 1
-            if vector.outputs is None:
-                failed += 1
-                print(f"FAIL {vector.name} ({path}): no expected outputs")
-                continue
-            difference = vectors.first_difference(vector.outputs, vectors.replay(vector))
-            if difference is not None:
-                failed += 1
-                print(f"FAIL {vector.name} ({path}): {difference}")
-            elif args.verbose:
-                print(f"ok   {vector.name}")
-    print(f"{checked - failed} of {checked} vectors passed")
-    return 1 if failed or not checked else 0
+    """VEC-R6, VEC-R10: compare every vector, report each failure and a summary; exit 1 when
+    a vector differs or has no outputs, 2 when one could not be read (or none was found)."""
+    failed = checked = malformed = 0
+    for path, item in _vectors(args):
+        checked += 1
+        try:
+            outputs = _replayed(path, item)
+        except InvalidInput as error:
+            malformed += 1
+            print(f"FAIL {error}")
+            continue
+        assert isinstance(item, Vector)
+        if item.outputs is None:
+            failed += 1
+            print(f"FAIL {item.name} ({path}): no expected outputs")
+            continue
+        difference = vectors.first_difference(item.outputs, outputs)
+        if difference is not None:
+            failed += 1
+            print(f"FAIL {item.name} ({path}): {difference}")
+        elif args.verbose:
+            print(f"ok   {item.name}")
+    print(f"{checked - failed - malformed} of {checked} vectors passed"
+          + (f"; {malformed} could not be read" if malformed else ""))
+    if malformed or not checked:
+        return EXIT_BAD_INPUT
+    return EXIT_DIFFERENT if failed else EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,18 +109,58 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_check)
     for module in _EXTENSIONS:
         importlib.import_module(module).register(commands)
+    add_debug(parser, top=True)
+    for sub in commands.choices.values():
+        add_debug(sub)
     return parser
+
+
+def failure_code(error: BaseException) -> int:
+    """The exit code of an exception that ended a command (README "Exit codes")."""
+    if isinstance(error, InvalidInput | OSError | UnicodeError):
+        return EXIT_BAD_INPUT
+    if isinstance(error, ConsistencyError):
+        return EXIT_INCONSISTENT
+    if isinstance(error, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    return EXIT_FAILURE
+
+
+def _one_line(error: BaseException) -> str:
+    """The first line of an error's text, cut short: Java errors run to hundreds of lines."""
+    lines = str(error).strip().splitlines()
+    text = lines[0] if lines else type(error).__name__
+    return text if len(text) <= 500 else text[:500] + "..."
+
+
+def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timealign") -> int:
+    """Run a command; turn any exception into one line on stderr and its exit code.
+
+    Every handler of ``timealign`` (and ``python -m timealign.spark.verify``) runs through
+    this, so a new sub-command gets the same codes and quiet failures for free; ``--debug``
+    adds the full traceback.
+    """
+    try:
+        return command()
+    except (Exception, KeyboardInterrupt) as error:  # the one exit point of every command
+        code = failure_code(error)
+        if debug:
+            traceback.print_exc()
+        kind = "error" if code != EXIT_FAILURE else f"failed ({type(error).__name__})"
+        print(f"{prog}: {kind}: {_one_line(error)}", file=sys.stderr)
+        if code == EXIT_FAILURE and not debug:
+            print(f"{prog}: run again with --debug for the traceback", file=sys.stderr)
+        return code
+
+
+def add_debug(parser: argparse.ArgumentParser, top: bool = False) -> None:
+    """``--debug`` on a parser; sub-commands get it without overriding the top level."""
+    parser.add_argument("--debug", action="store_true",
+                        default=False if top else argparse.SUPPRESS,
+                        help="print the full traceback of a failure")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m timealign``."""
     args = build_parser().parse_args(argv)
-    try:
-        code: int = args.handler(args)
-    except InvalidInput as error:
-        print(f"timealign: error: {error}", file=sys.stderr)
-        return 2
-    except (OSError, json.JSONDecodeError) as error:
-        print(f"timealign: error: {error}", file=sys.stderr)
-        return 2
-    return code
+    return guarded(lambda: int(args.handler(args)), args.debug)

@@ -21,10 +21,30 @@ from typing import Generic
 
 import attrs
 
-from timealign.errors import InvalidInput
+from timealign.errors import INT64_MAX, InvalidInput, require, require_ns
 from timealign.machine import Algorithm, C, I, O, Record, S
 
 Step = tuple[int, I, tuple[O, ...]]
+_STR, _INT = str, int
+
+
+def check_record(record: Record) -> None:
+    """DRV-R9: a row has the field types of :class:`Record`, times within int64 ns
+    (DRV-D9); otherwise :class:`InvalidInput` naming the row's field. Exact type tests keep
+    this cheap on the hot path (bool, a subclass of int, is refused too)."""
+    if type(record.id) is _STR and type(record.topic) is _STR \
+            and type(record.stamp) is _INT and 0 <= record.stamp <= INT64_MAX \
+            and type(record.arrival) is _INT and 0 <= record.arrival <= INT64_MAX \
+            and (record.kind is None or type(record.kind) is _STR) \
+            and (record.poll is None or type(record.poll) is _INT):
+        return
+    for name, kind in (("id", str), ("topic", str), ("kind", str | None)):
+        value = getattr(record, name)
+        require(isinstance(value, kind), f"row.{name}", "DRV-R9", "must be a string", value)
+    for name in ("stamp", "arrival"):
+        require_ns(getattr(record, name), f"row.{name}", "DRV-R9")
+    if record.poll is not None:
+        require_ns(record.poll, "row.poll", "DRV-R9")
 
 
 @attrs.frozen
@@ -113,6 +133,7 @@ class Driver(Generic[C, S, I, O]):
 
     def _in_order(self, records: Iterable[Record]) -> Iterator[Record]:
         for record in records:
+            check_record(record)
             if self.arrival is not None and record.arrival < self.arrival:
                 raise InvalidInput(
                     "arrival", "DRV-R1",
@@ -129,6 +150,7 @@ class Driver(Generic[C, S, I, O]):
         pending, self.held = self.held, []
         key = run_of(pending[-1]) if pending else None
         for record in records:
+            check_record(record)  # before run_of reads it
             if pending and (key is None or run_of(record) != key):
                 yield pending
                 pending = []

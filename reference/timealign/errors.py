@@ -1,4 +1,4 @@
-"""The one exception type the package raises for bad configuration or bad input.
+"""The exception types the package raises for bad input and for a broken run.
 
 Every check that rejects something names the offending field and the spec rule it
 breaks, so a caller (or a conformance vector) can tell *why* without reading a traceback.
@@ -6,6 +6,19 @@ Raising happens before any state is built, so the state given to ``step`` stays 
 """
 
 from __future__ import annotations
+
+SHOWN = 200  # characters of a rejected value an error message shows at most
+
+
+def shown(value: object) -> str:
+    """``repr(value)``, cut to :data:`SHOWN` characters: a message never echoes megabytes."""
+    if isinstance(value, int) and value.bit_length() > 4 * SHOWN:  # repr may refuse it
+        return f"<an integer of {value.bit_length()} bits>"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        return f"<a {type(value).__name__} too deep to show>"
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}... ({len(text)} characters)"
 
 
 class InvalidInput(ValueError):
@@ -19,7 +32,8 @@ class InvalidInput(ValueError):
         self.field = field
         self.rule = rule
         self.value = value
-        super().__init__(f"{field}: {message} (rule {rule}; got {value!r})")
+        self.message = message
+        super().__init__(f"{field}: {message} (rule {rule}; got {shown(value)})")
 
 
 def require(condition: bool, field: str, rule: str, message: str, value: object = None) -> None:
@@ -28,13 +42,38 @@ def require(condition: bool, field: str, rule: str, message: str, value: object 
         raise InvalidInput(field, rule, message, value)
 
 
+INT64_MAX = 2**63 - 1
+
+
 def require_ns(value: object, field: str, rule: str, *, minimum: int = 0) -> int:
-    """Check that ``value`` is an integer number of nanoseconds >= ``minimum``.
+    """Check that ``value`` is an integer number of nanoseconds in [``minimum``, 2**63 - 1].
 
     ``bool`` is rejected although it is an ``int`` subclass: ``True`` as a stamp is a bug.
+    Every machine and adapter keeps times within int64 (DRV-D9): what Parquet, Spark and
+    the upstream implementations can hold.
     """
     if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidInput(field, rule, "must be an integer number of nanoseconds", value)
     if value < minimum:
         raise InvalidInput(field, rule, f"must be >= {minimum}", value)
+    if value > INT64_MAX:
+        raise InvalidInput(field, rule, "must fit in int64 ns (at most 2**63 - 1)", value)
     return value
+
+
+class ConsistencyError(RuntimeError):
+    """A run broke a promise about its rows (exit 3): a row lost or accounted twice
+    (SP-R6), rows out of order (SP-R10), an id used twice in a source (SP-R1)."""
+
+
+def wrong_object(function: str, config: object, state: object, config_type: type,
+                 state_type: type) -> TypeError:
+    """The error of a ``step`` handed another config or state than its own (a caller's
+    bug, not bad data: hence ``TypeError``, named clearly rather than an AttributeError
+    from deep inside)."""
+    wrong = [f"{what} must be a {kind.__module__}.{kind.__qualname__}, "
+             f"got {type(value).__module__}.{type(value).__qualname__}"
+             for what, value, kind in (("config", config, config_type),
+                                       ("state", state, state_type))
+             if type(value) is not kind]
+    return TypeError(f"{function}: {'; '.join(wrong)}")

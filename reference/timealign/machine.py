@@ -70,6 +70,20 @@ class Record:
     poll: int | None = None
 
 
+@attrs.frozen
+class Slots:
+    """The pulse slots a machine gates on in its active window, for pictures.
+
+    ``lane`` is the stream name, ``start``/``end`` the window, ``instants`` the slot
+    centres in ns, ascending. Reported by :attr:`Algorithm.slots_of`; nothing reads it back.
+    """
+
+    lane: str
+    start: int
+    end: int
+    instants: tuple[int, ...]
+
+
 def _no_timer(_output: Any) -> int | None:
     return None
 
@@ -90,6 +104,12 @@ class Algorithm(Generic[C, S, I, O]):
     mapping reads several rows as one input: consecutive rows with equal, non-None
     ``record_run(row)`` form one run, and a driver fed in chunks never splits a run
     (DRV-R8).
+
+    Two hooks serve pictures (``spec/plots.md``) and read, never decide:
+    ``records_of(config, input)`` lists the messages an input carries, as records (the
+    inverse of ``inputs_from_records``, for adapters that start from inputs, such as
+    vectors), and ``slots_of(config, state)`` reports the slot grid of the active window
+    for machines that have one.
     """
 
     name: str
@@ -107,6 +127,8 @@ class Algorithm(Generic[C, S, I, O]):
     clock_of: Callable[[I], int | None] = _no_clock
     tick: Callable[[int], I] | None = None
     record_run: Callable[[Record], object] | None = None
+    records_of: Callable[[C, I], tuple[Record, ...]] | None = None
+    slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):

@@ -9,7 +9,9 @@ before it (rule VEC-R5). The module is algorithm-agnostic: codecs come from the 
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,8 @@ from timealign import registry
 from timealign.errors import InvalidInput, require
 
 FORMAT = "timealign.vector/1"
+GZIP_MAGIC = b"\x1f\x8b"
+LOADER_RULE = "VEC-R1"
 JSON = dict[str, Any]
 
 
@@ -50,18 +54,61 @@ class Vector:
         return body
 
 
-def from_json(body: Mapping[str, Any], source: str = "") -> Vector:
+def _json_error(where: str, message: str) -> InvalidInput:
+    return InvalidInput(where, LOADER_RULE, message, None)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(body: bytes, where: str) -> Any:
+    """UTF-8 JSON text -> value; every failure is :class:`InvalidInput` naming ``where``
+    (and the line and column for syntax errors), never echoing the input (VEC-R10)."""
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise _json_error(where, f"not UTF-8 text (byte {error.start}); a vector file is "
+                                 "UTF-8 JSON, optionally gzip-compressed") from None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        raise _json_error(f"{where}:{error.lineno}:{error.colno}",
+                          f"not valid JSON: {error.msg}") from None
+    except RecursionError:
+        raise _json_error(where, "JSON nested too deeply") from None
+    except ValueError as error:  # NaN/Infinity, or an integer of too many digits
+        raise _json_error(where, f"not JSON the reference reads: {str(error)[:120]}") from None
+
+
+def _require_list_of(body: Mapping[str, Any], key: str, kind: type, where: str,
+                     required: bool) -> None:
+    value = body.get(key)
+    if value is None and not required:
+        return
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where}.{key}", "VEC-R1", "must be a JSON list", value)
+    for position, item in enumerate(value):
+        require(isinstance(item, kind), f"{where}.{key}[{position}]", "VEC-R1",
+                f"must be a JSON {'object' if kind is dict else kind.__name__}", item)
+
+
+def from_json(body: Any, source: str = "") -> Vector:
     """Decode one vector object; :class:`InvalidInput` (rule VEC-R1) on a malformed one."""
     where = source or "vector"
-    require(isinstance(body, Mapping), where, "VEC-R1", "a vector must be a JSON object", body)
+    require(isinstance(body, Mapping), where, "VEC-R1", "a vector must be a JSON object",
+            type(body).__name__)
     require(body.get("format") == FORMAT, f"{where}.format", "VEC-R1",
             f"must be {FORMAT!r}", body.get("format"))
-    for key, kind in (("algorithm", str), ("name", str), ("config", dict), ("inputs", list)):
+    for key, kind in (("algorithm", str), ("name", str), ("config", dict)):
         require(isinstance(body.get(key), kind), f"{where}.{key}", "VEC-R1",
-                f"must be a JSON {kind.__name__}", body.get(key))
+                f"must be a JSON {'object' if kind is dict else 'string'}", body.get(key))
+    require(isinstance(body.get("description", ""), str), f"{where}.description", "VEC-R1",
+            "must be a JSON string when present", body.get("description"))
+    _require_list_of(body, "inputs", dict, where, required=True)
+    _require_list_of(body, "outputs", dict, where, required=False)
+    _require_list_of(body, "rules", str, where, required=False)
     outputs = body.get("outputs")
-    require(outputs is None or isinstance(outputs, list), f"{where}.outputs", "VEC-R1",
-            "must be a list when present", outputs)
     return Vector(
         algorithm=body["algorithm"],
         name=body["name"],
@@ -69,31 +116,59 @@ def from_json(body: Mapping[str, Any], source: str = "") -> Vector:
         inputs=tuple(body["inputs"]),
         outputs=None if outputs is None else tuple(outputs),
         description=str(body.get("description", "")),
-        rules=tuple(body.get("rules", ())),
+        rules=tuple(body.get("rules") or ()),
         source=source,
     )
 
 
-def load(path: str | Path) -> list[Vector]:
-    """Read a ``.json`` file (one vector) or a ``.jsonl`` file (one vector per line)."""
+def _is_lines(path: Path) -> bool:
+    return path.name.removesuffix(".gz").endswith(".jsonl")
+
+
+def read(path: str | Path) -> Iterator[Vector | InvalidInput]:
+    """Every vector of a ``.json`` file (one vector) or ``.jsonl`` file (one per line),
+    either possibly ``.gz``-compressed; a malformed vector (or an unreadable file) is
+    yielded as its :class:`InvalidInput` naming file, line and field, and the other
+    vectors of the file are still read (VEC-R10)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        return [
-            from_json(json.loads(line), f"{path}:{number}")
-            for number, line in enumerate(text.splitlines(), start=1)
-            if line.strip()
-        ]
-    return [from_json(json.loads(text), str(path))]
+    try:
+        body = path.read_bytes()
+        if body[:2] == GZIP_MAGIC:
+            body = gzip.decompress(body)
+    except (OSError, EOFError, zlib.error) as error:
+        yield _json_error(str(path), f"cannot read the file: {error}")
+        return
+    if not _is_lines(path):
+        parts = [(str(path), body)]
+    else:
+        parts = [(f"{path}:{number}", line)
+                 for number, line in enumerate(body.split(b"\n"), start=1) if line.strip()]
+    for where, part in parts:
+        try:
+            yield from_json(parse_json(part, where), where)
+        except InvalidInput as error:
+            yield error
+
+
+def load(path: str | Path) -> list[Vector]:
+    """The vectors of one file (see :func:`read`); the first malformed one is raised."""
+    found = []
+    for item in read(path):
+        if isinstance(item, InvalidInput):
+            raise item
+        found.append(item)
+    return found
 
 
 def files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Expand directories into their ``.json``/``.jsonl`` files, sorted by name."""
+    """Expand directories into their vector files (``.json``, ``.jsonl``, either with
+    ``.gz``), sorted by name; other paths are passed through as given."""
     for item in paths:
         path = Path(item)
         if path.is_dir():
             yield from sorted(
-                p for p in path.rglob("*") if p.suffix in (".json", ".jsonl") and p.is_file()
+                p for p in path.rglob("*")
+                if p.name.removesuffix(".gz").endswith((".json", ".jsonl")) and p.is_file()
             )
         else:
             yield path

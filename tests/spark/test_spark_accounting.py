@@ -19,8 +19,9 @@ from tests.spark.machines import CASES, Case, make_fleet
 from timealign.drive import Checkpoint, Driver
 from timealign.errors import InvalidInput
 from timealign.machine import Grouped, Record, Settled
-from timealign.spark.batch import OrderError, records_of
+from timealign.spark.batch import records_of
 from timealign.spark.codec import StateCodec
+from timealign.spark.failures import OrderError
 from timealign.spark.generate import Plan
 from timealign.spark.outcomes import LossError, SourceRun, timer_ms
 
@@ -168,7 +169,7 @@ def test_sp_r12_codec_round_trip(state: PairsState, timers: tuple[int, ...], ind
     included) and bookkeeping; a blob without `held` holds no rows."""
     checkpoint = Checkpoint(state, timers, index, arrival, held)
     blob = CODEC.encode(checkpoint, 7, open_ids)
-    assert CODEC.decode(blob) == (checkpoint, 7, open_ids)
+    assert CODEC.decode(blob) == (checkpoint, 7, open_ids, [])
     bare = CODEC.encode(attrs.evolve(checkpoint, held=()), 7, open_ids)
     assert CODEC.decode(bare.replace(b',"held":[]', b""))[0].held == ()
 
@@ -183,6 +184,11 @@ def test_sp_r12_codec_is_independent_of_import_paths_and_versioned() -> None:
         with pytest.raises(InvalidInput) as caught:
             CODEC.decode(blob.replace(old, new))
         assert (caught.value.field, caught.value.rule) == (field, "SP-R12")
+    for damaged in (b"\x00garbage", b"[1]", blob.replace(b'"timers":[]', b'"timers":5'),
+                    blob.replace(b',"seq":0', b"")):
+        with pytest.raises(InvalidInput, match="damaged state value") as caught:
+            CODEC.decode(damaged)  # SP-R12: a damaged state store is bad input, named
+        assert caught.value.field == "state"
     with pytest.raises(InvalidInput, match="not reachable"):
         CODEC.encode(Checkpoint(PairsState(Grouped((), 0, 0))), 0, [])  # type: ignore[arg-type]
 
@@ -192,7 +198,7 @@ def test_sp_r11_resumed_source_run_continues_seq_and_open_ids() -> None:
     first = SourceRun(PAIRS, CONFIG, "r")
     first.feed_all(rows(("a", "x", 0, 0), ("b", "y", 1, 1), ("c", "x", 9, 2)))
     blob = CODEC.encode(first.driver.checkpoint(), first.seq, list(first.open))
-    checkpoint, seq, open_ids = CODEC.decode(blob)
+    checkpoint, seq, open_ids, _ = CODEC.decode(blob)
     second = SourceRun(PAIRS, CONFIG, "r", Driver.resume(PAIRS, CONFIG, checkpoint), seq,
                        open_ids)
     second.feed_all(rows(("d", "y", 10, 3)))
@@ -224,7 +230,7 @@ def test_sp_r12_codec_resumes_every_machine(case: Case, tmp_path_factory: Any) -
         run.feed_all(records[start:start + 500])
         pieces.append(run.take())
         blob = codec.encode(run.driver.checkpoint(), run.seq, list(run.open))
-        checkpoint, seq, open_ids = codec.decode(blob)
+        checkpoint, seq, open_ids, _ = codec.decode(blob)
         assert (checkpoint, seq, open_ids) == (run.driver.checkpoint(), run.seq,
                                                list(run.open))
         driver = Driver.resume(case.algorithm, case.config, checkpoint)

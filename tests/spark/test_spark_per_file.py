@@ -15,7 +15,8 @@ from tests.spark.machines import CASES, Case, make_fleet
 from timealign.cli import main
 from timealign.errors import InvalidInput
 from timealign.spark import schema
-from timealign.spark.batch import OrderError, run_batch
+from timealign.spark.batch import run_batch
+from timealign.spark.failures import OrderError
 from timealign.spark.generate import Plan
 from timealign.spark.per_file import checked, file_pieces
 

@@ -15,6 +15,7 @@ from timealign.approximate_time.codec import (
     input_to_json,
     inputs_from_records,
     output_to_json,
+    records_of,
 )
 from timealign.approximate_time.fast import step
 from timealign.approximate_time.model import (
@@ -44,6 +45,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     input_to_json=input_to_json,
     output_to_json=output_to_json,
     inputs_from_records=inputs_from_records,
+    records_of=records_of,
 )
 
 __all__ = [

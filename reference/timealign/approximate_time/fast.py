@@ -57,6 +57,7 @@ from timealign.approximate_time.model import (
     Warned,
     check_message,
 )
+from timealign.errors import wrong_object
 
 _new = tuple.__new__  # builds a named tuple without its Python-level __new__
 
@@ -94,6 +95,8 @@ _NONE: _Pivot = ((), 0, 0, NO_PIVOT, 0)
 
 def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
     """Equivalent to ``machine.step``; see the module docstring."""
+    if type(state) is not State or type(config) is not Config:
+        raise wrong_object("approximate_time.step", config, state, Config, State)
     if type(item) is not Message:
         if type(item) is End:
             return end(config, state)

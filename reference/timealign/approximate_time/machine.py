@@ -47,6 +47,7 @@ from timealign.approximate_time.model import (
     initial,
     lane,
 )
+from timealign.errors import wrong_object
 
 
 @functools.lru_cache(maxsize=64)
@@ -61,6 +62,8 @@ def scaler(config: Config) -> Callable[[int], int]:
 
 def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
     """One input: a message (upstream ``add``) or the end of input."""
+    if type(state) is not State or type(config) is not Config:
+        raise wrong_object("approximate_time.step", config, state, Config, State)
     if type(item) is End:
         return end(config, state)
     message = check_message(config, item)  # AT-R2, before anything changes

@@ -47,6 +47,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     timer_of=codec.timer_of,
     clock_of=codec.clock_of,
     tick=Tick,
+    records_of=codec.records_of,
 )
 
 __all__ = [

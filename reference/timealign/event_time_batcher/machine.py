@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from timealign.errors import InvalidInput, require
+from timealign.errors import InvalidInput, require, wrong_object
 from timealign.event_time_batcher.arithmetic import first_containing, new_window_end, split_point
 from timealign.event_time_batcher.model import (
     DUPLICATE,
@@ -59,6 +59,8 @@ def initial(config: Config) -> State:
 
 def step(config: Config, state: State, item: Input) -> Step:
     """Apply one input; raise :class:`InvalidInput` (state untouched) on bad input."""
+    if type(state) is not State or type(config) is not Config:
+        raise wrong_object("event_time_batcher.step", config, state, Config, State)
     if isinstance(item, Message):
         return _message(config, state, item)
     if isinstance(item, Tick):

@@ -41,6 +41,8 @@ ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     output_to_json=codec.output_to_json,
     inputs_from_records=codec.inputs_from_records,
     record_run=codec.poll_of,
+    records_of=codec.records_of,
+    slots_of=codec.slots_of,
 )
 
 __all__ = [

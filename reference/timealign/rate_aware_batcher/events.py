@@ -108,6 +108,13 @@ class Polled:
 
 
 def _messages(value: Iterable[Polled]) -> tuple[Polled, ...]:
+    """RB-D3: a poll holds messages only; ``Poll("abc")`` is refused here rather than
+    failing later inside ``step``."""
+    require(isinstance(value, list | tuple), "messages", "RB-D3",
+            "must be a list of messages", value)
+    for position, message in enumerate(value):
+        require(isinstance(message, Polled), f"messages[{position}]", "RB-D3",
+                "must be a message (kind, name, timestamp, id)", message)
     return tuple(value)
 
 

@@ -89,6 +89,14 @@ def slot_in_batch(t: int, start: int, grid: Grid) -> int:
     return round((t - origin) / period) - base
 
 
+def slot_instants(start: int, grid: Grid) -> tuple[int, ...]:
+    """The pulse instants of slots ``0 .. slots - 1`` of the batch starting at ``start``
+    (RB-R5, RB-R6): slot ``k`` is pulse ``base + k`` of the grid. For pictures.
+    """
+    base = batch_base_index(start, grid.origin, grid.period)
+    return tuple(grid.origin + (base + k) * grid.period for k in range(grid.slots))
+
+
 def slot_of(t: int, start: int, origin: int, period: int) -> int:
     """``slot_in_batch`` on plain integers, for its contract.
 

@@ -23,7 +23,7 @@ import functools
 from collections.abc import Iterable
 from typing import NoReturn
 
-from timealign.errors import InvalidInput
+from timealign.errors import InvalidInput, wrong_object
 from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
 from timealign.rate_aware_batcher.events import (
     GATED_KINDS,
@@ -65,6 +65,8 @@ def initial(config: Config) -> State:
 
 def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
     """Apply one input; :class:`InvalidInput` (state untouched) on a refused one."""
+    if type(state) is not State or type(config) is not Config:
+        raise wrong_object("rate_aware_batcher.step", config, state, Config, State)
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):

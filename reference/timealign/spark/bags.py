@@ -21,7 +21,8 @@ from pyspark.sql import types as T
 from timealign.errors import InvalidInput
 from timealign.machine import Algorithm
 from timealign.spark import schema
-from timealign.spark.batch import BatchResult, raise_job_error, run_rows
+from timealign.spark.batch import BatchResult, run_rows
+from timealign.spark.failures import raise_job_error
 from timealign.spark.rosbag_source import options_of, register
 
 
@@ -95,7 +96,6 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
     except Exception as error:
         frame.unpersist()
         raise_job_error(error)
-        raise
     report = BagReport(tuple((r["bag"], r["error"]) for r in bad),
                        tuple((r["topic"], int(r["count"])) for r in other))
     return canonical(rows), frame, report

@@ -15,7 +15,6 @@ before anything is read (SP-R20).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import repeat
@@ -30,17 +29,12 @@ from pyspark.sql import DataFrame, SparkSession
 from timealign.errors import InvalidInput
 from timealign.machine import Algorithm, Record
 from timealign.spark import schema
-from timealign.spark.outcomes import LossError, SourceRun
+from timealign.spark.failures import OrderError, marked, raise_job_error
+from timealign.spark.outcomes import SourceRun
 from timealign.spark.paths import TABLES, check_output_folder, check_separate, table_paths
 from timealign.spark.publish import Staging, discard, publish
 
 CHUNK = 20_000
-MARK_INVALID = "TIMEALIGN-INVALID-INPUT:"
-MARK_LOSS = "TIMEALIGN-LOSS:"
-
-
-class OrderError(RuntimeError):
-    """Rows of a source reached the UDF out of (arrival, input order) order (SP-R10)."""
 
 
 def to_batch(columns: dict[str, list[Any]]) -> pa.RecordBatch:
@@ -66,6 +60,16 @@ def _first_out_of_order(batch: pa.RecordBatch) -> int | None:
     if not pc.any(broken).as_py():
         return None
     return int(pc.index(broken, True).as_py()) + 1
+
+
+def source_of(key: tuple[pa.Scalar, ...]) -> str:
+    """The source of a group's key; a null source is refused (SP-R1) rather than
+    replayed as the string ``"None"``."""
+    value = key[0].as_py()
+    if value is None:
+        raise InvalidInput("source", "SP-R1", "null source: every row needs a source "
+                           "(or no source column at all, SP-D3)", None)
+    return str(value)
 
 
 def _key(batch: pa.RecordBatch, row: int) -> tuple[Any, ...]:
@@ -107,21 +111,15 @@ def records_of(source: str, batches: Iterator[pa.RecordBatch],
 
 
 def replay_records(algorithm: Algorithm[Any, Any, Any, Any], config: Any, source: str,
-            records: Iterator[Record]) -> Iterator[pa.RecordBatch]:
+                   records: Iterator[Record]) -> Iterator[pa.RecordBatch]:
     """Replay one source's records through a fresh :class:`SourceRun`, yielding the combined
     output in chunks; the machine's and the accounting's errors are marked so that the
     driver can raise them again (:func:`raise_job_error`)."""
-    run = SourceRun(algorithm, config, source)
-    try:
+    with marked(f"source {source!r}"):
+        run = SourceRun(algorithm, config, source)
         for chunk in run.feed(records, CHUNK):
             yield to_batch(chunk)
         run.finish()
-    except InvalidInput as error:
-        detail = {"field": error.field, "rule": error.rule, "value": repr(error.value),
-                  "message": f"source {source!r}: {error}"}
-        raise RuntimeError(MARK_INVALID + json.dumps(detail)) from error
-    except LossError as error:
-        raise RuntimeError(MARK_LOSS + str(error)) from error
     yield to_batch(run.take())
 
 
@@ -133,7 +131,8 @@ def replay_function(
     def replay_source(
         key: tuple[pa.Scalar, ...], batches: Iterator[pa.RecordBatch]
     ) -> Iterator[pa.RecordBatch]:
-        source = str(key[0].as_py())
+        with marked("the batch job"):
+            source = source_of(key)
         yield from replay_records(algorithm, config, source, records_of(source, batches))
 
     return replay_source
@@ -149,21 +148,6 @@ def replay_frame(
         "source", "arrival", schema.FILE, schema.POSITION)
     return ordered.groupBy("source").applyInArrow(
         replay_function(algorithm, config), schema.COMBINED)
-
-
-def raise_job_error(error: Exception) -> None:
-    """Turn a failed Spark action back into the adapter's own errors, loudly."""
-    text = str(error)
-    if MARK_INVALID in text:
-        detail = json.loads(text.split(MARK_INVALID, 1)[1].splitlines()[0])
-        raise InvalidInput(detail["field"], detail["rule"], detail["message"],
-                           detail["value"]) from None
-    if MARK_LOSS in text:
-        raise LossError(text.split(MARK_LOSS, 1)[1].splitlines()[0]) from None
-    if "SP-R10" in text:
-        line = next(x for x in text.splitlines() if "SP-R10" in x)
-        raise OrderError(line.split("OrderError: ", 1)[-1]) from None
-    raise error
 
 
 @attrs.frozen
@@ -224,26 +208,27 @@ def run_rows(
     ``output/groups`` and ``output/outcomes``; the entry point of other readers (bags),
     which check their paths (SP-R20) before reading. With ``per_file`` every file of
     ``rows`` is one source, read whole by one task (SP-R18)."""
-    from timealign.spark.check import check_counts
+    from timealign.spark.check import check_counts, check_unique_ids
     from timealign.spark.per_file import replay_files_frame
 
-    replayed = (replay_files_frame(rows, algorithm, config) if per_file
-                else replay_frame(rows, algorithm, config))
-    # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
-    # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
-    combined = replayed.persist(StorageLevel.DISK_ONLY)
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
     try:
+        check_unique_ids(rows)  # SP-R22, before any replay work
+        # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
+        # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
+        replayed = (replay_files_frame(rows, algorithm, config) if per_file
+                    else replay_frame(rows, algorithm, config))
+        combined = replayed.persist(StorageLevel.DISK_ONLY)
         try:
             schema.groups_of(combined).write.parquet(staging.path("groups"))
             schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
-        except Exception as error:
-            raise_job_error(error)
         finally:
             combined.unpersist()
         total = check_counts(rows, spark.read.parquet(staging.path("outcomes")),
                              one_file=per_file)
         publish(spark, staging, TABLES)
+    except Exception as error:
+        raise_job_error(error)
     finally:
         discard(spark, staging, TABLES)
     return BatchResult(output, total)

@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from timealign.errors import InvalidInput
-from timealign.spark.outcomes import LossError
+from timealign.spark.outcomes import DuplicateIdError, LossError
 from timealign.spark.schema import FILE
 
 
@@ -75,3 +75,16 @@ def check_no_loss(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None =
     """Return the number of input rows; raise :class:`LossError` on any (source, id) whose
     outcome rows (plus held ids) do not match its input rows one for one."""
     return _reconcile(rows, outcomes, held, ["source", "id"], "(source, id) pair(s)")
+
+
+def check_unique_ids(rows: DataFrame) -> None:
+    """SP-R22: raise :class:`DuplicateIdError` naming sources, ids and row counts when two
+    rows of one source share an id. One aggregation over (source, id) of the input; the
+    memory of no worker grows with a source (SP-D20)."""
+    repeated = rows.groupBy("source", "id").count().where(F.col("count") > 1)
+    examples = repeated.limit(5).collect()
+    if examples:
+        shown = ", ".join(f"source {r['source']!r} id {r['id']!r} ({r['count']} rows)"
+                          for r in examples)
+        raise DuplicateIdError(f"ids must be unique within a source (SP-R1, SP-R22); "
+                               f"repeated: {shown}")

@@ -9,27 +9,38 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import os
 import time
 from pathlib import Path
 from typing import Any
 
-from timealign import registry
+from timealign import registry, vectors
 from timealign.errors import InvalidInput
 from timealign.machine import Algorithm
 
 
+def _config_json(text: str) -> Any:
+    """The JSON value of ``--config``: a file's content when ``text`` names a file,
+    otherwise ``text`` itself as inline JSON. Every failure names ``--config``."""
+    if text.lstrip()[:1] in ("{", "[", '"') or not text.strip():
+        return vectors.parse_json(text.encode(), "--config")
+    path = Path(text)
+    if not path.is_file():
+        raise InvalidInput("--config", "VEC-R1", "no such file (and not inline JSON)", text)
+    return vectors.parse_json(path.read_bytes(), f"--config {text}")
+
+
 def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> Any:
-    """The config from a JSON file, an inline JSON object, or ``{}`` when absent."""
-    if text is None:
-        raw: Any = {}
-    elif text.lstrip().startswith("{"):
-        raw = json.loads(text)
-    else:
-        raw = json.loads(Path(text).read_text(encoding="utf-8"))
+    """The config from a JSON file, an inline JSON object, or ``{}`` when absent; an error
+    names ``--config`` and the field inside it."""
+    raw = {} if text is None else _config_json(text)
     if not isinstance(raw, dict):
         raise InvalidInput("--config", "VEC-R1", "the config must be a JSON object", raw)
-    return algorithm.config_from_json(raw)
+    try:
+        return algorithm.config_from_json(raw)
+    except InvalidInput as error:
+        raise InvalidInput(f"--config {error.field}", error.rule, error.message,
+                           error.value) from None
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -69,11 +80,6 @@ def _bag_options(args: argparse.Namespace, config: Any) -> dict[str, str]:
                           configured_topics(config))
 
 
-def _failed(error: Exception) -> int:
-    print(f"timealign: error: {error}", file=sys.stderr)
-    return 3
-
-
 def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     """The algorithm, its config, the column map and the session of a Spark command."""
     from timealign.spark.schema import ColumnMap
@@ -88,13 +94,54 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
         if not sep or not key.startswith("spark."):
             raise InvalidInput("--conf", "SP-R17", "expected spark.KEY=VALUE", item)
         settings[key] = value
-    return algorithm, config, columns, build_session(
-        args.master, f"timealign {command} {args.algorithm}", settings)
+    spark = build_session(args.master, f"timealign {command} {args.algorithm}",
+                          settings)
+    # SP-R23: failures are one line on stderr; Spark's own log (with the Java and Python
+    # stack traces of a failed task) only with --debug.
+    spark.sparkContext.setLogLevel("ERROR" if getattr(args, "debug", False) else "OFF")
+    return algorithm, config, columns, spark
+
+
+def check_report_folder(path: str, taken: dict[str, str]) -> None:
+    """PL-R9: ``--report`` must name a folder that can be created or written, outside the
+    input and the tables (SP-R20), checked before Spark starts, so a run never ends
+    without the page it was asked for."""
+    from timealign.plot.cli import require_plot_extra
+    from timealign.spark.paths import check_output_folder, check_separate
+
+    require_plot_extra("--report")
+    check_output_folder("--report", path)
+    check_separate(taken, {"--report": path})
+    target = Path(path)
+    existing = next(p for p in (target, *target.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise InvalidInput("--report", "PL-R9", f"cannot create or write in {existing}", path)
+
+
+def write_report(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any],
+                 config: Any, columns: Any, spark: Any, summary: dict[str, Any]) -> Path:
+    """PL-R9: the report page of a finished run, written to ``args.report``."""
+    from timealign.plot.report import write
+    from timealign.spark.pictures import build_report
+    from timealign.spark.schema import read_input
+
+    if args.format == "rosbag":
+        from timealign.spark.bags import configured_topics, read_bags
+
+        rows, frame, _ = read_bags(spark, args.input, _bag_options(args, config),
+                                   configured_topics(config))
+        try:
+            report = build_report(algorithm, config, rows, args.output, summary)
+        finally:
+            frame.unpersist()
+    else:
+        rows = read_input(spark, args.input, args.format, columns)
+        report = build_report(algorithm, config, rows, args.output, summary)
+    return write(report, args.report)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from timealign.spark.batch import OrderError, run_batch
-    from timealign.spark.outcomes import LossError
+    from timealign.spark.batch import run_batch
     from timealign.spark.paths import (
         check_file_target,
         check_output_folder,
@@ -112,24 +159,23 @@ def _run(args: argparse.Namespace) -> int:
     if args.sources_per_file and args.format == "rosbag":  # SP-R18: positions have gaps
         raise InvalidInput("--sources-per-file", "SP-R18",
                            "not available with --format rosbag yet", "rosbag")
+    if args.report is not None:
+        check_report_folder(args.report, {**inputs, **table_paths(args.output)})
     algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
     bag_report = None
-    try:
-        with Progress(spark, "run", enabled=not args.quiet):
-            if args.format == "rosbag":
-                from timealign.spark.bags import run_bags
+    with Progress(spark, "run", enabled=not args.quiet):
+        if args.format == "rosbag":
+            from timealign.spark.bags import run_bags
 
-                result, bag_report = run_bags(spark, algorithm, config, args.input,
-                                              args.output, _bag_options(args, config))
-            else:
-                result = run_batch(spark, algorithm, config, args.input, args.output,
-                                   args.format, columns, args.sources_per_file)
-            elapsed = time.monotonic() - started
-            summary = summarize(spark.read.parquet(f"{args.output}/groups"),
-                                spark.read.parquet(f"{args.output}/outcomes"))
-    except (LossError, OrderError) as error:
-        return _failed(error)
+            result, bag_report = run_bags(spark, algorithm, config, args.input,
+                                          args.output, _bag_options(args, config))
+        else:
+            result = run_batch(spark, algorithm, config, args.input, args.output,
+                               args.format, columns, args.sources_per_file)
+        elapsed = time.monotonic() - started
+        summary = summarize(spark.read.parquet(f"{args.output}/groups"),
+                            spark.read.parquet(f"{args.output}/outcomes"))
     if bag_report is not None:
         summary.update(bag_report.as_json())
     summary["seconds"] = round(elapsed, 3)
@@ -139,11 +185,12 @@ def _run(args: argparse.Namespace) -> int:
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
     if args.summary:
         Path(args.summary).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if args.report is not None:
+        print(f"report: {write_report(args, algorithm, config, columns, spark, summary)}")
     return 0
 
 
 def _stream(args: argparse.Namespace) -> int:
-    from timealign.spark.outcomes import LossError
     from timealign.spark.paths import check_output_folder, check_separate, table_paths
     from timealign.spark.streaming import run_stream
 
@@ -160,13 +207,10 @@ def _stream(args: argparse.Namespace) -> int:
         rows, other = stream_bags(spark, args.source, _bag_options(args, config),
                                   configured_topics(config))
         set_aside = None if other is None else (NOT_CONFIGURED, other)
-    try:
-        batches = run_stream(spark, algorithm, config, args.source, args.output,
-                             args.checkpoint, args.format, columns, args.available_now,
-                             args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
-                             rows, set_aside)
-    except LossError as error:
-        return _failed(error)
+    batches = run_stream(spark, algorithm, config, args.source, args.output,
+                         args.checkpoint, args.format, columns, args.available_now,
+                         args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
+                         rows, set_aside)
     print(f"stream stopped after {batches} micro-batch(es)")
     return 0
 
@@ -198,6 +242,8 @@ def register(commands: Any) -> None:
                           "as read, without a shuffle or sort (fails if a file is out of "
                           "order)")
     _bag_arguments(run, "run")
+    run.add_argument("--report", metavar="DIR",
+                     help="also write an HTML report to DIR/index.html (needs the plot extra)")
     run.set_defaults(handler=_run)
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")

@@ -159,26 +159,38 @@ class StateCodec:
         except KeyError:
             raise InvalidInput("state", RULE, "checkpoint names an unknown class", name) from None
 
-    def encode(self, checkpoint: Checkpoint[Any], seq: int, open_ids: list[str]) -> bytes:
-        """The binary state value of one source."""
+    def encode(self, checkpoint: Checkpoint[Any], seq: int, open_ids: list[str],
+               recent: list[str] | None = None) -> bytes:
+        """The binary state value of one source (``recent``: SP-R22's settled ids)."""
         body = {
             "v": VERSION, "algorithm": self.algorithm, "state": self._encode(checkpoint.state),
             "timers": list(checkpoint.timers), "index": checkpoint.index,
             "arrival": checkpoint.arrival, "seq": seq, "open": open_ids,
             "held": [list(attrs.astuple(record)) for record in checkpoint.held],
+            "recent": recent or [],
         }
         return json.dumps(body, separators=(",", ":")).encode()
 
-    def decode(self, blob: bytes) -> tuple[Checkpoint[Any], int, list[str]]:
-        """Inverse of :meth:`encode`; :class:`InvalidInput` (SP-R12) on a foreign value."""
-        body = json.loads(blob)
-        if body.get("v") != VERSION:
+    def decode(self, blob: bytes) -> tuple[Checkpoint[Any], int, list[str], list[str]]:
+        """Inverse of :meth:`encode`: (checkpoint, seq, open ids, recent ids);
+        :class:`InvalidInput` (SP-R12) on a foreign or damaged value."""
+        try:
+            body = json.loads(blob)
+            version, algorithm = body.get("v"), body.get("algorithm")
+        except (ValueError, AttributeError):
+            raise InvalidInput("state", RULE, "damaged state value: not a JSON object",
+                               bytes(blob[:40])) from None
+        if version != VERSION:
             raise InvalidInput("state.v", RULE, f"unsupported state version, expected "
-                               f"{VERSION}", body.get("v"))
-        if body.get("algorithm") != self.algorithm:
+                               f"{VERSION}", version)
+        if algorithm != self.algorithm:
             raise InvalidInput("state.algorithm", RULE, f"checkpoint of another algorithm, "
-                               f"expected {self.algorithm!r}", body.get("algorithm"))
-        held = tuple(Record(*fields) for fields in body.get("held", ()))
-        checkpoint = Checkpoint(self._decode(body["state"]), tuple(body["timers"]),
-                                body["index"], body["arrival"], held)
-        return checkpoint, body["seq"], list(body["open"])
+                               f"expected {self.algorithm!r}", algorithm)
+        try:
+            held = tuple(Record(*fields) for fields in body.get("held", ()))
+            checkpoint = Checkpoint(self._decode(body["state"]), tuple(body["timers"]),
+                                    body["index"], body["arrival"], held)
+            return checkpoint, body["seq"], list(body["open"]), list(body.get("recent", ()))
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise InvalidInput("state", RULE, f"damaged state value: {type(error).__name__} "
+                               f"{str(error)[:100]}", None) from None

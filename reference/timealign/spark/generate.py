@@ -55,10 +55,22 @@ class Plan:
     files: int = 8
     per_robot: bool = False
 
+    def __attrs_post_init__(self) -> None:
+        """Bad sizes are refused with the option they came from (exit 2), not a traceback."""
+        require(self.robots >= 1, "--robots", "SP-R1", "must be at least 1", self.robots)
+        require(math.isfinite(self.seconds) and self.seconds > 0, "--seconds", "SP-R1",
+                "must be a positive number", self.seconds)
+        require(0.0 <= self.loss < 1.0, "--loss", "SP-R1", "must be in [0, 1)", self.loss)
+        require(self.jitter_ns >= 0, "--jitter-ms", "SP-R1", "must be >= 0", self.jitter_ns)
+        require(self.files >= 1, "--files", "SP-R1", "must be at least 1", self.files)
+
     @classmethod
     def for_messages(cls, messages: int, robots: int, **options: float | int) -> Plan:
         """A plan whose fleet sends about ``messages`` messages."""
         loss = float(options.get("loss", 0.01))
+        require(robots >= 1, "--robots", "SP-R1", "must be at least 1", robots)
+        require(0.0 <= loss < 1.0, "--loss", "SP-R1", "must be in [0, 1)", loss)
+        require(messages >= 1, "--messages", "SP-R1", "must be at least 1", messages)
         per_second = sum(s.hz for s in FLEET) * robots * (1.0 - loss)
         return cls(robots=robots, seconds=messages / per_second, **options)  # type: ignore[arg-type]
 

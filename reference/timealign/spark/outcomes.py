@@ -15,11 +15,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from timealign.drive import Driver, Step
+from timealign.errors import ConsistencyError
 from timealign.machine import Algorithm, Grouped, Record
 
 GROUPS = "groups"
 OUTCOMES = "outcomes"
 GROUPED = "grouped"
+RECENT_IDS = 1024  # SP-R22: settled ids a stream remembers per source
 
 # The columns of the combined output the adapters emit; ``table`` says which output
 # table a row belongs to, the other columns are null where they do not apply.
@@ -38,8 +40,13 @@ def timer_ms(instant_ns: int) -> int:
     return -(-instant_ns // 1_000_000)
 
 
-class LossError(RuntimeError):
+class LossError(ConsistencyError):
     """A row was not accounted for exactly once (SP-R6): the job must fail loudly."""
+
+
+class DuplicateIdError(LossError):
+    """Two rows of one source share an id (SP-R1, SP-R22); a kind of loss error, since
+    outcomes are keyed by (source, id) and one of the two rows could not be told apart."""
 
 
 class Rows:
@@ -50,7 +57,6 @@ class Rows:
     def __init__(self) -> None:
         self._rows: list[tuple[Any, ...]] = []
         self.add = self._rows.append
-        self.extend = self._rows.extend
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -63,7 +69,7 @@ class Rows:
     def take(self) -> dict[str, list[Any]]:
         """The rows gathered so far, as columns; the buffer starts empty again."""
         taken, self._rows = self._rows, []
-        self.add, self.extend = self._rows.append, self._rows.extend
+        self.add = self._rows.append
         if not taken:
             return {name: [] for name in COLUMNS}
         return dict(zip(COLUMNS, map(list, zip(*taken, strict=True)), strict=True))
@@ -80,37 +86,51 @@ class SourceRun:
         driver: Driver[Any, Any, Any, Any] | None = None,
         seq: int = 0,
         open_ids: Iterable[str] = (),
+        recent: Iterable[str] | None = None,
     ) -> None:
         self.algorithm = algorithm
         self.source = source
         self.driver = driver if driver is not None else Driver(algorithm, config)
         self.seq = seq
         self.open: dict[str, None] = dict.fromkeys(open_ids)
+        # SP-R22: a stream remembers the last RECENT_IDS settled ids (None: a batch run,
+        # whose duplicates Spark finds over the whole input instead).
+        self.recent: dict[str, None] | None = None if recent is None else dict.fromkeys(recent)
+        if self.recent is not None:
+            self._close = self._close_remembering  # type: ignore[method-assign]
         self.rows = Rows()
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
-        open_ids = self.open
+        recent = self.recent
         for record in records:
-            key = record.id
-            if key in open_ids:
-                raise LossError(f"source {self.source!r}: id {key!r} fed again while "
-                                f"still held; ids must be unique within a source (SP-R1)")
-            open_ids[key] = None
+            if record.id in self.open or (recent is not None and record.id in recent):
+                raise DuplicateIdError(
+                    f"source {self.source!r}: id {record.id!r} fed again while "
+                    f"{'still held' if record.id in self.open else 'recently settled'}; "
+                    f"ids must be unique within a source (SP-R1, SP-R22)")
+            self.open[record.id] = None
             yield record
 
-    def _lost(self, message_id: str) -> LossError:
-        return LossError(f"source {self.source!r}: id {message_id!r} accounted for twice "
-                         f"or never fed (SP-R6)")
+    def _close(self, message_id: str) -> None:
+        try:
+            del self.open[message_id]
+        except KeyError:
+            raise LossError(f"source {self.source!r}: id {message_id!r} accounted for twice "
+                            f"or never fed (SP-R6)") from None
+
+    def _close_remembering(self, message_id: str) -> None:
+        SourceRun._close(self, message_id)
+        recent = self.recent
+        assert recent is not None
+        recent[message_id] = None
+        if len(recent) > RECENT_IDS:
+            del recent[next(iter(recent))]
 
     def _account(self, step: Step[Any, Any], at: int | None) -> None:
         index, _item, outputs = step
         if not outputs:
             return
-        # The hot path (measured: the accounting and the outcome rows cost about as much as
-        # a third of the machine's own step): locals, one tight loop per group to close
-        # its ids, and the members' outcome rows added by one extend.
-        account_of, source, open_ids = self.algorithm.account, self.source, self.open
-        append, extend = self.rows.add, self.rows.extend
+        account_of, append, source = self.algorithm.account, self.rows.add, self.source
         for output in outputs:
             account = account_of(output)
             if account is None:
@@ -118,20 +138,14 @@ class SourceRun:
             if isinstance(account, Grouped):
                 seq, self.seq = self.seq, self.seq + 1
                 ids = account.ids
-                try:
-                    for member in ids:
-                        del open_ids[member]
-                except KeyError as error:
-                    raise self._lost(error.args[0]) from None
                 append((GROUPS, source, seq, account.start, account.end, list(ids), at, index,
                         None, None, None))
-                extend([(OUTCOMES, source, seq, None, None, None, at, index, member, GROUPED,
-                         None) for member in ids])
+                for member in ids:
+                    self._close(member)
+                    append((OUTCOMES, source, seq, None, None, None, at, index, member,
+                            GROUPED, None))
             else:
-                try:
-                    del open_ids[account.id]
-                except KeyError:
-                    raise self._lost(account.id) from None
+                self._close(account.id)
                 append((OUTCOMES, source, None, None, None, None, at, index, account.id,
                         account.outcome, account.reason))
 
@@ -146,8 +160,6 @@ class SourceRun:
         clocked = self.algorithm.clocked
         driver, rows, account = self.driver, self.rows, self._account
         for step in driver.feed(self._opening(records)):
-            if not step[2]:  # most steps emit nothing: no call, no size check
-                continue
             account(step, self._at(step[1]) if clocked else driver.arrival)
             if chunk and len(rows) >= chunk:
                 yield rows.take()

@@ -27,7 +27,8 @@ from pyspark.sql import DataFrame
 from timealign.errors import InvalidInput
 from timealign.machine import Algorithm
 from timealign.spark import schema
-from timealign.spark.batch import OrderError, records_of, replay_records
+from timealign.spark.batch import records_of, replay_records
+from timealign.spark.failures import OrderError
 
 # The file scan packs files into tasks and splits large ones. With the open cost of a file
 # as large as the largest split, every file is one split and no two files share a task.

@@ -35,7 +35,7 @@ class Staging:
         return f"{self.output.rstrip('/')}/.{table}-previous-{self.token}"
 
 
-def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
+def hadoop_fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
     """The Hadoop file system holding ``path`` and a function making Hadoop paths."""
     jvm: Any = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
@@ -45,7 +45,7 @@ def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
 
 def publish(spark: SparkSession, staging: Staging, tables: Iterable[str]) -> None:
     """Move every staged table into place (previous tables are replaced, then deleted)."""
-    fs, make = _fs(spark, staging.output)
+    fs, make = hadoop_fs(spark, staging.output)
     for table in tables:
         final, aside = make(staging.final(table)), make(staging.aside(table))
         if fs.exists(final) and not fs.rename(final, aside):
@@ -57,6 +57,6 @@ def publish(spark: SparkSession, staging: Staging, tables: Iterable[str]) -> Non
 
 def discard(spark: SparkSession, staging: Staging, tables: Iterable[str]) -> None:
     """Remove the staging folders of a failed run (the published tables are untouched)."""
-    fs, make = _fs(spark, staging.output)
+    fs, make = hadoop_fs(spark, staging.output)
     for table in tables:
         fs.delete(make(staging.path(table)), True)

@@ -19,7 +19,6 @@ partitions and offsets.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,8 +42,7 @@ from timealign.rosbag.reader import (
     is_bag,
     read_bag,
 )
-
-MARK_INVALID = "TIMEALIGN-INVALID-INPUT:"  # the batch job's marker (timealign.spark.batch)
+from timealign.spark.failures import marked
 
 
 def options_of(raw: dict[str, str]) -> Options:
@@ -68,13 +66,8 @@ def options_of(raw: dict[str, str]) -> Options:
 def read_partition(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
     """Rows of one bag; a bad bag's error crosses the Python worker boundary with the
     marker the jobs turn back into :class:`InvalidInput` (SP-R1's error path)."""
-    try:
+    with marked(""):
         yield from read_bag(bag, options)
-    except InvalidInput as error:
-        message = str(error).removeprefix(f"{error.field}: ").rsplit(" (rule ", 1)[0]
-        detail = {"field": error.field, "rule": error.rule, "value": repr(error.value),
-                  "message": message}
-        raise RuntimeError(MARK_INVALID + json.dumps(detail)) from error
 
 
 class BagPartition(InputPartition):

@@ -160,7 +160,8 @@ def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap,
     try:
         frame = reader.load(path)
     except Exception as error:  # AnalysisException: path missing, unreadable
-        raise InvalidInput("--input", "SP-R1", f"cannot read input: {error}", path) from None
+        first = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+        raise InvalidInput("--input", "SP-R1", f"cannot read input: {first}", path) from None
     return canonical(frame, columns, has_row_index=fmt == "parquet",
                      source_from_file=source_from_file)
 

@@ -35,7 +35,9 @@ from timealign.drive import Driver
 from timealign.errors import InvalidInput
 from timealign.machine import Algorithm, Record
 from timealign.spark import schema
+from timealign.spark.binding import bind
 from timealign.spark.codec import StateCodec
+from timealign.spark.failures import marked, raise_job_error
 from timealign.spark.outcomes import COLUMNS, SourceRun, timer_ms
 from timealign.spark.paths import check_separate, table_paths
 
@@ -52,6 +54,12 @@ def frame_of(columns: dict[str, list[Any]]) -> pd.DataFrame:
         else pd.Series(columns[name], dtype=object)
         for name in COLUMNS
     })
+
+
+def _files(frame: pd.DataFrame) -> list[str]:
+    """The input files of a micro-batch's rows (text formats: without the block part)."""
+    found = dict.fromkeys(str(f).split("\x00")[0] for f in frame[schema.FILE].tolist())
+    return list(found)[:3]
 
 
 def _optional(values: list[Any]) -> list[Any]:
@@ -74,14 +82,15 @@ class MachineProcessor(StatefulProcessor):
     def _load(self, source: str) -> SourceRun:
         stored = self.value.get()
         if stored is None:
-            return SourceRun(self.algorithm, self.config, source)
-        checkpoint, seq, open_ids = self.codec.decode(bytes(stored[0]))
+            return SourceRun(self.algorithm, self.config, source, recent=())
+        checkpoint, seq, open_ids, recent = self.codec.decode(bytes(stored[0]))
         driver = Driver.resume(self.algorithm, self.config, checkpoint)
-        return SourceRun(self.algorithm, self.config, source, driver, seq, open_ids)
+        return SourceRun(self.algorithm, self.config, source, driver, seq, open_ids, recent)
 
     def _save(self, run: SourceRun, armed: int | None) -> None:
         checkpoint = run.driver.checkpoint()
-        self.value.update((self.codec.encode(checkpoint, run.seq, list(run.open)),))
+        self.value.update((self.codec.encode(checkpoint, run.seq, list(run.open),
+                                             list(run.recent or ())),))
         wanted = timer_ms(checkpoint.timers[0]) if checkpoint.timers else None
         if wanted != armed:  # SP-R13: re-arm only when the earliest instant changes
             if armed is not None:
@@ -92,15 +101,25 @@ class MachineProcessor(StatefulProcessor):
     def handleInputRows(
         self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
-        source = str(key[0])
         frame = pd.concat(list(rows), ignore_index=True)
         frame = frame.sort_values(["arrival", schema.FILE, schema.POSITION], kind="stable")
+        source = key[0]
+        # SP-R23: a bad row fails the stream with the file to remove, not a traceback.
+        with marked(f"source {source!r}, micro-batch file(s) {_files(frame)} (remove or fix "
+                    f"the file, then restart)"):
+            output = self._replay(source, frame)
+        yield output
+
+    def _replay(self, source: Any, frame: pd.DataFrame) -> pd.DataFrame:
+        if source is None or (isinstance(source, float) and pd.isna(source)):
+            raise InvalidInput("source", "SP-R1", "null source", None)
+        source = str(source)
+        for field in ("id", "topic", "stamp", "arrival"):
+            if frame[field].isna().any():
+                raise InvalidInput(field, "SP-R1", f"null {field}", None)
         run = self._load(source)
         timers = run.driver.timers
         armed = timer_ms(min(timers)) if timers else None
-        for field in ("id", "topic", "stamp", "arrival"):
-            if frame[field].isna().any():
-                raise InvalidInput(field, "SP-R1", f"null {field} in source {source!r}", None)
         last = run.driver.last_arrival
         late = frame["arrival"] < last if last is not None else frame["arrival"] < 0
         for row_id in frame.loc[late, "id"].tolist():  # SP-R14
@@ -114,14 +133,15 @@ class MachineProcessor(StatefulProcessor):
         )
         run.feed_all(records)
         self._save(run, armed)
-        yield frame_of(run.take())
+        return frame_of(run.take())
 
     def handleExpiredTimer(
         self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
     ) -> Iterator[pd.DataFrame]:
-        run = self._load(str(key[0]))
-        run.fire_until(timerValues.getCurrentProcessingTimeInMs() * 1_000_000)
-        self._save(run, None)  # the expired timer is gone
+        with marked(f"source {key[0]!r}, timer"):
+            run = self._load(str(key[0]))
+            run.fire_until(timerValues.getCurrentProcessingTimeInMs() * 1_000_000)
+            self._save(run, None)  # the expired timer is gone
         yield frame_of(run.take())
 
     def close(self) -> None:
@@ -188,6 +208,7 @@ def run_stream(
     ``set_aside``: a table name and streaming rows of the combined schema written beside
     the outputs (see :func:`write_batch`)."""
     check_separate({"--source": source_dir}, {**table_paths(output), "--checkpoint": checkpoint})
+    bind(spark, checkpoint, algorithm, config)  # SP-R24
     if rows is None:
         rows = stream_frame(spark, source_dir, fmt, columns or schema.ColumnMap(), max_files)
     # SP-R16: with available-now, empty micro-batches would run forever (timers never let
@@ -219,11 +240,11 @@ def run_stream(
                       file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         query.stop()
+    except Exception as failed:  # StreamingQueryException from awaitTermination
+        raise_job_error(failed, "--source")
     error = query.exception()
     if error is not None:
-        from timealign.spark.batch import raise_job_error
-
-        raise_job_error(RuntimeError(str(error)))
+        raise_job_error(RuntimeError(str(error)), "--source")
     return len(query.recentProgress)
 
 

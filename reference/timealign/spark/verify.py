@@ -25,11 +25,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from timealign import registry
+from timealign.errors import ConsistencyError, InvalidInput
 from timealign.machine import Algorithm
 from timealign.spark import schema
-from timealign.spark.batch import records_of, to_batch
-from timealign.spark.check import check_no_loss
+from timealign.spark.batch import records_of, source_of, to_batch
+from timealign.spark.check import check_no_loss, check_unique_ids
+from timealign.spark.failures import marked, raise_job_error
 from timealign.spark.outcomes import SourceRun
+from timealign.spark.paths import TABLES
 
 Checker = Callable[[Any, Sequence[Any], Sequence[tuple[int, Any]]], list[str]]
 PROBLEMS = pa.schema([pa.field("source", pa.string(), False),
@@ -73,11 +76,13 @@ def verify_function(
     def verify_source(
         key: tuple[pa.Scalar, ...], batches: Iterator[pa.RecordBatch]
     ) -> Iterator[pa.RecordBatch]:
-        source = str(key[0].as_py())
+        with marked("verify"):
+            source = source_of(key)
         recorded, inputs, outputs = _recording(algorithm)
-        run = SourceRun(recorded, config, source)
-        run.feed_all(records_of(source, batches))
-        run.finish()
+        with marked(f"source {source!r}"):
+            run = SourceRun(recorded, config, source)
+            run.feed_all(records_of(source, batches))
+            run.finish()
         rows = run.take()
         problems = checker(config, inputs, outputs) if checker else []
         for problem in problems[:20]:
@@ -97,10 +102,11 @@ def verify(
     input_path: str, output: str, fmt: str = "parquet",
     columns: schema.ColumnMap | None = None,
 ) -> dict[str, int]:
-    """Run the three checks; raise ``AssertionError`` naming what failed."""
+    """Run the three checks; raise ``AssertionError`` naming what failed (the duplicate
+    ids of SP-R22 raise the batch job's own ``DuplicateIdError``)."""
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
-    written_groups = spark.read.parquet(f"{output}/groups")
-    written_outcomes = spark.read.parquet(f"{output}/outcomes")
+    check_unique_ids(rows)  # SP-R22: the batch job's rule, so the two agree
+    written_groups, written_outcomes = (_written(spark, output, t) for t in TABLES)
     total = check_no_loss(rows, written_outcomes)
     checker = invariant_checker(algorithm)
     count = int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions") or 2)
@@ -119,6 +125,14 @@ def verify(
     return {"rows": total, "invariants": int(checker is not None)}
 
 
+def _written(spark: SparkSession, output: str, table: str) -> DataFrame:
+    try:
+        return spark.read.parquet(f"{output}/{table}")
+    except Exception:  # AnalysisException: missing or not Parquet
+        raise InvalidInput("--output", "SP-R4", f"no readable {table}/ table here: run the "
+                           f"batch job first", output) from None
+
+
 def _differences(expected: DataFrame, written: DataFrame, name: str) -> list[str]:
     written = written.select(*expected.columns)
     missing = expected.exceptAll(written).count()
@@ -128,7 +142,14 @@ def _differences(expected: DataFrame, written: DataFrame, name: str) -> list[str
     return []
 
 
+class VerificationError(ConsistencyError):
+    """The written tables are not what the run should have written (exit 3)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m timealign.spark.verify``: exit 0 when verified, else the codes of the
+    README's "Exit codes" table (3 when a check fails), one line on stderr."""
+    from timealign.cli import add_debug, guarded
     from timealign.spark.cli import load_config
     from timealign.spark.session import build_session
 
@@ -141,16 +162,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--format", default="parquet")
     parser.add_argument("--column", action="append", default=[])
     parser.add_argument("--master")
+    add_debug(parser, top=True)
     args = parser.parse_args(argv)
-    algorithm = registry.get(args.algorithm)
-    config = load_config(algorithm, args.config)
-    spark = build_session(args.master, "timealign verify")
-    result = verify(spark, algorithm, config, args.input, args.output, args.format,
-                    schema.ColumnMap.parse(args.column))
-    checked = "its executable invariants" if result["invariants"] else "no invariants module"
-    print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
-          f"re-run and checked against {checked}; written tables equal the re-run")
-    return 0
+
+    def run() -> int:
+        algorithm = registry.get(args.algorithm)
+        config = load_config(algorithm, args.config)
+        columns = schema.ColumnMap.parse(args.column)
+        spark = build_session(args.master, "timealign verify")
+        try:
+            result = verify(spark, algorithm, config, args.input, args.output, args.format,
+                            columns)
+        except AssertionError as error:
+            raise VerificationError(str(error)) from None
+        except Exception as error:
+            raise_job_error(error)
+        checked = "its executable invariants" if result["invariants"] else \
+            "no invariants module"
+        print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
+              f"re-run and checked against {checked}; written tables equal the re-run")
+        return 0
+
+    return guarded(run, args.debug, parser.prog)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,99 @@
+"""How a failure inside Spark comes back to the user as one clear error (SP-R23).
+
+Code running in Spark's Python workers (the batch UDF, the streaming processor) raises the
+package's own errors; Spark re-raises them on the driver wrapped in a Java exception
+whose text runs to hundreds of lines. :func:`marked` tags the error inside the worker with
+a one-line, JSON-encoded marker; :func:`job_error` finds the marker again in the driver's
+exception and rebuilds the original error type, so the CLI prints one line and exits with
+the documented code. A Spark failure reading an input file becomes
+:class:`~timealign.errors.InvalidInput` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NoReturn
+
+from timealign.errors import SHOWN, ConsistencyError, InvalidInput, shown
+
+MARK = "TIMEALIGN-ERROR:"
+_FILE = re.compile(r"(?:reading|in) file (\S+?)[.,]?(?:\s|$)")
+# Spark's error classes for a checkpoint or state store it cannot use (damaged, missing
+# files, written by an incompatible job).
+_STATE = re.compile(r"\[((?:CANNOT_LOAD|CANNOT_WRITE)_STATE_STORE|CANNOT_LOAD_CHECKPOINT\w*|"
+                    r"CHECKPOINT_FILE_\w+|STATE_STORE_\w+|ILLEGAL_STATE_STORE_VALUE)[.\]]")
+
+
+class OrderError(ConsistencyError):
+    """Rows of a source reached the UDF out of (arrival, input order) order (SP-R10)."""
+
+
+def _kinds() -> dict[str, type[ConsistencyError]]:
+    from timealign.spark.outcomes import DuplicateIdError, LossError
+
+    return {"LossError": LossError, "OrderError": OrderError,
+            "DuplicateIdError": DuplicateIdError}
+
+
+@contextmanager
+def marked(where: str) -> Iterator[None]:
+    """Inside a Spark worker: re-raise the package's errors with a one-line marker that
+    :func:`job_error` understands; ``where`` (``"source 'r1'"``) prefixes the message."""
+    try:
+        yield
+    except InvalidInput as error:
+        message = error.message if error.message.startswith(where) else \
+            f"{where}: {error.message}"  # where == "": the message as it is
+        value = error.value[:SHOWN] if isinstance(error.value, str) else error.value \
+            if error.value is None or shown(error.value) == repr(error.value) \
+            else shown(error.value)
+        detail = {"kind": "InvalidInput", "field": error.field, "rule": error.rule,
+                  "message": message, "value": value}
+        raise RuntimeError(MARK + json.dumps(detail, default=repr)) from error
+    except ConsistencyError as error:
+        text = str(error)
+        detail = {"kind": type(error).__name__,
+                  "message": text if text.startswith(where) else f"{where}: {text}"}
+        raise RuntimeError(MARK + json.dumps(detail)) from error
+
+
+def job_error(error: BaseException, option: str = "--input") -> BaseException:
+    """The error a failed Spark action stands for: the package's own error when a worker
+    marked one, :class:`InvalidInput` naming the file when Spark could not read an input
+    file (``option`` names where it came from), else ``error`` itself."""
+    text = str(error)
+    if MARK in text:
+        detail = json.loads(text.split(MARK, 1)[1].splitlines()[0])
+        if detail["kind"] == "InvalidInput":
+            return InvalidInput(detail["field"], detail["rule"], detail["message"],
+                                detail["value"])
+        return _kinds().get(detail["kind"], ConsistencyError)(detail["message"])
+    if "SP-R10" in text:
+        line = next(x for x in text.splitlines() if "SP-R10" in x)
+        return OrderError(line.split("OrderError: ", 1)[-1])
+    state = _STATE.search(text)
+    if state:
+        return InvalidInput("--checkpoint", "SP-R12", f"Spark cannot use the checkpoint's "
+                            f"state store ({state.group(1)}); restore the checkpoint folder or "
+                            f"start a new one", _first_line(text))
+    found = _FILE.search(text) if "FAILED_READ_FILE" in text or "reading file" in text \
+        else None
+    if found:
+        return InvalidInput(option, "SP-R1", f"Spark cannot read the file {found.group(1)}: "
+                            f"{_first_line(text)}; fix or remove that file", found.group(1))
+    return error
+
+
+def _first_line(text: str) -> str:
+    return next((x for x in text.splitlines() if x.strip()), "")[:300]
+
+
+def raise_job_error(error: BaseException, option: str = "--input") -> NoReturn:
+    """Raise :func:`job_error` of ``error`` (without the Java chain when it was rebuilt)."""
+    rebuilt = job_error(error, option)
+    if rebuilt is error:
+        raise error
+    raise rebuilt from None

@@ -1,0 +1,128 @@
+"""Bad input to the Spark jobs (issue 15, faults 2 to 4): one line, a documented exit code,
+the file and rule named; tiny tables on the shared session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming.tws_tester import TwsTester
+
+from tests.pairs_toy import PAIRS, PairsConfig
+from tests.spark.test_spark_processor import frame
+from timealign import registry
+from timealign.cli import main
+from timealign.errors import InvalidInput
+from timealign.spark.failures import job_error
+from timealign.spark.outcomes import RECENT_IDS, DuplicateIdError
+from timealign.spark.streaming import MachineProcessor
+from timealign.spark.verify import main as verify_main
+
+CONFIG = json.dumps({"window": 3})
+
+
+def _write(path: Path, **columns: list[Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = len(columns["stamp"])
+    base: dict[str, list[Any]] = {"source": ["s"] * count,
+                                  "id": [f"m{i}" for i in range(count)],
+                                  "topic": ["x", "y"] * (count // 2) + ["x"] * (count % 2),
+                                  "arrival": list(range(count))}
+    pq.write_table(pa.table({**base, **columns}), path)
+    return path
+
+
+@pytest.fixture
+def pairs_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry._ENTRIES, "pairs", "tests.pairs_toy:PAIRS")
+
+
+# name -> (input columns, expected exit code, words of the one-line message)
+BATCH_CASES: dict[str, tuple[dict[str, list[Any]], int, list[str]]] = {
+    "reused-id": ({"id": ["a", "b", "a", "c"], "stamp": [0, 1, 10, 11]}, 3,
+                  ["source 's' id 'a' (2 rows)", "SP-R22"]),
+    "null-source": ({"source": ["s", None], "stamp": [0, 1]}, 2, ["null source", "SP-R1"]),
+    "corrupt-file": ({"stamp": [0, 1]}, 2, ["cannot read the file", "broken.parquet"]),
+}
+
+
+@pytest.mark.parametrize("case", BATCH_CASES)
+def test_sp_r22_r23_batch_bad_input_exit_codes(spark: SparkSession, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str],
+                                               pairs_cli: None, case: str) -> None:
+    """SP-R22, SP-D20: a re-used id whose first row was already settled fails the job with
+    exit 3 rather than becoming a `rejected` row (it used to pass, writing two outcomes for
+    one id); SP-R1: a null source is named;
+    SP-R23: a corrupt Parquet file is exit 2 naming the file. No traceback, no tables."""
+    columns, code, words = BATCH_CASES[case]
+    data = _write(tmp_path / "in" / "a.parquet", **columns)
+    if case == "corrupt-file":
+        (data.parent / "broken.parquet").write_bytes(b"PAR1" + b"\0" * 64 + b"PAR1")
+    got = main(["run", "pairs", "--input", str(data.parent), "--output",
+                str(tmp_path / "out"), "--config", CONFIG, "--quiet"])
+    err = capsys.readouterr().err
+    assert got == code, err
+    assert all(word in err for word in words), err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+    if case == "reused-id":  # SP-R22: verify applies the same rule
+        assert verify_main(["pairs", "--input", str(data.parent), "--output",
+                            str(tmp_path / "out"), "--config", CONFIG]) == 3
+        assert "SP-R22" in capsys.readouterr().err
+
+
+def test_sp_r22_stream_remembers_recent_ids() -> None:
+    """SP-R22: the stream refuses an id still open or among the last RECENT_IDS settled
+    ones (kept in the state value), naming source, id and the file to remove."""
+    tester = TwsTester(MachineProcessor(PAIRS, PairsConfig(window=5)))
+    tester.testInPandas("r", frame(("a", "x", 0, 1), ("b", "y", 1, 2)))  # a, b settled
+    with pytest.raises(Exception) as caught:
+        tester.testInPandas("r", frame(("a", "x", 20, 3)))
+    error = job_error(caught.value)
+    assert isinstance(error, DuplicateIdError)
+    assert "'a'" in str(error) and "recently settled" in str(error) and "file" in str(error)
+    assert RECENT_IDS >= 1000
+
+
+def test_sp_r24_r23_stream_checkpoint_binding_and_bad_file(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        pairs_cli: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SP-R24, SP-D21: a restart with another config or algorithm stops with exit 2 naming
+    what differs (it used to be accepted; no change is let through); SP-R23: a later file
+    without `id` stops the stream with exit 2 naming the file to remove; no traceback in
+    either case."""
+    source = tmp_path / "in"
+    _write(source / "a.parquet", stamp=[0, 1])
+    common = ["--source", str(source), "--output", str(tmp_path / "out"),
+              "--checkpoint", str(tmp_path / "ck"), "--available-now", "--quiet"]
+    assert main(["stream", "pairs", "--config", CONFIG, *common]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    assert main(["stream", "pairs", "--config", '{"window": 4}', *common]) == 2
+    err = capsys.readouterr().err
+    assert "SP-R24" in err and "config.window: checkpoint 3, now 4" in err
+    monkeypatch.setitem(registry._ENTRIES, "timed_pairs", "tests.pairs_toy:TIMED_PAIRS")
+    assert main(["stream", "timed_pairs", "--config", CONFIG, *common]) == 2
+    assert "algorithm: checkpoint 'pairs', now 'timed_pairs'" in capsys.readouterr().err
+    pq.write_table(pa.table({"source": ["s"], "topic": ["x"], "stamp": [5], "arrival": [5]}),
+                   source / "b.parquet")
+    assert main(["stream", "pairs", "--config", CONFIG, *common]) == 2
+    err = capsys.readouterr().err
+    assert "b.parquet" in err and "null id" in err and "SP-R1" in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("condition", ["CANNOT_LOAD_STATE_STORE.UNCATEGORIZED",
+                                       "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE",
+                                       "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"])
+def test_sp_r12_r23_damaged_state_store_names_the_checkpoint(condition: str) -> None:
+    """SP-R12, SP-R23: Spark's error classes for a checkpoint it cannot use (names from
+    Spark's error-conditions.json) become exit-2 errors naming --checkpoint."""
+    error = job_error(RuntimeError(f"[{condition}] An error occurred during loading state."
+                                   f" SQLSTATE: 58030\n\tat org.apache.spark.Foo(Foo.scala:1)"))
+    assert isinstance(error, InvalidInput) and error.field == "--checkpoint"
+    assert condition.split(".")[0] in str(error) and "Foo.scala" not in str(error)
