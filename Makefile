@@ -17,14 +17,14 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test lint typecheck unit crosshair proofs demo demo-bags bench vectors clean
+.PHONY: install test lint typecheck unit crosshair proofs demo demo-bags bench vectors figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,spark]'
+	$(BIN)/python -m pip install -q -e '.[dev,spark,plot]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -52,10 +52,14 @@ proofs: $(STAMP)
 vectors: $(STAMP)
 	$(BIN)/python -m vectors.generate
 
+# The spec's pictures (spec/figures/*.svg), drawn from the vectors; a test fails when stale.
+figures: $(STAMP)
+	$(BIN)/python -m vectors.figures
+
 demo: $(STAMP)
 	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)
 	$(BIN)/timealign run approximate_time --input $(DEMO_DIR)/fleet --output $(DEMO_DIR)/out \
-		--config '$(DEMO_CONFIG)' --summary $(DEMO_DIR)/summary.json
+		--config '$(DEMO_CONFIG)' --summary $(DEMO_DIR)/summary.json --report $(DEMO_DIR)/report
 	$(BIN)/python -m timealign.spark.verify approximate_time --input $(DEMO_DIR)/fleet \
 		--output $(DEMO_DIR)/out --config '$(DEMO_CONFIG)'
 

@@ -91,6 +91,20 @@ class Fast(Generic[C, S, I, O]):
     from_spec: Callable[[S], Any] = _same
 
 
+@attrs.frozen
+class Slots:
+    """The pulse slots a machine gates on in its active window, for pictures.
+
+    ``lane`` is the stream name, ``start``/``end`` the window, ``instants`` the slot
+    centres in ns, ascending. Reported by :attr:`Algorithm.slots_of`; nothing reads it back.
+    """
+
+    lane: str
+    start: int
+    end: int
+    instants: tuple[int, ...]
+
+
 def _no_timer(_output: Any) -> int | None:
     return None
 
@@ -116,6 +130,12 @@ class Algorithm(Generic[C, S, I, O]):
     the package's ``invariants.check`` (every violation of the executable invariants, as
     strings); ``output_from_json(raw, inputs)`` its ``codec.output_from_json`` (decoding
     another implementation's output, the run's inputs given for the ids it names).
+
+    Two hooks serve pictures (``spec/plots.md``) and read, never decide:
+    ``records_of(config, input)`` lists the messages an input carries, as records (the
+    inverse of ``inputs_from_records``, for adapters that start from inputs, such as
+    vectors), and ``slots_of(config, state)`` reports the slot grid of the active window
+    for machines that have one.
     """
 
     name: str
@@ -136,6 +156,8 @@ class Algorithm(Generic[C, S, I, O]):
     fast: Fast[C, S, I, O] | None = None
     check: Callable[[C, Sequence[I], Sequence[tuple[int, O]]], list[str]] | None = None
     output_from_json: Callable[[Mapping[str, Any], Sequence[I]], O] | None = None
+    records_of: Callable[[C, I], tuple[Record, ...]] | None = None
+    slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):

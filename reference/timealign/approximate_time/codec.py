@@ -136,3 +136,13 @@ def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[I
                                f"unknown topic, expected one of {config.topic_names}",
                                record.topic)
         yield Message(topic, record.stamp, record.id)
+
+
+def records_of(config: Config, item: Input) -> tuple[Record, ...]:
+    """The message an input carries, as a record (topic by name), for pictures."""
+    if not isinstance(item, Message):
+        return ()
+    names = config.topic_names
+    topic = item.topic
+    name = names[topic] if isinstance(topic, int) and 0 <= topic < len(names) else str(topic)
+    return (Record(item.id, name, item.stamp),)

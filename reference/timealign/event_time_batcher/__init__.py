@@ -49,6 +49,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     tick=Tick,
     check=invariants.check,
     output_from_json=codec.output_from_json,
+    records_of=codec.records_of,
 )
 
 __all__ = [

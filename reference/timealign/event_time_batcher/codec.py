@@ -112,3 +112,10 @@ def timer_of(output: Output) -> int | None:
 
 def clock_of(item: Input) -> int | None:
     return None if isinstance(item, Flush) else item.at
+
+
+def records_of(_config: Config, item: Input) -> tuple[Record, ...]:
+    """The message an input carries, as a record (key as topic, ``at`` as arrival)."""
+    if not isinstance(item, Message):
+        return ()
+    return (Record(item.id, item.key, item.event_time, item.at),)

@@ -49,6 +49,8 @@ ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=codec.output_from_json,
+    records_of=codec.records_of,
+    slots_of=codec.slots_of,
 )
 
 __all__ = [

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from timealign.algorithm import JSON, Account, Grouped, Record, Settled
+from timealign.algorithm import JSON, Account, Grouped, Record, Settled, Slots
 from timealign.errors import InvalidInput, output_fields, require
+from timealign.rate_aware_batcher.grid import slot_instants
 from timealign.rate_aware_batcher.model import (
     Batch,
     Config,
@@ -23,6 +24,7 @@ from timealign.rate_aware_batcher.model import (
     Poll,
     Polled,
     SetBatchLength,
+    State,
 )
 
 _CONFIG_KEYS = frozenset({"batch_length_s", "timeout_s", "timeout_factor"})
@@ -135,3 +137,20 @@ def inputs_from_records(_config: Config, records: Iterable[Record]) -> Iterator[
         number = record.poll
     if current:
         yield Poll(tuple(current))
+
+
+def records_of(_config: Config, item: Input) -> tuple[Record, ...]:
+    """The messages a poll carries, as records (stream name as topic)."""
+    if not isinstance(item, Poll):
+        return ()
+    return tuple(Record(m.id, m.name, m.timestamp, kind=m.kind) for m in item.messages)
+
+
+def slots_of(_config: Config, state: State) -> tuple[Slots, ...]:
+    """The slot grid of each gridded stream over the active window (RB-R4, RB-R5)."""
+    if state.window is None:
+        return ()
+    start = state.window
+    end = start + state.batch_length
+    return tuple(Slots(s.name, start, end, slot_instants(start, s.grid))
+                 for s in state.streams if s.grid is not None)

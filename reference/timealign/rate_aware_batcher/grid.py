@@ -86,6 +86,15 @@ def slot_in_batch(t: int, start: int, grid: Grid) -> int:
                                                                        grid.period)
 
 
+def slot_instants(start: int, grid: Grid) -> tuple[int, ...]:
+    """The pulse instants of slots ``0 .. slots - 1`` of the batch starting at ``start``
+    (RB-R5, RB-R6): slot ``k`` is pulse ``base + k`` of the grid. For pictures.
+    """
+    base = batch_base_index(start, grid.origin, grid.period)
+    return tuple(grid.origin + (base + k) * grid.period for k in range(grid.slots))
+
+
+
 def slots_per_batch(rate: int, length: int) -> int:
     """Slots of one batch: ``round(rate * L_s)``, half to even (14 Hz x 0.75 s -> 10).
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,44 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     return algorithm, config, columns, spark
 
 
+def check_report_folder(path: str, taken: dict[str, str]) -> None:
+    """PL-R9: ``--report`` must name a folder that can be created or written, outside the
+    input and the tables (SP-R20), checked before Spark starts, so a run never ends
+    without the page it was asked for."""
+    from timealign.plot.cli import require_plot_extra
+    from timealign.spark.paths import check_output_folder, check_separate
+
+    require_plot_extra("--report")
+    check_output_folder("--report", path)
+    check_separate(taken, {"--report": path})
+    target = Path(path)
+    existing = next(p for p in (target, *target.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise InvalidInput("--report", "PL-R9", f"cannot create or write in {existing}", path)
+
+
+def write_report(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any],
+                 config: Any, columns: Any, spark: Any, summary: dict[str, Any]) -> Path:
+    """PL-R9: the report page of a finished run, written to ``args.report``."""
+    from timealign.plot.report import write
+    from timealign.spark.pictures import build_report
+    from timealign.spark.schema import read_input
+
+    if args.format == "rosbag":
+        from timealign.spark.bags import configured_topics, read_bags
+
+        rows, frame, _ = read_bags(spark, args.input, _bag_options(args, config),
+                                   configured_topics(config))
+        try:
+            report = build_report(algorithm, config, rows, args.output, summary)
+        finally:
+            frame.unpersist()
+    else:
+        rows = read_input(spark, args.input, args.format, columns)
+        report = build_report(algorithm, config, rows, args.output, summary)
+    return write(report, args.report)
+
+
 def _run(args: argparse.Namespace) -> int:
     from timealign.spark.batch import run_batch
     from timealign.spark.paths import (
@@ -107,6 +146,8 @@ def _run(args: argparse.Namespace) -> int:
     check_output_folder("--output", args.output)
     check_separate(inputs, table_paths(args.output))
     check_file_target("--summary", args.summary, {**inputs, **table_paths(args.output)})
+    if args.report is not None:
+        check_report_folder(args.report, {**inputs, **table_paths(args.output)})
     algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
     bag_report = None
@@ -131,6 +172,8 @@ def _run(args: argparse.Namespace) -> int:
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
     if args.summary:
         Path(args.summary).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if args.report is not None:
+        print(f"report: {write_report(args, algorithm, config, columns, spark, summary)}")
     return 0
 
 
@@ -181,6 +224,8 @@ def register(commands: Any) -> None:
     run.add_argument("--input", required=True, help="input file or folder")
     run.add_argument("--summary", help="also write the summary as JSON to this file")
     _bag_arguments(run, "run")
+    run.add_argument("--report", metavar="DIR",
+                     help="also write an HTML report to DIR/index.html (needs the plot extra)")
     run.set_defaults(handler=_run)
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")

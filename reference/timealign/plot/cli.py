@@ -1,0 +1,134 @@
+"""The ``plot`` sub-command of ``timealign`` (PL-R6, PL-R7).
+
+Registered through ``timealign.cli._EXTENSIONS``. Matplotlib (the ``plot`` extra) is
+imported only when a picture is drawn; a run's tables are read with Spark (the ``spark``
+extra), so the vector form works without Spark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from timealign.errors import InvalidInput
+
+_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "": 10**9}
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(ns|us|µs|ms|s)?\s*$")
+
+
+def duration(text: str, field: str = "--from") -> int:
+    """``"2.5s"``, ``"300ms"``, ``"40us"``, ``"7ns"`` or a plain number of seconds, as
+    integer ns (exact decimal arithmetic, PL-R6)."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise InvalidInput(field, "PL-R6", "must be a duration such as 2.5s, 300ms or 7ns", text)
+    try:
+        value = Decimal(match.group(1)) * _UNITS[match.group(2) or ""]
+    except InvalidOperation:
+        raise InvalidInput(field, "PL-R6", "not a number", text) from None
+    if value != value.to_integral_value():
+        raise InvalidInput(field, "PL-R6", "must be a whole number of ns", text)
+    return int(value)
+
+
+def require_plot_extra(option: str) -> None:
+    """Refuse up front, with the fix, when matplotlib (the ``plot`` extra) is missing."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InvalidInput(option, "PL-R7", "pictures need the plot extra: "
+                           "pip install 'timealign[plot]'", None)
+
+
+def output_format(path: str) -> str:
+    """``svg`` or ``png`` from the file name (PL-R7); a folder or another suffix is refused
+    before anything is drawn."""
+    target = Path(path)
+    fmt = target.suffix.lower().lstrip(".")
+    if fmt not in ("svg", "png"):
+        raise InvalidInput("--out", "PL-R7", "the file name must end in .svg or .png", path)
+    if target.is_dir():
+        raise InvalidInput("--out", "PL-R7", "is a folder", path)
+    if not target.parent.is_dir():
+        raise InvalidInput("--out", "PL-R7", "its folder does not exist", path)
+    return fmt
+
+
+def _vector_timeline(args: argparse.Namespace) -> Any:
+    from timealign import vectors
+    from timealign.plot.timeline import from_vector
+
+    found = vectors.load(args.target)
+    if args.name is not None:
+        found = [v for v in found if v.name == args.name]
+    if len(found) != 1:
+        raise InvalidInput("--name", "PL-R6",
+                           f"{len(found)} vectors match; give --name to choose one", args.target)
+    return from_vector(found[0])
+
+
+def _run_timeline(args: argparse.Namespace) -> Any:
+    from timealign import registry
+    from timealign.spark.cli import load_config
+    from timealign.spark.pictures import source_timeline
+    from timealign.spark.schema import ColumnMap, read_input
+    from timealign.spark.session import build_session
+
+    algorithm = registry.get(args.target)
+    config = load_config(algorithm, args.config)
+    columns = ColumnMap.parse(args.column)
+    if args.input is None or args.source is None:
+        raise InvalidInput("--input", "PL-R6", "a run's picture needs --input and --source",
+                           None)
+    for table in ("groups", "outcomes"):
+        if "://" not in args.run and not (Path(args.run) / table).is_dir():
+            raise InvalidInput("--run", "PL-R6", f"no {table}/ table: not a run's --output",
+                               args.run)
+    start = duration(args.start, "--from")
+    stop = start + 2 * 10**9 if args.stop is None else duration(args.stop, "--to")
+    if stop < start:
+        raise InvalidInput("--to", "PL-R6", "must not be before --from", args.stop)
+    spark = build_session(args.master, f"timealign plot {args.target}")
+    rows = read_input(spark, args.input, args.format, columns)
+    return source_timeline(algorithm, config, rows, args.run, args.source, start, stop)
+
+
+def _plot(args: argparse.Namespace) -> int:
+    fmt = output_format(args.out)
+    require_plot_extra("--out")
+    timeline = _run_timeline(args) if args.run is not None else _vector_timeline(args)
+    from timealign.plot.draw import render
+
+    data = render(timeline, fmt, strip=not args.no_arrivals, width=args.width)
+    Path(args.out).write_bytes(data)
+    print(f"wrote {args.out}: {len(timeline.marks)} messages, {len(timeline.groups)} groups")
+    return 0
+
+
+def register(commands: Any) -> None:
+    """Add ``plot`` to the ``timealign`` parser."""
+    plot = commands.add_parser(
+        "plot", help="draw a timeline of a vector, or of one source of a run",
+        description="Draw a vector (TARGET is a .json/.jsonl file) or one source of a run "
+                    "(TARGET is the algorithm, with --run, --input and --source).")
+    plot.add_argument("target", help="vector file, or the algorithm name with --run")
+    plot.add_argument("--out", "-o", required=True, help="picture file, .svg or .png")
+    plot.add_argument("--name", help="the vector to draw from a .jsonl file")
+    plot.add_argument("--run", help="the run's --output folder (groups/, outcomes/)")
+    plot.add_argument("--input", help="the run's --input")
+    plot.add_argument("--config", help="the run's --config (file or inline JSON)")
+    plot.add_argument("--format", default="parquet", help="the run's --format")
+    plot.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
+                      help="the run's --column mappings; repeatable")
+    plot.add_argument("--master", help="Spark master URL (default: local[*])")
+    plot.add_argument("--source", help="the source to draw")
+    plot.add_argument("--from", dest="start", default="0",
+                      help="start, after the source's first event time (default 0; 2.5s, "
+                           "300ms, 7ns; a plain number is seconds)")
+    plot.add_argument("--to", dest="stop", help="end, likewise (default: --from + 2s)")
+    plot.add_argument("--no-arrivals", action="store_true",
+                      help="leave out the arrival-time strip")
+    plot.add_argument("--width", type=float, default=10.0, help="width in inches (default 10)")
+    plot.set_defaults(handler=_plot)

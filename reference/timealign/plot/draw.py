@@ -1,0 +1,336 @@
+"""Draw a :class:`~timealign.plot.timeline.Timeline` with matplotlib (PL-R2, PL-R3, PL-R5).
+
+One lane per topic, key or stream on the event-time axis; each message a mark coloured by
+its group; sets drawn as a line through their members, every group's window as a shaded
+span; dropped and rejected messages marked by reason, pending ones hollow; the slot grid
+faint behind the lanes; below, arrival against event time. Only the ``Figure`` API is used
+(no pyplot state), under fixed settings so that an SVG is the same bytes on every machine
+with the pinned matplotlib (PL-R5): fixed hash salt, no date, the bundled DejaVu Sans,
+text kept as text.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from matplotlib import rc_context
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+from timealign.errors import InvalidInput
+from timealign.plot.timeline import ARRIVAL_INDEX, GROUPED, OPEN, Mark, Timeline
+
+FORMATS = ("svg", "png")
+SETTINGS: dict[str, Any] = {
+    "svg.hashsalt": "timealign",
+    "svg.fonttype": "none",
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "legend.fontsize": 8,
+    "savefig.dpi": 100,
+}
+#: Group colours, cycled in emission order (neighbours differ).
+PALETTE = ("#1f77b4", "#2ca02c", "#8c564b", "#17becf", "#7f7f7f", "#bcbd22")
+SHADES = ("#1f77b4", "#2ca02c")
+OUTCOME_COLOURS = {"dropped": "#d62728", "rejected": "#9467bd"}
+REASON_MARKERS = ("X", "D", "s", "^", "v", "P", "*", "<", ">")
+LABEL_LIMIT = 40  # ids written next to their marks up to this many messages
+GROUP_LABEL_LIMIT = 30
+UNITS = ((10_000, 1, "ns"), (10_000_000, 1_000, "µs"), (10_000_000_000, 1_000_000, "ms"))
+
+
+class Scale:
+    """Integer ns -> axis coordinates: a readable unit and, for absolute clocks, an origin.
+
+    The offset is subtracted in integers, so large stamps keep their ns precision.
+    """
+
+    def __init__(self, values: Iterable[int]) -> None:
+        values = list(values) or [0]
+        low, high = min(values), max(values)
+        span = high - low
+        self.factor, self.unit = 1_000_000_000, "s"
+        for limit, factor, unit in UNITS:
+            if span <= limit:
+                self.factor, self.unit = factor, unit
+                break
+        far = abs(low) > 100 * max(span, 1) and abs(low) >= self.factor
+        self.origin = (low // self.factor) * self.factor if far else 0
+
+    def __call__(self, value: int) -> float:
+        return (value - self.origin) / self.factor
+
+    def label(self, what: str) -> str:
+        if not self.origin:
+            return f"{what} ({self.unit})"
+        seconds, rest = divmod(self.origin, 1_000_000_000)
+        fraction = f".{rest:09d}".rstrip("0") if rest else ""
+        return f"{what} ({self.unit} after {seconds}{fraction} s)"
+
+
+def view(stamps: Iterable[int], bounds: Iterable[int] = ()) -> tuple[int, int]:
+    """The event-time range drawn (PL-R2): the stamps and group bounds, except a cluster
+    of stamps farther from the rest than ten times the rest's own span (a stamp a year
+    ahead), which is drawn at the edge with its distance, so one outlier cannot squash the
+    rest. The side with more stamps (then more group bounds) is kept; group bounds alone
+    are never cut off."""
+    points = sorted([(t, True) for t in stamps] + [(t, False) for t in bounds]) or [(0, True)]
+    for _ in range(3):
+        if len(points) < 2:
+            break
+        gap, at = max((b[0] - a[0], k) for k, (a, b) in enumerate(itertools.pairwise(points)))
+        rest = points[-1][0] - points[0][0] - gap
+        if rest <= 0 or gap <= 10 * rest:  # two instants are no cluster and an outlier
+            break
+        left, right = points[: at + 1], points[at + 1:]
+        counts = [(sum(stamp for _t, stamp in side), len(side)) for side in (left, right)]
+        if not counts[0][0] or not counts[1][0]:
+            break  # one side is group bounds only: keep it in view
+        points = left if counts[0] >= counts[1] else right  # ties: the side with the groups
+    return points[0][0], points[-1][0]
+
+
+def distance(ns: int) -> str:
+    """A readable distance: ``+1.0 y``, ``+243 s``, ``-43 y``."""
+    size = abs(ns)
+    sign = "+" if ns >= 0 else "-"
+    for limit, unit in ((31_557_600 * 10**9, "y"), (86_400 * 10**9, "d"), (3_600 * 10**9, "h"),
+                        (10**9, "s"), (10**6, "ms"), (10**3, "µs")):
+        if size >= limit:
+            return f"{sign}{size / limit:.3g} {unit}"
+    return f"{sign}{size} ns"
+
+
+def _marker(mark: Mark, reasons: dict[tuple[str, str | None], str]) -> dict[str, Any]:
+    """Matplotlib style of a mark that is not grouped."""
+    if mark.outcome in ("pending", OPEN):
+        edge = "black" if mark.outcome == "pending" else "#999999"
+        return {"marker": "o", "markerfacecolor": "white", "markeredgecolor": edge}
+    colour = OUTCOME_COLOURS.get(mark.outcome, "#ff7f0e")
+    key = (mark.outcome, mark.reason)
+    if key not in reasons:
+        reasons[key] = REASON_MARKERS[len(reasons) % len(REASON_MARKERS)]
+    return {"marker": reasons[key], "markerfacecolor": colour, "markeredgecolor": colour}
+
+
+def _staggered(xs: Sequence[float], gap: float) -> list[int]:
+    """A level per label (0, 1, 2) so labels closer than ``gap`` do not overlap."""
+    levels: list[int] = []
+    last: dict[int, float] = {}
+    for x in xs:
+        level = next((k for k in range(3) if x - last.get(k, float("-inf")) >= gap), 0)
+        last[level] = x
+        levels.append(level)
+    return levels
+
+
+def _off_scale(ax: Axes, marks: Sequence[Mark], bounds: tuple[int, int],
+               row: dict[str, int]) -> None:
+    """Marks outside the view: one arrow per lane and side, with how far they lie."""
+    sides: dict[tuple[str, bool], list[int]] = {}
+    for mark in marks:
+        ahead = mark.stamp > bounds[1]
+        sides.setdefault((mark.lane, ahead), []).append(
+            mark.stamp - bounds[1] if ahead else mark.stamp - bounds[0])
+    low, high = ax.get_xlim()
+    for (lane, ahead), offsets in sides.items():
+        near, far = min(offsets, key=abs), max(offsets, key=abs)
+        text = (distance(near) if near == far
+                else f"{len(offsets)}× {distance(near)}…{distance(far)}")
+        ax.annotate(text, (high if ahead else low, row[lane]), xytext=(-8 if ahead else 8, 0),
+                    textcoords="offset points", ha="right" if ahead else "left", va="center",
+                    fontsize=7, color="#444444")
+        ax.plot([high if ahead else low], [row[lane]], marker=">" if ahead else "<",
+                color="#444444", markersize=6, clip_on=False, zorder=4)
+
+
+def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
+           bounds: tuple[int, int]) -> list[Any]:
+    """The lane axes: slots, spans, set lines, marks; returns the legend handles."""
+    row = {lane: len(timeline.lanes) - 1 - k for k, lane in enumerate(timeline.lanes)}
+    grid_x: list[float] = []
+    grid_y: list[float] = []
+    for slots in timeline.slots:  # PL-R3: faint, behind everything; one path for all
+        y = row[slots.lane]
+        for instant in slots.instants:
+            x = scale(instant)
+            grid_x += [x, x, math.nan]
+            grid_y += [y - 0.32, y + 0.32, math.nan]
+    if grid_x:
+        ax.plot(grid_x, grid_y, color="#d0d0d0", linewidth=0.7, zorder=0)
+    by_id = {m.id: m for m in timeline.marks}
+    for position, span in enumerate(timeline.groups):
+        colour = PALETTE[position % len(PALETTE)]
+        left, right = scale(span.start), scale(span.end)
+        style: dict[str, Any] = {"zorder": 1}
+        if not span.ids:  # an empty batch: an outline only
+            style.update(fill=False, hatch="///", edgecolor="#999999", linewidth=0.6)
+        else:
+            style.update(color=SHADES[position % 2], alpha=0.12, linewidth=0)
+        if right > left:
+            ax.axvspan(left, right, **style)
+        else:
+            ax.axvline(left, color=colour, alpha=0.35, linewidth=1.2, zorder=1)
+        members = [by_id[i] for i in span.ids
+                   if i in by_id and bounds[0] <= by_id[i].stamp <= bounds[1]]
+        if len(members) > 1 and len({m.lane for m in members}) == len(members):
+            members.sort(key=lambda m: row[m.lane])
+            ax.plot([scale(m.stamp) for m in members], [row[m.lane] for m in members],
+                    color=colour, linewidth=1.0, alpha=0.8, zorder=2)
+    reasons: dict[tuple[str, str | None], str] = {}
+    points: dict[tuple[tuple[str, Any], ...], tuple[list[float], list[int]]] = {}
+    low, high = bounds
+    _off_scale(ax, [m for m in timeline.marks if not low <= m.stamp <= high], bounds, row)
+    for mark in timeline.marks:  # one line object per style keeps the SVG small
+        if not low <= mark.stamp <= high:
+            continue
+        if mark.outcome == GROUPED and mark.group is not None:
+            colour = PALETTE[mark.group % len(PALETTE)]
+            style = {"marker": "o", "markerfacecolor": colour, "markeredgecolor": colour}
+        else:
+            style = _marker(mark, reasons)
+        xs, ys = points.setdefault(tuple(style.items()), ([], []))
+        xs.append(scale(mark.stamp))
+        ys.append(row[mark.lane])
+    for style_items, (xs, ys) in points.items():
+        ax.plot(xs, ys, linestyle="none", markersize=size, zorder=3, **dict(style_items))
+    _labels(ax, timeline, scale, row)
+    ax.set_yticks(range(len(timeline.lanes)), list(reversed(timeline.lanes)))
+    ax.set_ylim(-0.7, len(timeline.lanes) - 0.2)
+    ax.grid(axis="x", color="#eeeeee", linewidth=0.6)
+    ax.set_axisbelow(True)
+    return _legend(timeline, reasons)
+
+
+def _labels(ax: Axes, timeline: Timeline, scale: Scale, row: dict[str, int]) -> None:
+    """Ids beside their marks and group numbers on top, when few enough to stay apart."""
+    low, high = ax.get_xlim()
+    gap = (high - low) / 28
+    if len(timeline.marks) <= LABEL_LIMIT:
+        for lane in timeline.lanes:
+            marks = sorted((m for m in timeline.marks if m.lane == lane), key=lambda m: m.stamp)
+            xs = [scale(m.stamp) for m in marks]
+            for mark, x, level in zip(marks, xs, _staggered(xs, gap), strict=True):
+                ax.annotate(mark.id, (x, row[lane]), xytext=(0, 7 + 8 * level),
+                            textcoords="offset points", ha="center", fontsize=7, color="#333333")
+    if len(timeline.groups) <= GROUP_LABEL_LIMIT:
+        xs = [(scale(g.start) + scale(g.end)) / 2 for g in timeline.groups]
+        top = len(timeline.lanes) - 0.2
+        for group, x, level in zip(timeline.groups, xs, _staggered(xs, gap), strict=True):
+            ax.annotate(f"#{group.seq}", (x, top), xytext=(0, -9 - 8 * level),
+                        textcoords="offset points", ha="center", fontsize=7, color="#555555")
+
+
+def _legend(timeline: Timeline, reasons: dict[tuple[str, str | None], str]) -> list[Any]:
+    handles: list[Any] = []
+    if any(m.outcome == GROUPED for m in timeline.marks):
+        handles.append(Line2D([], [], marker="o", linestyle="none", color=PALETTE[0],
+                              label="grouped (colour = group)"))
+    if timeline.groups:
+        handles.append(Patch(color=SHADES[0], alpha=0.25, label="group window"))
+    for (outcome, reason), marker in reasons.items():
+        colour = OUTCOME_COLOURS.get(outcome, "#ff7f0e")
+        handles.append(Line2D([], [], marker=marker, linestyle="none", color=colour,
+                              label=f"{outcome}: {reason}" if reason else outcome))
+    for outcome, edge, text in (("pending", "black", "pending at end"),
+                                (OPEN, "#999999", "not settled yet")):
+        if any(m.outcome == outcome for m in timeline.marks):
+            handles.append(Line2D([], [], marker="o", linestyle="none", markerfacecolor="white",
+                                  markeredgecolor=edge, label=text))
+    if timeline.slots:
+        handles.append(Line2D([], [], color="#d0d0d0", label="slot grid"))
+    return handles
+
+
+def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int]
+              ) -> list[Any]:
+    """Arrival against event time: late data sits high above the others (PL-R4)."""
+    values = [m.arrival for m in timeline.marks if m.arrival is not None]
+    values += [g.at for g in timeline.groups if g.at is not None]
+    index = timeline.arrival == ARRIVAL_INDEX
+    yscale = Scale([0]) if index else Scale(values)
+    label = "input #" if index else yscale.label("arrival")
+    if not index and yscale.origin and (yscale.unit, bool(scale.origin)) == (scale.unit, True):
+        yscale, label = scale, f"arrival ({scale.unit}, same origin)"  # a shorter label
+    points: dict[str, tuple[list[float], list[float]]] = {}
+    for mark in timeline.marks:
+        if mark.arrival is None or not bounds[0] <= mark.stamp <= bounds[1]:
+            continue
+        colour = (PALETTE[mark.group % len(PALETTE)] if mark.group is not None
+                  else OUTCOME_COLOURS.get(mark.outcome, "#999999"))
+        xs, ys = points.setdefault(colour, ([], []))
+        xs.append(scale(mark.stamp))
+        ys.append(yscale(mark.arrival))
+    for colour, (xs, ys) in points.items():
+        ax.plot(xs, ys, marker=".", linestyle="none", color=colour, markersize=4)
+    emitted = [g for g in timeline.groups
+               if g.at is not None and bounds[0] <= g.end <= bounds[1]]
+    ax.plot([scale(g.end) for g in emitted], [yscale(g.at) for g in emitted if g.at is not None],
+            marker="_", linestyle="none", color="black", markersize=7)
+    ax.set_ylabel(label, fontsize=8)
+    if index:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(color="#eeeeee", linewidth=0.6)
+    if not emitted:
+        return []
+    return [Line2D([], [], marker="_", linestyle="none", color="black",
+                   label="group emitted (at its end, by arrival)")]
+
+
+def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figure:
+    """The picture of ``timeline``; ``strip`` adds the arrival strip (PL-R4)."""
+    bounds = view((m.stamp for m in timeline.marks),
+                  (t for g in timeline.groups for t in (g.start, g.end)))
+    times = [*bounds, *(t for g in timeline.groups for t in (g.start, g.end)
+                        if bounds[0] <= t <= bounds[1])]
+    scale = Scale(times)
+    count = len(timeline.marks)
+    size = 7.0 if count <= 60 else 5.0 if count <= 200 else 3.5
+    lanes_height = 0.9 + 0.42 * max(len(timeline.lanes), 1)
+    heights = [lanes_height, 1.3] if strip else [lanes_height]
+    fig = Figure(figsize=(width, sum(heights) + 1.2), layout="constrained")
+    axes = fig.subplots(len(heights), 1, sharex=True, squeeze=False,
+                        gridspec_kw={"height_ratios": heights})[:, 0]
+    main = axes[0]
+    main.set_xlim(*_limits([scale(t) for t in times]))
+    handles = _lanes(main, timeline, scale, size, bounds)
+    main.set_title(timeline.title, loc="left")
+    if strip:
+        handles += _arrivals(axes[1], timeline, scale, bounds)
+    axes[-1].set_xlabel(scale.label("event time"))
+    if scale.unit == "ns":  # no fractions of a nanosecond on the axis
+        axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    for note in timeline.notes:
+        main.text(1.0, 1.02, note, transform=main.transAxes, ha="right", fontsize=7,
+                  color="#555555")
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4),
+                   frameon=False)
+    return fig
+
+
+def _limits(xs: Sequence[float]) -> tuple[float, float]:
+    low, high = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    pad = (high - low) * 0.04 or 1.0
+    return low - pad, high + pad
+
+
+def render(timeline: Timeline, fmt: str = "svg", strip: bool = True,
+           width: float = 10.0) -> bytes:
+    """The picture as SVG or PNG bytes; the same timeline gives the same SVG bytes."""
+    if fmt not in FORMATS:
+        raise InvalidInput("format", "PL-R5", f"must be one of {FORMATS}", fmt)
+    with rc_context(SETTINGS):
+        fig = figure(timeline, strip, width)
+        buffer = io.BytesIO()
+        metadata = {"Date": None} if fmt == "svg" else {"Software": None}
+        fig.savefig(buffer, format=fmt, metadata=metadata)
+    return buffer.getvalue()

@@ -1,0 +1,141 @@
+"""What a timeline picture shows, as plain data: lanes, marks, groups, slots (PL-R1..PL-R4).
+
+A :class:`Timeline` is built by driving a machine through its :class:`Algorithm` descriptor
+(a vector: :func:`from_vector`) or from a run's written tables (:func:`assemble`, fed by the
+Spark adapter). Every outcome comes from the machine's ``account`` or from the tables the
+run wrote, never from a rule re-derived here. No matplotlib: :mod:`timealign.plot.draw`
+turns a timeline into a picture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from timealign import registry
+from timealign.algorithm import Algorithm, Grouped, Record, Settled, Slots
+from timealign.errors import InvalidInput
+from timealign.vectors import Vector
+
+GROUPED = "grouped"
+#: A message no output settled in what the picture covers (no end input, or cut off).
+OPEN = "open"
+#: The arrival axis: nanoseconds (a clock or recorded arrival) or the input index.
+ARRIVAL_NS = "ns"
+ARRIVAL_INDEX = "input"
+
+
+@attrs.frozen
+class Mark:
+    """One message: its lane, event time, arrival and outcome (PL-R2)."""
+
+    id: str
+    lane: str
+    stamp: int
+    arrival: int | None
+    outcome: str
+    reason: str | None = None
+    group: int | None = None  # position in Timeline.groups when grouped
+
+
+@attrs.frozen
+class Span:
+    """One group: a published set or a closed batch, and when it was emitted."""
+
+    seq: int
+    start: int
+    end: int
+    ids: tuple[str, ...]
+    at: int | None = None
+
+
+@attrs.frozen
+class Timeline:
+    """Everything one picture shows (PL-R1)."""
+
+    title: str
+    lanes: tuple[str, ...]
+    marks: tuple[Mark, ...]
+    groups: tuple[Span, ...]
+    slots: tuple[Slots, ...] = ()
+    arrival: str = ARRIVAL_NS
+    notes: tuple[str, ...] = ()
+
+
+def assemble(
+    title: str,
+    records: Iterable[Record],
+    groups: Iterable[Span],
+    settled: Mapping[str, tuple[str, str | None]],
+    slots: Iterable[Slots] = (),
+    arrival: str = ARRIVAL_NS,
+    notes: Iterable[str] = (),
+) -> Timeline:
+    """A timeline from messages (``Record.arrival`` on the arrival axis), the groups and the
+    other outcomes by id (``(outcome, reason)``); a message in neither is :data:`OPEN`."""
+    spans = tuple(groups)
+    member = {i: position for position, span in enumerate(spans) for i in span.ids}
+    marks = []
+    for record in records:
+        position = member.get(record.id)
+        if position is not None:
+            marks.append(Mark(record.id, record.topic, record.stamp, record.arrival, GROUPED,
+                              None, position))
+        else:
+            outcome, reason = settled.get(record.id, (OPEN, None))
+            marks.append(Mark(record.id, record.topic, record.stamp, record.arrival, outcome,
+                              reason))
+    lanes = tuple(sorted({m.lane for m in marks} | {s.lane for s in slots}))
+    return Timeline(title, lanes, tuple(marks), spans, _distinct_slots(slots), arrival,
+                    tuple(notes))
+
+
+def _distinct_slots(slots: Iterable[Slots]) -> tuple[Slots, ...]:
+    """One entry per (lane, window): the grid a window was gated on is the last one seen."""
+    last: dict[tuple[str, int], Slots] = {}
+    for entry in slots:
+        last[(entry.lane, entry.start)] = entry
+    return tuple(last.values())
+
+
+def from_vector(vector: Vector) -> Timeline:
+    """Replay a vector through the registry's machine and collect what it shows (PL-R1).
+
+    Inputs the machine refuses are left out, as the vector format prescribes (VEC-R5), and
+    counted in the notes; a refused config raises :class:`InvalidInput`.
+    """
+    algorithm: Algorithm[Any, Any, Any, Any] = registry.get(vector.algorithm)
+    if algorithm.records_of is None:
+        raise InvalidInput("algorithm", "PL-R1", "this algorithm has no records_of hook",
+                           vector.algorithm)
+    config = algorithm.config_from_json(vector.config)
+    state = algorithm.initial(config)
+    records: list[Record] = []
+    spans: list[Span] = []
+    settled: dict[str, tuple[str, str | None]] = {}
+    slots: list[Slots] = []
+    refused = 0
+    for index, raw in enumerate(vector.inputs):
+        try:
+            item = algorithm.input_from_json(raw)
+            state, outputs = algorithm.step(config, state, item)
+        except InvalidInput:
+            refused += 1
+            continue
+        # Unclocked machines read no time of arrival: the input index stands for it.
+        at = algorithm.clock_of(item) if algorithm.clocked else index
+        for record in algorithm.records_of(config, item):
+            records.append(record if algorithm.clocked else attrs.evolve(record, arrival=index))
+        for output in outputs:
+            account = algorithm.account(output)
+            if isinstance(account, Grouped):
+                spans.append(Span(len(spans), account.start, account.end, account.ids, at))
+            elif isinstance(account, Settled):
+                settled[account.id] = (account.outcome, account.reason)
+        if algorithm.slots_of is not None:
+            slots.extend(algorithm.slots_of(config, state))
+    notes = [f"{refused} input(s) refused (VEC-R5), not drawn"] if refused else []
+    return assemble(vector.name, records, spans, settled, slots,
+                    ARRIVAL_NS if algorithm.clocked else ARRIVAL_INDEX, notes)

@@ -1,0 +1,111 @@
+"""Draw the spec's figures from the shipped vectors into ``spec/figures/`` (PL-R8).
+
+Each entry of :data:`FIGURES` names the spec id or section a figure shows and the vector it
+is drawn from; the figure is ``spec/figures/<prefix>_<vector>.svg`` and the spec of the
+algorithm embeds it next to that hazard or scenario. The SVG is the same bytes for the same
+vector (``timealign.plot.draw``), so ``tests/test_plot_figures.py`` regenerates every
+figure in memory and fails when a committed one is stale or not embedded.
+
+    python -m vectors.figures        # or: make figures
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from timealign import vectors
+
+ROOT = Path(__file__).resolve().parent
+SPEC = ROOT.parent / "spec"
+FOLDER = SPEC / "figures"
+PREFIX = {"approximate_time": "at", "event_time_batcher": "eb", "rate_aware_batcher": "rb"}
+
+# (what the figure shows in the spec, algorithm, vector name)
+FIGURES: tuple[tuple[str, str, str], ...] = (
+    ("AT-H1", "approximate_time", "note_livelock_after_last_topic_overflow"),
+    ("AT-H1", "approximate_time", "overflow_of_topic0_recovers"),
+    ("AT-H3", "approximate_time", "wiki_optimality_fails_with_too_large_bound"),
+    ("AT-H4", "approximate_time", "wiki_sets_cross_with_out_of_order_stamps"),
+    ("AT-H5", "approximate_time", "wiki_arrival_order_matters_with_overflow_a"),
+    ("AT-H5", "approximate_time", "wiki_arrival_order_matters_with_overflow_b"),
+    ("UC1", "event_time_batcher", "uc1_window"),
+    ("UC2", "event_time_batcher", "uc2_timeout"),
+    ("UC3", "event_time_batcher", "uc3_conflicts"),
+    ("UC4", "event_time_batcher", "uc4_late_duplicate"),
+    ("UC5", "event_time_batcher", "uc5_late_unbatched"),
+    ("UC5", "event_time_batcher", "uc5_gap_variant"),
+    ("EB-H1", "event_time_batcher", "hazard_redelivery_on_split_point"),
+    ("EB-H2", "event_time_batcher", "hazard_one_ns_conflict"),
+    ("EB-H3", "event_time_batcher", "hazard_late_earlier"),
+    ("EB-H4", "event_time_batcher", "hazard_tick_first"),
+    ("EB-H4", "event_time_batcher", "hazard_message_first"),
+    ("EB-H5", "event_time_batcher", "hazard_missing_ticks"),
+    ("EB-H6", "event_time_batcher", "hazard_order_ab"),
+    ("EB-H6", "event_time_batcher", "hazard_order_ba"),
+    ("EB-H7", "event_time_batcher", "hazard_zero_window"),
+    ("Happy path", "rate_aware_batcher", "happy_path_14hz"),
+    ("Missing pulse", "rate_aware_batcher", "missing_pulse"),
+    ("Split messages", "rate_aware_batcher", "split_messages"),
+    ("Overflow", "rate_aware_batcher", "overflow_future_pulse"),
+    ("Multi-stream", "rate_aware_batcher", "multi_stream"),
+    ("Phase offset", "rate_aware_batcher", "phase_offset"),
+    ("Gap recovery", "rate_aware_batcher", "gap_recovery"),
+    ("Timeout fallback", "rate_aware_batcher", "timeout_fallback"),
+    ("Non-gated ride-along", "rate_aware_batcher", "non_gated_ride_along"),
+    ("Sub-Hz stream", "rate_aware_batcher", "sub_hz_stream"),
+    ("Future ungridded", "rate_aware_batcher", "future_ungridded_held"),
+    ("Broken stream", "rate_aware_batcher", "broken_stream_epoch"),
+    ("HWM outlier clamp", "rate_aware_batcher", "hwm_outlier_clamp"),
+    ("Stream lifecycle", "rate_aware_batcher", "stream_lifecycle"),
+    ("Batch-length change", "rate_aware_batcher", "batch_length_change"),
+    ("Jitter tolerance", "rate_aware_batcher", "jitter_tolerance"),
+    ("RB-H1", "rate_aware_batcher", "hazard_outlier_in_first_call"),
+    ("RB-H2", "rate_aware_batcher", "hazard_far_ahead_gridded"),
+    ("RB-H3", "rate_aware_batcher", "hazard_timeout_factor_above_3"),
+    ("RB-H3", "rate_aware_batcher", "hazard_timeout_factor_above_3_gated"),
+    ("RB-H5", "rate_aware_batcher", "hazard_no_wall_clock"),
+    ("RB-H6", "rate_aware_batcher", "hazard_silent_gridded_stream"),
+    ("RB-H7", "rate_aware_batcher", "stale_grid_kept"),
+    ("RB-H8", "rate_aware_batcher", "backlog_one_batch_per_poll"),
+    ("RB-H10", "rate_aware_batcher", "hazard_slow_gated_stream"),
+    ("RB-H11", "rate_aware_batcher", "hazard_persistent_far_future_stream"),
+)
+
+
+def file_name(algorithm: str, vector: str) -> str:
+    """The figure's file name under ``spec/figures/``."""
+    return f"{PREFIX[algorithm]}_{vector}.svg"
+
+
+def draw(algorithm: str, vector: str) -> bytes:
+    """The SVG bytes of one figure, drawn from the shipped vector."""
+    from timealign.plot.draw import render
+    from timealign.plot.timeline import from_vector
+
+    [found] = vectors.load(ROOT / algorithm / f"{vector}.json")
+    return render(from_vector(found), "svg", width=8.0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    del argv
+    FOLDER.mkdir(exist_ok=True)
+    wanted = set()
+    for _shows, algorithm, vector in FIGURES:
+        name = file_name(algorithm, vector)
+        wanted.add(name)
+        target = FOLDER / name
+        data = draw(algorithm, vector)
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+            print(f"wrote {target.relative_to(ROOT.parent)}")
+    for old in sorted(FOLDER.glob("*.svg")):
+        if old.name not in wanted:
+            old.unlink()
+            print(f"removed {old.relative_to(ROOT.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
