@@ -6,7 +6,7 @@ every 250 ns, four slots per window), so a handful of inputs covers bootstrap, c
 messages stamped relative to the nominal pulse instant ``T(k) = BASE + 250 k``; ids are
 unique per trace (``<move><k>``).
 
-Every prefix is checked for RB-I1, RB-I2, RB-I3, RB-I5 and RB-I7 (``invariants.check_run``)
+Every prefix is checked for RB-I1, RB-I2, RB-I3, RB-I5 and RB-I7 (``invariants.check``)
 and for RB-I4 (HWM monotone, by replaying the prefix). ``python -m
 proofs.explore_rate_aware_batcher`` additionally runs the liveness probes recorded in the
 spec: after every maximal trace, do empty polls alone deliver everything (*drain*), and do
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from proofs.explore import Instance, Trace
+from timealign.algorithm import run
 from timealign.conformance.instances import rb_alphabet, rb_at, rb_one
-from timealign.machine import run
 from timealign.rate_aware_batcher import (
     ALGORITHM,
     Batch,
@@ -35,7 +35,7 @@ from timealign.rate_aware_batcher import (
 
 
 def check(config: Config, inputs: Trace, outputs: Any) -> list[str]:
-    problems = invariants.check_run(config, list(inputs), list(outputs))
+    problems = invariants.check(config, list(inputs), list(outputs))
     hwms, state = [], ALGORITHM.initial(config)
     for item in inputs:
         if isinstance(item, End):

@@ -2,10 +2,10 @@
 documented exit code, never another exception, and leaves state and files as they were.
 
 Hypothesis feeds random bytes and random JSON to the vector loader (VEC-R1, VEC-R10),
-random vectors to every algorithm through ``vectors.replay`` (VEC-R5: a rejected config or
-input is an ``error`` output, never an exception), and random rows to every algorithm's
-row mapping through the driver. The ``ci`` profile keeps these fast; ``make proofs`` runs
-them under the ``nightly`` profile.
+random vectors to every algorithm through ``vectors.reference_outputs`` (VEC-R5: a
+rejected config or input is an ``error`` output, never an exception), and random rows to
+every algorithm's row mapping through the driver. The ``ci`` profile keeps these fast;
+``make proofs`` runs them under the ``nightly`` profile.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from timealign import registry, vectors
+from timealign.algorithm import Record
 from timealign.cli import main
 from timealign.drive import Driver
 from timealign.errors import InvalidInput
-from timealign.machine import Record
 
 INT64 = 2**63 - 1
 # A few values of every JSON type, with the edges that broke things: huge integers,
@@ -103,7 +103,7 @@ def test_vec_r1_random_json_is_a_vector_or_invalid_input(value: Any) -> None:
 def test_vec_r5_random_vectors_replay_without_exceptions(body: dict[str, Any]) -> None:
     """VEC-R5: a random config or input of any algorithm is an `error` output naming field
     and rule; replay itself never raises, and the JSON round trip is stable."""
-    outputs = vectors.replay(vectors.from_json(body))
+    outputs = vectors.reference_outputs(vectors.from_json(body))
     for output in outputs:
         assert isinstance(output["input"], int | None)
         if output["kind"] == "error":
@@ -216,15 +216,17 @@ def test_drv_d9_every_machine_refuses_times_above_int64(name: str) -> None:
     accept it); 2**63 - 1 is accepted."""
     body = {**GOOD, "algorithm": name, "config": GOOD_CONFIGS[name],
             "inputs": [INT64_INPUTS[name]]}
-    (output,) = [o for o in vectors.replay(vectors.from_json(body)) if o["kind"] == "error"]
+    (output,) = [o for o in vectors.reference_outputs(vectors.from_json(body))
+                 if o["kind"] == "error"]
     assert output["input"] == 0
     fine = json.loads(json.dumps(body).replace(str(INT64 + 1), str(INT64)))
-    assert not [o for o in vectors.replay(vectors.from_json(fine)) if o["kind"] == "error"]
+    assert not [o for o in vectors.reference_outputs(vectors.from_json(fine))
+                if o["kind"] == "error"]
 
 
 def test_rb_d3_poll_holds_messages_only() -> None:
     """RB-D3: `Poll("abc")` and a poll of non-messages are refused when built."""
-    from timealign.rate_aware_batcher.events import Poll
+    from timealign.rate_aware_batcher.model import Poll
 
     with pytest.raises(InvalidInput, match="messages"):
         Poll("abc")  # type: ignore[arg-type]
@@ -273,7 +275,7 @@ def test_vec_r10_check_goes_on_after_a_bad_file(tmp_path: Path,
     """VEC-R10: `check` over a folder with a bad file checks the others, prints a summary
     and exits 2; `replay` prints the good vectors and exits 2."""
     (tmp_path / "a.json").write_bytes(b"\xff\xfe")
-    good = {**GOOD, "outputs": vectors.replay(vectors.from_json(GOOD))}
+    good = {**GOOD, "outputs": vectors.reference_outputs(vectors.from_json(GOOD))}
     (tmp_path / "b.json").write_text(json.dumps(good))
     assert main(["check", str(tmp_path)]) == 2
     out = capsys.readouterr().out
@@ -287,7 +289,7 @@ def test_unexpected_failures_are_one_line_unless_debug(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A failure of no documented kind exits 4 with one line; --debug adds the traceback."""
-    monkeypatch.setattr(vectors, "replay", lambda vector: 1 / 0)
+    monkeypatch.setattr(vectors, "reference_outputs", lambda vector: 1 / 0)
     (tmp_path / "a.json").write_text(json.dumps(GOOD))
     assert main(["replay", str(tmp_path)]) == 4
     err = capsys.readouterr().err

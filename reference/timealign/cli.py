@@ -46,14 +46,14 @@ def _replayed(path: Path, item: Vector | InvalidInput) -> list[vectors.JSON]:
     if isinstance(item, InvalidInput):
         raise item
     try:
-        return vectors.replay(item)
+        return vectors.reference_outputs(item)
     except InvalidInput as error:
         where = item.source or str(path)
         raise InvalidInput(f"{where} {error.field}", error.rule, error.message,
                            error.value) from None
 
 
-def _replay(args: argparse.Namespace) -> int:
+def _print_reference_outputs(args: argparse.Namespace) -> int:
     """Print each vector's outputs; a malformed vector is reported on stderr and the others
     are still replayed (VEC-R10); exit 2 if any was malformed."""
     malformed = 0
@@ -69,8 +69,9 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    """VEC-R6, VEC-R10: compare every vector, report each failure and a summary; exit 1 when
-    a vector differs or has no outputs, 2 when one could not be read (or none was found)."""
+    """VEC-R6, VEC-R10: compare every vector, report each failure (a difference from the
+    reference, an invariant its outputs break) and a summary; exit 1 when a vector differs,
+    breaks an invariant or has no outputs, 2 when one could not be read (or none was found)."""
     failed = checked = malformed = 0
     for path, item in _vectors(args):
         checked += 1
@@ -86,9 +87,11 @@ def _check(args: argparse.Namespace) -> int:
             print(f"FAIL {item.name} ({path}): no expected outputs")
             continue
         difference = vectors.first_difference(item.outputs, outputs)
-        if difference is not None:
+        problems = vectors.invariant_violations(item)
+        if difference is not None or problems:
             failed += 1
-            print(f"FAIL {item.name} ({path}): {difference}")
+            for problem in ([difference] if difference is not None else []) + problems:
+                print(f"FAIL {item.name} ({path}): {problem}")
         elif args.verbose:
             print(f"ok   {item.name}")
     print(f"{checked - failed - malformed} of {checked} vectors passed"
@@ -106,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     replay = commands.add_parser("replay", help="replay vectors and print the outputs")
     replay.add_argument("files", nargs="+", help=".json/.jsonl vector files or directories")
-    replay.set_defaults(handler=_replay)
+    replay.set_defaults(handler=_print_reference_outputs)
     check = commands.add_parser("check", help="compare vectors with the reference")
     check.add_argument("files", nargs="+", help=".json/.jsonl vector files or directories")
     check.add_argument("-v", "--verbose", action="store_true", help="list passing vectors")

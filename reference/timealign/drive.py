@@ -21,8 +21,8 @@ from typing import Generic
 
 import attrs
 
+from timealign.algorithm import Algorithm, C, I, O, Record, S
 from timealign.errors import INT64_MAX, InvalidInput, require, require_ns
-from timealign.machine import Algorithm, C, I, O, Record, S
 
 Step = tuple[int, I, tuple[O, ...]]
 _STR, _INT = str, int

@@ -15,8 +15,8 @@ from pyspark.sql import functions as F
 from tests.rosbag.bags import expected_rows, write_fleet
 from tests.spark.expected import expected_of_records, spark_tables
 from timealign import registry
+from timealign.algorithm import Record
 from timealign.cli import main
-from timealign.machine import Record
 from timealign.rosbag.reader import bags_under
 from timealign.spark.rosbag_source import register
 from timealign.spark.streaming import held_ids, read_table

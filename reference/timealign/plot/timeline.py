@@ -15,8 +15,8 @@ from typing import Any
 import attrs
 
 from timealign import registry
+from timealign.algorithm import Algorithm, Grouped, Record, Settled, Slots
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm, Grouped, Record, Settled, Slots
 from timealign.vectors import Vector
 
 GROUPED = "grouped"

@@ -12,7 +12,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from timealign.rate_aware_batcher.events import (
+from timealign.rate_aware_batcher.grid import MAX_AHEAD_BATCHES, timeout_offset
+from timealign.rate_aware_batcher.model import (
     GATED_KINDS,
     Batch,
     Config,
@@ -24,7 +25,6 @@ from timealign.rate_aware_batcher.events import (
     Polled,
     SetBatchLength,
 )
-from timealign.rate_aware_batcher.grid import MAX_AHEAD_BATCHES, timeout_offset
 
 Outputs = Sequence[tuple[int, Output]]
 
@@ -205,7 +205,7 @@ def outlier_closes_bounded(config: Config, inputs: Sequence[Input], outputs: Out
     return problems
 
 
-def check_run(config: Config, inputs: Sequence[Input], outputs: Outputs) -> list[str]:
+def check(config: Config, inputs: Sequence[Input], outputs: Outputs) -> list[str]:
     """Every single-run trace invariant (RB-I1, RB-I2, RB-I3, RB-I5, RB-I7)."""
     return [
         *no_loss_no_duplication(config, inputs, outputs),

@@ -1,4 +1,4 @@
-"""Every transition of the rate-aware batcher lives in this module (spec RB-R1 to RB-R16).
+"""The rate-aware batcher as the spec states it (RB-R1 to RB-R16): the rule text.
 
 Theory of operation. A poll (one upstream ``batch(messages)`` call) first raises the
 high-water mark, clamped to three batch lengths past the window (RB-R9). The first
@@ -13,19 +13,34 @@ gridded stream reached its last slot (RB-R10); the close refreshes grids, evicts
 streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and re-routes
 overflow and future into the next window.
 
-``step`` is pure: it copies what it changes into a private scratch object (:class:`_Run`)
-and returns a new :class:`State`; the given state is never modified.
+One function per rule, over the spec's state (:class:`~timealign.rate_aware_batcher.model.State`),
+each message routed on its own; the arithmetic is the contract-checked helpers of
+``grid.py`` and ``estimator.py``. ``timealign.registry`` runs this module; ``fast.py`` is the
+same machine transcribed for throughput and checked against it.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
-from typing import NoReturn
+
+from attrs import evolve
 
 from timealign.errors import InvalidInput, wrong_object
-from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
-from timealign.rate_aware_batcher.events import (
+from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe
+from timealign.rate_aware_batcher.grid import (
+    MAX_AHEAD_BATCHES,
+    Grid,
+    advance_hwm,
+    gap_steps,
+    origin_plausible,
+    period_of,
+    slot_in_batch,
+    slots_per_batch,
+    sub_rate,
+    timeout_offset,
+)
+from timealign.rate_aware_batcher.model import (
+    ABSENT_BATCHES_FOR_EVICTION,
     GATED_KINDS,
     Batch,
     Config,
@@ -36,26 +51,10 @@ from timealign.rate_aware_batcher.events import (
     Poll,
     Polled,
     SetBatchLength,
+    State,
+    Stream,
     timeout_fits,
 )
-from timealign.rate_aware_batcher.grid import (
-    DRIFT_TOLERANCE_NS,
-    MAX_AHEAD_BATCHES,
-    Grid,
-    advance_hwm,
-    gap_steps,
-    origin_plausible,
-    period_of,
-    slots_per_batch,
-    sub_rate,
-    timeout_offset,
-)
-from timealign.rate_aware_batcher.state import State, Stream, new_stream
-
-ABSENT_BATCHES_FOR_EVICTION = 5
-#: What a named tuple's generated ``__new__`` does, without its extra Python frame; used
-#: on the two per-poll constructions (measured ~5 % of a poll).
-_build = tuple.__new__
 
 
 def initial(config: Config) -> State:
@@ -70,266 +69,194 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):
-        return _poll(config, state, item.messages)
-    if isinstance(item, SetBatchLength):
+        return poll(config, state, item.messages)
+    if isinstance(item, SetBatchLength):  # RB-R15
         if not timeout_fits(config.factor, item.length):
             raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
-        return state._replace(pending_length=item.length), ()
-    if isinstance(item, End):
+        return evolve(state, pending_length=item.length), ()
+    if isinstance(item, End):  # RB-R16
         pending = tuple(Pending(m.id) for m in state.buffered())
-        emptied = State(state.batch_length, state.timeout, state.pending_length, state.window,
-                        state.hwm, tuple(s._replace(bucket=()) for s in state.streams),
-                        ended=True)
-        return emptied, pending
+        streams = tuple(evolve(s, bucket=()) for s in state.streams)
+        return evolve(state, streams=streams, non_gated=(), overflow=(), future=(),
+                      held=frozenset(), ended=True), pending
     raise InvalidInput("op", "RB-D3", "unknown input", item)
 
 
 def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
-    """RB-R7: rebuild the stream's grid from its current rate at a close or bootstrap.
+    """RB-R7: rebuild the stream's grid from its current rate at ``start`` for length L.
 
     No rate keeps the existing grid (RB-D7); a sub-rate stream loses it; an origin within
     1000 batch lengths of ``start`` is preserved, otherwise a new origin is picked from the
     bucket (first message at or after ``start``, else the first) or the newest timestamp,
     and refused when implausibly far (the 43-year guard).
     """
-    kind, name, last, diffs, seen, grid, bucket, max_slot, absent = stream
-    last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
-    return _build(Stream, (kind, name, last, diffs, (), grid, bucket, max_slot, absent))
-
-
-def _refreshed(
-    last: int | None, diffs: tuple[int, ...], seen: tuple[int, ...], grid: Grid | None,
-    bucket: tuple[Polled, ...], start: int, length: int,
-) -> tuple[int | None, tuple[int, ...], Grid | None]:
-    """``refresh_grid`` on a stream's fields: its new ``last``, ``diffs`` and ``grid``."""
-    if seen:
-        last, diffs = observe_all(last, diffs, seen)
-    rate = integer_rate_hz(diffs)
-    if rate is not None:
-        grid = _regrid(grid, rate, bucket, last, start, length)
-    return last, diffs, grid
-
-
-def _regrid(grid: Grid | None, rate: int, bucket: tuple[Polled, ...], last: int | None,
-            start: int, length: int) -> Grid | None:
-    """RB-R7 for a stream with an integer rate: its new grid (``refresh_grid``)."""
+    rate = integer_rate_hz(stream.diffs)
+    if rate is None:
+        return stream
     if sub_rate(rate, length):
-        return None
-    if grid is not None and origin_plausible(grid.origin, start, length):
-        origin = grid.origin
+        return evolve(stream, grid=None)
+    if stream.grid is not None and origin_plausible(stream.grid.origin, start, length):
+        origin = stream.grid.origin
     else:
-        if bucket:
-            candidate: int | None = next(
-                (m.timestamp for m in bucket if m.timestamp >= start), bucket[0].timestamp
-            )
-        else:
-            candidate = last
+        bucket = stream.bucket
+        candidate = (next((m.timestamp for m in bucket if m.timestamp >= start),
+                          bucket[0].timestamp) if bucket else stream.last)
         if candidate is None or not origin_plausible(candidate, start, length):
-            return None
+            return evolve(stream, grid=None)
         origin = candidate
-    shape = _shape(rate, length)
-    if grid is not None and grid.origin == origin and grid[1:] == shape:
-        return grid  # unchanged: the common case, no new object
-    return Grid(origin, *shape)
+    return evolve(stream, grid=Grid(origin, period_of(rate), slots_per_batch(rate, length)))
 
 
-@functools.lru_cache(maxsize=256)
-def _shape(rate: int, length: int) -> tuple[int, int]:
-    """Period and slots per batch of a grid at ``rate`` for batch length ``length``."""
-    return period_of(rate), slots_per_batch(rate, length)
+def window(state: State) -> int:
+    """The active window's start; only asked for after the bootstrap (RB-R8) set it."""
+    if state.window is None:
+        raise ValueError("the rate-aware batcher has no window before its first batch")
+    return state.window
 
 
-class _Run:
-    """Scratch copy of the parts of a state one poll changes (private to ``step``).
-
-    Buffers stay tuples (appending to them is rare); streams become a list, rebuilt per
-    routed message as a new :class:`Stream`. Lookup is a linear scan: beam lines have a
-    handful of gated streams, and a scan beats building a dict per poll.
-    """
-
-    __slots__ = ("future", "length", "non_gated", "overflow", "streams")
-
-    def __init__(self, state: State) -> None:
-        self.length, _, _, _, _, streams, self.non_gated, self.overflow, self.future, _, _ = state
-        self.streams = list(streams)
-
-    def route(self, messages: Iterable[Polled], start: int) -> None:
-        """RB-R11/RB-R12: route messages, in order, against the window starting at ``start``.
-
-        The hot path: per message one stream scan, one slot computation and one new
-        :class:`Stream`; the window bounds are computed once per call.
-        """
-        length = self.length
-        end = start + length
-        ahead = end + MAX_AHEAD_BATCHES * length
-        streams = self.streams
-        for message in messages:
-            t = message.timestamp
-            kind = message.kind
-            if kind not in GATED_KINDS:
-                if end < t <= ahead:
-                    self.future = (*self.future, message)  # RB-R12 hold-back
-                else:
-                    self.non_gated = (*self.non_gated, message)
-                continue
-            name = message.name
-            for position, stream in enumerate(streams):  # noqa: B007 - used after the loop
-                if stream[1] == name and stream[0] == kind:
-                    break
-            else:
-                position, stream = len(streams), new_stream(kind, name)
-                streams.append(stream)  # registration, even when held back below
-            _, _, last, diffs, seen, grid, bucket, max_slot, absent = stream
-            if grid is None:
-                if end < t <= ahead:
-                    self.future = (*self.future, message)  # held back, not observed
-                    continue
-                bucket = (*bucket, message)
-            else:
-                origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined
-                base, rest = divmod(start - origin, period)
-                half = period // 2  # the drift tolerance is min(1 ms, half a period)
-                if rest > (half if half < DRIFT_TOLERANCE_NS else DRIFT_TOLERANCE_NS):
-                    base += 1
-                slot = round((t - origin) / period) - base
-                if slot >= slots:
-                    if max_slot < slots - 1:
-                        max_slot = slots - 1  # the overflow bump
-                    self.overflow = (*self.overflow, message)
-                else:
-                    bucket = (*bucket, message)
-                    if slot > max_slot:
-                        max_slot = slot
-            # observed (RB-R2): ``seen`` is folded into the estimator at the next refresh
-            streams[position] = _build(Stream, (kind, name, last, diffs, (*seen, t), grid,
-                                                bucket, max_slot, absent))
-
-    def drain(self) -> list[Polled]:
-        """Take the batch contents: non-gated first, then each bucket in stream order."""
-        drained = list(self.non_gated)
-        self.non_gated = ()
-        for i, stream in enumerate(self.streams):
-            if stream.bucket or stream.max_slot != -1:
-                drained.extend(stream.bucket)
-                self.streams[i] = stream._replace(bucket=(), max_slot=-1)
-        return drained
-
-    def gap_blocked(self) -> bool:
-        """RB-R13 veto: some gridded stream has a message in the active window."""
-        return any(s.grid is not None and s.bucket for s in self.streams)
-
-    def recover_from_gap(self, start: int) -> int:
-        """RB-R13: jump the window whole batch lengths towards the earliest overflow."""
-        stashed = self.drain()
-        pending, self.overflow = self.overflow, ()
-        held, self.future = self.future, ()
-        start += gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
-        self.route((*stashed, *pending, *held), start)
-        return start
-
-    def complete(self, hwm: int, start: int, timeout: int) -> bool:
-        """RB-R10: timeout first (inclusive), else every gridded stream in its last slot."""
-        if hwm >= start + timeout:
-            return True
-        gating = False
-        for stream in self.streams:
-            grid = stream.grid
-            if grid is not None:
-                if stream.max_slot < grid.slots - 1:
-                    return False
-                gating = True
-        return gating
-
-    def close(self, start: int, pending_length: int | None) -> tuple[Batch, int]:
-        """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route."""
-        length = self.length
-        drained = list(self.non_gated)
-        self.non_gated = ()
-        kept: list[Stream] = []
-        for kind, name, last, diffs, seen, grid, bucket, _, absent in self.streams:
-            if bucket:
-                drained.extend(bucket)
-                absent = 0
-                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
-                seen = ()
-            elif absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
-                absent += 1
-            else:
-                continue  # evicted
-            if pending_length is not None:  # refreshed again, bucket not yet drained
-                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start,
-                                               pending_length)
-                seen = ()
-            kept.append(_build(Stream, (kind, name, last, diffs, seen, grid, (), -1, absent)))
-        if pending_length is not None:
-            self.length = pending_length
-        self.streams = kept
-        batch = Batch(start, start + length, tuple([m.id for m in drained]))
-        start += length
-        overflow, self.overflow = self.overflow, ()
-        if overflow:
-            self.route(overflow, start)
-        held, self.future = self.future, ()  # including overflow held back just now
-        if held:
-            self.route(held, start)
-        return batch, start
+def register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[Stream, ...], int]:
+    """RB-R1/RB-R11: the streams with ``(kind, name)`` registered, and its position."""
+    for position, stream in enumerate(streams):
+        if stream.kind == kind and stream.name == name:
+            return streams, position
+    return (*streams, Stream(kind, name)), len(streams)
 
 
-def _refuse_reused_id(held: frozenset[str], ids: list[str]) -> NoReturn:
-    """RB-D4: name the first id of a poll repeated within it or among those still held."""
-    seen: set[str] = set()
-    for index, i in enumerate(ids):
-        if i in seen or i in held:
+def route(state: State, message: Polled) -> State:
+    """RB-R11/RB-R12: route one message against the active window."""
+    t = message.timestamp
+    end = window(state) + state.batch_length
+    held_back = end < t <= end + MAX_AHEAD_BATCHES * state.batch_length
+    if message.kind not in GATED_KINDS:
+        if held_back:
+            return evolve(state, future=(*state.future, message))
+        return evolve(state, non_gated=(*state.non_gated, message))
+    streams, position = register(state.streams, message.kind, message.name)
+    stream = streams[position]
+    overflow = state.overflow
+    if stream.grid is None and held_back:
+        return evolve(state, streams=streams, future=(*state.future, message))
+    last, diffs = observe(stream.last, stream.diffs, t)
+    stream = evolve(stream, last=last, diffs=diffs)
+    if stream.grid is None:
+        stream = evolve(stream, bucket=(*stream.bucket, message))
+    else:
+        slots = stream.grid.slots
+        slot = slot_in_batch(t, window(state), stream.grid)
+        if slot >= slots:  # the overflow bump, at any distance
+            stream = evolve(stream, max_slot=max(stream.max_slot, slots - 1))
+            overflow = (*overflow, message)
+        else:
+            stream = evolve(stream, bucket=(*stream.bucket, message),
+                            max_slot=max(stream.max_slot, slot))
+    streams = (*streams[:position], stream, *streams[position + 1 :])
+    return evolve(state, streams=streams, overflow=overflow)
+
+
+def route_all(state: State, messages: Iterable[Polled]) -> State:
+    """Route ``messages`` in order (RB-R11, RB-R12)."""
+    for message in messages:
+        state = route(state, message)
+    return state
+
+
+def drain(state: State) -> tuple[tuple[Polled, ...], State]:
+    """The batch contents (non-gated, then each bucket in stream order), and the state
+    with them taken and every ``max_slot`` reset."""
+    drained = (*state.non_gated, *(m for s in state.streams for m in s.bucket))
+    streams = tuple(evolve(s, bucket=(), max_slot=-1) for s in state.streams)
+    return drained, evolve(state, non_gated=(), streams=streams)
+
+
+def recover_from_gap(state: State) -> State:
+    """RB-R13: jump the window whole batch lengths towards the earliest overflow and
+    re-route drained, overflow and future messages, in that order."""
+    stashed, state = drain(state)
+    overflow, future = state.overflow, state.future
+    start, length = window(state), state.batch_length
+    start += gap_steps(min(m.timestamp for m in overflow), start, length) * length
+    state = evolve(state, window=start, overflow=(), future=())
+    return route_all(state, (*stashed, *overflow, *future))
+
+
+def complete(state: State) -> bool:
+    """RB-R10: timeout first (inclusive), else every gridded stream in its last slot."""
+    if state.hwm is not None and state.hwm >= window(state) + state.timeout:
+        return True
+    gridded = [s for s in state.streams if s.grid is not None]
+    return bool(gridded) and all(
+        s.max_slot >= s.grid.slots - 1 for s in gridded if s.grid is not None
+    )
+
+
+def close(config: Config, state: State) -> tuple[State, Batch]:
+    """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route."""
+    start, length, pending = window(state), state.batch_length, state.pending_length
+    kept: list[Stream] = []
+    for stream in state.streams:
+        if stream.bucket:
+            stream = refresh_grid(evolve(stream, absent=0), start, length)
+        elif stream.absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
+            stream = evolve(stream, absent=stream.absent + 1)
+        else:
+            continue  # evicted
+        if pending is not None:  # refreshed with the new length, bucket not yet drained
+            stream = refresh_grid(stream, start, pending)
+        kept.append(stream)
+    drained, state = drain(evolve(state, streams=tuple(kept)))
+    batch = Batch(start, start + length, tuple(m.id for m in drained))
+    if pending is not None:
+        state = evolve(state, batch_length=pending, pending_length=None,
+                       timeout=timeout_offset(config.factor, pending))
+    overflow = state.overflow
+    state = evolve(state, window=start + length, overflow=(),
+                   held=state.held.difference(batch.ids))
+    state = route_all(state, overflow)  # may hold some back in future
+    future = state.future
+    return route_all(evolve(state, future=()), future), batch
+
+
+def admit(held: frozenset[str], messages: tuple[Polled, ...]) -> frozenset[str]:
+    """RB-D4: the held ids with the poll's added; refused when one repeats within the
+    poll or among the messages still held."""
+    for index, message in enumerate(messages):
+        if message.id in held:
             raise InvalidInput(f"messages[{index}].id", "RB-D4",
-                               "re-uses the id of a message still held", i)
-        seen.add(i)
-    raise AssertionError("unreachable")  # pragma: no cover
+                               "re-uses the id of a message still held", message.id)
+        held = held | {message.id}
+    return held
 
 
-def _bootstrap(state: State, messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
+def bootstrap(state: State, messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
     """RB-R8: the first non-empty poll is the first batch; the window starts at its max."""
     stamps = [m.timestamp for m in messages]
     end = max(stamps)
-    streams: dict[tuple[str, str], Stream] = {}
+    streams = state.streams
     for message in messages:
         if message.kind in GATED_KINDS:
-            key = (message.kind, message.name)
-            stream = streams.get(key) or new_stream(*key)
+            streams, position = register(streams, message.kind, message.name)
+            stream = streams[position]
             last, diffs = observe(stream.last, stream.diffs, message.timestamp)
-            streams[key] = stream._replace(last=last, diffs=diffs)
-    refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams.values())
-    after = State(state.batch_length, state.timeout, state.pending_length, end, end, refreshed)
+            streams = (*streams[:position], evolve(stream, last=last, diffs=diffs),
+                       *streams[position + 1 :])
+    refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams)
+    after = evolve(state, window=end, hwm=end, streams=refreshed)
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
-def _poll(
-    config: Config, state: State, messages: tuple[Polled, ...]
-) -> tuple[State, tuple[Output, ...]]:
+def poll(config: Config, state: State, messages: tuple[Polled, ...]
+         ) -> tuple[State, tuple[Output, ...]]:
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
-    _, timeout, pending_length, start, hwm, _, _, _, _, held, _ = state  # one unpack: hot
-    if messages:  # RB-D4: ids unique within the poll and among the messages still held
-        ids = [m.id for m in messages]
-        grown = held.union(ids)
-        if len(grown) != len(held) + len(ids):
-            _refuse_reused_id(held, ids)
-        held = grown
-    if start is None or hwm is None:
-        return (state, ()) if not messages else _bootstrap(state, messages)
-    run = _Run(state)
+    held = admit(state.held, messages)
+    if state.window is None or state.hwm is None:
+        return (state, ()) if not messages else bootstrap(state, messages)
     if messages:
-        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, run.length)
-        run.route(messages, start)
-    if run.overflow and not run.gap_blocked():  # also overflow a close left (empty poll)
-        start = run.recover_from_gap(start)
-    if not run.complete(hwm, start, timeout):
-        return _build(State, (run.length, timeout, pending_length, start, hwm,
-                              tuple(run.streams), run.non_gated, run.overflow, run.future,
-                              held, False)), ()
-    batch, start = run.close(start, pending_length)
-    if pending_length is not None:
-        timeout = timeout_offset(config.factor, pending_length)
-        pending_length = None
-    # Nothing but the batch left the buffers (re-routing only moves messages between them).
-    return _build(State, (run.length, timeout, pending_length, start, hwm, tuple(run.streams),
-                          run.non_gated, run.overflow, run.future,
-                          held.difference(batch.ids), False)), (batch,)
+        hwm = advance_hwm(state.hwm, max(m.timestamp for m in messages), state.window,
+                          state.batch_length)
+        state = route_all(evolve(state, hwm=hwm, held=held), messages)
+    if state.overflow and not any(s.grid is not None and s.bucket for s in state.streams):
+        state = recover_from_gap(state)  # RB-R13, also for overflow a close left
+    if not complete(state):
+        return state, ()
+    state, batch = close(config, state)
+    return state, (batch,)

@@ -18,8 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm
 from timealign.spark import schema
 from timealign.spark.batch import BatchResult, run_rows
 from timealign.spark.failures import raise_job_error

@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
+from timealign.algorithm import Algorithm, Record
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm, Record
 from timealign.spark import schema
 from timealign.spark.failures import OrderError, marked, raise_job_error
 from timealign.spark.outcomes import SourceRun
@@ -123,31 +123,32 @@ def replay_records(algorithm: Algorithm[Any, Any, Any, Any], config: Any, source
     yield to_batch(run.take())
 
 
-def replay_function(
+def run_source_udf(
     algorithm: Algorithm[Any, Any, Any, Any], config: Any
 ) -> Callable[[tuple[pa.Scalar, ...], Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The grouped Arrow UDF (iterator form) that replays one source per call."""
 
-    def replay_source(
+    def run_source(
         key: tuple[pa.Scalar, ...], batches: Iterator[pa.RecordBatch]
     ) -> Iterator[pa.RecordBatch]:
         with marked("the batch job"):
             source = source_of(key)
         yield from replay_records(algorithm, config, source, records_of(source, batches))
 
-    return replay_source
+    return run_source
 
 
-def replay_frame(
+def run_sources(
     rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
     partitions: int | None = None,
 ) -> DataFrame:
-    """The combined output (both tables) of replaying every source of ``rows``."""
+    """The combined output (both tables) of replaying every source of ``rows``, on the
+    algorithm's fast path (``Algorithm.fast_path``)."""
     count = partitions or int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions") or 2)
     ordered = rows.repartition(count, "source").sortWithinPartitions(
         "source", "arrival", schema.FILE, schema.POSITION)
     return ordered.groupBy("source").applyInArrow(
-        replay_function(algorithm, config), schema.COMBINED)
+        run_source_udf(algorithm.fast_path(), config), schema.COMBINED)
 
 
 @attrs.frozen
@@ -217,7 +218,7 @@ def run_rows(
         # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
         # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
         replayed = (replay_files_frame(rows, algorithm, config) if per_file
-                    else replay_frame(rows, algorithm, config))
+                    else run_sources(rows, algorithm, config))
         combined = replayed.persist(StorageLevel.DISK_ONLY)
         try:
             schema.groups_of(combined).write.parquet(staging.path("groups"))

@@ -14,8 +14,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm
 from timealign.spark.codec import VERSION
 from timealign.spark.publish import hadoop_fs
 

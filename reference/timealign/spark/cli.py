@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from timealign import registry, vectors
+from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm
 
 
 def _config_json(text: str) -> Any:

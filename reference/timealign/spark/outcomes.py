@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from timealign.algorithm import Algorithm, Grouped, Record
 from timealign.drive import Driver, Step
 from timealign.errors import ConsistencyError
-from timealign.machine import Algorithm, Grouped, Record
 
 GROUPS = "groups"
 OUTCOMES = "outcomes"

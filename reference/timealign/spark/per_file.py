@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
+from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm
 from timealign.spark import schema
 from timealign.spark.batch import records_of, replay_records
 from timealign.spark.failures import OrderError

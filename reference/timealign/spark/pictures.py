@@ -17,9 +17,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from timealign.algorithm import Algorithm, Record, Slots
 from timealign.drive import Driver
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm, Record, Slots
 from timealign.plot.report import Histogram, Report
 from timealign.plot.timeline import GROUPED, Span, Timeline, assemble
 from timealign.spark import schema

@@ -31,9 +31,9 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
+from timealign.algorithm import Algorithm, Record
 from timealign.drive import Driver
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm, Record
 from timealign.spark import schema
 from timealign.spark.binding import bind
 from timealign.spark.codec import StateCodec
@@ -67,17 +67,18 @@ def _optional(values: list[Any]) -> list[Any]:
 
 
 class MachineProcessor(StatefulProcessor):
-    """Replays each source's rows micro-batch by micro-batch, its state in the store."""
+    """Replays each source's rows micro-batch by micro-batch, its state in the store; on
+    the algorithm's fast path (``Algorithm.fast_path``)."""
 
     def __init__(self, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> None:
-        self.algorithm = algorithm
+        self.reference = algorithm
+        self.algorithm = algorithm.fast_path()
         self.config = config
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
         self.value = handle.getValueState(STATE_NAME, STATE_SCHEMA)
-        state_type = type(self.algorithm.initial(self.config))
-        self.codec = StateCodec(self.algorithm.name, state_type)
+        self.codec = StateCodec.for_algorithm(self.reference, self.config)
 
     def _load(self, source: str) -> SourceRun:
         stored = self.value.get()
@@ -252,7 +253,7 @@ def held_ids(
     spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any, checkpoint: str
 ) -> DataFrame:
     """(source, id) of every row still held in the state store after a stream (SP-D1)."""
-    codec = StateCodec(algorithm.name, type(algorithm.initial(config)))
+    codec = StateCodec.for_algorithm(algorithm, config)
     state = spark.read.format("statestore").option("stateVarName", STATE_NAME).load(checkpoint)
     pairs = [
         (str(row["key"][0]), message_id)

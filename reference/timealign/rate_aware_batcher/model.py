@@ -1,19 +1,22 @@
-"""Configuration, inputs and outputs of the rate-aware batcher (spec RB-R1, RB-D1 to RB-D4).
+"""Configuration, inputs, outputs and state of the rate-aware batcher (spec RB-R1, RB-D1 to
+RB-D4, section "State").
 
 Small frozen classes whose constructors validate what they are given (h11 style), so a
 bad value is refused with :class:`timealign.InvalidInput` before any state is touched.
 Seconds are floats as upstream takes them; everything stored about time is integer ns.
+The state is the spec's: the one ``machine.py`` folds and the Spark checkpoint stores
+(``fast.py`` keeps a private form and converts).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import attrs
 
 from timealign.errors import InvalidInput, require, require_ns
-from timealign.rate_aware_batcher.grid import from_seconds
+from timealign.rate_aware_batcher.grid import Grid, from_seconds
 
 DEFAULT_TIMEOUT_FACTOR = 1.2
 #: Timestamps are int64 nanoseconds, as in the upstream Kafka messages (RB-D3).
@@ -28,6 +31,8 @@ STREAM_KINDS = (
 #: Kinds whose streams are rate-estimated and may gate a close (RB-R1).
 GATED_KINDS = frozenset({"detector_events", "monitor_events", "monitor_counts", "area_detector"})
 _KINDS = frozenset(STREAM_KINDS)
+#: Consecutive closes with an empty bucket after which a stream is evicted (RB-R14).
+ABSENT_BATCHES_FOR_EVICTION = 5
 
 
 def _seconds(value: object, field: str, rule: str) -> float:
@@ -161,3 +166,55 @@ class Pending:
 
 
 Output = Batch | Pending
+
+
+@attrs.frozen
+class Stream:
+    """One registered gated stream, named by ``(kind, name)`` (RB-R1).
+
+    ``last``/``diffs`` are the period estimator (RB-R2); ``grid`` is ``None`` while the
+    stream does not gate; ``bucket`` holds its messages of the active window in routing
+    order; ``max_slot`` is the highest slot seen in the window (-1 after a drain) and
+    ``absent`` counts consecutive closes with an empty bucket (RB-R14).
+    """
+
+    kind: str
+    name: str
+    last: int | None = None
+    diffs: tuple[int, ...] = ()
+    grid: Grid | None = None
+    bucket: tuple[Polled, ...] = ()
+    max_slot: int = -1
+    absent: int = 0
+
+
+@attrs.frozen
+class State:
+    """The batcher state of the spec's section "State".
+
+    ``window`` is the active window's start (``None`` before the first non-empty poll); its
+    end is always ``window + batch_length``. ``timeout`` caches the integer timeout
+    distance of the current batch length, so no float is computed per poll. ``streams``
+    are in registration order; ``held`` is the ids currently buffered (RB-D4); ``ended``
+    is set by the end input (RB-R16).
+    """
+
+    batch_length: int
+    timeout: int
+    pending_length: int | None = None
+    window: int | None = None
+    hwm: int | None = None
+    streams: tuple[Stream, ...] = ()
+    non_gated: tuple[Polled, ...] = ()
+    overflow: tuple[Polled, ...] = ()
+    future: tuple[Polled, ...] = ()
+    held: frozenset[str] = frozenset()
+    ended: bool = False
+
+    def buffered(self) -> Iterator[Polled]:
+        """Every held message: non-gated, then each bucket, then overflow, then future."""
+        yield from self.non_gated
+        for stream in self.streams:
+            yield from stream.bucket
+        yield from self.overflow
+        yield from self.future

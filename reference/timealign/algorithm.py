@@ -1,4 +1,4 @@
-"""What every algorithm of timealign is: one generic, pure state machine interface.
+"""The ``Algorithm`` descriptor: what every algorithm of timealign is, as adapters see it.
 
 An algorithm is a frozen, validated ``config``, an immutable ``state``, ``initial(config)``
 and a pure ``step(config, state, input) -> (state, outputs)``. Nothing here does I/O,
@@ -15,10 +15,12 @@ is what the no-loss checks and the Spark outcome table are built on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import attrs
+
+from timealign.errors import InvalidInput
 
 C = TypeVar("C")
 S = TypeVar("S")
@@ -70,6 +72,25 @@ class Record:
     poll: int | None = None
 
 
+def _same(state: Any) -> Any:
+    return state
+
+
+@attrs.frozen
+class Fast(Generic[C, S, I, O]):
+    """A faster implementation of an algorithm's rule text: same outputs, checked against it.
+
+    It may keep a private state form; ``to_spec`` and ``from_spec`` convert to and from the
+    spec's state (the identity when it uses the spec's). The bounded explorers step it in
+    lockstep with the rule text and compare ``(to_spec(state), outputs)`` at every node.
+    """
+
+    initial: Callable[[C], Any]
+    step: Callable[[C, Any, I], tuple[Any, tuple[O, ...]]]
+    to_spec: Callable[[Any], S] = _same
+    from_spec: Callable[[S], Any] = _same
+
+
 @attrs.frozen
 class Slots:
     """The pulse slots a machine gates on in its active window, for pictures.
@@ -103,7 +124,12 @@ class Algorithm(Generic[C, S, I, O]):
     lazily; ``end`` is the input that ends a finite run. ``record_run`` is set when the
     mapping reads several rows as one input: consecutive rows with equal, non-None
     ``record_run(row)`` form one run, and a driver fed in chunks never splits a run
-    (DRV-R8).
+    (DRV-R8). ``initial`` and ``step`` are the rule text (the spec's ``machine.py``);
+    ``fast``, when set, is a faster implementation checked against it, which adapters that
+    need throughput run through :meth:`fast_path`. ``check(config, inputs, outputs)`` is
+    the package's ``invariants.check`` (every violation of the executable invariants, as
+    strings); ``output_from_json(raw, inputs)`` its ``codec.output_from_json`` (decoding
+    another implementation's output, the run's inputs given for the ids it names).
 
     Two hooks serve pictures (``spec/plots.md``) and read, never decide:
     ``records_of(config, input)`` lists the messages an input carries, as records (the
@@ -127,6 +153,9 @@ class Algorithm(Generic[C, S, I, O]):
     clock_of: Callable[[I], int | None] = _no_clock
     tick: Callable[[int], I] | None = None
     record_run: Callable[[Record], object] | None = None
+    fast: Fast[C, S, I, O] | None = None
+    check: Callable[[C, Sequence[I], Sequence[tuple[int, O]]], list[str]] | None = None
+    output_from_json: Callable[[Mapping[str, Any], Sequence[I]], O] | None = None
     records_of: Callable[[C, I], tuple[Record, ...]] | None = None
     slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
 
@@ -140,8 +169,18 @@ class Algorithm(Generic[C, S, I, O]):
         timer and clock lookups of the others."""
         return self.tick is not None
 
+    def fast_path(self) -> Algorithm[C, Any, I, O]:
+        """This descriptor running its fast implementation (itself when it has none).
 
-def replay(
+        Same outputs; the state is the fast path's private form (``fast.to_spec`` gives the
+        spec's). For the Spark adapter and the benchmarks.
+        """
+        if self.fast is None:
+            return self
+        return attrs.evolve(self, initial=self.fast.initial, step=self.fast.step, fast=None)
+
+
+def iter_outputs(
     algorithm: Algorithm[C, S, I, O],
     config: C,
     inputs: Iterable[I],
@@ -167,3 +206,42 @@ def run(
         state, outputs = algorithm.step(config, state, item)
         produced.extend((index, output) for output in outputs)
     return state, tuple(produced)
+
+
+def check_invariants(
+    algorithm: Algorithm[C, S, I, O], config: C, inputs: Sequence[I],
+    outputs: Sequence[tuple[int, O]],
+) -> list[str]:
+    """Every violation of the algorithm's executable invariants over one finished run
+    (``outputs`` as ``(input index, output)``); ``[]`` for an algorithm without them."""
+    if algorithm.check is None:
+        return []
+    return algorithm.check(config, inputs, outputs)
+
+
+def check_json_run(
+    algorithm: Algorithm[C, S, I, O], config: Mapping[str, Any],
+    inputs: Sequence[Mapping[str, Any]], outputs: Sequence[Mapping[str, Any]],
+) -> list[str]:
+    """:func:`check_invariants` over a run in vector form (``spec/vectors.md``): decoded
+    with the algorithm's codec; ``error`` outputs and the inputs they refused are left out
+    (the run goes on from the state before a refused input, VEC-R5); a refused config
+    (VEC-R5) leaves no run to check. Raises
+    :class:`timealign.errors.InvalidInput` on a part that does not decode."""
+    if algorithm.check is None or algorithm.output_from_json is None or any(
+            o.get("kind") == "error" and o.get("input") is None for o in outputs):
+        return []
+    refused = {o.get("input") for o in outputs if o.get("kind") == "error"}
+    kept = [k for k in range(len(inputs)) if k not in refused]
+    renumber = {k: position for position, k in enumerate(kept)}
+    decoded = [algorithm.input_from_json(inputs[k]) for k in kept]
+    produced = []
+    for position, raw in enumerate(outputs):
+        if raw.get("kind") == "error":
+            continue
+        if raw.get("input") not in renumber:
+            raise InvalidInput(f"outputs[{position}].input", "VEC-R4",
+                               "must be the index of an input that was not refused",
+                               raw.get("input"))
+        produced.append((renumber[raw["input"]], algorithm.output_from_json(raw, decoded)))
+    return algorithm.check(algorithm.config_from_json(config), decoded, produced)
