@@ -25,7 +25,7 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-pure info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures clean
+.PHONY: install test test-pure test-cluster info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,7 +46,12 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/timealign info
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -m "not cluster"
+
+# The jobs on a Spark standalone cluster started on 127.0.0.1 (tests/spark/test_spark_cluster.py):
+# separate driver and executor JVMs do not fit the time of `make test`; CI runs both.
+test-cluster: $(STAMP)
+	$(BIN)/pytest -q -m cluster
 
 crosshair: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(CROSSHAIR_SECONDS)
@@ -64,6 +69,7 @@ proofs: $(STAMP)
 	$(BIN)/python -m proofs.explore
 	$(BIN)/python -m proofs.explore_rate_aware_batcher  # liveness probes (spec RB, bounded exploration)
 	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py  # the bad-input fuzz, longer
+	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
 
 vectors: $(STAMP)
 	$(BIN)/python -m vectors.generate

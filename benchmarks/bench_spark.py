@@ -1,23 +1,27 @@
-"""Throughput and memory of (a) plain replay and (b) the Spark batch job on ``local[2]``.
+"""Throughput, CPU and memory of the Spark batch job against plain replay, and how it scales.
 
-For each size ``MESSAGES:SOURCES`` a robot fleet is generated (``timealign generate``), then:
+For each size ``MESSAGES:SOURCES`` the same robot fleet is generated twice: in files
+rotated by arrival time (all sources mixed: the shuffled path) and one file per robot (the
+per-file path, ``--sources-per-file``). Then:
 
 (a) plain replay, in a separate process on one core: read the Parquet files with pyarrow,
     order each source's rows (SP-R2) and drive the machine through them (spec/drivers.md);
-(b) the batch job (``timealign.spark.batch.run_batch``): read, shuffle, sort, replay in the
-    grouped Arrow UDF, write both tables and run the no-loss check.
+(b) the batch job (``timealign.spark.batch.run_batch``) on each master of ``--masters``
+    (``local[1]``, ``local[2]``, and ``standalone``: a master and one 2-core worker started on
+    127.0.0.1, :mod:`timealign.spark.standalone`), for each path of ``--paths``.
 
-Printed: messages per second of each, the ratio b/a, the peak RSS of (a) and of the whole
-Spark process tree (JVM plus Python workers) and of the largest Python worker in (b), and
-the CPU seconds each spent: (a) in its one process, (b) in the JVM and in the Python
-workers. On ``local[2]`` the job can at best run (jvm + python) / 2 seconds, so the CPU
-columns show where a ratio below 2 comes from; ``py us/row`` is the Python workers' CPU per
-row (the half the compiled fast paths shorten). With the compiled build installed the
-whole table is printed twice, compiled then pure (``TIMEALIGN_PURE=1``, which the Spark
-workers inherit), in the same run.
+Printed per run: messages per second and the ratio to (a); the CPU seconds of the JVMs and
+of the Python workers; the CPU microseconds per row (JVM + Python), the scale-out
+predictor: on N cores with nothing else running the job can reach about
+N / (CPU seconds per row) rows per second, whatever this machine's 2 cores allow; and the
+peak RSS of the largest Python worker and of the whole Spark process tree. On 2 cores
+``local[1]`` already uses both (the JVM task and its Python worker run side by side), so
+wall-clock ratios between masters say little; the CPU per row does. Each session first
+runs both paths on 20k rows, so that start-up and JIT compilation stay out of the figures.
+The targets of the per-file path are checked at the end.
 
-    python benchmarks/bench_spark.py                      # quick: 200k messages, 10 sources
-    python benchmarks/bench_spark.py --sizes 1M:10 1M:1000 10M:1000
+    python benchmarks/bench_spark.py                      # quick: 200k messages, 100 sources
+    python benchmarks/bench_spark.py --sizes 1M:1000 10M:1000
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from timealign import native, registry
+from timealign import registry
 from timealign.algorithm import Record
 from timealign.drive import drive
 from timealign.spark.generate import Plan, generate
@@ -147,75 +151,160 @@ class Sampler:
                 self.jvm_cpu += spent
 
 
-def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str,
-              output: str) -> dict[str, Any]:
-    """(b): the batch job end to end on the shared local[2] session."""
+def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output: str,
+              per_file: bool) -> dict[str, Any]:
+    """(b): the batch job end to end on ``spark``."""
     from timealign.spark.batch import run_batch
 
     algorithm = registry.get(algorithm_name)
     with Sampler() as sampler:
         started = time.perf_counter()
         result = run_batch(spark, algorithm, algorithm.config_from_json(config), folder,
-                           output)
+                           output, per_file=per_file)
         seconds = time.perf_counter() - started
     return {"rows": result.rows, "seconds": seconds, "tree_peak_bytes": sampler.total,
             "worker_peak_bytes": sampler.worker, "jvm_cpu": sampler.jvm_cpu,
             "python_cpu": sampler.python_cpu}
 
 
+class Masters:
+    """One session at a time: ``local[N]`` or a standalone cluster started for the run."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.cluster: Any = None
+        self.spark: Any = None
+
+    def session(self, master: str) -> Any:
+        from timealign.spark.session import build_session
+        from timealign.spark.standalone import start_cluster
+
+        self.close()
+        if master != "standalone":
+            self.spark = build_session(master, "timealign bench")
+            return self.spark
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        self.cluster = start_cluster(self.logs, workers=1, cores=2, memory="4g")
+        self.spark = build_session(self.cluster.url, "timealign bench", {
+            "spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4",
+            "spark.executor.memory": "3g", "spark.driver.memory": "2g",
+            "spark.ui.enabled": "false"})
+        return self.spark
+
+    def close(self) -> None:
+        if self.spark is not None:
+            self.spark.stop()
+            self.spark = None
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None
+
+
+HEADER = (f"{'messages':>9} {'sources':>7} {'master':>10} {'path':>8} {'msg/s':>9} "
+          f"{'x replay':>8} {'jvm cpu':>8} {'py cpu':>8} {'cpu/row':>8} {'x replay':>8} "
+          f"{'worker':>7} {'tree':>7}")
+
+
+def line(rows: int, sources: int, master: str, path: str, seconds: float, jvm: float,
+         python: float, replay_rate: float, replay_cpu_row: float, worker: int,
+         tree: int) -> str:
+    cpu_row = (jvm + python) / rows * 1e6
+    rate = rows / seconds
+    return (f"{rows:>9} {sources:>7} {master:>10} {path:>8} {rate:>9,.0f} "
+            f"{rate / replay_rate:>8.2f} {jvm:>7.1f}s {python:>7.1f}s {cpu_row:>6.1f}us "
+            f"{cpu_row / replay_cpu_row:>8.2f} {worker / 2**20:>5.0f}MB {tree / 2**20:>5.0f}MB")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", nargs="+", default=["200k:10"],
-                        help="MESSAGES:SOURCES, e.g. 1M:10 10M:1000 (default 200k:10)")
+    parser.add_argument("--sizes", nargs="+", default=["200k:100"],
+                        help="MESSAGES:SOURCES, e.g. 1M:1000 10M:1000 (default 200k:100)")
+    parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]", "standalone"])
+    parser.add_argument("--paths", nargs="+", default=["shuffled", "per-file"],
+                        choices=["shuffled", "per-file"])
     parser.add_argument("--algorithm", default="approximate_time")
     parser.add_argument("--config", default=json.dumps(DEFAULT_CONFIG))
     parser.add_argument("--workdir", help="keep data here (default: a temporary folder)")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
-    parser.add_argument("--build", choices=("both", "installed"), default="both",
-                        help="both: the installed build and, when it is compiled, the pure "
-                             "one (TIMEALIGN_PURE=1), one after the other in this run")
     args = parser.parse_args(argv)
     if args.replay_only:
         print(json.dumps(plain_replay(args.algorithm, args.config, args.replay_only)))
         return 0
-    if args.build == "both":  # each build in its own process: Spark's workers inherit it
-        rest = [*(sys.argv[1:] if argv is None else argv), "--build", "installed"]
-        builds = ["0", "1"] if native.build() != "pure" else ["1"]
-        for pure in builds:
-            subprocess.run([sys.executable, __file__, *rest], check=True,
-                           env={**os.environ, native.PURE_VARIABLE: pure})
-        return 0
     if args.algorithm not in registry.names():
         print(f"bench_spark: {args.algorithm} is not registered yet; nothing to measure")
         return 0
-    from timealign.spark.session import build_session
-
-    spark = build_session("local[2]", "timealign bench")
     config = json.loads(args.config)
     base = Path(args.workdir or tempfile.mkdtemp(prefix="bench-spark-"))
-    print(f"fast paths: {native.build()} build")
-    print(f"{'messages':>10} {'sources':>7} {'replay msg/s':>13} {'spark msg/s':>12} "
-          f"{'b/a':>5} {'replay peak':>12} {'spark tree peak':>16} {'worker peak':>12} "
-          f"{'replay cpu':>11} {'spark jvm cpu':>14} {'spark py cpu':>13} "
-          f"{'py us/row':>10}")
+    masters = Masters(base / "cluster-logs")
+    data: dict[str, dict[str, Path]] = {}
+    replays: dict[str, dict[str, Any]] = {}
     for size in args.sizes:
         messages, sources = parse_size(size)
-        data = base / f"data-{size.replace(':', '-')}"
-        rows = generate(Plan.for_messages(messages, sources), data)
-        replay = json.loads(subprocess.run(
-            [sys.executable, __file__, "--replay-only", str(data), "--algorithm",
-             args.algorithm, "--config", args.config],
+        tag = size.replace(":", "-")
+        data[size] = {"shuffled": base / f"data-{tag}", "per-file": base / f"robots-{tag}"}
+        rows = generate(Plan.for_messages(messages, sources), data[size]["shuffled"])
+        generate(Plan.for_messages(messages, sources, per_robot=True), data[size]["per-file"])
+        replays[size] = json.loads(subprocess.run(
+            [sys.executable, __file__, "--replay-only", str(data[size]["shuffled"]),
+             "--algorithm", args.algorithm, "--config", args.config],
             check=True, capture_output=True, text=True).stdout)
-        job = spark_job(spark, args.algorithm, config, str(data), str(base / "out"))
-        assert replay["rows"] == job["rows"] == rows
-        a, b = rows / replay["seconds"], rows / job["seconds"]
-        print(f"{rows:>10} {sources:>7} {a:>13,.0f} {b:>12,.0f} {b / a:>5.2f} "
-              f"{replay['peak_bytes'] / 2**20:>10.0f}MB {job['tree_peak_bytes'] / 2**20:>14.0f}MB "
-              f"{job['worker_peak_bytes'] / 2**20:>10.0f}MB {replay['cpu']:>10.1f}s "
-              f"{job['jvm_cpu']:>13.1f}s {job['python_cpu']:>12.1f}s "
-              f"{job['python_cpu'] / rows * 1e6:>10.2f}", flush=True)
-    spark.stop()
+        assert replays[size]["rows"] == rows
+        replay = replays[size]
+        print(f"plain replay {size}: {rows / replay['seconds']:,.0f} msg/s, "
+              f"{replay['cpu']:.1f} s CPU ({replay['cpu'] / rows * 1e6:.1f} us/row), "
+              f"peak {replay['peak_bytes'] / 2**20:.0f} MB", flush=True)
+    print(HEADER, flush=True)
+    results: dict[tuple[str, str, str], dict[str, Any]] = {}
+    warm = {"shuffled": base / "warm-mixed", "per-file": base / "warm-robots"}
+    generate(Plan.for_messages(20_000, 10), warm["shuffled"])
+    generate(Plan.for_messages(20_000, 10, per_robot=True), warm["per-file"])
+    try:
+        for master in args.masters:
+            spark = masters.session(master)
+            for path in args.paths:  # start-up and JIT warm-up stay out of the figures
+                spark_job(spark, args.algorithm, config, str(warm[path]), str(base / "out"),
+                          path == "per-file")
+            for size in args.sizes:
+                _, sources = parse_size(size)
+                replay = replays[size]
+                rate = replay["rows"] / replay["seconds"]
+                for path in args.paths:
+                    job = spark_job(spark, args.algorithm, config, str(data[size][path]),
+                                    str(base / "out"), path == "per-file")
+                    assert job["rows"] == replay["rows"]
+                    results[(size, master, path)] = job
+                    print(line(job["rows"], sources, master, path, job["seconds"],
+                               job["jvm_cpu"], job["python_cpu"], rate,
+                               replay["cpu"] / replay["rows"] * 1e6,
+                               job["worker_peak_bytes"], job["tree_peak_bytes"]), flush=True)
+    finally:
+        masters.close()
+    targets(args.sizes, replays, results)
     return 0
+
+
+def targets(sizes: list[str], replays: dict[str, dict[str, Any]],
+            results: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+    """The issue's targets for the per-file path, met or not, at the largest size run."""
+    size = sizes[-1]
+    replay = replays[size]
+    print(f"targets at {size} (per-file path):")
+    per_row = replay["cpu"] / replay["rows"]
+    for (at, master, path), job in sorted(results.items()):
+        if at != size or path != "per-file":
+            continue
+        ratio = (job["jvm_cpu"] + job["python_cpu"]) / job["rows"] / per_row
+        print(f"  {master}: CPU per row {ratio:.2f}x replay's (target <= 1.5): "
+              f"{'met' if ratio <= 1.5 else 'NOT met'}")
+        if master == "local[2]":
+            speed = replay["seconds"] / job["seconds"]
+            print(f"  local[2]: {speed:.2f}x plain replay (target >= 1.3): "
+                  f"{'met' if speed >= 1.3 else 'NOT met'}")
+    peaks = {at: job["worker_peak_bytes"] for (at, master, path), job in results.items()
+             if master == "local[2]" and path == "per-file"}
+    if len(peaks) > 1:
+        print("  worker peak by size (local[2], per-file): " + ", ".join(
+            f"{at} {peak / 2**20:.0f} MB" for at, peak in peaks.items()))
 
 
 if __name__ == "__main__":

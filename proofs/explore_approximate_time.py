@@ -10,36 +10,17 @@ canonical interleaving of the same per-topic streams). Results: proofs/README.md
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from proofs.explore import Instance
 from timealign import run
 from timealign.approximate_time import ALGORITHM, Config, End, Input, Message
 from timealign.approximate_time import invariants as inv
+from timealign.conformance.instances import any_order, in_order
 
 Trace = tuple[Any, ...]
 Outputs = tuple[tuple[int, Any], ...]
-
-
-def any_order(topics: int, stamps: Sequence[int]) -> Callable[[Trace], list[Input]]:
-    """Every topic with every stamp: ties, out-of-order stamps, bursts (overflow)."""
-    def moves(trace: Trace) -> list[Input]:
-        ident = f"m{len(trace)}"
-        return [Message(k, s, ident) for k in range(topics) for s in stamps]
-    return moves
-
-
-def in_order(topics: int, steps: Sequence[int]) -> Callable[[Trace], list[Input]]:
-    """Per-topic stamps non-decreasing: each move advances one topic by a step."""
-    def moves(trace: Trace) -> list[Input]:
-        ident = f"m{len(trace)}"
-        last = [0] * topics
-        for item in trace:
-            if isinstance(item, Message):
-                last[item.topic] = item.stamp
-        return [Message(k, last[k] + d, ident) for k in range(topics) for d in steps]
-    return moves
 
 
 def single_run(config: Config, inputs: Trace, outputs: Outputs) -> list[str]:

@@ -12,25 +12,10 @@ run holds on the open one (``check_open_prefixes=False`` halves the time).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from proofs.explore import Instance, Trace
-from timealign.event_time_batcher import ALGORITHM, Config, Input, Message, Tick
+from proofs.explore import Instance
+from timealign.conformance.instances import eb_moves
+from timealign.event_time_batcher import ALGORITHM, Config
 from timealign.event_time_batcher.invariants import check
-
-
-def _moves(config: Config, steps: tuple[int, ...], keys: str) -> Callable[[Trace], list[Input]]:
-    def moves(trace: Trace) -> list[Input]:
-        now = max((x.at for x in trace if isinstance(x, Message | Tick)), default=0)
-        found: list[Input] = []
-        for step in steps:
-            at = now + step
-            low = max(0, at - config.max_message_delay - 1)
-            for t in range(low, at + config.message_leap_limit + 2):
-                found += [Message(key, t, at, f"{key}{len(trace)}") for key in keys]
-            found.append(Tick(at))
-        return found
-    return moves
 
 
 def _instance(name: str, config: Config, steps: tuple[int, ...], keys: str, depth: int) -> Instance:
@@ -38,7 +23,7 @@ def _instance(name: str, config: Config, steps: tuple[int, ...], keys: str, dept
         name=name,
         algorithm=ALGORITHM,
         config=config,
-        moves=_moves(config, steps, keys),
+        moves=eb_moves(config, steps, keys),
         depth=depth,
         check=check,
         check_open_prefixes=False,

@@ -16,11 +16,12 @@ spec: after every maximal trace, do empty polls alone deliver everything (*drain
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from proofs.explore import Instance, Trace
 from timealign.algorithm import run
+from timealign.conformance.instances import rb_alphabet, rb_at, rb_one
 from timealign.rate_aware_batcher import (
     ALGORITHM,
     Batch,
@@ -29,42 +30,8 @@ from timealign.rate_aware_batcher import (
     Input,
     Pending,
     Poll,
-    Polled,
-    SetBatchLength,
     invariants,
 )
-
-BASE = 1_000_000
-PULSE = 250
-FAR = 1_000_000  # 1000 L ahead: beyond the clamp and the hold-back range
-
-
-def at(k: int) -> int:
-    return BASE + PULSE * k
-
-
-def one(kind: str, name: str, stamp: int, ident: str) -> Poll:
-    return Poll((Polled(kind, name, stamp, ident),))
-
-
-Move = Callable[[int], Input]
-MOVES: dict[str, Move] = {
-    "pulse": lambda k: one("detector_events", "det", at(k), f"p{k}"),
-    "late": lambda k: one("detector_events", "det", at(k) - 900, f"l{k}"),
-    "mon": lambda k: one("monitor_events", "mon", at(k) + 40, f"m{k}"),
-    "log": lambda k: one("log", "log", at(k) + 100, f"g{k}"),
-    "log_ahead": lambda k: one("log", "log", at(k) + 1500, f"a{k}"),
-    "log_far": lambda k: one("log", "log", at(k) + FAR, f"f{k}"),
-    "det_far": lambda k: one("detector_events", "det", at(k) + FAR, f"d{k}"),
-    "empty": lambda k: Poll(()),
-    "length_2L": lambda k: SetBatchLength(2e-6),
-    "length_half": lambda k: SetBatchLength(5e-7),
-}
-
-
-def alphabet(*names: str) -> Callable[[Trace], Sequence[Any]]:
-    chosen = [MOVES[n] for n in names]
-    return lambda trace: [move(len(trace)) for move in chosen]
 
 
 def check(config: Config, inputs: Trace, outputs: Any) -> list[str]:
@@ -85,7 +52,7 @@ def instance(name: str, moves: Sequence[str], depth: int, **config: Any) -> Inst
         name=name,
         algorithm=ALGORITHM,
         config=settings,
-        moves=alphabet(*moves),
+        moves=rb_alphabet(*moves),
         depth=depth,
         check=check,
         bounds=f"L=1000 ns, pulse 250 ns{factor}; moves {', '.join(moves)}",
@@ -117,7 +84,7 @@ def probes(item: Instance, depth: int = 6) -> tuple[int, int, int, list[Input]]:
             traces += 1
             drained += delivered([*trace, *[Poll(()) for _ in range(16)]])
             n = len(trace)
-            fresh = [one("detector_events", "det", at(n + j), f"q{j}") for j in range(16)]
+            fresh = [rb_one("detector_events", "det", rb_at(n + j), f"q{j}") for j in range(16)]
             ok = delivered_of_trace(trace, fresh)
             progressed += ok
             if not ok and (not stuck or len(trace) < len(stuck)):

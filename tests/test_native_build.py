@@ -59,6 +59,19 @@ def test_every_vector_passes_through_the_fast_path(family: str) -> None:
     assert checked > 0
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fast_path_conforms_to_the_rule_text_in_process(family: str) -> None:
+    """The fast path of this build passes the conformance harness in process against the
+    registered rule text (``timealign conform``'s checks: the shipped suite and fuzzed
+    traces, CF-R6, CF-R7)."""
+    from timealign import conformance
+    from timealign.conformance.adapter import runner
+
+    report = conformance.check(family, runner(registry.get(family).fast_path()), fuzz=40,
+                               seed=16)
+    assert report.ok, report.text()
+
+
 def _outcome(algorithm: Algorithm[Any, Any, Any, Any], config: Any, state: Any,
              item: object) -> tuple[str, str] | str:
     try:

@@ -50,18 +50,24 @@ def _third_party_imports(folder: Path, skip: tuple[Path, ...] = ()) -> set[str]:
 
 
 PACKAGE = ROOT / "reference" / "timealign"
-#: The adapters whose imports the ``spark`` extra provides.
-ADAPTERS = ("spark", "rosbag")
+#: Adapter subpackage -> the extra that provides its third-party imports.
+ADAPTERS = {"spark": "spark", "rosbag": "spark", "plot": "plot"}
 
 
-def test_spark_extra_covers_every_import_of_the_adapters() -> None:
-    """Every third-party module the Spark and ROS bag adapters import is in the ``spark``
-    extra."""
-    extra = {re.split(r"[<>=\[ ]", requirement)[0].lower()
-             for requirement in PYPROJECT["project"]["optional-dependencies"]["spark"]}
-    imported = {DISTRIBUTION.get(name, name).lower() for adapter in ADAPTERS
-                for name in _third_party_imports(PACKAGE / adapter)}
-    assert imported and imported <= extra, f"missing from the spark extra: {imported - extra}"
+def _extra(name: str) -> set[str]:
+    return {re.split(r"[<>=\[ ]", requirement)[0].lower()
+            for requirement in PYPROJECT["project"]["optional-dependencies"][name]}
+
+
+def test_extras_cover_every_import_of_the_adapters() -> None:
+    """Every third-party module an adapter imports (the Spark jobs, the ROS bag reader,
+    the pictures) is in the extra that installs it."""
+    for adapter, extra in ADAPTERS.items():
+        imported = {DISTRIBUTION.get(name, name).lower()
+                    for name in _third_party_imports(PACKAGE / adapter)}
+        assert imported <= _extra(extra), f"{adapter}: missing from [{extra}]: " \
+            f"{imported - _extra(extra)}"
+    assert {"pyspark", "pyarrow", "numpy"} <= _extra("spark")
 
 
 def test_core_imports_only_attrs() -> None:

@@ -54,3 +54,12 @@ def test_every_rule_and_decision_has_a_vector(family: str) -> None:
     covered = {rule for case in generate.cases(family) for rule in case.rules}
     missing = sorted(defined - covered)
     assert defined and not missing, f"{family}: rules/decisions without a vector: {missing}"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_installed_suite_is_what_make_vectors_writes(family: str) -> None:
+    """CF-R6: ``timealign/suites/<family>.jsonl`` (package data) is exactly what
+    ``make vectors`` writes; run it after changing a case."""
+    installed = ROOT / "reference" / "timealign" / "suites" / f"{family}.jsonl"
+    assert installed.read_text(encoding="utf-8") == generate.bundle_text(family), \
+        "run `make vectors`"

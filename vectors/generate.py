@@ -23,6 +23,7 @@ from timealign import vectors
 from timealign.vectors import Vector
 
 ROOT = Path(__file__).resolve().parent
+SUITES = ROOT.parent / "reference" / "timealign" / "suites"  # installed with the package
 
 
 def families() -> list[str]:
@@ -36,15 +37,25 @@ def cases(family: str) -> list[Vector]:
     return found
 
 
+def complete(case: Vector) -> Vector:
+    """The case with the reference's outputs filled in."""
+    return attrs.evolve(case, outputs=tuple(vectors.reference_outputs(case)))
+
+
 def render(case: Vector) -> str:
     """The exact file text of one generated vector."""
-    complete = attrs.evolve(case, outputs=tuple(vectors.reference_outputs(case)))
-    return json.dumps(complete.to_json(), indent=1) + "\n"
+    return json.dumps(complete(case).to_json(), indent=1) + "\n"
 
 
 def expected_files(family: str) -> dict[str, str]:
     """File name -> file text for every case of ``family``."""
     return {f"{case.name}.json": render(case) for case in cases(family)}
+
+
+def bundle_text(family: str) -> str:
+    """The installed suite of ``family``: every vector on one line (CF-R6)."""
+    lines = [json.dumps(complete(case).to_json(), separators=(",", ":")) for case in cases(family)]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stale.unlink()
         for name, text in wanted.items():
             (folder / name).write_text(text, encoding="utf-8")
+        SUITES.mkdir(exist_ok=True)
+        (SUITES / f"{family}.jsonl").write_text(bundle_text(family), encoding="utf-8")
         print(f"{family}: {len(wanted)} vectors written")
     return 0
 

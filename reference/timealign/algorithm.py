@@ -89,6 +89,8 @@ class Fast(Generic[C, S, I, O]):
     step: Callable[[C, Any, I], tuple[Any, tuple[O, ...]]]
     to_spec: Callable[[Any], S] = _same
     from_spec: Callable[[S], Any] = _same
+
+
 @attrs.frozen
 class Slots:
     """The pulse slots a machine gates on in its active window, for pictures.

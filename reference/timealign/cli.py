@@ -19,7 +19,11 @@ from timealign import __version__, native, vectors
 from timealign.errors import ConsistencyError, InvalidInput
 from timealign.vectors import Vector
 
-_EXTENSIONS: tuple[str, ...] = ("timealign.spark.cli", "timealign.plot.cli")
+_EXTENSIONS: tuple[str, ...] = (
+    "timealign.conformance.cli",
+    "timealign.spark.cli",
+    "timealign.plot.cli",
+)
 
 # Exit codes (README "Exit codes"); 1 is `check`'s "some vector differs" (VEC-R6).
 EXIT_OK = 0

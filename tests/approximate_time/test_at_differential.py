@@ -7,7 +7,6 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from tests.approximate_time.differential_support import as_tuple, literal_for
-from tests.approximate_time.strategies import runs
 from timealign.approximate_time import (
     ALGORITHM,
     Config,
@@ -17,6 +16,7 @@ from timealign.approximate_time import (
     fast,
     machine,
 )
+from timealign.conformance.strategies import at_runs as runs
 from timealign.lockstep import Lockstep
 
 

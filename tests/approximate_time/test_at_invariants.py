@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.approximate_time.strategies import runs
 from timealign import run
 from timealign.approximate_time import (
     ALGORITHM,
@@ -24,6 +23,7 @@ from timealign.approximate_time import (
     Warned,
 )
 from timealign.approximate_time import invariants as inv
+from timealign.conformance.strategies import at_runs as runs
 
 M = Message
 

@@ -14,7 +14,6 @@ from hypothesis.stateful import (
 )
 
 from tests.approximate_time.differential_support import as_tuple, literal_for
-from tests.approximate_time.strategies import configs
 from timealign.approximate_time import (
     ALGORITHM,
     Config,
@@ -28,6 +27,7 @@ from timealign.approximate_time import (
     State,
 )
 from timealign.approximate_time import invariants as inv
+from timealign.conformance.strategies import at_configs as configs
 from timealign.lockstep import Lockstep
 
 

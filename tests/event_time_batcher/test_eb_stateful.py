@@ -20,6 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from tests.event_time_batcher.literal_model import LiteralBatcher
 from tests.event_time_batcher.support import plain
 from timealign import InvalidInput
+from timealign.conformance import strategies
 from timealign.event_time_batcher import (
     ALGORITHM,
     Config,
@@ -34,7 +35,7 @@ from timealign.event_time_batcher import (
 from timealign.event_time_batcher.invariants import check
 from timealign.lockstep import Lockstep
 
-ADVANCE = st.sampled_from([0, 0, 0, 1, 2, 5, 13, 30])
+ADVANCE = st.sampled_from(strategies.ADVANCE)  # shared with `timealign conform --fuzz`
 
 
 class BatcherMachine(RuleBasedStateMachine):

@@ -46,7 +46,7 @@ def test_pl_r5_svg_is_deterministic_and_undated() -> None:
 def test_pl_r2_r4_lanes_reasons_ids_and_strip_are_drawn() -> None:
     """PL-R2, PL-R4, PL-D1, PL-D3: lane names, one legend entry per (outcome, reason), ids
     beside their marks in a small picture, and the arrival strip's axis label, all read
-    back as SVG text."""
+    back as SVG text (text stays text)."""
     [vector] = vectors.load(ROOT / "vectors/event_time_batcher/uc4_late_duplicate.json")
     texts = _texts(render(from_vector(vector)))
     assert {"a", "b", "c", "d", "e"} <= set(texts)  # lanes (keys)

@@ -53,7 +53,7 @@ def _expected(vector: Vector) -> tuple[dict[str, tuple[str, Any]], int, set[int]
 def test_pl_r1_every_message_is_one_mark_with_its_vector_outcome(path: Path) -> None:
     """PL-R1, PL-R2, PL-D2: one mark per message of the accepted inputs, whose outcome is
     the one the vector's expected outputs give it; groups are the vector's groups; lanes
-    sorted by name."""
+    are sorted by name."""
     [vector] = vectors.load(path)
     outcome, groups, refused = _expected(vector)
     if None in refused:  # a refused config: nothing to draw

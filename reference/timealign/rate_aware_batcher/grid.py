@@ -94,15 +94,6 @@ def slot_instants(start: int, grid: Grid) -> tuple[int, ...]:
     return tuple(grid.origin + (base + k) * grid.period for k in range(grid.slots))
 
 
-def slot_of(t: int, start: int, origin: int, period: int) -> int:
-    """``slot_in_batch`` on plain integers, for its contract.
-
-    pre: 0 < period < 2**40
-    pre: abs(t - origin) < 2**45
-    post: __return__ == pulse_index(t, origin, period) - batch_base_index(start, origin, period)
-    """
-    return slot_in_batch(t, start, Grid(origin, period, 1))
-
 
 def slots_per_batch(rate: int, length: int) -> int:
     """Slots of one batch: ``round(rate * L_s)``, half to even (14 Hz x 0.75 s -> 10).

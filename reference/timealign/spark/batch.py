@@ -16,6 +16,7 @@ before anything is read (SP-R20).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import repeat
 from typing import Any
 
@@ -71,29 +72,55 @@ def source_of(key: tuple[pa.Scalar, ...]) -> str:
     return str(value)
 
 
-def records_of(source: str, batches: Iterator[pa.RecordBatch]) -> Iterator[Record]:
-    """Rows of one source as records, checking nulls (SP-R1) and order (SP-R10) per batch."""
-    last: tuple[int, str, int] | None = None
+def _key(batch: pa.RecordBatch, row: int) -> tuple[Any, ...]:
+    return tuple(batch.column(name)[row].as_py() for name in ORDER_COLUMNS)
+
+
+def sort_broken(source: str, batch: pa.RecordBatch, row: int,
+                previous: tuple[Any, ...] | None) -> str:
+    """The shuffled path's disorder: Spark's sort did not reach the UDF intact."""
+    return (f"source {source!r}: row {batch.column('id')[row].as_py()!r} at "
+            f"{_key(batch, row)} reached the UDF after {previous}; Spark broke the sort "
+            f"(SP-R10)")
+
+
+Explain = Callable[[str, pa.RecordBatch, int, "tuple[Any, ...] | None"], str]
+
+
+def records_of(source: str, batches: Iterator[pa.RecordBatch],
+               explain: Explain = sort_broken) -> Iterator[Record]:
+    """Rows of one source as records, checking nulls (SP-R1) and order (SP-R10) per batch;
+    ``explain`` words the :class:`OrderError` for the first row out of order."""
+    last: tuple[Any, ...] | None = None
     for batch in batches:
         if not batch.num_rows:
             continue
         for field in ("id", "topic", "stamp", "arrival"):
             if batch.column(field).null_count:
                 raise InvalidInput(field, "SP-R1", f"null {field} in source {source!r}", None)
-        first = tuple(batch.column(name)[0].as_py() for name in ORDER_COLUMNS)
+        first = _key(batch, 0)
         broken = 0 if last is not None and first < last else _first_out_of_order(batch)
         if broken is not None:
-            key = tuple(batch.column(name)[broken].as_py() for name in ORDER_COLUMNS)
-            previous = last if broken == 0 else tuple(
-                batch.column(name)[broken - 1].as_py() for name in ORDER_COLUMNS)
-            raise OrderError(f"source {source!r}: row {batch.column('id')[broken].as_py()!r} "
-                             f"at {key} reached the UDF after {previous}; Spark broke the sort "
-                             f"(SP-R10)")
-        last = tuple(batch.column(name)[-1].as_py() for name in ORDER_COLUMNS)
+            previous = last if broken == 0 else _key(batch, broken - 1)
+            raise OrderError(explain(source, batch, broken, previous))
+        last = _key(batch, batch.num_rows - 1)
         columns = [batch.column(name) for name in ("id", "topic", "stamp", "arrival")]
         optional = [batch.column(name) for name in ("kind", "poll")]
         yield from map(Record, *(c.to_pylist() for c in columns), *(
             repeat(None) if c.null_count == len(c) else c.to_pylist() for c in optional))
+
+
+def replay_records(algorithm: Algorithm[Any, Any, Any, Any], config: Any, source: str,
+                   records: Iterator[Record]) -> Iterator[pa.RecordBatch]:
+    """Replay one source's records through a fresh :class:`SourceRun`, yielding the combined
+    output in chunks; the machine's and the accounting's errors are marked so that the
+    driver can raise them again (:func:`raise_job_error`)."""
+    with marked(f"source {source!r}"):
+        run = SourceRun(algorithm, config, source)
+        for chunk in run.feed(records, CHUNK):
+            yield to_batch(chunk)
+        run.finish()
+    yield to_batch(run.take())
 
 
 def run_source_udf(
@@ -106,12 +133,7 @@ def run_source_udf(
     ) -> Iterator[pa.RecordBatch]:
         with marked("the batch job"):
             source = source_of(key)
-        with marked(f"source {source!r}"):
-            run = SourceRun(algorithm, config, source)
-            for chunk in run.feed(records_of(source, batches), CHUNK):
-                yield to_batch(chunk)
-            run.finish()
-        yield to_batch(run.take())
+        yield from replay_records(algorithm, config, source, records_of(source, batches))
 
     return run_source
 
@@ -137,6 +159,22 @@ class BatchResult:
     rows: int
 
 
+@contextmanager
+def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """Set SQL settings for the duration of a job, then restore the previous values."""
+    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, previous in before.items():
+            if previous is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, previous)
+
+
 def run_batch(
     spark: SparkSession,
     algorithm: Algorithm[Any, Any, Any, Any],
@@ -145,12 +183,18 @@ def run_batch(
     output: str,
     fmt: str = "parquet",
     columns: schema.ColumnMap | None = None,
+    per_file: bool = False,
 ) -> BatchResult:
-    """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``."""
+    """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``; with
+    ``per_file`` each file is one source already in arrival order (SP-R18)."""
+    from timealign.spark.per_file import ONE_FILE_PER_TASK
+
     check_separate({"--input": input_path}, table_paths(output))
     check_output_folder("--output", output)
-    rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
-    return run_rows(spark, algorithm, config, rows, output)
+    with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):
+        rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap(),
+                                 source_from_file=per_file)
+        return run_rows(spark, algorithm, config, rows, output, per_file)
 
 
 def run_rows(
@@ -159,24 +203,30 @@ def run_rows(
     config: Any,
     rows: DataFrame,
     output: str,
+    per_file: bool = False,
 ) -> BatchResult:
     """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
     ``output/groups`` and ``output/outcomes``; the entry point of other readers (bags),
-    which check their paths (SP-R20) before reading."""
+    which check their paths (SP-R20) before reading. With ``per_file`` every file of
+    ``rows`` is one source, read whole by one task (SP-R18)."""
     from timealign.spark.check import check_counts, check_unique_ids
+    from timealign.spark.per_file import replay_files_frame
 
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
     try:
         check_unique_ids(rows)  # SP-R22, before any replay work
         # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
         # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
-        combined = run_sources(rows, algorithm, config).persist(StorageLevel.DISK_ONLY)
+        replayed = (replay_files_frame(rows, algorithm, config) if per_file
+                    else run_sources(rows, algorithm, config))
+        combined = replayed.persist(StorageLevel.DISK_ONLY)
         try:
             schema.groups_of(combined).write.parquet(staging.path("groups"))
             schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
         finally:
             combined.unpersist()
-        total = check_counts(rows, spark.read.parquet(staging.path("outcomes")))
+        total = check_counts(rows, spark.read.parquet(staging.path("outcomes")),
+                             one_file=per_file)
         publish(spark, staging, TABLES)
     except Exception as error:
         raise_job_error(error)

@@ -18,23 +18,39 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from timealign.errors import InvalidInput
 from timealign.spark.outcomes import DuplicateIdError, LossError
+from timealign.spark.schema import FILE
 
 
 def _reconcile(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None,
-               keys: list[str], what: str) -> int:
-    """Input rows count +1, outcomes (and held ids) -1, per ``keys``; one shuffle."""
-    given = rows.select(*keys, F.lit(1).alias("given"), F.lit(0).alias("settled"))
+               keys: list[str], what: str, one_file: bool = False) -> int:
+    """Input rows count +1, outcomes (and held ids) -1, per ``keys``; one shuffle. With
+    ``one_file``, the input rows of a key must also come from one file (SP-R18)."""
+    file = F.col(FILE) if one_file else F.lit(None).cast("string")
+    given = rows.select(*keys, F.lit(1).alias("given"), F.lit(0).alias("settled"),
+                        file.alias("file"))
     settled = outcomes.select(*keys)
     if held is not None:
         settled = settled.unionByName(held.select(*keys))
     marks = given.unionByName(settled.select(*keys, F.lit(0).alias("given"),
-                                             F.lit(1).alias("settled")))
+                                             F.lit(1).alias("settled"),
+                                             F.lit(None).cast("string").alias("file")))
     joined = marks.groupBy(*keys).agg(F.sum("given").alias("given"),
-                                      F.sum("settled").alias("settled"))
+                                      F.sum("settled").alias("settled"),
+                                      F.min("file").alias("first_file"),
+                                      F.max("file").alias("last_file"))
     wrong = F.col("given") != F.col("settled")
+    spread = F.col("first_file") != F.col("last_file")
     totals = joined.agg(F.sum("given").alias("given"),
-                        F.sum(F.when(wrong, 1).otherwise(0)).alias("bad")).first()
+                        F.sum(F.when(wrong, 1).otherwise(0)).alias("bad"),
+                        F.sum(F.when(spread, 1).otherwise(0)).alias("spread")).first()
+    if totals and totals["spread"]:
+        split = joined.where(spread).limit(5).collect()
+        examples = [f"{r['source']!r} in {r['first_file']} and {r['last_file']}"
+                    for r in split]
+        raise InvalidInput("source", "SP-R18", "with --sources-per-file every source must "
+                           f"be in one file; e.g. {examples}", split[0]["source"])
     given_total = int(totals["given"] or 0) if totals else 0
     bad = int(totals["bad"] or 0) if totals else 0
     if bad:
@@ -46,10 +62,13 @@ def _reconcile(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None,
     return given_total
 
 
-def check_counts(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:
+def check_counts(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None,
+                 one_file: bool = False) -> int:
     """Return the number of input rows; raise :class:`LossError` if any source's count of
-    outcome rows (plus held ids) differs from its count of input rows."""
-    return _reconcile(rows, outcomes, held, ["source"], "source(s)")
+    outcome rows (plus held ids) differs from its count of input rows, and with
+    ``one_file`` :class:`InvalidInput` if a source's rows come from more than one file
+    (SP-R18)."""
+    return _reconcile(rows, outcomes, held, ["source"], "source(s)", one_file)
 
 
 def check_no_loss(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:

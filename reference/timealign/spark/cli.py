@@ -52,7 +52,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
                         help="read FIELD (source, id, topic, stamp, arrival, kind, poll) "
                              "from COLUMN; repeatable")
-    parser.add_argument("--master", help="Spark master URL (default: local[*])")
+    parser.add_argument("--master", help="Spark master URL (default: local[*], or the master "
+                                          "of spark-submit)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session; repeatable")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -85,7 +88,14 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     algorithm = registry.get(args.algorithm)
     config = load_config(algorithm, args.config)
     columns = ColumnMap.parse(args.column)
-    spark = build_session(args.master, f"timealign {command} {args.algorithm}")
+    settings: dict[str, str] = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("spark."):
+            raise InvalidInput("--conf", "SP-R17", "expected spark.KEY=VALUE", item)
+        settings[key] = value
+    spark = build_session(args.master, f"timealign {command} {args.algorithm}",
+                          settings)
     # SP-R23: failures are one line on stderr; Spark's own log (with the Java and Python
     # stack traces of a failed task) only with --debug.
     spark.sparkContext.setLogLevel("ERROR" if getattr(args, "debug", False) else "OFF")
@@ -146,6 +156,9 @@ def _run(args: argparse.Namespace) -> int:
     check_output_folder("--output", args.output)
     check_separate(inputs, table_paths(args.output))
     check_file_target("--summary", args.summary, {**inputs, **table_paths(args.output)})
+    if args.sources_per_file and args.format == "rosbag":  # SP-R18: positions have gaps
+        raise InvalidInput("--sources-per-file", "SP-R18",
+                           "not available with --format rosbag yet", "rosbag")
     if args.report is not None:
         check_report_folder(args.report, {**inputs, **table_paths(args.output)})
     algorithm, config, columns, spark = _setup(args, "run")
@@ -159,7 +172,7 @@ def _run(args: argparse.Namespace) -> int:
                                           args.output, _bag_options(args, config))
         else:
             result = run_batch(spark, algorithm, config, args.input, args.output,
-                               args.format, columns)
+                               args.format, columns, args.sources_per_file)
         elapsed = time.monotonic() - started
         summary = summarize(spark.read.parquet(f"{args.output}/groups"),
                             spark.read.parquet(f"{args.output}/outcomes"))
@@ -206,7 +219,8 @@ def _generate(args: argparse.Namespace) -> int:
     from timealign.spark.generate import Plan, generate
 
     options: dict[str, Any] = {"seed": args.seed, "loss": args.loss, "files": args.files,
-                               "jitter_ns": round(args.jitter_ms * 1e6)}
+                               "jitter_ns": round(args.jitter_ms * 1e6),
+                               "per_robot": args.file_per_robot}
     if args.seconds is not None:
         plan = Plan(robots=args.robots, seconds=args.seconds, **options)
     else:
@@ -223,6 +237,10 @@ def register(commands: Any) -> None:
     _common(run)
     run.add_argument("--input", required=True, help="input file or folder")
     run.add_argument("--summary", help="also write the summary as JSON to this file")
+    run.add_argument("--sources-per-file", action="store_true",
+                     help="each file holds one source in arrival order: replay every file "
+                          "as read, without a shuffle or sort (fails if a file is out of "
+                          "order)")
     _bag_arguments(run, "run")
     run.add_argument("--report", metavar="DIR",
                      help="also write an HTML report to DIR/index.html (needs the plot extra)")
@@ -250,4 +268,6 @@ def register(commands: Any) -> None:
     gen.add_argument("--loss", type=float, default=0.01, help="share of lost messages")
     gen.add_argument("--jitter-ms", type=float, default=1.0, help="stamp jitter (std, ms)")
     gen.add_argument("--files", type=int, default=8, help="number of Parquet files")
+    gen.add_argument("--file-per-robot", action="store_true",
+                     help="one file per robot, robot-NNN.parquet (overrides --files)")
     gen.set_defaults(handler=_generate)

@@ -6,7 +6,8 @@ phase per robot and topic; some messages are lost; each one is delivered after a
 topic-dependent delay with a random tail, so topics overtake each other (cross-topic
 reordering) while each topic stays first-in first-out, as over a real transport. The rows
 are written as Parquet in arrival order, split into files by arrival time like a rotating
-recorder. The same arguments and seed always give the same files.
+recorder, or one file per robot (``per_robot``: the layout ``timealign run
+--sources-per-file`` reads). The same arguments and seed always give the same files.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Plan:
     loss: float = 0.01
     jitter_ns: int = 1_000_000
     files: int = 8
+    per_robot: bool = False
 
     def __attrs_post_init__(self) -> None:
         """Bad sizes are refused with the option they came from (exit 2), not a traceback."""
@@ -99,7 +101,12 @@ def _robot(plan: Plan, rng: np.random.Generator, robot: int) -> dict[str, np.nda
 
 
 def generate(plan: Plan, output: str | Path) -> int:
-    """Write the dataset as ``output/part-NNNNN.parquet``; return the number of rows."""
+    """Write the dataset as ``output/part-NNNNN.parquet`` (or ``output/robot-NNN.parquet``
+    with ``per_robot``); return the number of rows."""
+    require(plan.robots >= 1, "--robots", "SP-R1", "must be >= 1", plan.robots)
+    require(plan.seconds > 0, "--seconds", "SP-R1", "must be > 0", plan.seconds)
+    require(0.0 <= plan.loss < 1.0, "--loss", "SP-R1", "must be in [0, 1)", plan.loss)
+    require(plan.files >= 1, "--files", "SP-R1", "must be >= 1", plan.files)
     rng = np.random.default_rng(plan.seed)
     parts = [_robot(plan, rng, robot) for robot in range(plan.robots)]
     data = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
@@ -117,9 +124,17 @@ def generate(plan: Plan, output: str | Path) -> int:
     })
     folder = Path(output)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("part-*.parquet"):
+    for stale in [*folder.glob("part-*.parquet"), *folder.glob("robot-*.parquet")]:
         stale.unlink()
     rows = int(table.num_rows)
+    if plan.per_robot:  # a stable sort by robot keeps each robot's rows in arrival order
+        by_robot = table.take(pa.array(np.argsort(data["robot"], kind="stable")))
+        counts = np.bincount(data["robot"], minlength=plan.robots)
+        offsets = np.concatenate([[0], np.cumsum(counts)])
+        for robot, name in enumerate(robots.to_pylist()):
+            mine = by_robot.slice(int(offsets[robot]), int(counts[robot]))
+            pq.write_table(mine, folder / f"{name}.parquet")
+        return rows
     per_file = max(1, math.ceil(rows / plan.files))
     for number, offset in enumerate(range(0, max(rows, 1), per_file)):
         pq.write_table(table.slice(offset, per_file), folder / f"part-{number:05d}.parquet")

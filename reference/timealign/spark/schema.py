@@ -73,8 +73,16 @@ def _time_ns(frame: DataFrame, column: str) -> Column:
     return F.col(column).cast(T.LongType())
 
 
-def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool) -> DataFrame:
-    """The canonical input (SP-R1) plus the input-order columns (SP-R2)."""
+def file_stem() -> Column:
+    """The name of the file a row was read from, without its last extension (SP-R18)."""
+    return F.regexp_extract(F.col("_metadata.file_name"), r"^(.+?)(\.[^.]*)?$", 1)
+
+
+def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool,
+              source_from_file: bool = False) -> DataFrame:
+    """The canonical input (SP-R1) plus the input-order columns (SP-R2). Without a source
+    column, the source is ``""`` (SP-D3), or with ``source_from_file`` the file's name
+    without its extension (SP-R18)."""
     present = set(frame.columns)
     for field in REQUIRED:
         name = columns.column(field)
@@ -85,7 +93,8 @@ def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool) -> Data
         name = columns.column(field)
         if name not in present:
             if field == "source":
-                selected.append(F.lit(DEFAULT_SOURCE).alias(field))  # SP-D3
+                default = file_stem() if source_from_file else F.lit(DEFAULT_SOURCE)
+                selected.append(default.alias(field))  # SP-D3, SP-R18
             elif field == "arrival":
                 selected.append(_time_ns(frame, columns.column("stamp")).alias(field))  # SP-D2
             elif field == "topic":
@@ -144,7 +153,8 @@ def reader_options(fmt: str) -> dict[str, str]:
     return {"header": "true", "inferSchema": "true"} if check_format(fmt) == "csv" else {}
 
 
-def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap) -> DataFrame:
+def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap,
+               source_from_file: bool = False) -> DataFrame:
     """Read a file or folder of rows and reduce it to the canonical columns."""
     reader = spark.read.format(fmt).options(**reader_options(fmt))
     try:
@@ -152,7 +162,8 @@ def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap) -> 
     except Exception as error:  # AnalysisException: path missing, unreadable
         first = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
         raise InvalidInput("--input", "SP-R1", f"cannot read input: {first}", path) from None
-    return canonical(frame, columns, has_row_index=fmt == "parquet")
+    return canonical(frame, columns, has_row_index=fmt == "parquet",
+                     source_from_file=source_from_file)
 
 
 def groups_of(combined: DataFrame) -> DataFrame:

@@ -1,9 +1,12 @@
 """The SparkSession the jobs run on: quiet local defaults tuned for a small machine.
 
-Local mode (``local[*]`` unless ``--master`` says otherwise) turns the UI and the console
-progress bar off, keeps shuffles at two partitions per core, uses UTC and the loopback
-address, and selects the RocksDB state store that ``transformWithStateInPandas`` requires.
-Python workers run the driver's interpreter so that the installed package is importable.
+Local mode (``local[*]`` unless ``--master`` or ``spark-submit`` says otherwise) turns the
+UI and the console progress bar off, keeps shuffles at two partitions per core, uses UTC
+and the loopback address, and selects the RocksDB state store that
+``transformWithStateInPandas`` requires. Local Python workers run the driver's interpreter
+so that the installed package is importable; on any other master the package is shipped
+to the executors (:mod:`timealign.spark.ship`, SP-R17) and their Python is
+``PYSPARK_PYTHON`` (or ``spark.pyspark.python`` with ``spark-submit``).
 """
 
 from __future__ import annotations
@@ -44,17 +47,28 @@ COMMON_CONF: dict[str, str] = {
 }
 
 
+_SHIPPED: set[str] = set()  # applications the package was already added to
+
+
+def submitted() -> bool:
+    """True inside ``spark-submit``, which started the JVM with its own ``--master``."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
 def build_session(
     master: str | None = None,
     app_name: str = "timealign",
     conf: Mapping[str, str] | None = None,
 ) -> SparkSession:
-    """Start (or reuse) the session; ``master=None`` means local on every core."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    """Start (or reuse) the session; ``master=None`` means the master of ``spark-submit``
+    when run by it, else local on every core."""
     builder = SparkSession.builder.appName(app_name)
     settings = dict(COMMON_CONF)
-    if master is None or master.startswith("local"):
+    if master is None and submitted():
+        pass  # spark-submit's --master and --conf are already in the JVM
+    elif master is None or master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         chosen = master or "local[*]"
         inside = chosen.partition("[")[2].rstrip("]")
@@ -63,9 +77,20 @@ def build_session(
         builder = builder.master(chosen)
     else:
         builder = builder.master(master)
+    shipping = None
+    if (master is None and submitted()) or not (master or "local").startswith("local"):
+        from timealign.spark.ship import build_zip  # SP-R17
+
+        shipping = build_zip()
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    context = spark.sparkContext
+    if shipping is not None and context.applicationId not in _SHIPPED:
+        from timealign.spark.ship import ship_zip
+
+        ship_zip(spark, shipping)
+        _SHIPPED.add(context.applicationId)
     return spark

@@ -1,0 +1,87 @@
+"""Conformance checking of other implementations against the reference (spec/conformance.md).
+
+``timealign conform ALGORITHM --cmd "..."`` drives an external command through the line
+protocol of :mod:`.protocol`; :func:`check` does the same from Python, for an
+implementation given as a function or a command::
+
+    from timealign import conformance
+
+    def mine(config: dict, inputs: list[dict]) -> list[dict]:
+        ...  # run your implementation, return outputs in vector form
+
+    report = conformance.check("approximate_time", mine, fuzz=200, seed=1)
+    assert report.ok, report.text()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from timealign import Algorithm, registry
+from timealign.conformance.harness import (
+    Difference,
+    InProcess,
+    Judge,
+    Progress,
+    Refusal,
+    Report,
+    SourceReport,
+    Subject,
+    check_explore,
+    check_fuzz,
+    check_vectors,
+    implementation,
+    run_reference,
+    save,
+)
+from timealign.conformance.protocol import Command
+from timealign.conformance.suites import shipped
+from timealign.vectors import Vector
+
+__all__ = [
+    "Command", "Difference", "InProcess", "Refusal", "Report", "SourceReport", "check",
+    "implementation", "run_reference", "shipped",
+]
+
+
+def check(
+    algorithm: str | Algorithm[Any, Any, Any, Any],
+    implementation: Any,
+    *,
+    vectors: Iterable[Vector] | None = None,
+    fuzz: int = 0,
+    seed: int = 0,
+    size: int = 30,
+    explore: int = 0,
+    observe: str = "full",
+    save_to: str | Path | None = None,
+    progress: bool = False,
+) -> Report:
+    """Check ``implementation`` against the reference of ``algorithm`` (CF-R6 to CF-R17).
+
+    ``algorithm`` is a registered name (the reference is ``registry.get(name)``) or an
+    :class:`Algorithm` descriptor used as the reference. ``implementation`` is a function
+    ``(config JSON, inputs JSON) -> outputs JSON`` (raise :class:`Refusal` to refuse a
+    trace), a :class:`Command`, or any object with ``ask(request) -> Answer``. ``vectors``
+    defaults to the shipped suite of the algorithm; pass ``[]`` to skip it.
+    """
+    reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
+    subject: Subject = implementation if hasattr(implementation, "ask") else \
+        InProcess(implementation)
+    judge = Judge(reference, subject, observe)
+    shown = getattr(implementation, "command", None) or getattr(
+        implementation, "__qualname__", type(implementation).__name__)
+    report = Report(reference.name, str(shown), observe)
+    ticker = Progress(progress)
+    chosen = shipped(reference.name) if vectors is None else list(vectors)
+    if chosen:
+        report.sources.append(check_vectors(judge, chosen, ticker))
+    if fuzz:
+        report.sources.append(check_fuzz(judge, fuzz, seed, ticker, size))
+    if explore:
+        report.sources.append(check_explore(judge, explore, ticker))
+    if save_to is not None:
+        save(report, save_to)
+    return report

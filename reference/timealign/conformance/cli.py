@@ -1,0 +1,92 @@
+"""``timealign conform``: check an external implementation against the reference.
+
+Exit status (CF-R17, README "Exit codes"): 0 when every trace agreed, 1 when any trace
+differed or failed, 2 on a usage error or bad input (unknown algorithm or profile,
+unreadable vectors), raised as :class:`InvalidInput` and mapped by ``timealign.cli``.
+The report goes to stdout, progress lines to stderr, the JSON report to ``--report``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from timealign import registry, vectors
+from timealign.conformance import observe
+from timealign.conformance.protocol import Command
+from timealign.errors import InvalidInput
+
+
+def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
+    found = [v for path in vectors.files(paths) for v in vectors.load(path)]
+    for vector in found:
+        if vector.algorithm != algorithm:
+            raise InvalidInput(f"{vector.source}.algorithm", "CF-R6",
+                               f"a vector of another algorithm than {algorithm}",
+                               vector.algorithm)
+    return found
+
+
+def _conform(args: argparse.Namespace) -> int:
+    from timealign.cli import EXIT_DIFFERENT, EXIT_OK
+    from timealign.conformance import check
+
+    registry.get(args.algorithm)
+    observe.profile(args.algorithm, args.observe)
+    for option, value, least in (("--fuzz", args.fuzz, 0), ("--explore", args.explore, 0),
+                                 ("--size", args.size, 1), ("--timeout", args.timeout, 0.001)):
+        if value < least:
+            raise InvalidInput(option, "CF-R17", f"must be at least {least}", value)
+    if args.fuzz:
+        try:
+            import hypothesis  # noqa: F401
+        except ImportError:
+            raise InvalidInput("--fuzz", "CF-R7", "needs Hypothesis: pip install "
+                               "'timealign[conform]'", args.fuzz) from None
+    chosen: list[vectors.Vector] | None = None
+    if args.no_vectors:
+        chosen = []
+    elif args.vectors:
+        chosen = _vectors(args.algorithm, args.vectors)
+    with Command(args.cmd, timeout=args.timeout) as command:
+        report = check(args.algorithm, command, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
+                       size=args.size, explore=args.explore, observe=args.observe,
+                       save_to=args.save, progress=not args.quiet)
+    print(report.text())
+    if args.report:
+        Path(args.report).write_text(json.dumps(report.to_json(), indent=1) + "\n",
+                                     encoding="utf-8")
+    return EXIT_OK if report.ok else EXIT_DIFFERENT
+
+
+def register(commands: Any) -> None:
+    """Add the ``conform`` sub-command to the ``timealign`` parser."""
+    parser = commands.add_parser(
+        "conform", help="check an implementation against the reference (spec/conformance.md)",
+        description="Run traces through the reference and through COMMAND (the line protocol "
+                    "of spec/conformance.md) and report, shrink and save every divergence. "
+                    "Exit 0: everything agrees; 1: a trace differed or failed; 2: bad usage.")
+    parser.add_argument("algorithm", choices=registry.names())
+    parser.add_argument("--cmd", required=True,
+                        help="the implementation's adapter, run through the shell from here")
+    parser.add_argument("--vectors", nargs="+", metavar="PATH",
+                        help="vector files or folders instead of the shipped suite")
+    parser.add_argument("--no-vectors", action="store_true", help="skip the vector suite")
+    parser.add_argument("--fuzz", type=int, default=0, metavar="N",
+                        help="N random traces; the first divergence is shrunk by Hypothesis")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --fuzz (default 0)")
+    parser.add_argument("--size", type=int, default=30, metavar="INPUTS",
+                        help="maximum inputs of a --fuzz trace (default 30)")
+    parser.add_argument("--explore", type=int, default=0, metavar="DEPTH",
+                        help="every trace of the bounded explorer's instances up to DEPTH")
+    parser.add_argument("--observe", default="full",
+                        help="what the implementation reports: full (default) or upstream")
+    parser.add_argument("--save", metavar="DIR",
+                        help="write each minimal divergence as a timealign.vector/1 file")
+    parser.add_argument("--report", metavar="FILE", help="write the report as JSON")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="per-trace answer timeout (default 10)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.set_defaults(handler=_conform)

@@ -1,0 +1,427 @@
+"""The conformance harness: run traces through the reference and an implementation,
+compare what both report, shrink every divergence and report it by rule.
+
+Sources of traces (CF-R6 to CF-R8): the shipped or given vectors, random traces from the
+strategies of :mod:`timealign.conformance.strategies` (Hypothesis finds and shrinks a
+divergence), and every trace of the bounded explorer's small instances up to a depth
+(:mod:`timealign.conformance.instances`). The reference is an :class:`Algorithm`
+descriptor (``timealign.registry.get(name)`` by default); the implementation is anything
+with an ``ask(vector) -> Answer`` method: a :class:`~timealign.conformance.protocol.Command`
+or :class:`InProcess` around a Python function.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from random import Random
+from typing import Any, Protocol
+
+import attrs
+
+from timealign import Algorithm
+from timealign.conformance import observe, rules
+from timealign.conformance.protocol import Answer, Failed, Outputs, Refused
+from timealign.errors import InvalidInput
+from timealign.vectors import Vector
+
+JSON = dict[str, Any]
+Implementation = Callable[[JSON, list[JSON]], list[JSON]]
+DETAILED = 10  # differences per source shrunk, detailed and saved; the rest are counted
+FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed traces (CF-R5)
+
+
+class Subject(Protocol):
+    """What the harness talks to: one answer per trace."""
+
+    def ask(self, request: JSON) -> Answer: ...
+
+
+class Refusal(Exception):
+    """Raised by a Python implementation that refuses a whole trace (CF-R3)."""
+
+
+@attrs.frozen
+class InProcess:
+    """A Python implementation: ``function(config JSON, inputs JSON) -> outputs JSON``.
+
+    :class:`Refusal` refuses the trace (CF-R3); any other exception fails it (CF-R5).
+    """
+
+    function: Implementation
+
+    def ask(self, request: JSON) -> Answer:
+        try:
+            produced = self.function(request["config"], list(request["inputs"]))
+        except Refusal as refusal:
+            return Refused(str(refusal))
+        except Exception as error:
+            return Failed(f"raised {type(error).__name__}: {error}")
+        if not isinstance(produced, list) or not all(isinstance(o, dict) for o in produced):
+            return Failed(f"returned {type(produced).__name__}, not a list of output objects")
+        return Outputs(tuple(produced))
+
+
+def run_reference(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
+                  inputs: Sequence[JSON]) -> list[JSON]:
+    """The outputs of ``algorithm`` in vector form (VEC-R4, VEC-R5): what the reference
+    expects, and what :func:`implementation` answers for an in-process descriptor."""
+    try:
+        decoded = algorithm.config_from_json(config)
+    except InvalidInput as error:
+        return [{"input": None, "kind": "error", "field": error.field, "rule": error.rule}]
+    state, step, encode = algorithm.initial(decoded), algorithm.step, algorithm.output_to_json
+    produced: list[JSON] = []
+    for index, raw in enumerate(inputs):
+        try:
+            state, outputs = step(decoded, state, algorithm.input_from_json(raw))
+        except InvalidInput as error:
+            produced.append({"input": index, "kind": "error", "field": error.field,
+                             "rule": error.rule})
+            continue
+        for output in outputs:
+            body = encode(output)
+            produced.append({"input": index, **body})
+    return produced
+
+
+def implementation(algorithm: Algorithm[Any, Any, Any, Any]) -> Implementation:
+    """A descriptor (for example the reference with its fast step) as an implementation."""
+    return lambda config, inputs: run_reference(algorithm, config, inputs)
+
+
+def request(vector: Vector) -> JSON:
+    """The protocol line of a trace: the vector without its outputs (CF-R2)."""
+    return attrs.evolve(vector, outputs=None).to_json()
+
+
+@attrs.frozen
+class Verdict:
+    """How one trace went: ``agree``, ``differ`` or ``failed`` (CF-R15)."""
+
+    status: str
+    expected: tuple[JSON, ...]
+    observed: tuple[JSON, ...] = ()
+    message: str = ""
+    at: int | None = None
+
+
+@attrs.frozen
+class Difference:
+    """One (minimal) divergence, as reported and saved (CF-R15, CF-R16)."""
+
+    source: str
+    status: str
+    vector: Vector  # the minimal trace with the reference's full expected outputs
+    at: int | None
+    input: JSON | None
+    expected: tuple[JSON, ...]
+    observed: tuple[JSON, ...]
+    message: str
+    rules: tuple[str, ...]
+    original_size: int
+    saved: str = ""
+
+    def to_json(self) -> JSON:
+        return {"source": self.source, "status": self.status, "name": self.vector.name,
+                "inputs": len(self.vector.inputs), "original_inputs": self.original_size,
+                "at": self.at, "input": self.input, "expected": list(self.expected),
+                "observed": list(self.observed), "message": self.message,
+                "rules": list(self.rules), "saved": self.saved or None}
+
+
+@attrs.define
+class SourceReport:
+    """The counts of one source of traces (CF-R15)."""
+
+    source: str
+    run: int = 0
+    agree: int = 0
+    differ: int = 0
+    failed: int = 0
+    differences: list[Difference] = attrs.Factory(list)
+    note: str = ""
+
+    in_a_row: int = 0
+
+    def count(self, verdict: Verdict) -> None:
+        self.run += 1
+        if verdict.status == "agree":
+            self.agree += 1
+        elif verdict.status == "differ":
+            self.differ += 1
+        else:
+            self.failed += 1
+        self.in_a_row = self.in_a_row + 1 if verdict.status == "failed" else 0
+
+    def given_up(self) -> bool:
+        """CF-R5: a command failing trace after trace is not run any further."""
+        if self.in_a_row < FAILURES_IN_A_ROW:
+            return False
+        self.note = (self.note + "; " if self.note else "") + \
+            f"stopped after {FAILURES_IN_A_ROW} failed traces in a row"
+        return True
+
+    def to_json(self) -> JSON:
+        return {"run": self.run, "agree": self.agree, "differ": self.differ,
+                "failed": self.failed, "note": self.note,
+                "differences": [d.to_json() for d in self.differences]}
+
+
+@attrs.define
+class Report:
+    """Everything one conformance run found (CF-R15)."""
+
+    algorithm: str
+    implementation: str
+    observe: str
+    sources: list[SourceReport] = attrs.Factory(list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every trace of every source agreed (CF-R17: exit status 0)."""
+        return all(s.differ == 0 and s.failed == 0 for s in self.sources)
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tuple(sorted({r for s in self.sources for d in s.differences for r in d.rules},
+                            key=rules.order))
+
+    def to_json(self) -> JSON:
+        return {"format": "timealign.conformance/1", "algorithm": self.algorithm,
+                "implementation": self.implementation, "observe": self.observe,
+                "ok": self.ok, "differs_on": list(self.rules),
+                "sources": {s.source: s.to_json() for s in self.sources}}
+
+    def text(self) -> str:
+        """The human report printed by ``timealign conform``."""
+        lines = [f"conformance of {self.implementation!r} to {self.algorithm} "
+                 f"(observe: {self.observe})"]
+        for s in self.sources:
+            lines.append(f"  {s.source:8} run {s.run:6}  agree {s.agree:6}  differ {s.differ:4}"
+                         f"  failed {s.failed:4}{'  (' + s.note + ')' if s.note else ''}")
+        for s in self.sources:
+            for d in s.differences:
+                where = "config" if d.at is None else f"input {d.at}"
+                lines.append(f"- {s.source} {d.status}: {d.vector.name}, {len(d.vector.inputs)} "
+                             f"inputs (from {d.original_size}), first at {where}: "
+                             f"{json.dumps(d.input)}")
+                if d.message:
+                    lines.append(f"    {d.message}")
+                lines.append(f"    expected {json.dumps(list(d.expected))}")
+                lines.append(f"    observed {json.dumps(list(d.observed))}")
+                if d.rules:
+                    lines.append(f"    rules {', '.join(d.rules)}")
+                if d.saved:
+                    lines.append(f"    saved {d.saved}")
+        verdict = "AGREES" if self.ok else (
+            "DIFFERS" + (f" on {', '.join(self.rules)}" if self.rules else ""))
+        lines.append(verdict)
+        return "\n".join(lines)
+
+
+class Judge:
+    """Runs traces through reference and implementation and compares them (CF-R10)."""
+
+    def __init__(self, reference: Algorithm[Any, Any, Any, Any], subject: Subject,
+                 profile: str = "full") -> None:
+        self.reference, self.subject = reference, subject
+        self.profile = observe.profile(reference.name, profile)
+
+    def __call__(self, vector: Vector) -> Verdict:
+        expected = tuple(run_reference(self.reference, vector.config, vector.inputs))
+        answer = self.subject.ask(request(vector))
+        if isinstance(answer, Failed):
+            return Verdict("failed", expected, message=answer.message)
+        if isinstance(answer, Refused):
+            if len(expected) == 1 and expected[0].get("input") is None:
+                return Verdict("agree", expected)  # the reference refuses the config too
+            return Verdict("differ", expected, message=f"refused the trace: {answer.message}",
+                           at=None)
+        want = observe.project(self.profile, expected)
+        got = observe.project(self.profile, answer.outputs)
+        if want == got:
+            return Verdict("agree", expected, answer.outputs)
+        return Verdict("differ", expected, answer.outputs, at=_first_input(want, got))
+
+    def difference(self, source: str, vector: Vector, verdict: Verdict,
+                   original_size: int) -> Difference:
+        """The report entry of a diverging trace: the outputs at its first diverging input
+        (projected), and the rules they exercise (CF-R14)."""
+        at = verdict.at
+        want = observe.project(self.profile, verdict.expected)
+        got = observe.project(self.profile, verdict.observed)
+        if verdict.status == "failed" or verdict.message:
+            shown_want, shown_got = want, got
+        else:
+            shown_want = [o for o in want if o.get("input") == at]
+            shown_got = [o for o in got if o.get("input") == at]
+        raw_want = [o for o in verdict.expected if o.get("input") == at]
+        named = set(vector.rules) | set(rules.exercised(self.reference.name, raw_want + shown_got))
+        named_rules = tuple(sorted(named, key=rules.order))
+        saved = attrs.evolve(vector, outputs=verdict.expected, rules=named_rules)
+        item = vector.inputs[at] if isinstance(at, int) and 0 <= at < len(vector.inputs) else None
+        return Difference(source, verdict.status, saved, at, item, tuple(shown_want),
+                          tuple(shown_got), verdict.message, named_rules, original_size)
+
+
+def _first_input(want: list[JSON], got: list[JSON]) -> int | None:
+    """The input index of the first position where the projected outputs differ."""
+    for position in range(max(len(want), len(got))):
+        a = want[position] if position < len(want) else None
+        b = got[position] if position < len(got) else None
+        if a != b:  # the earlier input of the two outputs is the first that differs
+            inputs = [int(o["input"]) for o in (a, b)
+                      if o is not None and isinstance(o.get("input"), int)]
+            return min(inputs, default=None)
+    return None
+
+
+def shrink(vector: Vector, diverges: Callable[[Vector], bool]) -> Vector:
+    """Greedy input deletion (chunks, then single inputs) keeping the trace diverging."""
+    inputs = list(vector.inputs)
+    chunk = max(1, len(inputs) // 2)
+    while chunk >= 1:
+        start = 0
+        while start < len(inputs):
+            trial = inputs[:start] + inputs[start + chunk:]
+            if diverges(attrs.evolve(vector, inputs=tuple(trial))):
+                inputs = trial
+            else:
+                start += chunk
+        chunk //= 2
+    return attrs.evolve(vector, inputs=tuple(inputs))
+
+
+class Progress:
+    """A progress line on stderr at most every ``every`` seconds (CF-R15)."""
+
+    def __init__(self, enabled: bool, every: float = 2.0) -> None:
+        self.enabled, self.every, self.last = enabled, every, time.monotonic()
+
+    def __call__(self, report: SourceReport, total: int | None = None) -> None:
+        now = time.monotonic()
+        if self.enabled and now - self.last >= self.every:
+            self.last = now
+            of = f"/{total}" if total else ""
+            print(f"conform: {report.source} {report.run}{of} traces, {report.differ} differ, "
+                  f"{report.failed} failed", file=sys.stderr, flush=True)
+
+
+def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
+                  reduce: bool = True) -> SourceReport:
+    """CF-R6: every vector; each divergence shrunk by input deletion."""
+    report = SourceReport("vectors")
+    chosen = list(vectors)
+    for vector in chosen:
+        verdict = judge(vector)
+        report.count(verdict)
+        progress(report, len(chosen))
+        if verdict.status != "agree" and len(report.differences) < DETAILED:
+            minimal = vector
+            if verdict.status == "differ" and reduce:
+                minimal = shrink(vector, lambda candidate: judge(candidate).status == "differ")
+                verdict = judge(minimal) if minimal is not vector else verdict
+            report.differences.append(judge.difference("vectors", minimal, verdict,
+                                                       len(vector.inputs)))
+        if report.given_up():
+            break
+    return report
+
+
+class _OutOfBudget(BaseException):
+    """Ends Hypothesis's shrinking early: not an ``Exception``, so Hypothesis neither
+    catches nor shrinks it (CF-R7)."""
+
+
+def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
+               size: int = 30, budget: float = 20.0) -> SourceReport:
+    """CF-R7: ``count`` random traces; Hypothesis shrinks the first divergence for at most
+    ``budget`` seconds, then greedy input deletion finishes the job."""
+    from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    from timealign.conformance.strategies import traces
+
+    report = SourceReport("fuzz")
+    found: list[tuple[Vector, Verdict]] = []
+    first: list[tuple[int, float]] = []  # size of the first divergence, when it was found
+
+    def diverges(vector: Vector) -> bool:
+        if found and (found[0][1].status == "failed"  # a failure is not shrunk (restarts)
+                      or time.monotonic() - first[0][1] > budget):
+            raise _OutOfBudget
+        verdict = judge(vector)
+        if not first:
+            report.count(verdict)
+            progress(report, count)
+        if verdict.status == "differ" or (verdict.status == "failed" and not found):
+            first[:] = first or [(len(vector.inputs), time.monotonic())]
+            found[:] = [(vector, verdict)]
+            return True
+        return False
+
+    chosen = settings(max_examples=count, database=None, deadline=None,
+                      phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
+                      suppress_health_check=list(HealthCheck))
+    try:
+        find(traces(judge.reference.name, size), diverges, settings=chosen,
+             random=Random(seed))
+    except _OutOfBudget:
+        pass
+    except NoSuchExample:
+        report.note = f"seed {seed}"
+        return report
+    vector, verdict = found[-1]
+    if verdict.status == "differ":
+        vector = shrink(vector, lambda candidate: judge(candidate).status == "differ")
+        verdict = judge(vector)
+    vector = attrs.evolve(vector, name=f"{judge.reference.name}_fuzz_seed{seed}")
+    report.note = f"seed {seed}; stopped at the first divergence, shrunk in " \
+                  f"{time.monotonic() - first[0][1]:.1f} s"
+    report.differences.append(judge.difference("fuzz", vector, verdict, first[0][0]))
+    return report
+
+
+def check_explore(judge: Judge, depth: int, progress: Progress) -> SourceReport:
+    """CF-R8: every trace of the small instances up to ``depth`` inputs, shortest first;
+    the first (so shortest) divergence of each instance is reported."""
+    from timealign.conformance.instances import traces
+
+    report = SourceReport("explore")
+    diverged: set[str] = set()
+    for instance, vector in traces(judge.reference.name, depth):
+        verdict = judge(vector)
+        report.count(verdict)
+        progress(report)
+        if verdict.status != "agree" and instance not in diverged \
+                and len(report.differences) < DETAILED:
+            diverged.add(instance)
+            report.differences.append(judge.difference("explore", vector, verdict,
+                                                       len(vector.inputs)))
+        if report.given_up():
+            break
+    report.note = f"depth {depth}" + (f"; {report.note}" if report.note else "")
+    return report
+
+
+def save(report: Report, folder: str | Path) -> list[Path]:
+    """CF-R16: write every reported divergence as a ``timealign.vector/1`` file."""
+    target = Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for source in report.sources:
+        for position, difference in enumerate(source.differences):
+            name = f"{difference.vector.name}_{source.source}_{position}"
+            vector = attrs.evolve(difference.vector, name=name, description=(
+                f"timealign conform ({source.source}): {difference.status} at "
+                f"{'config' if difference.at is None else f'input {difference.at}'}"))
+            path = target / f"{name}.json"
+            path.write_text(json.dumps(vector.to_json(), indent=1) + "\n", encoding="utf-8")
+            source.differences[position] = attrs.evolve(difference, saved=str(path))
+            written.append(path)
+    return written
+

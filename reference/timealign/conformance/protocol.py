@@ -1,0 +1,199 @@
+"""The conformance protocol's client side: talk to an implementation run as a command.
+
+One process serves many traces (CF-R1): the harness writes one JSON line per trace (a
+``timealign.vector/1`` object without ``outputs``) and reads one JSON line back,
+``{"name": ..., "outputs": [...]}`` or ``{"name": ..., "error": "..."}`` (CF-R2, CF-R3).
+Everything that can go wrong with the other process is turned into a :class:`Failed`
+answer for that one trace, never a hang or a traceback of the harness (CF-R4, CF-R5): the
+process dying (exit status and stderr tail), no answer within the per-trace timeout, a
+line that is not a JSON object of the right shape, or one naming another trace. After any
+failure the process is killed and started afresh for the next trace, so one bad answer
+cannot shift every later one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import tempfile
+import time
+from typing import Any
+
+import attrs
+
+JSON = dict[str, Any]
+STDERR_TAIL = 1500  # characters of the command's stderr quoted in a failure
+
+
+@attrs.frozen
+class Outputs:
+    """The implementation's outputs for one trace (``input``-tagged JSON objects)."""
+
+    outputs: tuple[JSON, ...]
+
+
+@attrs.frozen
+class Refused:
+    """The implementation refused the trace as a whole (CF-R3), with its message."""
+
+    message: str
+
+
+@attrs.frozen
+class Failed:
+    """No usable answer (CF-R4, CF-R5): what went wrong, in one readable sentence."""
+
+    message: str
+
+
+Answer = Outputs | Refused | Failed
+
+
+def parse(line: bytes, name: str) -> Answer:
+    """Decode one answer line for the trace ``name`` (CF-R2, CF-R3, CF-R5)."""
+    text = line.decode("utf-8", errors="replace").strip()
+    shown = text if len(text) <= 200 else text[:200] + "..."
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return Failed(f"garbage answer (not JSON): {shown!r}")
+    if not isinstance(body, dict):
+        return Failed(f"garbage answer (not a JSON object): {shown!r}")
+    if body.get("name") != name:
+        return Failed(f"answer names trace {body.get('name')!r}, expected {name!r}")
+    if "error" in body:
+        return Refused(str(body["error"]))
+    outputs = body.get("outputs")
+    if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
+        return Failed(f"answer has no list of output objects: {shown!r}")
+    return Outputs(tuple(outputs))
+
+
+class Command:
+    """A long-lived implementation process, restarted after any failure (CF-R4).
+
+    ``command`` runs through the shell from ``cwd`` (the current directory by default).
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, command: str, timeout: float = 10.0, cwd: str | None = None) -> None:
+        self.command, self.timeout, self.cwd = command, timeout, cwd
+        self.process: subprocess.Popen[bytes] | None = None
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the Command
+        self.buffer = b""
+        self.starts = 0
+
+    def __enter__(self) -> Command:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        self.stderr.seek(0)
+        self.stderr.truncate()
+        self.buffer = b""
+        self.starts += 1
+        process = subprocess.Popen(
+            self.command, shell=True, cwd=self.cwd, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self.stderr, start_new_session=True)
+        assert process.stdin is not None and process.stdout is not None
+        os.set_blocking(process.stdin.fileno(), False)
+        os.set_blocking(process.stdout.fileno(), False)
+        self.process = process
+        return process
+
+    def ask(self, request: JSON) -> Answer:
+        """Send one trace, wait for its answer line; any trouble is a :class:`Failed`."""
+        process = self.process if self.process is not None else self._start()
+        line = (json.dumps(request, separators=(",", ":")) + "\n").encode("utf-8")
+        reply = self._exchange(process, line)
+        if isinstance(reply, Failed):
+            self._kill()
+            return reply
+        answer = parse(reply, str(request.get("name")))
+        if isinstance(answer, Failed):
+            self._kill()
+        return answer
+
+    def _exchange(self, process: subprocess.Popen[bytes], line: bytes) -> bytes | Failed:
+        assert process.stdin is not None and process.stdout is not None
+        stdin, stdout = process.stdin.fileno(), process.stdout.fileno()
+        deadline = time.monotonic() + self.timeout
+        pending = memoryview(line)
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdout, selectors.EVENT_READ)
+            selector.register(stdin, selectors.EVENT_WRITE)
+            while True:
+                newline = self.buffer.find(b"\n")
+                if newline >= 0:
+                    reply, self.buffer = self.buffer[:newline], self.buffer[newline + 1:]
+                    return reply
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return Failed(f"no answer within {self.timeout:g} s{self._tail()}")
+                for key, _ in selector.select(left):
+                    if key.fd == stdin:
+                        try:
+                            pending = pending[os.write(stdin, pending):]
+                        except (BrokenPipeError, ConnectionResetError):
+                            return self._died()
+                        except BlockingIOError:
+                            continue
+                        if not pending:
+                            selector.unregister(stdin)
+                    else:
+                        try:
+                            chunk = os.read(stdout, 1 << 16)
+                        except BlockingIOError:
+                            continue
+                        if not chunk:
+                            return self._died()
+                        self.buffer += chunk
+
+    def _died(self) -> Failed:
+        """The process closed its output: report its exit status and stderr tail."""
+        assert self.process is not None
+        try:
+            status = self.process.wait(timeout=min(self.timeout, 2.0))
+            how = f"exited with status {status}" if status >= 0 else f"killed by signal {-status}"
+        except subprocess.TimeoutExpired:
+            how = "closed its output without answering"
+        return Failed(f"the command {how} without answering{self._tail()}")
+
+    def _tail(self) -> str:
+        self.stderr.flush()
+        self.stderr.seek(0, os.SEEK_END)
+        size = self.stderr.tell()
+        self.stderr.seek(max(0, size - STDERR_TAIL))
+        text = self.stderr.read().decode("utf-8", errors="replace").strip()
+        return f"; stderr: {text}" if text else "; no stderr"
+
+    def _kill(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+    def close(self) -> None:
+        """Close the command's input (the end of the session), then make sure it is gone."""
+        process = self.process
+        if process is not None and process.stdin is not None and process.poll() is None:
+            try:
+                process.stdin.close()
+                process.wait(timeout=1.0)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._kill()
+        self.stderr.close()

@@ -1,0 +1,45 @@
+"""A protocol adapter that serves the ApproximateTime reference but misbehaves, in the way
+its argument names, on every trace whose name contains ``bad`` (for the CF-R4/CF-R5 tests).
+
+    python -m tests.conformance.misbehaving crash|hang|garbage|wrong_name|no_outputs|
+                                            extra_line|refuse|slow_start
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from timealign import registry
+from timealign.conformance.harness import run_reference
+
+MODE = sys.argv[1]
+REFERENCE = registry.get("approximate_time")
+
+
+def answer(trace: dict[str, object]) -> str:
+    outputs = run_reference(REFERENCE, trace["config"], trace["inputs"])  # type: ignore[arg-type]
+    return json.dumps({"name": trace["name"], "outputs": outputs})
+
+
+for line in sys.stdin:
+    trace = json.loads(line)
+    text = answer(trace)
+    if "bad" in str(trace["name"]):
+        if MODE == "crash":
+            print("boom: cannot handle this trace", file=sys.stderr, flush=True)
+            sys.exit(3)
+        if MODE == "hang":
+            time.sleep(60)
+        if MODE == "garbage":
+            text = "Segmentation fault (core dumped)"
+        if MODE == "wrong_name":
+            text = json.dumps({"name": "other", "outputs": []})
+        if MODE == "no_outputs":
+            text = json.dumps({"name": trace["name"], "result": []})
+        if MODE == "extra_line":
+            print(text, flush=True)  # answered twice: the next trace would read a stale line
+        if MODE == "refuse":
+            text = json.dumps({"name": trace["name"], "error": "config not supported"})
+    print(text, flush=True)

@@ -1,0 +1,153 @@
+"""The per-file path of the batch job (SP-R18): one source per file, no shuffle, no sort."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from tests.spark.machines import CASES, Case, make_fleet
+from timealign.cli import main
+from timealign.errors import InvalidInput
+from timealign.spark import schema
+from timealign.spark.batch import run_batch
+from timealign.spark.failures import OrderError
+from timealign.spark.generate import Plan
+from timealign.spark.per_file import checked, file_pieces
+
+REAL = next((c for c in CASES if c.name == "approximate_time"), CASES[0])
+
+
+@pytest.fixture(scope="module")
+def robot_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session fleet's rows (same plan and seed), one file per robot."""
+    return make_fleet(tmp_path_factory.mktemp("robots"),
+                      Plan(robots=12, seconds=3.0, seed=7, files=3, per_robot=True))
+
+
+def all_rows(spark: SparkSession, output: Path, table: str,
+             sources: set[str] | None = None) -> list[tuple[Any, ...]]:
+    """Every column of every row (of ``sources`` only, if given), sorted."""
+    frame = spark.read.parquet(str(output / table))
+    if sources is not None:
+        frame = frame.where(frame["source"].isin(sorted(sources)))
+    return sorted((tuple(tuple(v) if isinstance(v, list) else v for v in r)
+                   for r in frame.select(*sorted(frame.columns)).collect()), key=repr)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_sp_r18_per_file_equals_shuffled(spark: SparkSession, robot_files: Path,
+                                         batch_output: Any, case: Case,
+                                         tmp_path: Path) -> None:
+    """SP-R18, SP-I2: replaying each robot's file as read gives exactly the tables of the
+    shuffled path over the same rows in rotated files."""
+    assert len(list(robot_files.glob("robot-*.parquet"))) == 12
+    run_batch(spark, case.algorithm, case.config, str(robot_files), str(tmp_path),
+              per_file=True)
+    for table in ("groups", "outcomes"):
+        got = all_rows(spark, tmp_path, table)
+        assert got == all_rows(spark, batch_output(case), table)
+        assert len(got) > 50
+
+
+def test_sp_r18_source_from_the_file_name(spark: SparkSession, robot_files: Path,
+                                          batch_output: Any, tmp_path: Path) -> None:
+    """SP-R18: without a source column, the source is the file name without extension."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for path in robot_files.glob("*.parquet"):
+        pq.write_table(pq.read_table(path).drop(["source"]), folder / path.name)
+    run_batch(spark, REAL.algorithm, REAL.config, str(folder), str(tmp_path / "out"),
+              per_file=True)
+    assert all_rows(spark, tmp_path / "out", "outcomes") == \
+        all_rows(spark, batch_output(REAL), "outcomes")
+
+
+def test_sp_r18_csv_files_per_source(spark: SparkSession, robot_files: Path,
+                                     batch_output: Any, tmp_path: Path) -> None:
+    """SP-R18, SP-R2, SP-R3: CSV files (no row index: positions counted per file block) read
+    one per task give each source's rows of the shuffled Parquet run."""
+    folder = tmp_path / "csv"
+    folder.mkdir()
+    chosen = sorted(robot_files.glob("*.parquet"))[:3]
+    for path in chosen:
+        pq.read_table(path).to_pandas().to_csv(folder / f"{path.stem}.csv", index=False)
+    run_batch(spark, REAL.algorithm, REAL.config, str(folder), str(tmp_path / "out"), "csv",
+              per_file=True)
+    sources = {path.stem for path in chosen}
+    want = all_rows(spark, batch_output(REAL), "outcomes", sources)
+    assert all_rows(spark, tmp_path / "out", "outcomes") == want
+    assert len(want) > 300
+
+
+def write_robot(folder: Path, name: str, ids: list[str], arrivals: list[int],
+                sources: list[str] | None = None) -> None:
+    folder.mkdir(exist_ok=True)
+    count = len(ids)
+    pq.write_table(pa.table({
+        "source": sources or [name] * count, "id": ids,
+        "topic": ["camera", "lidar", "imu"] * (count // 3) + ["camera"] * (count % 3),
+        "stamp": arrivals, "arrival": arrivals}), folder / f"{name}.parquet")
+
+
+def test_sp_r18_r10_file_out_of_order_fails_naming_file_and_row(
+        tmp_path: Path, spark: SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R18, SP-R10, SP-D7: `timealign run --sources-per-file` (the user states the layout,
+    the job checks it) over a file whose rows are not in arrival order fails (exit 3),
+    naming the file and the first offending row."""
+    write_robot(tmp_path / "in", "r1", ["a", "b", "c", "d"], [10, 20, 30, 40])
+    write_robot(tmp_path / "in", "r2", ["e", "f", "g", "h", "i"], [10, 20, 35, 30, 40])
+    config = json.dumps({"topics": ["camera", "lidar", "imu"], "queue_size": 5})
+    code = main(["run", REAL.name, "--input", str(tmp_path / "in"), "--output",
+                 str(tmp_path / "out"), "--config", config, "--quiet", "--sources-per-file"])
+    error = capsys.readouterr().err
+    assert code == 3
+    assert "r2.parquet is not in arrival order: row 3 (id 'h', source 'r2')" in error
+    assert "below 35" in error and "SP-R10" in error
+
+
+def test_sp_r18_source_must_be_constant_and_in_one_file(spark: SparkSession,
+                                                        tmp_path: Path) -> None:
+    """SP-R18: a file holding two sources, or a source spread over two files, is refused."""
+    write_robot(tmp_path / "mixed", "r1", ["a", "b", "c"], [1, 2, 3], ["r1", "r1", "r9"])
+    with pytest.raises(InvalidInput) as caught:
+        run_batch(spark, REAL.algorithm, REAL.config, str(tmp_path / "mixed"),
+                  str(tmp_path / "out1"), per_file=True)
+    assert (caught.value.field, caught.value.rule) == ("source", "SP-R18")
+    assert "r1.parquet: row 2 has source 'r9'" in str(caught.value)
+    write_robot(tmp_path / "spread", "r1", ["a", "b", "c"], [1, 2, 3])
+    write_robot(tmp_path / "spread", "r1-more", ["d", "e", "f"], [4, 5, 6], ["r1"] * 3)
+    with pytest.raises(InvalidInput, match="every source must be in one file") as caught:
+        run_batch(spark, REAL.algorithm, REAL.config, str(tmp_path / "spread"),
+                  str(tmp_path / "out2"), per_file=True)
+    assert "r1-more.parquet" in str(caught.value) and caught.value.rule == "SP-R18"
+
+
+def test_sp_r18_positions_prove_a_whole_file_per_task() -> None:
+    """SP-R18: the task's batches are cut where the file changes, and a file whose positions
+    do not count 0, 1, 2, … (split between tasks, or read out of order) fails."""
+    def batch(files: list[str], positions: list[int]) -> pa.RecordBatch:
+        return pa.record_batch({schema.FILE: files, schema.POSITION: positions,
+                                "source": ["s"] * len(files)})
+
+    pieces = list(file_pieces(iter([batch(["f", "f", "g"], [0, 1, 0]),
+                                    batch(["g", "h"], [1, 0])])))
+    assert [(f, p.column(schema.POSITION).to_pylist()) for f, p in pieces] == [
+        ("f", [0, 1]), ("g", [0]), ("g", [1]), ("h", [0])]
+    assert len(list(checked("g", iter([pieces[1][1], pieces[2][1]]), "s"))) == 2
+    with pytest.raises(OrderError, match="split between tasks"):
+        list(checked("g", iter([pieces[2][1]]), "s"))
+
+
+def test_sp_r18_not_yet_for_bags(capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R18: `--sources-per-file` with `--format rosbag` is refused (exit 2) before Spark
+    starts, rather than silently ignored."""
+    code = main(["run", REAL.name, "--input", "bags", "--output", "out", "--format", "rosbag",
+                 "--config", '{"topics": ["a", "b"], "queue_size": 2}', "--sources-per-file"])
+    assert code == 2
+    assert "--sources-per-file" in capsys.readouterr().err

@@ -1,0 +1,49 @@
+"""The zip the jobs ship to a cluster's executors (SP-R17, SP-D8), without Spark."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.spark.bare import bare_python
+from timealign.cli import main
+from timealign.spark.ship import package_folder, write_submit_files
+
+
+def test_sp_r17_d8_zip_holds_the_package_sources_and_imports_alone(tmp_path: Path) -> None:
+    """SP-R17, SP-D8: the zip holds every file of the package but byte-code caches (pure
+    Python source), and a Python that cannot import timealign imports it, and runs the
+    reference, from the zip alone; the entry script runs the CLI."""
+    archive, entry = write_submit_files(tmp_path / "dist")
+    folder = package_folder()
+    wanted = sorted(p.relative_to(folder.parent).as_posix() for p in folder.rglob("*")
+                    if p.is_file() and "__pycache__" not in p.parts)
+    with zipfile.ZipFile(archive) as handle:
+        names = sorted(handle.namelist())
+    assert names == wanted and "timealign/spark/ship.py" in names
+    assert not [n for n in names if n.endswith((".pyc", ".so"))]
+    python = bare_python(tmp_path / "venv")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    alone = subprocess.run([str(python), "-c", "import timealign"], env=env,
+                           capture_output=True, text=True, check=False)
+    assert "No module named 'timealign'" in alone.stderr
+    env["PYTHONPATH"] = str(archive)
+    vectors = Path(__file__).resolve().parents[2] / "vectors" / "approximate_time"
+    done = subprocess.run([str(python), str(entry), "check", str(vectors)], env=env,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "vectors passed" in done.stdout
+
+
+def test_sp_r17_conf_must_be_a_spark_setting(capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R17: `--conf` takes spark.KEY=VALUE; anything else exits 2 before Spark starts."""
+    config = '{"topics": ["a", "b"], "queue_size": 2}'
+    code = main(["run", "approximate_time", "--input", "in", "--output", "out", "--config",
+                 config, "--conf", "shuffle.partitions=4"])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "--conf" in error and "SP-R17" in error and "shuffle.partitions=4" in error
