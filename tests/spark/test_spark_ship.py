@@ -16,7 +16,8 @@ from timealign.spark.ship import NATIVE, package_folder, write_submit_files
 
 def test_sp_r17_d8_zip_holds_the_package_sources_and_imports_alone(tmp_path: Path) -> None:
     """SP-R17, SP-D8: the zip holds every file of the package but byte-code caches and
-    compiled extensions (pure Python source: executors run the pure fast paths), and a Python that cannot import timealign imports it, and runs the
+    compiled extensions (pure Python source: executors run the pure fast paths), and a
+    Python that cannot import timealign imports it, and runs the
     reference, from the zip alone; the entry script runs the CLI."""
     archive, entry = write_submit_files(tmp_path / "dist")
     folder = package_folder()
