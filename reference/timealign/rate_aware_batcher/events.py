@@ -1,4 +1,5 @@
-"""Configuration, inputs and outputs of the rate-aware batcher (spec RB-R1, RB-D1 to RB-D4).
+"""Configuration, inputs and outputs of the rate-aware batcher (spec RB-R1, RB-R17 to
+RB-R19, RB-D1 to RB-D4).
 
 Small frozen classes whose constructors validate what they are given (h11 style), so a
 bad value is refused with :class:`timealign.InvalidInput` before any state is touched.
@@ -16,15 +17,24 @@ from timealign.errors import InvalidInput, require, require_ns
 from timealign.rate_aware_batcher.grid import from_seconds
 
 DEFAULT_TIMEOUT_FACTOR = 1.2
-#: Timestamps are int64 nanoseconds, as in the upstream Kafka messages (RB-D3).
+#: Timestamps and clock readings are signed int64 nanoseconds (RB-D3, RB-D18).
+MIN_TIMESTAMP = -(2**63)
 MAX_TIMESTAMP = 2**63
+#: The behaviour profiles (RB-R17): the card revision (default) and the upstream head.
+CARD = "card"
+HEAD = "esslivedata-head"
+PROFILES = (CARD, HEAD)
+#: Head's timeout factors lie in (0, MAX_HEAD_TIMEOUT_FACTOR] or are +inf (RB-R19).
+MAX_HEAD_TIMEOUT_FACTOR = 3.0
 
 #: Upstream ``StreamKind`` values (RB-R1); anything else is bad input (RB-D3).
 STREAM_KINDS = (
     "unknown", "monitor_counts", "monitor_events", "detector_events", "area_detector", "log",
     "livedata_commands", "livedata_responses", "livedata_data", "livedata_roi",
-    "livedata_status", "run_control",
+    "livedata_status", "run_control", "device", "livedata_nicos_data",
 )
+#: Kinds upstream added after the card revision (RB-R27): refused in the card profile.
+HEAD_ONLY_KINDS = frozenset({"device", "livedata_nicos_data"})
 #: Kinds whose streams are rate-estimated and may gate a close (RB-R1).
 GATED_KINDS = frozenset({"detector_events", "monitor_events", "monitor_counts", "area_detector"})
 _KINDS = frozenset(STREAM_KINDS)
@@ -38,6 +48,14 @@ def _seconds(value: object, field: str, rule: str) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
+def _timeout(value: object, field: str, head: bool) -> float:
+    """A timeout in seconds or as a factor; ``+inf`` only at head, where it disables the
+    timeout (RB-R19)."""
+    if head and value == math.inf and not isinstance(value, bool):
+        return math.inf
+    return _seconds(value, field, "RB-D2")
+
+
 def batch_length_ns(seconds: object, field: str) -> int:
     """Upstream ``Duration.from_seconds`` of a batch length, refused unless >= 1 ns (RB-D1)."""
     value = _seconds(seconds, field, "RB-D1")
@@ -49,8 +67,14 @@ def batch_length_ns(seconds: object, field: str) -> int:
 
 def timeout_fits(factor: float, length: int) -> bool:
     """Whether the timeout distance of ``factor`` at length ``length`` is a finite number
-    (upstream's ``int()`` of an infinite product raises ``OverflowError``)."""
-    return math.isfinite(factor * (length / 1e9) * 1_000_000_000)
+    (upstream's ``int()`` of an infinite product raises ``OverflowError``); ``+inf`` is the
+    head profile's "no timeout" (RB-R19) and always fits."""
+    return factor == math.inf or math.isfinite(factor * (length / 1e9) * 1_000_000_000)
+
+
+def head_factor_valid(factor: float) -> bool:
+    """RB-R19: head accepts a factor in ``(0, 3]`` (its clamp reaches 3L) or ``+inf``."""
+    return factor == math.inf or 0.0 < factor <= MAX_HEAD_TIMEOUT_FACTOR
 
 
 @attrs.frozen
@@ -58,16 +82,20 @@ class Config:
     """``batch_length_s`` and either ``timeout_s`` or ``timeout_factor`` (RB-R1, RB-D2).
 
     ``timeout_s`` is turned into the factor ``timeout_s / batch_length_s`` with the caller's
-    floats, as upstream does; neither given means the factor 1.2. The factor must be
-    finite (upstream crashes on ``inf`` at its first completion check); any finite factor
-    is kept, including the ones above 3 that can never fire (hazard RB-H3).
+    floats, as upstream does; neither given means the factor 1.2. In the ``card`` profile
+    the factor must be finite (upstream crashes on ``inf`` at its first completion check)
+    and any finite factor is kept, including the ones above 3 that can never fire (hazard
+    RB-H3); in ``esslivedata-head`` it must lie in ``(0, 3]`` or be ``+inf``, which turns
+    the timeout off (RB-R19). ``profile`` picks the behaviour (RB-R17).
     """
 
     batch_length_s: float = 1.0
     timeout_s: float | None = None
     timeout_factor: float | None = None
+    profile: str = CARD
     batch_length: int = attrs.field(init=False)
     factor: float = attrs.field(init=False)
+    head: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         length = batch_length_ns(self.batch_length_s, "batch_length_s")
@@ -75,16 +103,25 @@ class Config:
         if self.timeout_s is not None and self.timeout_factor is not None:
             raise InvalidInput("timeout_s", "RB-D2", "give timeout_s or timeout_factor, not both",
                                self.timeout_s)
+        require(isinstance(self.profile, str) and self.profile in PROFILES, "profile",
+                "RB-R17", f"must be one of {list(PROFILES)}", self.profile)
+        head = self.profile == HEAD
         if self.timeout_s is not None:
-            factor = _seconds(self.timeout_s, "timeout_s", "RB-D2") / seconds
+            factor = _timeout(self.timeout_s, "timeout_s", head) / seconds
         elif self.timeout_factor is not None:
-            factor = _seconds(self.timeout_factor, "timeout_factor", "RB-D2")
+            factor = _timeout(self.timeout_factor, "timeout_factor", head)
         else:
             factor = DEFAULT_TIMEOUT_FACTOR
-        require(math.isfinite(factor) and timeout_fits(factor, length), "timeout_s", "RB-D2",
-                "gives an infinite timeout", self.timeout_s)
+        field = "timeout_factor" if self.timeout_factor is not None else "timeout_s"
+        if self.profile == HEAD:
+            require(head_factor_valid(factor), field, "RB-R19",
+                    "must give a timeout factor in (0, 3] or inf", getattr(self, field))
+        require((math.isfinite(factor) or self.profile == HEAD)
+                and timeout_fits(factor, length), field, "RB-D2",
+                "gives an infinite timeout", getattr(self, field))
         object.__setattr__(self, "batch_length", length)
         object.__setattr__(self, "factor", factor)
+        object.__setattr__(self, "head", self.profile == HEAD)
 
 
 @attrs.frozen
@@ -100,7 +137,7 @@ class Polled:
         require(self.kind in _KINDS if isinstance(self.kind, str) else False, "kind", "RB-D3",
                 "must be an upstream StreamKind value", self.kind)
         require(isinstance(self.name, str), "name", "RB-D3", "must be a string", self.name)
-        require_ns(self.timestamp, "timestamp", "RB-D3")
+        require_ns(self.timestamp, "timestamp", "RB-D3", minimum=MIN_TIMESTAMP)
         require(self.timestamp < MAX_TIMESTAMP, "timestamp", "RB-D3",
                 "must fit a signed 64-bit nanosecond count", self.timestamp)
         require(isinstance(self.id, str) and self.id != "", "id", "RB-D3",
@@ -111,11 +148,23 @@ def _messages(value: Iterable[Polled]) -> tuple[Polled, ...]:
     return tuple(value)
 
 
+def clock_reading(value: object) -> int | None:
+    """A poll's clock reading (RB-R18): none, or an integer ns in the signed int64 range."""
+    if value is None:
+        return None
+    require_ns(value, "now", "RB-R18", minimum=MIN_TIMESTAMP)
+    require(value < MAX_TIMESTAMP, "now", "RB-R18",  # type: ignore[operator]
+            "must fit a signed 64-bit nanosecond count", value)
+    return value  # type: ignore[return-value]
+
+
 @attrs.frozen
 class Poll:
-    """One call of upstream ``batch(messages)``: the messages in list order (may be empty)."""
+    """One call of upstream ``batch(messages)``: the messages in list order (may be empty)
+    and, optionally, the caller's wall-clock reading ``now`` in ns (RB-R18)."""
 
     messages: tuple[Polled, ...] = attrs.field(converter=_messages, default=())
+    now: int | None = attrs.field(default=None, converter=clock_reading)
 
 
 @attrs.frozen

@@ -8,11 +8,14 @@ half to even, ``divmod`` is floor-based and ``int()`` truncates toward zero.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 DRIFT_TOLERANCE_NS = 1_000_000
 MAX_ORIGIN_OFFSET_BATCHES = 1000
 MAX_AHEAD_BATCHES = 3
+#: Head: the backstop is due after this many batch lengths of clock without a close (RB-R26).
+STALL_THRESHOLD_BATCHES = 10
 
 
 class Grid(NamedTuple):
@@ -43,6 +46,11 @@ def timeout_offset(factor: float, length: int) -> int:
     to right, then truncation toward zero.
     """
     return int(factor * (length / 1e9) * 1_000_000_000)
+
+
+def timeout_distance(factor: float, length: int) -> int | None:
+    """``timeout_offset``, or ``None`` for head's ``+inf`` factor: no timeout (RB-R19)."""
+    return None if factor == float("inf") else timeout_offset(factor, length)
 
 
 def pulse_index(t: int, origin: int, period: int) -> int:
@@ -136,6 +144,31 @@ def advance_hwm(hwm: int, latest: int, start: int, length: int) -> int:
     """
     ceiling = start + MAX_AHEAD_BATCHES * length
     return max(hwm, latest if latest < ceiling else ceiling)
+
+
+def plausible_anchor(stamps: Sequence[int], length: int) -> int:
+    """Head's anchor (RB-R20): the newest stamp of the biggest cluster, where the sorted
+    stamps split wherever neighbours lie more than ``3L`` apart; a tie goes to the later
+    cluster. One stray far from the bulk, ahead or behind, cannot move the anchor.
+
+    pre: len(stamps) > 0 and length > 0
+    post: __return__ in stamps
+    post: min(stamps) <= __return__ <= max(stamps)
+    post: not any(__return__ < t <= __return__ + MAX_AHEAD_BATCHES * length for t in stamps)
+    """
+    ordered = sorted(stamps)
+    horizon = MAX_AHEAD_BATCHES * length
+    best_size, best_end = 0, ordered[0]
+    size = 0
+    previous = ordered[0]
+    for t in ordered:
+        if t - previous > horizon:
+            size = 0
+        size += 1
+        previous = t
+        if size >= best_size:  # >=: a later cluster of equal size wins the tie
+            best_size, best_end = size, t
+    return best_end
 
 
 def gap_steps(earliest: int, start: int, length: int) -> int:

@@ -50,13 +50,16 @@ class State(NamedTuple):
     the first non-empty poll); its end is always ``window + batch_length``.
 
     ``timeout`` caches the integer timeout distance of the current batch length, so no
-    float is computed per poll; ``ended`` is set by the end input. A named tuple, not an
+    float is computed per poll (``None``: no timeout, head's infinite factor, RB-R19);
+    ``ended`` is set by the end input; ``clock`` is the caller's latest clock reading and
+    ``last_close`` the reading at the last close, bootstrap or backstop re-arm (RB-R18,
+    RB-R26). A named tuple, not an
     attrs class: one is built per poll, and a frozen attrs ``__init__`` (one
     ``object.__setattr__`` per field) measured five times slower here.
     """
 
     batch_length: int
-    timeout: int
+    timeout: int | None
     pending_length: int | None = None
     window: int | None = None
     hwm: int | None = None
@@ -66,6 +69,8 @@ class State(NamedTuple):
     future: tuple[Polled, ...] = ()
     held: frozenset[str] = frozenset()
     ended: bool = False
+    clock: int | None = None
+    last_close: int | None = None
 
     def buffered(self) -> Iterator[Polled]:
         """Every held message: non-gated, then each bucket, then overflow, then future."""
