@@ -312,11 +312,11 @@ CASES: list[Vector] = [
          "timeout_s and timeout_factor together are refused.",
          ["RB-D2"], [poll()], timeout_s=1.2, timeout_factor=1.2),
     case("rejected_bad_messages",
-         "Unknown stream kind, negative, non-integer or beyond-int64 timestamp, empty id: "
+         "Unknown stream kind, below-int64, non-integer or beyond-int64 timestamp, empty id: "
          "each poll is "
          "refused whole and the state is unchanged.",
          ["RB-D3"],
-         [poll(msg("camera", "c", T0, "a")), poll(msg(DET, "d", -1, "b")),
+         [poll(msg("camera", "c", T0, "a")), poll(msg(DET, "d", -(2**63) - 1, "b")),
           poll(msg(DET, "d", 1.5, "c")), poll(msg(DET, "d", T0, "")),
           poll(msg(DET, "d", 2**63, "e")),
           poll(msg(DET, "d", T0, "ok")), END]),

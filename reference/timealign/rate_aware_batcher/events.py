@@ -51,8 +51,8 @@ def _seconds(value: object, field: str, rule: str) -> float:
 def _timeout(value: object, field: str, head: bool) -> float:
     """A timeout in seconds or as a factor; ``+inf`` only at head, where it disables the
     timeout (RB-R19)."""
-    if head and value == math.inf and not isinstance(value, bool):
-        return math.inf
+    if head and isinstance(value, float):
+        return value  # any float: RB-R19 then admits (0, 3] and +inf only
     return _seconds(value, field, "RB-D2")
 
 
