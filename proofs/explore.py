@@ -6,6 +6,11 @@ stepping once per tree node, is short and enough. At every node the instance's c
 the whole trace (inputs and outputs so far, and the same trace closed by the end input), so
 trace properties such as "no loss" and "optimality" are checked on every prefix.
 
+The walk steps the rule text (``Algorithm.step``). When the algorithm has a fast path
+(``Algorithm.fast``), every node is also stepped by it in lockstep, and its outputs and its
+state (converted to the spec's form) must equal the rule text's at every node, the end
+input included: a bounded equivalence proof of the fast path (``compared`` counts nodes).
+
 ``python -m proofs.explore`` runs every instance declared in a ``proofs/explore_*.py``
 module (a list ``INSTANCES``) and prints what was covered next to the result; the table in
 ``proofs/README.md`` records it.
@@ -60,6 +65,7 @@ class Report:
     nodes: int = 0
     traces: int = 0
     states: int = 0
+    compared: int = 0
     seconds: float = 0.0
     violations: list[str] = attrs.Factory(list)
 
@@ -72,13 +78,29 @@ def explore(instance: Instance, limit: int = 5) -> Report:
     end = algorithm.end(config)
     started = time.perf_counter()
 
-    def visit(state: Any, trace: Trace, outputs: Outputs) -> None:
+    fast = algorithm.fast
+
+    def lockstep(fast_state: Any, item: Any, expected: tuple[Any, tuple[Any, ...]],
+                 trace: Trace) -> Any:
+        """The fast path's next state; a violation when it differs from the rule text."""
+        if fast is None:
+            return None
+        following, produced = fast.step(config, fast_state, item)
+        report.compared += 1
+        if produced != expected[1] or fast.to_spec(following) != expected[0]:
+            _record(report, (*trace, item), ["lockstep: the fast path differs from the rule "
+                                             f"text (outputs {list(produced)} vs "
+                                             f"{list(expected[1])})"])
+        return following
+
+    def visit(state: Any, fast_state: Any, trace: Trace, outputs: Outputs) -> None:
         report.nodes += 1
         seen.add(state)
         if instance.check_open_prefixes:
             _record(report, trace, instance.check(config, trace, outputs))
-        _, closing = algorithm.step(config, state, end)
-        closed = outputs + tuple((len(trace), o) for o in closing)
+        ending = algorithm.step(config, state, end)
+        lockstep(fast_state, end, ending, trace)
+        closed = outputs + tuple((len(trace), o) for o in ending[1])
         _record(report, (*trace, end), instance.check(config, (*trace, end), closed))
         if len(trace) == instance.depth:
             report.traces += 1
@@ -87,9 +109,11 @@ def explore(instance: Instance, limit: int = 5) -> Report:
             return
         for move in instance.moves(trace):
             following, produced = algorithm.step(config, state, move)
-            visit(following, (*trace, move), outputs + tuple((len(trace), o) for o in produced))
+            fast_following = lockstep(fast_state, move, (following, produced), trace)
+            visit(following, fast_following, (*trace, move),
+                  outputs + tuple((len(trace), o) for o in produced))
 
-    visit(algorithm.initial(config), (), ())
+    visit(algorithm.initial(config), None if fast is None else fast.initial(config), (), ())
     report.states = len(seen)
     report.seconds = time.perf_counter() - started
     return report
@@ -120,12 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     failed = False
     print(f"{'instance':40} {'depth':>5} {'nodes':>10} {'traces':>10} {'states':>9} "
-          f"{'sec':>7}  result")
+          f"{'lockstep':>10} {'sec':>7}  result")
     for instance in chosen:
         report = explore(instance)
         verdict = "ok" if not report.violations else f"{len(report.violations)} VIOLATION(S)"
         print(f"{report.name:40} {report.depth:>5} {report.nodes:>10} {report.traces:>10} "
-              f"{report.states:>9} {report.seconds:>7.1f}  {verdict}", flush=True)
+              f"{report.states:>9} {report.compared or '-':>10} {report.seconds:>7.1f}  "
+              f"{verdict}", flush=True)
         if report.bounds:
             print(f"    bounds: {report.bounds}")
         for violation in report.violations:

@@ -70,6 +70,25 @@ class Record:
     poll: int | None = None
 
 
+def _same(state: Any) -> Any:
+    return state
+
+
+@attrs.frozen
+class Fast(Generic[C, S, I, O]):
+    """A faster implementation of an algorithm's rule text: same outputs, checked against it.
+
+    It may keep a private state form; ``to_spec`` and ``from_spec`` convert to and from the
+    spec's state (the identity when it uses the spec's). The bounded explorers step it in
+    lockstep with the rule text and compare ``(to_spec(state), outputs)`` at every node.
+    """
+
+    initial: Callable[[C], Any]
+    step: Callable[[C, Any, I], tuple[Any, tuple[O, ...]]]
+    to_spec: Callable[[Any], S] = _same
+    from_spec: Callable[[S], Any] = _same
+
+
 def _no_timer(_output: Any) -> int | None:
     return None
 
@@ -89,7 +108,9 @@ class Algorithm(Generic[C, S, I, O]):
     lazily; ``end`` is the input that ends a finite run. ``record_run`` is set when the
     mapping reads several rows as one input: consecutive rows with equal, non-None
     ``record_run(row)`` form one run, and a driver fed in chunks never splits a run
-    (DRV-R8).
+    (DRV-R8). ``initial`` and ``step`` are the rule text (the spec's ``machine.py``);
+    ``fast``, when set, is a faster implementation checked against it, which adapters that
+    need throughput run through :meth:`fast_path`.
     """
 
     name: str
@@ -107,6 +128,7 @@ class Algorithm(Generic[C, S, I, O]):
     clock_of: Callable[[I], int | None] = _no_clock
     tick: Callable[[int], I] | None = None
     record_run: Callable[[Record], object] | None = None
+    fast: Fast[C, S, I, O] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
@@ -117,6 +139,16 @@ class Algorithm(Generic[C, S, I, O]):
         """Whether the algorithm reads a clock (tick inputs, timers); drivers skip the
         timer and clock lookups of the others."""
         return self.tick is not None
+
+    def fast_path(self) -> Algorithm[C, Any, I, O]:
+        """This descriptor running its fast implementation (itself when it has none).
+
+        Same outputs; the state is the fast path's private form (``fast.to_spec`` gives the
+        spec's). For the Spark adapter and the benchmarks.
+        """
+        if self.fast is None:
+            return self
+        return attrs.evolve(self, initial=self.fast.initial, step=self.fast.step, fast=None)
 
 
 def replay(

@@ -248,6 +248,8 @@ def test_spark_clock_is_the_last_rows_arrival_rb_d19() -> None:
             Record("c", "log", 30, arrival=111, kind="log", poll=None)]
     polls = list(ALGORITHM.inputs_from_records(Config(profile=HEAD), rows))
     assert [(len(p.messages), p.now) for p in polls] == [(2, 105), (1, 111)]
+    # the recorded form of a clocked trace replays the same (no empty polls were in it)
+    assert batches("first_call_outlier_from_rows_head") == batches("first_call_outlier_head")
 
 
 def test_negative_and_extreme_time_rb_d18_rb_d3() -> None:
@@ -332,3 +334,15 @@ def test_windows_invariant_at_head_rb_i9() -> None:
     short = [(0, Batch(0, 1000, ())), (1, Batch(1000, 1500, ()))]
     assert invariants.windows_ordered_head(config, polls, short) != []
     assert invariants.windows_ordered(config, polls, ok) != []  # RB-I3 would refuse it
+
+
+def test_a_close_arms_the_backstop_rb_r24() -> None:
+    """RB-R24: at head every close sets ``last_close`` to the clock; the card's closes
+    leave it where the first reading put it (no backstop there)."""
+    for profile, armed in (("card", 0), (HEAD, 5_000)):
+        config = Config(batch_length_s=1e-6, profile=profile)
+        state = ALGORITHM.initial(config)
+        state, _ = ALGORITHM.step(config, state, Poll((Polled("log", "l", 0, "a"),), now=0))
+        state, out = ALGORITHM.step(config, state, Poll((Polled("log", "l", 1_200, "b"),),
+                                                        now=5_000))
+        assert [type(o) for o in out] == [Batch] and state.last_close == armed

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import attrs
 
 from tests.rate_aware_batcher.literal_model import LiteralBatcher, LiteralHeadBatcher
-from timealign.machine import run
+from timealign.lockstep import run_lockstep
 from timealign.rate_aware_batcher import (
     ALGORITHM,
     Batch,
@@ -121,4 +121,6 @@ def literal_outputs(config: Config, inputs: Sequence[Input]) -> list[tuple[int, 
 
 
 def reference_outputs(config: Config, inputs: Sequence[Input]) -> list[tuple[int, Output]]:
-    return list(run(ALGORITHM, config, inputs)[1])
+    """The rule text's outputs, its fast path stepped alongside (equal state and outputs
+    after every input, or :class:`timealign.lockstep.Divergence`)."""
+    return list(run_lockstep(ALGORITHM, config, inputs)[1])

@@ -119,10 +119,24 @@ def shifted(inputs: list[dict[str, Any]], by: int) -> list[dict[str, Any]]:
 def both(name: str, description: str, rules: Sequence[str], inputs: list[dict[str, Any]],
          **config: Any) -> tuple[Vector, Vector]:
     """One trace as two vectors, ``<name>_card`` and ``<name>_head`` (RB-R17)."""
-    return (case(f"{name}_card", description, ["RB-R17", *rules], inputs, profile="card",
-                 **config),
+    return (case(f"{name}_card", description, ["RB-R17", "RB-D16", *rules], inputs,
+                 profile="card", **config),
             case(f"{name}_head", description, ["RB-R17", *rules], inputs,
                  profile="esslivedata-head", **config))
+
+
+def from_rows(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The polls of ``inputs`` as the Spark driver maps recorded rows (RB-D5, RB-D19): one
+    row per message with the poll's number and its clock reading as ``arrival``; empty
+    polls have no rows. Mapped by the reference's own ``inputs_from_records``."""
+    from timealign import Record
+    from timealign.rate_aware_batcher import ALGORITHM, Config
+
+    rows = [Record(m["id"], m["name"], m["timestamp"], arrival=item["now"], kind=m["kind"],
+                   poll=k) for k, item in enumerate(inputs) if item["op"] == "poll"
+            for m in item["messages"]]
+    mapped = ALGORITHM.inputs_from_records(Config(), rows)
+    return [*(ALGORITHM.input_to_json(p) for p in mapped), END]
 
 
 CASES: list[Vector] = [
@@ -404,10 +418,17 @@ CASES: list[Vector] = [
              "nothing closes. Head: 10 s after the last close the backstop re-places the "
              "window at the buffered data (the HWM goes back with it), the stray pulse is "
              "delivered, closes resume.",
-             ["RB-R26", "RB-R11", "RB-R13"],
+             ["RB-R26", "RB-R24", "RB-R11", "RB-R13"],
              clocked([*polled(train("det", 14, 3), until=3),
                       poll(msg(DET, "det", T0 + 243 * S, "ahead")),
                       *polled(train("det", 14, 15, begin=3.1), start=3.1, until=18), END])),
+        both("first_call_outlier_from_rows",
+             "The first_call_outlier trace as recorded rows with arrivals, mapped by the "
+             "driver (RB-D19): each poll's clock is its last row's arrival; no empty polls.",
+             ["RB-D19", "RB-R26"],
+             from_rows(clocked([poll(msg(DET, "det", T0, "det0"), log(T0 + YEAR, "outlier")),
+                                *polled(train("det", 14, 15, begin=0.1), start=0.1,
+                                        until=15)]))),
         both("timeout_factor_above_3",
              "timeout_factor 3.5 (RB-H3). Card: the log-only trace never closes. Head: the "
              "factor is refused.",

@@ -3,16 +3,21 @@
 A pure machine: ``initial(config)`` and ``step(config, state, input)`` over the inputs
 :class:`Poll` (one upstream ``batch()`` call), :class:`SetBatchLength` and :class:`End`,
 emitting :class:`Batch` (at most one per poll) and, at the end, :class:`Pending` for every
-message still held. Spec: ``spec/rate_aware_batcher.md``.
+message still held. Spec: ``spec/rate_aware_batcher.md``; :mod:`.model` holds the config,
+inputs, outputs and state, :mod:`.machine` the rules (what ``ALGORITHM`` runs),
+:mod:`.fast` the same machine transcribed for throughput (``ALGORITHM.fast``),
+:mod:`.grid` and :mod:`.estimator` the contract-checked arithmetic, :mod:`.invariants`
+the executable properties, :mod:`.codec` the vector encoding.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from timealign.machine import Algorithm
-from timealign.rate_aware_batcher import codec
-from timealign.rate_aware_batcher.events import (
+from timealign.machine import Algorithm, Fast
+from timealign.rate_aware_batcher import codec, fast
+from timealign.rate_aware_batcher.machine import initial, step
+from timealign.rate_aware_batcher.model import (
     GATED_KINDS,
     STREAM_KINDS,
     Batch,
@@ -24,9 +29,9 @@ from timealign.rate_aware_batcher.events import (
     Poll,
     Polled,
     SetBatchLength,
+    State,
+    Stream,
 )
-from timealign.rate_aware_batcher.machine import initial, step
-from timealign.rate_aware_batcher.state import State
 
 ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     name="rate_aware_batcher",
@@ -41,9 +46,10 @@ ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     output_to_json=codec.output_to_json,
     inputs_from_records=codec.inputs_from_records,
     record_run=codec.poll_of,
+    fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
 )
 
 __all__ = [
     "ALGORITHM", "GATED_KINDS", "STREAM_KINDS", "Batch", "Config", "End", "Input", "Output",
-    "Pending", "Poll", "Polled", "SetBatchLength", "State", "initial", "step",
+    "Pending", "Poll", "Polled", "SetBatchLength", "State", "Stream", "initial", "step",
 ]

@@ -16,7 +16,7 @@ from typing import Any
 
 from timealign.errors import InvalidInput, require
 from timealign.machine import JSON, Account, Grouped, Record, Settled
-from timealign.rate_aware_batcher.events import (
+from timealign.rate_aware_batcher.model import (
     CARD,
     Batch,
     Config,

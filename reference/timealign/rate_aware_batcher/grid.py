@@ -85,26 +85,13 @@ def batch_base_index(start: int, origin: int, period: int) -> int:
     post: 0 <= origin + __return__ * period - start + drift_tolerance(period) < period
     """
     base, rest = divmod(start - origin, period)
-    return base if rest <= min(DRIFT_TOLERANCE_NS, period // 2) else base + 1
+    return base if rest <= drift_tolerance(period) else base + 1
 
 
 def slot_in_batch(t: int, start: int, grid: Grid) -> int:
     """Slot of ``t`` in the batch starting at ``start`` (RB-R6); negative means late."""
-    origin, period = grid.origin, grid.period
-    base, rest = divmod(start - origin, period)
-    if rest > min(DRIFT_TOLERANCE_NS, period // 2):
-        base += 1
-    return round((t - origin) / period) - base
-
-
-def slot_of(t: int, start: int, origin: int, period: int) -> int:
-    """``slot_in_batch`` on plain integers, for its contract.
-
-    pre: 0 < period < 2**40
-    pre: abs(t - origin) < 2**45
-    post: __return__ == pulse_index(t, origin, period) - batch_base_index(start, origin, period)
-    """
-    return slot_in_batch(t, start, Grid(origin, period, 1))
+    return pulse_index(t, grid.origin, grid.period) - batch_base_index(start, grid.origin,
+                                                                       grid.period)
 
 
 def slots_per_batch(rate: int, length: int) -> int:

@@ -13,7 +13,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from timealign.rate_aware_batcher.events import (
+from timealign.rate_aware_batcher.grid import (
+    MAX_AHEAD_BATCHES,
+    STALL_THRESHOLD_BATCHES,
+    timeout_distance,
+)
+from timealign.rate_aware_batcher.model import (
     GATED_KINDS,
     Batch,
     Config,
@@ -24,11 +29,6 @@ from timealign.rate_aware_batcher.events import (
     Poll,
     Polled,
     SetBatchLength,
-)
-from timealign.rate_aware_batcher.grid import (
-    MAX_AHEAD_BATCHES,
-    STALL_THRESHOLD_BATCHES,
-    timeout_distance,
 )
 
 Outputs = Sequence[tuple[int, Output]]

@@ -1,4 +1,4 @@
-"""Every transition of the rate-aware batcher lives in this module (spec RB-R1 to RB-R16).
+"""The rate-aware batcher as the spec states it (RB-R1 to RB-R27): the rule text.
 
 Theory of operation. A poll (one upstream ``batch(messages)`` call) first raises the
 high-water mark, clamped to three batch lengths past the window (RB-R9). The first
@@ -13,40 +13,28 @@ gridded stream reached its last slot (RB-R10); the close refreshes grids, evicts
 streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and re-routes
 overflow and future into the next window.
 
-The ``esslivedata-head`` profile (RB-R17) switches a few of these places and adds the
-stall backstop (RB-R19 to RB-R27): the bootstrap anchors at the plausible anchor, routing
-sends disjoint-epoch stamps to ``non_gated`` and limits the overflow bump, a close without
-a gating stream ends at its messages' anchor, and a poll that closes nothing while traffic
-is buffered and the caller's clock is ``10·L`` past the last close re-places the window.
+The ``esslivedata-head`` profile (RB-R17) switches a few of these places and adds one
+rule: the bootstrap anchors at the plausible anchor (RB-R21), routing sends
+disjoint-epoch stamps to ``non_gated`` (RB-R22) and bumps only near the window (RB-R23), a
+close without a gating stream ends at its messages' anchor (RB-R25), and a poll that
+closes nothing while traffic is buffered and the caller's clock (RB-R18) is ``10·L`` past
+the last close re-places the window (RB-R26).
 
-``step`` is pure: it copies what it changes into a private scratch object (:class:`_Run`)
-and returns a new :class:`State`; the given state is never modified.
+One function per rule, over the spec's state (:class:`~timealign.rate_aware_batcher.model.State`),
+each message routed on its own; the arithmetic is the contract-checked helpers of
+``grid.py`` and ``estimator.py``. ``timealign.registry`` runs this module; ``fast.py`` is the
+same machine transcribed for throughput and checked against it.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
-from typing import NoReturn
+
+from attrs import evolve
 
 from timealign.errors import InvalidInput
-from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
-from timealign.rate_aware_batcher.events import (
-    GATED_KINDS,
-    HEAD_ONLY_KINDS,
-    Batch,
-    Config,
-    End,
-    Input,
-    Output,
-    Pending,
-    Poll,
-    Polled,
-    SetBatchLength,
-    timeout_fits,
-)
+from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe
 from timealign.rate_aware_batcher.grid import (
-    DRIFT_TOLERANCE_NS,
     MAX_AHEAD_BATCHES,
     MAX_ORIGIN_OFFSET_BATCHES,
     STALL_THRESHOLD_BATCHES,
@@ -56,18 +44,29 @@ from timealign.rate_aware_batcher.grid import (
     origin_plausible,
     period_of,
     plausible_anchor,
+    slot_in_batch,
     slots_per_batch,
     sub_rate,
     timeout_distance,
 )
-from timealign.rate_aware_batcher.state import State, Stream, new_stream
-
-ABSENT_BATCHES_FOR_EVICTION = 5
-#: Head bumps the gate only for overflow within this many windows' slots (RB-R23).
-_BUMP_WINDOWS = 1 + MAX_AHEAD_BATCHES
-#: What a named tuple's generated ``__new__`` does, without its extra Python frame; used
-#: on the two per-poll constructions (measured ~5 % of a poll).
-_build = tuple.__new__
+from timealign.rate_aware_batcher.model import (
+    ABSENT_BATCHES_FOR_EVICTION,
+    GATED_KINDS,
+    Batch,
+    Config,
+    End,
+    Input,
+    Output,
+    Pending,
+    Poll,
+    Polled,
+    SetBatchLength,
+    State,
+    Stream,
+    advance_clock,
+    refuse_head_only_kinds,
+    timeout_fits,
+)
 
 
 def initial(config: Config) -> State:
@@ -80,334 +79,255 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):
-        if item.now is not None:  # RB-R18: the clock never goes back
-            clock = state.clock
-            if clock is not None and item.now < clock:
-                raise InvalidInput("now", "RB-R18", f"goes back from {clock}", item.now)
-            state = state._replace(clock=item.now, last_close=(
-                item.now if state.last_close is None else state.last_close))
-        if not config.head:
-            for index, message in enumerate(item.messages):
-                if message.kind in HEAD_ONLY_KINDS:
-                    raise InvalidInput(f"messages[{index}].kind", "RB-D3",
-                                       "is an upstream StreamKind of the head profile only "
-                                       "(RB-R27)", message.kind)
-        return _poll(config, state, item.messages)
-    if isinstance(item, SetBatchLength):
+        if item.now is not None:  # RB-R18
+            clock, last_close = advance_clock(state.clock, state.last_close, item.now)
+            state = evolve(state, clock=clock, last_close=last_close)
+        if not config.head:  # RB-R27
+            refuse_head_only_kinds(item.messages)
+        return poll(config, state, item.messages)
+    if isinstance(item, SetBatchLength):  # RB-R15
         if not timeout_fits(config.factor, item.length):
             raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
-        return state._replace(pending_length=item.length), ()
-    if isinstance(item, End):
+        return evolve(state, pending_length=item.length), ()
+    if isinstance(item, End):  # RB-R16
         pending = tuple(Pending(m.id) for m in state.buffered())
-        emptied = State(state.batch_length, state.timeout, state.pending_length, state.window,
-                        state.hwm, tuple(s._replace(bucket=()) for s in state.streams),
-                        ended=True, clock=state.clock, last_close=state.last_close)
-        return emptied, pending
+        streams = tuple(evolve(s, bucket=()) for s in state.streams)
+        return evolve(state, streams=streams, non_gated=(), overflow=(), future=(),
+                      held=frozenset(), ended=True), pending
     raise InvalidInput("op", "RB-D3", "unknown input", item)
 
 
 def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
-    """RB-R7: rebuild the stream's grid from its current rate at a close or bootstrap.
+    """RB-R7: rebuild the stream's grid from its current rate at ``start`` for length L.
 
     No rate keeps the existing grid (RB-D7); a sub-rate stream loses it; an origin within
     1000 batch lengths of ``start`` is preserved, otherwise a new origin is picked from the
     bucket (first message at or after ``start``, else the first) or the newest timestamp,
     and refused when implausibly far (the 43-year guard).
     """
-    kind, name, last, diffs, seen, grid, bucket, max_slot, absent = stream
-    last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
-    return _build(Stream, (kind, name, last, diffs, (), grid, bucket, max_slot, absent))
-
-
-def _refreshed(
-    last: int | None, diffs: tuple[int, ...], seen: tuple[int, ...], grid: Grid | None,
-    bucket: tuple[Polled, ...], start: int, length: int,
-) -> tuple[int | None, tuple[int, ...], Grid | None]:
-    """``refresh_grid`` on a stream's fields: its new ``last``, ``diffs`` and ``grid``."""
-    if seen:
-        last, diffs = observe_all(last, diffs, seen)
-    rate = integer_rate_hz(diffs)
-    if rate is not None:
-        grid = _regrid(grid, rate, bucket, last, start, length)
-    return last, diffs, grid
-
-
-def _regrid(grid: Grid | None, rate: int, bucket: tuple[Polled, ...], last: int | None,
-            start: int, length: int) -> Grid | None:
-    """RB-R7 for a stream with an integer rate: its new grid (``refresh_grid``)."""
+    rate = integer_rate_hz(stream.diffs)
+    if rate is None:
+        return stream
     if sub_rate(rate, length):
-        return None
-    if grid is not None and origin_plausible(grid.origin, start, length):
-        origin = grid.origin
+        return evolve(stream, grid=None)
+    if stream.grid is not None and origin_plausible(stream.grid.origin, start, length):
+        origin = stream.grid.origin
     else:
-        if bucket:
-            candidate: int | None = next(
-                (m.timestamp for m in bucket if m.timestamp >= start), bucket[0].timestamp
-            )
-        else:
-            candidate = last
+        bucket = stream.bucket
+        candidate = (next((m.timestamp for m in bucket if m.timestamp >= start),
+                          bucket[0].timestamp) if bucket else stream.last)
         if candidate is None or not origin_plausible(candidate, start, length):
-            return None
+            return evolve(stream, grid=None)
         origin = candidate
-    shape = _shape(rate, length)
-    if grid is not None and grid.origin == origin and grid[1:] == shape:
-        return grid  # unchanged: the common case, no new object
-    return Grid(origin, *shape)
+    return evolve(stream, grid=Grid(origin, period_of(rate), slots_per_batch(rate, length)))
 
 
-@functools.lru_cache(maxsize=256)
-def _shape(rate: int, length: int) -> tuple[int, int]:
-    """Period and slots per batch of a grid at ``rate`` for batch length ``length``."""
-    return period_of(rate), slots_per_batch(rate, length)
+def window(state: State) -> int:
+    """The active window's start; only asked for after the bootstrap (RB-R8) set it."""
+    if state.window is None:
+        raise ValueError("the rate-aware batcher has no window before its first batch")
+    return state.window
 
 
-class _Run:
-    """Scratch copy of the parts of a state one poll changes (private to ``step``).
+def register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[Stream, ...], int]:
+    """RB-R1/RB-R11: the streams with ``(kind, name)`` registered, and its position."""
+    for position, stream in enumerate(streams):
+        if stream.kind == kind and stream.name == name:
+            return streams, position
+    return (*streams, Stream(kind, name)), len(streams)
 
-    Buffers stay tuples (appending to them is rare); streams become a list, rebuilt per
-    routed message as a new :class:`Stream`. Lookup is a linear scan: beam lines have a
-    handful of gated streams, and a scan beats building a dict per poll.
-    """
 
-    __slots__ = ("future", "head", "length", "non_gated", "overflow", "streams")
+def route(config: Config, state: State, message: Polled) -> State:
+    """RB-R11/RB-R12 (head: RB-R22, RB-R23): route one message against the active window."""
+    t = message.timestamp
+    end = window(state) + state.batch_length
+    if config.head and t - end > MAX_ORIGIN_OFFSET_BATCHES * state.batch_length:
+        streams = state.streams  # RB-R22: a disjoint epoch rides along, unobserved
+        if message.kind in GATED_KINDS:
+            streams, _ = register(streams, message.kind, message.name)
+        return evolve(state, streams=streams, non_gated=(*state.non_gated, message))
+    held_back = end < t <= end + MAX_AHEAD_BATCHES * state.batch_length
+    if message.kind not in GATED_KINDS:
+        if held_back:
+            return evolve(state, future=(*state.future, message))
+        return evolve(state, non_gated=(*state.non_gated, message))
+    streams, position = register(state.streams, message.kind, message.name)
+    stream = streams[position]
+    overflow = state.overflow
+    if stream.grid is None and held_back:
+        return evolve(state, streams=streams, future=(*state.future, message))
+    last, diffs = observe(stream.last, stream.diffs, t)
+    stream = evolve(stream, last=last, diffs=diffs)
+    if stream.grid is None:
+        stream = evolve(stream, bucket=(*stream.bucket, message))
+    else:
+        slots = stream.grid.slots
+        slot = slot_in_batch(t, window(state), stream.grid)
+        if slot >= slots:  # the overflow bump: at any distance (card), near (head, RB-R23)
+            if not config.head or slot < slots * (1 + MAX_AHEAD_BATCHES):
+                stream = evolve(stream, max_slot=max(stream.max_slot, slots - 1))
+            overflow = (*overflow, message)
+        else:
+            stream = evolve(stream, bucket=(*stream.bucket, message),
+                            max_slot=max(stream.max_slot, slot))
+    streams = (*streams[:position], stream, *streams[position + 1 :])
+    return evolve(state, streams=streams, overflow=overflow)
 
-    def __init__(self, state: State, head: bool) -> None:
-        (self.length, _, _, _, _, streams, self.non_gated, self.overflow, self.future, _, _,
-         _, _) = state
-        self.streams = list(streams)
-        self.head = head
 
-    def _register(self, kind: str, name: str) -> None:
-        """Register a gated stream unless it is known (head's disjoint-epoch path)."""
-        if not any(s.kind == kind and s.name == name for s in self.streams):
-            self.streams.append(new_stream(kind, name))
+def route_all(config: Config, state: State, messages: Iterable[Polled]) -> State:
+    """Route ``messages`` in order (RB-R11, RB-R12)."""
+    for message in messages:
+        state = route(config, state, message)
+    return state
 
-    def route(self, messages: Iterable[Polled], start: int) -> None:
-        """RB-R11/RB-R12: route messages, in order, against the window starting at ``start``.
 
-        The hot path: per message one stream scan, one slot computation and one new
-        :class:`Stream`; the window bounds are computed once per call.
-        """
-        length = self.length
-        end = start + length
-        ahead = end + MAX_AHEAD_BATCHES * length
-        head = self.head
-        far = end + MAX_ORIGIN_OFFSET_BATCHES * length if head else None
-        streams = self.streams
-        for message in messages:
-            t = message.timestamp
-            kind = message.kind
-            if far is not None and t > far:  # RB-R22: a disjoint epoch rides along, unseen
-                if kind in GATED_KINDS:
-                    self._register(kind, message.name)
-                self.non_gated = (*self.non_gated, message)
-                continue
-            if kind not in GATED_KINDS:
-                if end < t <= ahead:
-                    self.future = (*self.future, message)  # RB-R12 hold-back
-                else:
-                    self.non_gated = (*self.non_gated, message)
-                continue
-            name = message.name
-            for position, stream in enumerate(streams):  # noqa: B007 - used after the loop
-                if stream[1] == name and stream[0] == kind:
-                    break
-            else:
-                position, stream = len(streams), new_stream(kind, name)
-                streams.append(stream)  # registration, even when held back below
-            _, _, last, diffs, seen, grid, bucket, max_slot, absent = stream
-            if grid is None:
-                if end < t <= ahead:
-                    self.future = (*self.future, message)  # held back, not observed
-                    continue
-                bucket = (*bucket, message)
-            else:
-                origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined
-                base, rest = divmod(start - origin, period)
-                half = period // 2  # the drift tolerance is min(1 ms, half a period)
-                if rest > (half if half < DRIFT_TOLERANCE_NS else DRIFT_TOLERANCE_NS):
-                    base += 1
-                slot = round((t - origin) / period) - base
-                if slot >= slots:
-                    # the overflow bump; at head only near the window (RB-R23)
-                    if max_slot < slots - 1 and (not head or slot < slots * _BUMP_WINDOWS):
-                        max_slot = slots - 1
-                    self.overflow = (*self.overflow, message)
-                else:
-                    bucket = (*bucket, message)
-                    if slot > max_slot:
-                        max_slot = slot
-            # observed (RB-R2): ``seen`` is folded into the estimator at the next refresh
-            streams[position] = _build(Stream, (kind, name, last, diffs, (*seen, t), grid,
-                                                bucket, max_slot, absent))
+def drain(state: State) -> tuple[tuple[Polled, ...], State]:
+    """The batch contents (non-gated, then each bucket in stream order), and the state
+    with them taken and every ``max_slot`` reset."""
+    drained = (*state.non_gated, *(m for s in state.streams for m in s.bucket))
+    streams = tuple(evolve(s, bucket=(), max_slot=-1) for s in state.streams)
+    return drained, evolve(state, non_gated=(), streams=streams)
 
-    def drain(self) -> list[Polled]:
-        """Take the batch contents: non-gated first, then each bucket in stream order."""
-        drained = list(self.non_gated)
-        self.non_gated = ()
-        for i, stream in enumerate(self.streams):
-            if stream.bucket or stream.max_slot != -1:
-                drained.extend(stream.bucket)
-                self.streams[i] = stream._replace(bucket=(), max_slot=-1)
-        return drained
 
-    def gap_blocked(self) -> bool:
-        """RB-R13 veto: some gridded stream has a message in the active window."""
-        return any(s.grid is not None and s.bucket for s in self.streams)
+def recover_from_gap(config: Config, state: State) -> State:
+    """RB-R13: jump the window whole batch lengths towards the earliest overflow and
+    re-route drained, overflow and future messages, in that order."""
+    stashed, state = drain(state)
+    overflow, future = state.overflow, state.future
+    start, length = window(state), state.batch_length
+    start += gap_steps(min(m.timestamp for m in overflow), start, length) * length
+    state = evolve(state, window=start, overflow=(), future=())
+    return route_all(config, state, (*stashed, *overflow, *future))
 
-    def recover_from_gap(self, start: int) -> int:
-        """RB-R13: jump the window whole batch lengths towards the earliest overflow."""
-        stashed = self.drain()
-        pending, self.overflow = self.overflow, ()
-        held, self.future = self.future, ()
-        start += gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
-        self.route((*stashed, *pending, *held), start)
-        return start
 
-    def complete(self, hwm: int, start: int, timeout: int | None) -> bool:
-        """RB-R10: timeout first (inclusive; none at head's infinite factor, RB-R19), else
-        every gridded stream in its last slot."""
-        if timeout is not None and hwm >= start + timeout:
-            return True
-        gating = False
-        for stream in self.streams:
-            grid = stream.grid
-            if grid is not None:
-                if stream.max_slot < grid.slots - 1:
-                    return False
-                gating = True
-        return gating
+def complete(state: State) -> bool:
+    """RB-R10: timeout first (inclusive; none at head's infinite factor, RB-R19), else
+    every gridded stream in its last slot."""
+    if (state.hwm is not None and state.timeout is not None
+            and state.hwm >= window(state) + state.timeout):
+        return True
+    gridded = [s for s in state.streams if s.grid is not None]
+    return bool(gridded) and all(
+        s.max_slot >= s.grid.slots - 1 for s in gridded if s.grid is not None
+    )
 
-    def close(self, start: int, pending_length: int | None) -> tuple[Batch, int]:
-        """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route."""
-        length = self.length
-        drained = list(self.non_gated)
-        self.non_gated = ()
-        kept: list[Stream] = []
-        for kind, name, last, diffs, seen, grid, bucket, _, absent in self.streams:
-            if bucket:
-                drained.extend(bucket)
-                absent = 0
-                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
-                seen = ()
-            elif absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
-                absent += 1
-            else:
-                continue  # evicted
-            if pending_length is not None:  # refreshed again, bucket not yet drained
-                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start,
-                                               pending_length)
-                seen = ()
-            kept.append(_build(Stream, (kind, name, last, diffs, seen, grid, (), -1, absent)))
-        if pending_length is not None:
-            self.length = pending_length
-        self.streams = kept
-        end = start + length
-        if self.head and not any(s.grid is not None for s in kept):  # RB-R25
-            drained += (*self.future, *self.overflow)
-            self.future = self.overflow = ()
+
+def close(config: Config, state: State) -> tuple[State, Batch]:
+    """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route (head: the
+    clock is armed, RB-R24, and a close with no gating stream ends at the anchor of all
+    it holds, RB-R25)."""
+    start, length, pending = window(state), state.batch_length, state.pending_length
+    kept: list[Stream] = []
+    for stream in state.streams:
+        if stream.bucket:
+            stream = refresh_grid(evolve(stream, absent=0), start, length)
+        elif stream.absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
+            stream = evolve(stream, absent=stream.absent + 1)
+        else:
+            continue  # evicted
+        if pending is not None:  # refreshed with the new length, bucket not yet drained
+            stream = refresh_grid(stream, start, pending)
+        kept.append(stream)
+    drained, state = drain(evolve(state, streams=tuple(kept)))
+    if pending is not None:
+        state = evolve(state, batch_length=pending, pending_length=None,
+                       timeout=timeout_distance(config.factor, pending))
+    end = start + length
+    if config.head:
+        state = evolve(state, last_close=state.clock)  # RB-R24
+        if not any(s.grid is not None for s in state.streams):  # RB-R25
+            drained = (*drained, *state.future, *state.overflow)
+            state = evolve(state, future=(), overflow=())
             if drained:
-                end = max(plausible_anchor([m.timestamp for m in drained], self.length), end)
-        batch = Batch(start, end, tuple([m.id for m in drained]))
-        start = end
-        overflow, self.overflow = self.overflow, ()
-        if overflow:
-            self.route(overflow, start)
-        held, self.future = self.future, ()  # including overflow held back just now
-        if held:
-            self.route(held, start)
-        return batch, start
-
-    def buffered_stamps(self) -> list[int]:
-        """Timestamps of ``non_gated`` then every bucket: what the backstop weighs (RB-R26)."""
-        stamps = [m.timestamp for m in self.non_gated]
-        for stream in self.streams:
-            stamps.extend(m.timestamp for m in stream.bucket)
-        return stamps
-
-    def replace(self, anchor: int) -> int:
-        """RB-R26: re-place the window at ``anchor``; every held message is placed anew."""
-        taken = [*self.drain(), *self.overflow, *self.future]
-        self.overflow = self.future = ()
-        beyond = anchor + self.length + MAX_AHEAD_BATCHES * self.length
-        for message in taken:
-            if message.timestamp > beyond:
-                self.non_gated = (*self.non_gated, message)
-            else:
-                self.route((message,), anchor)
-        return anchor
+                anchor = plausible_anchor([m.timestamp for m in drained], state.batch_length)
+                end = max(anchor, end)
+    batch = Batch(start, end, tuple(m.id for m in drained))
+    overflow = state.overflow
+    state = evolve(state, window=end, overflow=(), held=state.held.difference(batch.ids))
+    state = route_all(config, state, overflow)  # may hold some back in future
+    future = state.future
+    return route_all(config, evolve(state, future=()), future), batch
 
 
-def _refuse_reused_id(held: frozenset[str], ids: list[str]) -> NoReturn:
-    """RB-D4: name the first id of a poll repeated within it or among those still held."""
-    seen: set[str] = set()
-    for index, i in enumerate(ids):
-        if i in seen or i in held:
+def admit(held: frozenset[str], messages: tuple[Polled, ...]) -> frozenset[str]:
+    """RB-D4: the held ids with the poll's added; refused when one repeats within the
+    poll or among the messages still held."""
+    for index, message in enumerate(messages):
+        if message.id in held:
             raise InvalidInput(f"messages[{index}].id", "RB-D4",
-                               "re-uses the id of a message still held", i)
-        seen.add(i)
-    raise AssertionError("unreachable")  # pragma: no cover
+                               "re-uses the id of a message still held", message.id)
+        held = held | {message.id}
+    return held
 
 
-def _bootstrap(config: Config, state: State,
-               messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
-    """RB-R8: the first non-empty poll is the first batch; the window starts at its max
-    (head: at its plausible anchor, observing only gated stamps up to it, RB-R21)."""
+def bootstrap(config: Config, state: State,
+              messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
+    """RB-R8: the first non-empty poll is the first batch; the window starts at its max.
+    Head (RB-R21): at the plausible anchor, observing only the gated stamps up to it, and
+    the clock is armed."""
     stamps = [m.timestamp for m in messages]
     end = plausible_anchor(stamps, state.batch_length) if config.head else max(stamps)
-    streams: dict[tuple[str, str], Stream] = {}
+    streams = state.streams
     for message in messages:
         if message.kind in GATED_KINDS and message.timestamp <= end:
-            key = (message.kind, message.name)
-            stream = streams.get(key) or new_stream(*key)
+            streams, position = register(streams, message.kind, message.name)
+            stream = streams[position]
             last, diffs = observe(stream.last, stream.diffs, message.timestamp)
-            streams[key] = stream._replace(last=last, diffs=diffs)
-    refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams.values())
-    after = State(state.batch_length, state.timeout, state.pending_length, end, end, refreshed,
-                  clock=state.clock, last_close=state.clock)
+            streams = (*streams[:position], evolve(stream, last=last, diffs=diffs),
+                       *streams[position + 1 :])
+    refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams)
+    after = evolve(state, window=end, hwm=end, streams=refreshed, last_close=state.clock)
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
-def _poll(
-    config: Config, state: State, messages: tuple[Polled, ...]
-) -> tuple[State, tuple[Output, ...]]:
-    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15; head: RB-R19 to RB-R26)."""
-    _, timeout, pending_length, start, hwm, _, _, _, _, held, _, clock, last_close = state
-    if messages:  # RB-D4: ids unique within the poll and among the messages still held
-        ids = [m.id for m in messages]
-        grown = held.union(ids)
-        if len(grown) != len(held) + len(ids):
-            _refuse_reused_id(held, ids)
-        held = grown
-    if start is None or hwm is None:
-        return (state, ()) if not messages else _bootstrap(config, state, messages)
-    run = _Run(state, config.head)
+def poll(config: Config, state: State, messages: tuple[Polled, ...]
+         ) -> tuple[State, tuple[Output, ...]]:
+    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
+    held = admit(state.held, messages)
+    if state.window is None or state.hwm is None:
+        return (state, ()) if not messages else bootstrap(config, state, messages)
     if messages:
-        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, run.length)
-        run.route(messages, start)
-    if run.overflow and not run.gap_blocked():  # also overflow a close left (empty poll)
-        start = run.recover_from_gap(start)
-    complete = run.complete(hwm, start, timeout)
-    if (not complete and config.head and clock is not None and last_close is not None
-            and clock - last_close >= STALL_THRESHOLD_BATCHES * run.length):
-        stamps = run.buffered_stamps()
-        if stamps:  # RB-R26: the stall backstop; overflow and future do not count
-            anchor = plausible_anchor(stamps, run.length)
-            last_close = clock
-            if not start <= anchor < start + run.length:
-                start = hwm = run.replace(anchor)
-                complete = run.complete(hwm, start, timeout)
-    if not complete:
-        return _build(State, (run.length, timeout, pending_length, start, hwm,
-                              tuple(run.streams), run.non_gated, run.overflow, run.future,
-                              held, False, clock, last_close)), ()
-    batch, start = run.close(start, pending_length)
-    if pending_length is not None:
-        timeout = timeout_distance(config.factor, pending_length)
-        pending_length = None
-    if config.head:
-        last_close = clock  # RB-R24
-    # Nothing but the batch left the buffers (re-routing only moves messages between them).
-    return _build(State, (run.length, timeout, pending_length, start, hwm, tuple(run.streams),
-                          run.non_gated, run.overflow, run.future,
-                          held.difference(batch.ids), False, clock, last_close)), (batch,)
+        hwm = advance_hwm(state.hwm, max(m.timestamp for m in messages), state.window,
+                          state.batch_length)
+        state = route_all(config, evolve(state, hwm=hwm, held=held), messages)
+    if state.overflow and not any(s.grid is not None and s.bucket for s in state.streams):
+        state = recover_from_gap(config, state)  # RB-R13, also for overflow a close left
+    if not complete(state) and config.head and stalled(state):
+        state = recover_from_stall(config, state)
+    if not complete(state):
+        return state, ()
+    state, batch = close(config, state)
+    return state, (batch,)
+
+
+def stalled(state: State) -> bool:
+    """RB-R26 trigger: ``10·L`` of clock since the last close with traffic in the window
+    (``non_gated`` or a bucket; overflow and future do not count)."""
+    clock, last_close = state.clock, state.last_close
+    if clock is None or last_close is None:
+        return False
+    if clock - last_close < STALL_THRESHOLD_BATCHES * state.batch_length:
+        return False
+    return bool(state.non_gated) or any(s.bucket for s in state.streams)
+
+
+def recover_from_stall(config: Config, state: State) -> State:
+    """RB-R26: re-arm; unless the buffered traffic's anchor lies in the window, re-place
+    the window (and the HWM) at it and place every held message anew."""
+    stamps = [*(m.timestamp for m in state.non_gated),
+              *(m.timestamp for s in state.streams for m in s.bucket)]
+    anchor = plausible_anchor(stamps, state.batch_length)
+    start = window(state)
+    state = evolve(state, last_close=state.clock)
+    if start <= anchor < start + state.batch_length:
+        return state
+    taken, state = drain(state)
+    taken = (*taken, *state.overflow, *state.future)
+    state = evolve(state, window=anchor, hwm=anchor, overflow=(), future=())
+    beyond = anchor + state.batch_length + MAX_AHEAD_BATCHES * state.batch_length
+    for message in taken:
+        if message.timestamp > beyond:
+            state = evolve(state, non_gated=(*state.non_gated, message))
+        else:
+            state = route(config, state, message)
+    return state

@@ -117,12 +117,13 @@ def replay_frame(
     rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
     partitions: int | None = None,
 ) -> DataFrame:
-    """The combined output (both tables) of replaying every source of ``rows``."""
+    """The combined output (both tables) of replaying every source of ``rows``, on the
+    algorithm's fast path (``Algorithm.fast_path``)."""
     count = partitions or int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions") or 2)
     ordered = rows.repartition(count, "source").sortWithinPartitions(
         "source", "arrival", schema.FILE, schema.POSITION)
     return ordered.groupBy("source").applyInArrow(
-        replay_function(algorithm, config), schema.COMBINED)
+        replay_function(algorithm.fast_path(), config), schema.COMBINED)
 
 
 def raise_job_error(error: Exception) -> None:

@@ -57,10 +57,11 @@ def _optional(values: list[Any]) -> list[Any]:
 
 
 class MachineProcessor(StatefulProcessor):
-    """Replays each source's rows micro-batch by micro-batch, its state in the store."""
+    """Replays each source's rows micro-batch by micro-batch, its state in the store; on
+    the algorithm's fast path (``Algorithm.fast_path``)."""
 
     def __init__(self, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> None:
-        self.algorithm = algorithm
+        self.algorithm = algorithm.fast_path()
         self.config = config
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -213,7 +214,7 @@ def held_ids(
     spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any, checkpoint: str
 ) -> DataFrame:
     """(source, id) of every row still held in the state store after a stream (SP-D1)."""
-    codec = StateCodec(algorithm.name, type(algorithm.initial(config)))
+    codec = StateCodec(algorithm.name, type(algorithm.fast_path().initial(config)))
     state = spark.read.format("statestore").option("stateVarName", STATE_NAME).load(checkpoint)
     pairs = [
         (str(row["key"][0]), message_id)

@@ -1,20 +1,22 @@
-"""Configuration, inputs and outputs of the rate-aware batcher (spec RB-R1, RB-R17 to
-RB-R19, RB-D1 to RB-D4).
+"""Configuration, inputs, outputs and state of the rate-aware batcher (spec RB-R1, RB-R17 to
+RB-R19, RB-D1 to RB-D4, section "State").
 
 Small frozen classes whose constructors validate what they are given (h11 style), so a
 bad value is refused with :class:`timealign.InvalidInput` before any state is touched.
 Seconds are floats as upstream takes them; everything stored about time is integer ns.
+The state is the spec's: the one ``machine.py`` folds and the Spark checkpoint stores
+(``fast.py`` keeps a private form and converts).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import attrs
 
 from timealign.errors import InvalidInput, require, require_ns
-from timealign.rate_aware_batcher.grid import from_seconds
+from timealign.rate_aware_batcher.grid import Grid, from_seconds
 
 DEFAULT_TIMEOUT_FACTOR = 1.2
 #: Timestamps and clock readings are signed int64 nanoseconds (RB-D3, RB-D18).
@@ -38,6 +40,8 @@ HEAD_ONLY_KINDS = frozenset({"device", "livedata_nicos_data"})
 #: Kinds whose streams are rate-estimated and may gate a close (RB-R1).
 GATED_KINDS = frozenset({"detector_events", "monitor_events", "monitor_counts", "area_detector"})
 _KINDS = frozenset(STREAM_KINDS)
+#: Consecutive closes with an empty bucket after which a stream is evicted (RB-R14).
+ABSENT_BATCHES_FOR_EVICTION = 5
 
 
 def _seconds(value: object, field: str, rule: str) -> float:
@@ -167,6 +171,24 @@ class Poll:
     now: int | None = attrs.field(default=None, converter=clock_reading)
 
 
+def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[int, int]:
+    """RB-R18: the clock and ``last_close`` after a reading ``now``; a reading below the
+    clock is refused. ``last_close`` armed before any reading is armed at the first one
+    (RB-D17)."""
+    if clock is not None and now < clock:
+        raise InvalidInput("now", "RB-R18", f"goes back from {clock}", now)
+    return now, now if last_close is None else last_close
+
+
+def refuse_head_only_kinds(messages: tuple[Polled, ...]) -> None:
+    """RB-D3/RB-R27: the card profile knows the card revision's stream kinds only."""
+    for index, message in enumerate(messages):
+        if message.kind in HEAD_ONLY_KINDS:
+            raise InvalidInput(f"messages[{index}].kind", "RB-D3",
+                               "is an upstream StreamKind of the head profile only (RB-R27)",
+                               message.kind)
+
+
 @attrs.frozen
 class SetBatchLength:
     """Upstream ``set_batch_length(seconds)``: applied at the next close (RB-R15)."""
@@ -203,3 +225,59 @@ class Pending:
 
 
 Output = Batch | Pending
+
+
+@attrs.frozen
+class Stream:
+    """One registered gated stream, named by ``(kind, name)`` (RB-R1).
+
+    ``last``/``diffs`` are the period estimator (RB-R2); ``grid`` is ``None`` while the
+    stream does not gate; ``bucket`` holds its messages of the active window in routing
+    order; ``max_slot`` is the highest slot seen in the window (-1 after a drain) and
+    ``absent`` counts consecutive closes with an empty bucket (RB-R14).
+    """
+
+    kind: str
+    name: str
+    last: int | None = None
+    diffs: tuple[int, ...] = ()
+    grid: Grid | None = None
+    bucket: tuple[Polled, ...] = ()
+    max_slot: int = -1
+    absent: int = 0
+
+
+@attrs.frozen
+class State:
+    """The batcher state of the spec's section "State".
+
+    ``window`` is the active window's start (``None`` before the first non-empty poll); its
+    end is always ``window + batch_length``. ``timeout`` caches the integer timeout
+    distance of the current batch length, so no float is computed per poll (``None``: no
+    timeout, head's infinite factor, RB-R19). ``streams`` are in registration order;
+    ``held`` is the ids currently buffered (RB-D4); ``ended`` is set by the end input
+    (RB-R16); ``clock`` is the caller's latest clock reading and ``last_close`` the reading
+    at the last close, bootstrap or backstop re-arm (RB-R18, RB-R26).
+    """
+
+    batch_length: int
+    timeout: int | None
+    pending_length: int | None = None
+    window: int | None = None
+    hwm: int | None = None
+    streams: tuple[Stream, ...] = ()
+    non_gated: tuple[Polled, ...] = ()
+    overflow: tuple[Polled, ...] = ()
+    future: tuple[Polled, ...] = ()
+    held: frozenset[str] = frozenset()
+    ended: bool = False
+    clock: int | None = None
+    last_close: int | None = None
+
+    def buffered(self) -> Iterator[Polled]:
+        """Every held message: non-gated, then each bucket, then overflow, then future."""
+        yield from self.non_gated
+        for stream in self.streams:
+            yield from stream.bucket
+        yield from self.overflow
+        yield from self.future

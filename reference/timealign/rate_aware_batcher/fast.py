@@ -1,0 +1,494 @@
+"""The fast path of the rate-aware batcher: ``machine.py`` transcribed for throughput.
+
+It computes exactly what the rule text (``machine.py``) computes, on a private state form
+(:class:`FastState`, named tuples; a stream's timestamps routed since the last refresh kept
+in ``seen`` and folded into the estimator only when it is read), converted to and from the
+spec's :class:`~timealign.rate_aware_batcher.model.State` by :func:`to_spec` and
+:func:`from_spec`. The bounded explorer steps both in lockstep (``proofs/``) and the
+differential tests compare them on random traces; the Spark adapter and the benchmarks run
+this one (``ALGORITHM.fast``).
+
+Theory of operation. A poll (one upstream ``batch(messages)`` call) first raises the
+high-water mark, clamped to three batch lengths past the window (RB-R9). The first
+non-empty poll bootstraps: all its messages form the first batch and the window starts at
+its newest timestamp (RB-R8). Later polls route each message (RB-R11, RB-R12): gated kinds
+register a stream and feed its period estimator; a gridded stream's message lands in a
+pulse slot of the window, or in ``overflow`` beyond the last slot (bumping the gate);
+ungridded and non-gated messages ahead of the window (up to 3L) are held in ``future``;
+anything else joins the active batch. Overflow with no gridded bucket triggers gap recovery
+(RB-R13). The window closes (at most once per poll) when the timeout fires or every
+gridded stream reached its last slot (RB-R10); the close refreshes grids, evicts absent
+streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and re-routes
+overflow and future into the next window.
+
+The ``esslivedata-head`` profile (RB-R17) switches a few of these places and adds the
+stall backstop (RB-R19 to RB-R27): the bootstrap anchors at the plausible anchor, routing
+sends disjoint-epoch stamps to ``non_gated`` and limits the overflow bump, a close without
+a gating stream ends at its messages' anchor, and a poll that closes nothing while traffic
+is buffered and the caller's clock is ``10·L`` past the last close re-places the window.
+
+``step`` is pure: it copies what it changes into a private scratch object (:class:`_Run`)
+and returns a new :class:`FastState`; the given state is never modified.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from typing import NamedTuple, NoReturn
+
+from timealign.errors import InvalidInput
+from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
+from timealign.rate_aware_batcher.grid import (
+    DRIFT_TOLERANCE_NS,
+    MAX_AHEAD_BATCHES,
+    MAX_ORIGIN_OFFSET_BATCHES,
+    STALL_THRESHOLD_BATCHES,
+    Grid,
+    advance_hwm,
+    gap_steps,
+    origin_plausible,
+    period_of,
+    plausible_anchor,
+    slots_per_batch,
+    sub_rate,
+    timeout_distance,
+)
+from timealign.rate_aware_batcher.model import (
+    ABSENT_BATCHES_FOR_EVICTION,
+    GATED_KINDS,
+    Batch,
+    Config,
+    End,
+    Input,
+    Output,
+    Pending,
+    Poll,
+    Polled,
+    SetBatchLength,
+    State,
+    Stream,
+    advance_clock,
+    refuse_head_only_kinds,
+    timeout_fits,
+)
+
+
+class FastStream(NamedTuple):
+    """One registered gated stream. A named tuple because one is rebuilt per routed pulse.
+
+    ``last``/``diffs`` are the period estimator (RB-R2) up to the timestamps in ``seen``,
+    routed since and folded in, in order, before the estimator is read (at a close): the
+    same result as observing each at once, without copying the ring per message. ``grid``
+    is ``None`` while the stream does not gate, ``bucket`` holds its messages of the active
+    window in routing order, ``max_slot`` is the highest slot seen in the window (-1 after
+    a drain) and ``absent`` counts consecutive closes with an empty bucket (RB-R14).
+    """
+
+    kind: str
+    name: str
+    last: int | None
+    diffs: tuple[int, ...]
+    seen: tuple[int, ...]
+    grid: Grid | None
+    bucket: tuple[Polled, ...]
+    max_slot: int
+    absent: int
+
+
+def new_stream(kind: str, name: str) -> FastStream:
+    """A freshly registered stream: no estimate, no grid, nothing buffered."""
+    return FastStream(kind, name, None, (), (), None, (), -1, 0)
+
+
+class FastState(NamedTuple):
+    """Immutable batcher state; ``window`` is the active window's start (``None`` before
+    the first non-empty poll); its end is always ``window + batch_length``.
+
+    ``timeout`` caches the integer timeout distance of the current batch length, so no
+    float is computed per poll (``None``: none, RB-R19); ``ended`` is set by the end input;
+    ``clock``/``last_close`` as in the spec's state (RB-R18, RB-R26). A named tuple, not an
+    attrs class: one is built per poll, and a frozen attrs ``__init__`` (one
+    ``object.__setattr__`` per field) measured five times slower here.
+    """
+
+    batch_length: int
+    timeout: int | None
+    pending_length: int | None = None
+    window: int | None = None
+    hwm: int | None = None
+    streams: tuple[FastStream, ...] = ()
+    non_gated: tuple[Polled, ...] = ()
+    overflow: tuple[Polled, ...] = ()
+    future: tuple[Polled, ...] = ()
+    held: frozenset[str] = frozenset()
+    ended: bool = False
+    clock: int | None = None
+    last_close: int | None = None
+
+
+#: Head bumps the gate only for overflow within this many windows' slots (RB-R23).
+_BUMP_WINDOWS = 1 + MAX_AHEAD_BATCHES
+#: What a named tuple's generated ``__new__`` does, without its extra Python frame; used
+#: on the two per-poll constructions (measured ~5 % of a poll).
+_build = tuple.__new__
+
+
+def initial(config: Config) -> FastState:
+    """Before the first poll: no window, no streams, the configured batch length."""
+    return FastState(config.batch_length,
+                     timeout_distance(config.factor, config.batch_length))
+
+
+def step(config: Config, state: FastState, item: Input) -> tuple[FastState, tuple[Output, ...]]:
+    """Apply one input; :class:`InvalidInput` (state untouched) on a refused one."""
+    if state.ended:
+        raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
+    if isinstance(item, Poll):
+        if item.now is not None:
+            clock, last_close = advance_clock(state.clock, state.last_close, item.now)
+            state = state._replace(clock=clock, last_close=last_close)
+        if not config.head:
+            refuse_head_only_kinds(item.messages)
+        return _poll(config, state, item.messages)
+    if isinstance(item, SetBatchLength):
+        if not timeout_fits(config.factor, item.length):
+            raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
+        return state._replace(pending_length=item.length), ()
+    if isinstance(item, End):
+        pending = tuple(Pending(m.id) for m in to_spec(state).buffered())
+        emptied = FastState(state.batch_length, state.timeout, state.pending_length,
+                            state.window, state.hwm,
+                            tuple(s._replace(bucket=()) for s in state.streams),
+                            ended=True, clock=state.clock, last_close=state.last_close)
+        return emptied, pending
+    raise InvalidInput("op", "RB-D3", "unknown input", item)
+
+
+def refresh_grid(stream: FastStream, start: int, length: int) -> FastStream:
+    """RB-R7: rebuild the stream's grid from its current rate at a close or bootstrap.
+
+    No rate keeps the existing grid (RB-D7); a sub-rate stream loses it; an origin within
+    1000 batch lengths of ``start`` is preserved, otherwise a new origin is picked from the
+    bucket (first message at or after ``start``, else the first) or the newest timestamp,
+    and refused when implausibly far (the 43-year guard).
+    """
+    kind, name, last, diffs, seen, grid, bucket, max_slot, absent = stream
+    last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
+    return _build(FastStream, (kind, name, last, diffs, (), grid, bucket, max_slot, absent))
+
+
+def _refreshed(
+    last: int | None, diffs: tuple[int, ...], seen: tuple[int, ...], grid: Grid | None,
+    bucket: tuple[Polled, ...], start: int, length: int,
+) -> tuple[int | None, tuple[int, ...], Grid | None]:
+    """``refresh_grid`` on a stream's fields: its new ``last``, ``diffs`` and ``grid``."""
+    if seen:
+        last, diffs = observe_all(last, diffs, seen)
+    rate = integer_rate_hz(diffs)
+    if rate is not None:
+        grid = _regrid(grid, rate, bucket, last, start, length)
+    return last, diffs, grid
+
+
+def _regrid(grid: Grid | None, rate: int, bucket: tuple[Polled, ...], last: int | None,
+            start: int, length: int) -> Grid | None:
+    """RB-R7 for a stream with an integer rate: its new grid (``refresh_grid``)."""
+    if sub_rate(rate, length):
+        return None
+    if grid is not None and origin_plausible(grid.origin, start, length):
+        origin = grid.origin
+    else:
+        if bucket:
+            candidate: int | None = next(
+                (m.timestamp for m in bucket if m.timestamp >= start), bucket[0].timestamp
+            )
+        else:
+            candidate = last
+        if candidate is None or not origin_plausible(candidate, start, length):
+            return None
+        origin = candidate
+    shape = _shape(rate, length)
+    if grid is not None and grid.origin == origin and grid[1:] == shape:
+        return grid  # unchanged: the common case, no new object
+    return Grid(origin, *shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _shape(rate: int, length: int) -> tuple[int, int]:
+    """Period and slots per batch of a grid at ``rate`` for batch length ``length``."""
+    return period_of(rate), slots_per_batch(rate, length)
+
+
+class _Run:
+    """Scratch copy of the parts of a state one poll changes (private to ``step``).
+
+    Buffers stay tuples (appending to them is rare); streams become a list, rebuilt per
+    routed message as a new :class:`FastStream`. Lookup is a linear scan: beam lines have a
+    handful of gated streams, and a scan beats building a dict per poll.
+    """
+
+    __slots__ = ("future", "head", "length", "non_gated", "overflow", "streams")
+
+    def __init__(self, state: FastState, head: bool) -> None:
+        (self.length, _, _, _, _, streams, self.non_gated, self.overflow, self.future, _, _,
+         _, _) = state
+        self.streams = list(streams)
+        self.head = head
+
+    def _register(self, kind: str, name: str) -> None:
+        """Register a gated stream unless it is known (head's disjoint-epoch path)."""
+        if not any(s.kind == kind and s.name == name for s in self.streams):
+            self.streams.append(new_stream(kind, name))
+
+    def route(self, messages: Iterable[Polled], start: int) -> None:
+        """RB-R11/RB-R12: route messages, in order, against the window starting at ``start``.
+
+        The hot path: per message one stream scan, one slot computation and one new
+        :class:`FastStream`; the window bounds are computed once per call.
+        """
+        length = self.length
+        end = start + length
+        ahead = end + MAX_AHEAD_BATCHES * length
+        head = self.head
+        far = end + MAX_ORIGIN_OFFSET_BATCHES * length if head else None
+        streams = self.streams
+        for message in messages:
+            t = message.timestamp
+            kind = message.kind
+            if far is not None and t > far:  # RB-R22: a disjoint epoch rides along, unseen
+                if kind in GATED_KINDS:
+                    self._register(kind, message.name)
+                self.non_gated = (*self.non_gated, message)
+                continue
+            if kind not in GATED_KINDS:
+                if end < t <= ahead:
+                    self.future = (*self.future, message)  # RB-R12 hold-back
+                else:
+                    self.non_gated = (*self.non_gated, message)
+                continue
+            name = message.name
+            for position, stream in enumerate(streams):  # noqa: B007 - used after the loop
+                if stream[1] == name and stream[0] == kind:
+                    break
+            else:
+                position, stream = len(streams), new_stream(kind, name)
+                streams.append(stream)  # registration, even when held back below
+            _, _, last, diffs, seen, grid, bucket, max_slot, absent = stream
+            if grid is None:
+                if end < t <= ahead:
+                    self.future = (*self.future, message)  # held back, not observed
+                    continue
+                bucket = (*bucket, message)
+            else:
+                origin, period, slots = grid  # ``slot_in_batch`` (RB-R6), inlined
+                base, rest = divmod(start - origin, period)
+                half = period // 2  # the drift tolerance is min(1 ms, half a period)
+                if rest > (half if half < DRIFT_TOLERANCE_NS else DRIFT_TOLERANCE_NS):
+                    base += 1
+                slot = round((t - origin) / period) - base
+                if slot >= slots:
+                    # the overflow bump; at head only near the window (RB-R23)
+                    if max_slot < slots - 1 and (not head or slot < slots * _BUMP_WINDOWS):
+                        max_slot = slots - 1
+                    self.overflow = (*self.overflow, message)
+                else:
+                    bucket = (*bucket, message)
+                    if slot > max_slot:
+                        max_slot = slot
+            # observed (RB-R2): ``seen`` is folded into the estimator at the next refresh
+            streams[position] = _build(FastStream, (kind, name, last, diffs, (*seen, t), grid,
+                                                bucket, max_slot, absent))
+
+    def drain(self) -> list[Polled]:
+        """Take the batch contents: non-gated first, then each bucket in stream order."""
+        drained = list(self.non_gated)
+        self.non_gated = ()
+        for i, stream in enumerate(self.streams):
+            if stream.bucket or stream.max_slot != -1:
+                drained.extend(stream.bucket)
+                self.streams[i] = stream._replace(bucket=(), max_slot=-1)
+        return drained
+
+    def gap_blocked(self) -> bool:
+        """RB-R13 veto: some gridded stream has a message in the active window."""
+        return any(s.grid is not None and s.bucket for s in self.streams)
+
+    def recover_from_gap(self, start: int) -> int:
+        """RB-R13: jump the window whole batch lengths towards the earliest overflow."""
+        stashed = self.drain()
+        pending, self.overflow = self.overflow, ()
+        held, self.future = self.future, ()
+        start += gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
+        self.route((*stashed, *pending, *held), start)
+        return start
+
+    def complete(self, hwm: int, start: int, timeout: int | None) -> bool:
+        """RB-R10: timeout first (inclusive; none at head's infinite factor, RB-R19), else
+        every gridded stream in its last slot."""
+        if timeout is not None and hwm >= start + timeout:
+            return True
+        gating = False
+        for stream in self.streams:
+            grid = stream.grid
+            if grid is not None:
+                if stream.max_slot < grid.slots - 1:
+                    return False
+                gating = True
+        return gating
+
+    def close(self, start: int, pending_length: int | None) -> tuple[Batch, int]:
+        """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route."""
+        length = self.length
+        drained = list(self.non_gated)
+        self.non_gated = ()
+        kept: list[FastStream] = []
+        for kind, name, last, diffs, seen, grid, bucket, _, absent in self.streams:
+            if bucket:
+                drained.extend(bucket)
+                absent = 0
+                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start, length)
+                seen = ()
+            elif absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
+                absent += 1
+            else:
+                continue  # evicted
+            if pending_length is not None:  # refreshed again, bucket not yet drained
+                last, diffs, grid = _refreshed(last, diffs, seen, grid, bucket, start,
+                                               pending_length)
+                seen = ()
+            kept.append(_build(FastStream, (kind, name, last, diffs, seen, grid, (), -1, absent)))
+        if pending_length is not None:
+            self.length = pending_length
+        self.streams = kept
+        end = start + length
+        if self.head and not any(s.grid is not None for s in kept):  # RB-R25
+            drained += (*self.future, *self.overflow)
+            self.future = self.overflow = ()
+            if drained:
+                end = max(plausible_anchor([m.timestamp for m in drained], self.length), end)
+        batch = Batch(start, end, tuple([m.id for m in drained]))
+        start = end
+        overflow, self.overflow = self.overflow, ()
+        if overflow:
+            self.route(overflow, start)
+        held, self.future = self.future, ()  # including overflow held back just now
+        if held:
+            self.route(held, start)
+        return batch, start
+
+    def buffered_stamps(self) -> list[int]:
+        """Timestamps of ``non_gated`` then every bucket: what the backstop weighs (RB-R26)."""
+        stamps = [m.timestamp for m in self.non_gated]
+        for stream in self.streams:
+            stamps.extend(m.timestamp for m in stream.bucket)
+        return stamps
+
+    def replace(self, anchor: int) -> int:
+        """RB-R26: re-place the window at ``anchor``; every held message is placed anew."""
+        taken = [*self.drain(), *self.overflow, *self.future]
+        self.overflow = self.future = ()
+        beyond = anchor + self.length + MAX_AHEAD_BATCHES * self.length
+        for message in taken:
+            if message.timestamp > beyond:
+                self.non_gated = (*self.non_gated, message)
+            else:
+                self.route((message,), anchor)
+        return anchor
+
+
+def _refuse_reused_id(held: frozenset[str], ids: list[str]) -> NoReturn:
+    """RB-D4: name the first id of a poll repeated within it or among those still held."""
+    seen: set[str] = set()
+    for index, i in enumerate(ids):
+        if i in seen or i in held:
+            raise InvalidInput(f"messages[{index}].id", "RB-D4",
+                               "re-uses the id of a message still held", i)
+        seen.add(i)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _bootstrap(config: Config, state: FastState,
+               messages: tuple[Polled, ...]) -> tuple[FastState, tuple[Output, ...]]:
+    """RB-R8: the first non-empty poll is the first batch; the window starts at its max
+    (head: at its plausible anchor, observing only gated stamps up to it, RB-R21)."""
+    stamps = [m.timestamp for m in messages]
+    end = plausible_anchor(stamps, state.batch_length) if config.head else max(stamps)
+    streams: dict[tuple[str, str], FastStream] = {}
+    for message in messages:
+        if message.kind in GATED_KINDS and message.timestamp <= end:
+            key = (message.kind, message.name)
+            stream = streams.get(key) or new_stream(*key)
+            last, diffs = observe(stream.last, stream.diffs, message.timestamp)
+            streams[key] = stream._replace(last=last, diffs=diffs)
+    refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams.values())
+    after = FastState(state.batch_length, state.timeout, state.pending_length, end, end,
+                      refreshed, clock=state.clock, last_close=state.clock)
+    return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
+
+
+def _poll(
+    config: Config, state: FastState, messages: tuple[Polled, ...]
+) -> tuple[FastState, tuple[Output, ...]]:
+    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15; head: RB-R19 to RB-R26)."""
+    _, timeout, pending_length, start, hwm, _, _, _, _, held, _, clock, last_close = state
+    if messages:  # RB-D4: ids unique within the poll and among the messages still held
+        ids = [m.id for m in messages]
+        grown = held.union(ids)
+        if len(grown) != len(held) + len(ids):
+            _refuse_reused_id(held, ids)
+        held = grown
+    if start is None or hwm is None:
+        return (state, ()) if not messages else _bootstrap(config, state, messages)
+    run = _Run(state, config.head)
+    if messages:
+        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, run.length)
+        run.route(messages, start)
+    if run.overflow and not run.gap_blocked():  # also overflow a close left (empty poll)
+        start = run.recover_from_gap(start)
+    complete = run.complete(hwm, start, timeout)
+    if (not complete and config.head and clock is not None and last_close is not None
+            and clock - last_close >= STALL_THRESHOLD_BATCHES * run.length):
+        stamps = run.buffered_stamps()
+        if stamps:  # RB-R26: the stall backstop; overflow and future do not count
+            anchor = plausible_anchor(stamps, run.length)
+            last_close = clock
+            if not start <= anchor < start + run.length:
+                start = hwm = run.replace(anchor)
+                complete = run.complete(hwm, start, timeout)
+    if not complete:
+        return _build(FastState, (run.length, timeout, pending_length, start, hwm,
+                              tuple(run.streams), run.non_gated, run.overflow, run.future,
+                              held, False, clock, last_close)), ()
+    batch, start = run.close(start, pending_length)
+    if pending_length is not None:
+        timeout = timeout_distance(config.factor, pending_length)
+        pending_length = None
+    if config.head:
+        last_close = clock  # RB-R24
+    # Nothing but the batch left the buffers (re-routing only moves messages between them).
+    return _build(FastState, (run.length, timeout, pending_length, start, hwm, tuple(run.streams),
+                          run.non_gated, run.overflow, run.future,
+                          held.difference(batch.ids), False, clock, last_close)), (batch,)
+
+
+def to_spec(state: FastState) -> State:
+    """The spec form of a fast state: ``seen`` folded into each estimator (RB-R2)."""
+    streams = []
+    for kind, name, last, diffs, seen, grid, bucket, max_slot, absent in state.streams:
+        last, diffs = observe_all(last, diffs, seen)
+        streams.append(Stream(kind, name, last, diffs, grid, bucket, max_slot, absent))
+    return State(state.batch_length, state.timeout, state.pending_length, state.window,
+                 state.hwm, tuple(streams), state.non_gated, state.overflow, state.future,
+                 state.held, state.ended, state.clock, state.last_close)
+
+
+def from_spec(state: State) -> FastState:
+    """The fast form of a spec state (nothing routed since the last refresh)."""
+    streams = tuple(
+        FastStream(s.kind, s.name, s.last, s.diffs, (), s.grid, s.bucket, s.max_slot, s.absent)
+        for s in state.streams
+    )
+    return FastState(state.batch_length, state.timeout, state.pending_length, state.window,
+                     state.hwm, streams, state.non_gated, state.overflow, state.future,
+                     state.held, state.ended, state.clock, state.last_close)
