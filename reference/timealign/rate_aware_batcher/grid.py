@@ -60,6 +60,7 @@ def pulse_index(t: int, origin: int, period: int) -> int:
     of +-period/2 on that domain.
 
     pre: 0 < period < 2**40
+    pre: -2**63 <= t < 2**63 and -2**63 <= origin < 2**63
     pre: abs(t - origin) < 2**45
     post: 2 * abs((t - origin) - __return__ * period) <= period
     """
@@ -82,6 +83,7 @@ def batch_base_index(start: int, origin: int, period: int) -> int:
     otherwise on the next one.
 
     pre: period > 0
+    pre: -2**63 <= start < 2**63 and -2**63 <= origin < 2**63
     post: 0 <= origin + __return__ * period - start + drift_tolerance(period) < period
     """
     base, rest = divmod(start - origin, period)
@@ -119,7 +121,12 @@ def period_of(rate: int) -> int:
 
 
 def origin_plausible(origin: int, start: int, length: int) -> bool:
-    """An origin within 1000 batch lengths of the batch start (RB-R7, the 43-year guard)."""
+    """An origin within 1000 batch lengths of the batch start (RB-R7, the 43-year guard).
+
+    pre: length > 0
+    pre: -2**63 <= origin < 2**63 and -2**63 <= start < 2**63
+    post: __return__ == (start - 1000 * length <= origin <= start + 1000 * length)
+    """
     return abs(origin - start) <= MAX_ORIGIN_OFFSET_BATCHES * length
 
 
@@ -127,7 +134,9 @@ def advance_hwm(hwm: int, latest: int, start: int, length: int) -> int:
     """The clamped high-water mark after a poll whose newest timestamp is ``latest`` (RB-R9).
 
     pre: length >= 0
+    pre: all(-2**63 <= v < 2**63 for v in (hwm, latest, start))
     post: hwm <= __return__ <= max(hwm, min(latest, start + MAX_AHEAD_BATCHES * length))
+    post: __return__ <= max(hwm, latest)
     """
     ceiling = start + MAX_AHEAD_BATCHES * length
     return max(hwm, latest if latest < ceiling else ceiling)
@@ -138,7 +147,8 @@ def plausible_anchor(stamps: Sequence[int], length: int) -> int:
     stamps split wherever neighbours lie more than ``3L`` apart; a tie goes to the later
     cluster. One stray far from the bulk, ahead or behind, cannot move the anchor.
 
-    pre: len(stamps) > 0 and length > 0
+    pre: 0 < len(stamps) <= 8 and length > 0
+    pre: all(-2**63 <= t < 2**63 for t in stamps)
     post: __return__ in stamps
     post: min(stamps) <= __return__ <= max(stamps)
     post: not any(__return__ < t <= __return__ + MAX_AHEAD_BATCHES * length for t in stamps)
@@ -162,6 +172,7 @@ def gap_steps(earliest: int, start: int, length: int) -> int:
     """Whole batch lengths the window jumps in gap recovery (RB-R13): floor, at least 0.
 
     pre: length > 0
+    pre: -2**63 <= earliest < 2**63 and -2**63 <= start < 2**63
     post: __return__ >= 0 and start + __return__ * length <= max(earliest, start)
     post: __return__ == 0 or earliest < start + (__return__ + 1) * length
     """
