@@ -15,8 +15,9 @@ Every prefix is checked for the profile's run invariants (``invariants.check_run
 RB-I2, RB-I5, RB-I7 and RB-I3 or RB-I9) and, by replaying the prefix, for RB-I4 (card: the
 HWM is monotone) or RB-I8 (head: it falls only at a due backstop). ``python -m
 proofs.explore_rate_aware_batcher`` additionally runs the liveness probes recorded in the
-spec: after every maximal trace, do empty polls alone (head: each 10 L of clock later)
-deliver everything (*drain*), and do 16 further on-time pulses (*progress*)?
+spec: after every maximal trace, do 16 empty polls alone (head: each 10 L of clock later)
+deliver everything (*drain*), and do 16 further on-time pulses (head: 48, so that the clock,
+running with data time, passes the backstop's 10 L) (*progress*)?
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ def probes(item: Instance, depth: int = 6) -> tuple[int, int, int, list[Input]]:
                                             for j in range(1, 17)]])
             n = len(trace)
             fresh = [Poll(one("detector_events", "det", at(n + j), f"q{j}").messages,
-                          None if now is None else now + PULSE * (j + 1)) for j in range(16)]
+                          None if now is None else now + PULSE * (j + 1))
+                     for j in range(16 if now is None else 48)]
             ok = delivered_of_trace(trace, fresh)
             progressed += ok
             if not ok and (not stuck or len(trace) < len(stuck)):

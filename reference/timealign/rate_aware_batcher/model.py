@@ -182,6 +182,8 @@ def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[
 
 def refuse_head_only_kinds(messages: tuple[Polled, ...]) -> None:
     """RB-D3/RB-R27: the card profile knows the card revision's stream kinds only."""
+    if HEAD_ONLY_KINDS.isdisjoint([m.kind for m in messages]):
+        return
     for index, message in enumerate(messages):
         if message.kind in HEAD_ONLY_KINDS:
             raise InvalidInput(f"messages[{index}].kind", "RB-D3",
