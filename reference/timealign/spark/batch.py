@@ -7,8 +7,10 @@ replays it through :class:`timealign.spark.outcomes.SourceRun`. Columns are conv
 once per batch and the output is built as Arrow arrays. Spark does not promise that the
 sort survives into the groups, so the UDF checks the order of every row and fails loudly
 (SP-R10). The combined output is persisted once and written as the two tables
-``groups/`` and ``outcomes/``; then the no-loss check (SP-R6) reconciles the outcome
-counts per source with the input (SP-D6), and a summary (SP-R9) is printed.
+``groups/`` and ``outcomes/`` into staging folders; the no-loss check (SP-R6) reconciles the
+outcome counts per source with the input (SP-D6), and only then are the tables moved into
+place (SP-R21); a summary (SP-R9) is printed. An output that overlaps the input is refused
+before anything is read (SP-R20).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from timealign.errors import InvalidInput
 from timealign.machine import Algorithm, Record
 from timealign.spark import schema
 from timealign.spark.outcomes import LossError, SourceRun
+from timealign.spark.paths import TABLES, check_output_folder, check_separate, table_paths
+from timealign.spark.publish import Staging, discard, publish
 
 CHUNK = 20_000
 MARK_INVALID = "TIMEALIGN-INVALID-INPUT:"
@@ -161,17 +165,23 @@ def run_batch(
     """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``."""
     from timealign.spark.check import check_counts
 
+    check_separate({"--input": input_path}, table_paths(output))
+    check_output_folder("--output", output)
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
     # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
     # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
     combined = replay_frame(rows, algorithm, config).persist(StorageLevel.DISK_ONLY)
+    staging = Staging(output)  # SP-R21: published only once the job has succeeded
     try:
-        schema.groups_of(combined).write.mode("overwrite").parquet(f"{output}/groups")
-        schema.outcomes_of(combined).write.mode("overwrite").parquet(f"{output}/outcomes")
-    except Exception as error:
-        raise_job_error(error)
+        try:
+            schema.groups_of(combined).write.parquet(staging.path("groups"))
+            schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
+        except Exception as error:
+            raise_job_error(error)
+        finally:
+            combined.unpersist()
+        total = check_counts(rows, spark.read.parquet(staging.path("outcomes")))
+        publish(spark, staging, TABLES)
     finally:
-        combined.unpersist()
-    outcomes = spark.read.parquet(f"{output}/outcomes")
-    total = check_counts(rows, outcomes)
+        discard(spark, staging, TABLES)
     return BatchResult(output, total)

@@ -64,9 +64,20 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
 def _run(args: argparse.Namespace) -> int:
     from timealign.spark.batch import OrderError, run_batch
     from timealign.spark.outcomes import LossError
+    from timealign.spark.paths import (
+        check_file_target,
+        check_output_folder,
+        check_separate,
+        table_paths,
+    )
     from timealign.spark.progress import Progress
     from timealign.spark.summary import format_summary, summarize
 
+    # SP-R20: refused before Spark starts, naming both paths.
+    inputs = {"--input": args.input}
+    check_output_folder("--output", args.output)
+    check_separate(inputs, table_paths(args.output))
+    check_file_target("--summary", args.summary, {**inputs, **table_paths(args.output)})
     algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
     try:
@@ -90,8 +101,14 @@ def _run(args: argparse.Namespace) -> int:
 
 def _stream(args: argparse.Namespace) -> int:
     from timealign.spark.outcomes import LossError
+    from timealign.spark.paths import check_output_folder, check_separate, table_paths
     from timealign.spark.streaming import run_stream
 
+    # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
+    check_output_folder("--output", args.output)
+    check_output_folder("--checkpoint", args.checkpoint)
+    check_separate({"--source": args.source},
+                   {**table_paths(args.output), "--checkpoint": args.checkpoint})
     algorithm, config, columns, spark = _setup(args, "stream")
     try:
         batches = run_stream(spark, algorithm, config, args.source, args.output,

@@ -36,6 +36,7 @@ from timealign.machine import Algorithm, Record
 from timealign.spark import schema
 from timealign.spark.codec import StateCodec
 from timealign.spark.outcomes import COLUMNS, SourceRun, timer_ms
+from timealign.spark.paths import check_separate, table_paths
 
 STATE_NAME = "machine"
 STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType(), False)])
@@ -175,6 +176,7 @@ def run_stream(
     report: bool = True,
 ) -> int:
     """Run the stream; return the number of micro-batches seen (SP-R16 for available-now)."""
+    check_separate({"--source": source_dir}, {**table_paths(output), "--checkpoint": checkpoint})
     rows = stream_frame(spark, source_dir, fmt, columns or schema.ColumnMap(), max_files)
     # SP-R16: with available-now, empty micro-batches would run forever (timers never let
     # the query finish); without them timers fire in batches that carry data.
