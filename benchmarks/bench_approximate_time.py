@@ -2,11 +2,13 @@
 
 Three topics at 30 Hz, 10 Hz and 100 Hz, each stamp jittered by up to +-2 ms (in order per
 topic), about 1 % of messages lost, arrivals in stamp order with a per-topic transport
-delay. Prints messages per second of ``timealign.replay`` over about one million messages
-(one core, inputs built beforehand), then, over a lazy input stream at two lengths, the
-peak traced memory and the most messages the state ever held: the state holds at most
-N x (queue_size + 1) messages whatever the length, so memory is flat in the stream length
-(the peak varies only with the worst queue backlog the trace happens to contain).
+delay. Prints messages per second of the fast path (``ALGORITHM.fast``, what the Spark
+adapter runs) over about one million messages (one core, inputs built beforehand), and of
+the rule text (``machine.py``, what the registry runs) over a tenth of them; then, over
+a lazy input stream at two lengths, the peak traced memory and the most messages the
+state ever held: the state holds at most N x (queue_size + 1) messages whatever the
+length, so memory is flat in the stream length (the peak varies only with the worst queue
+backlog the trace happens to contain).
 
     python benchmarks/bench_approximate_time.py [--messages N]
 """
@@ -20,8 +22,10 @@ import random
 import time
 import tracemalloc
 from collections.abc import Iterator
+from typing import Any
 
-from timealign import replay
+from timealign import iter_outputs
+from timealign.algorithm import Algorithm
 from timealign.approximate_time import ALGORITHM, Config, Message, Published
 
 RATES_HZ = (30, 10, 100)
@@ -56,26 +60,30 @@ def trace(messages: int, seed: int = 7) -> Iterator[Message]:
         yield Message(topic, stamp, f"{topic}:{n}")
 
 
-def throughput(messages: int) -> tuple[float, int]:
+FAST = ALGORITHM.fast_path()
+
+
+def throughput(messages: int, algorithm: Algorithm[Any, Any, Any, Any] = FAST
+               ) -> tuple[float, int]:
     """Messages per CPU second of this process (``process_time``: the figure for one core,
     less sensitive than wall time to other jobs on a shared machine)."""
     inputs = list(trace(messages))
     started = time.process_time()
-    published = sum(1 for _, output in replay(ALGORITHM, CONFIG, inputs)
+    published = sum(1 for _, output in iter_outputs(algorithm, CONFIG, inputs)
                     if isinstance(output, Published))
     return len(inputs) / (time.process_time() - started), published
 
 
 def peak_memory(messages: int) -> tuple[int, int]:
     """Peak traced bytes while stepping over a lazy trace, and the most messages held."""
-    for _ in replay(ALGORITHM, CONFIG, trace(2_000)):
+    for _ in iter_outputs(FAST, CONFIG, trace(2_000)):
         pass  # warm up: one-time allocations (imports, caches) are not the machine's
     tracemalloc.start()
-    state = ALGORITHM.initial(CONFIG)
+    state = FAST.initial(CONFIG)
     most = 0
     for item in trace(messages):
-        state, _ = ALGORITHM.step(CONFIG, state, item)
-        most = max(most, sum(lane.size() for lane in state.lanes))
+        state, _ = FAST.step(CONFIG, state, item)
+        most = max(most, sum(lane.size() for lane in state.lanes))  # the fast path's form
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak, most
@@ -101,6 +109,9 @@ def main() -> None:
     print(f"approximate_time: {args.messages} messages, {published} sets published, "
           f"{rate:,.0f} msgs/s (replay, CPU time of one core, queue_size "
           f"{CONFIG.queue_size}; load average {load:.1f} on {os.cpu_count()} cores)")
+    rule_rate, _ = throughput(args.messages // 10, ALGORITHM)
+    print(f"approximate_time: rule text (machine.py), {args.messages // 10} messages: "
+          f"{rule_rate:,.0f} msgs/s")
     bound = CONFIG.topics * (CONFIG.queue_size + 1)
     for length in (args.messages // 20, args.messages // 4):
         peak, most = peak_memory(length)

@@ -15,10 +15,10 @@ import sys
 import time
 from collections import Counter
 
+from timealign.algorithm import Grouped, Record, Settled
 from timealign.drive import drive
 from timealign.event_time_batcher import ALGORITHM, Config, Flush, Message, Tick, initial, step
 from timealign.event_time_batcher.invariants import check
-from timealign.machine import Grouped, Record, Settled
 
 MS = 1_000_000
 KEYS = 20

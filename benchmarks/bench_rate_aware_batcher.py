@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from timealign.machine import Algorithm
+from timealign.algorithm import Algorithm
 from timealign.rate_aware_batcher import ALGORITHM, Config, Poll, Polled
 
 SECOND = 10**9

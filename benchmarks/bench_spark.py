@@ -35,8 +35,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from timealign import registry
+from timealign.algorithm import Record
 from timealign.drive import drive
-from timealign.machine import Record
 from timealign.spark.generate import Plan, generate
 
 DEFAULT_CONFIG = {"topics": ["camera", "lidar", "imu"], "queue_size": 30,
@@ -51,8 +51,8 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def plain_replay(algorithm_name: str, config_json: str, folder: str) -> dict[str, Any]:
-    """(a): one process, one core, no Spark."""
-    algorithm = registry.get(algorithm_name)
+    """(a): one process, one core, no Spark; the fast path, as the Spark job runs it."""
+    algorithm = registry.get(algorithm_name).fast_path()
     config = algorithm.config_from_json(json.loads(config_json))
     started = time.perf_counter()
     table = pq.read_table(folder, columns=["source", "id", "topic", "stamp", "arrival"])

@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from timealign.machine import Algorithm
+from timealign.algorithm import Algorithm
 
 Trace = tuple[Any, ...]
 Outputs = tuple[tuple[int, Any], ...]

@@ -21,8 +21,8 @@ import attrs
 from proofs.explore import Instance, Outputs, Trace
 from tests.pairs_toy import TIMED_PAIRS, PairsConfig
 from timealign import registry
+from timealign.algorithm import Algorithm, Grouped, Record, Settled
 from timealign.drive import Checkpoint, Driver, drive
-from timealign.machine import Algorithm, Grouped, Record, Settled
 
 
 @attrs.frozen

@@ -11,7 +11,7 @@ Both profiles (RB-R17). The ``rb/…`` instances run the card profile without a 
 that advances one pulse period per poll, its ``stall`` move an empty poll 10 L of clock
 later (the backstop's threshold, RB-R26).
 
-Every prefix is checked for the profile's run invariants (``invariants.check_run``: RB-I1,
+Every prefix is checked for the profile's run invariants (``invariants.check``: RB-I1,
 RB-I2, RB-I5, RB-I7 and RB-I3 or RB-I9) and, by replaying the prefix, for RB-I4 (card: the
 HWM is monotone) or RB-I8 (head: it falls only at a due backstop). ``python -m
 proofs.explore_rate_aware_batcher`` additionally runs the liveness probes recorded in the
@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from proofs.explore import Instance, Trace
-from timealign.machine import run
+from timealign.algorithm import run
 from timealign.rate_aware_batcher import (
     ALGORITHM,
     Batch,
@@ -94,7 +94,7 @@ def alphabet(*names: str, clocked: bool = False) -> Callable[[Trace], Sequence[A
 
 def check(config: Config, inputs: Trace, outputs: Any) -> list[str]:
     """The profile's run invariants and its HWM property (RB-I4 or RB-I8)."""
-    problems = invariants.check_run(config, list(inputs), list(outputs))
+    problems = invariants.check(config, list(inputs), list(outputs))
     observed, state = [], ALGORITHM.initial(config)
     for item in inputs:
         if isinstance(item, End):

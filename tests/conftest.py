@@ -1,14 +1,21 @@
-"""Shared test set-up: Hypothesis profiles.
+"""Shared test set-up: Hypothesis profiles, the Spark tests' dependency gate, assertions.
 
 ``ci`` (the default) is derandomized with no deadline and no example database, so a run is
 repeatable; ``nightly`` explores far more. Choose with ``--hypothesis-profile=nightly`` or
 ``HYPOTHESIS_PROFILE=nightly``.
+
+Without the ``spark`` extra (``pip install timealign[dev]`` only) the Spark tests are not
+collected, and the report header says why, instead of failing at collection. The helper
+modules of the tests are registered for pytest's assertion rewriting, so their
+``assert`` statements run under ``python -O`` too (test modules are rewritten anyway).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -29,3 +36,33 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def _missing(modules: tuple[str, ...]) -> list[str]:
+    missing = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
+#: What the Spark adapter and its tests import (the ``spark`` extra of pyproject.toml).
+SPARK_MISSING = _missing(("pyspark", "pyarrow", "pandas", "numpy"))
+collect_ignore = ["spark"] if SPARK_MISSING else []
+
+
+def pytest_report_header() -> str | None:
+    if SPARK_MISSING:
+        return (f"Spark tests skipped: the 'spark' extra is not installed "
+                f"(missing {', '.join(SPARK_MISSING)})")
+    return None
+
+
+pytest.register_assert_rewrite(
+    "tests.approximate_time.literal", "tests.approximate_time.differential_support",
+    "tests.event_time_batcher.support", "tests.event_time_batcher.literal_model",
+    "tests.rate_aware_batcher.literal_model", "tests.rate_aware_batcher.traces",
+    "tests.spark.expected", "tests.spark.machines",
+)

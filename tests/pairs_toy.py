@@ -14,8 +14,8 @@ from typing import Any
 
 import attrs
 
+from timealign.algorithm import Algorithm, Grouped, Record, Settled
 from timealign.errors import require, require_ns
-from timealign.machine import Algorithm, Grouped, Record, Settled
 
 
 @attrs.frozen

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, End, Msg, PairsConfig, Tick
 from timealign import registry
+from timealign.algorithm import Grouped, Record, Settled
 from timealign.drive import Driver, drive
 from timealign.errors import InvalidInput
-from timealign.machine import Grouped, Record, Settled
 
 TIMED = PairsConfig(window=5, timeout=10)
 

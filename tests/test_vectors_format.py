@@ -15,9 +15,9 @@ import attrs
 import pytest
 
 from timealign import registry, vectors
+from timealign.algorithm import Algorithm, Grouped, Record
 from timealign.cli import main
 from timealign.errors import InvalidInput, require, require_ns
-from timealign.machine import Algorithm, Grouped, Record
 
 
 @attrs.frozen
@@ -87,7 +87,7 @@ def test_vec_r1_malformed_vector_is_rejected() -> None:
 def test_vec_r2_unknown_algorithm() -> None:
     vector = vectors.from_json({**toy_vector([], []), "algorithm": "nope"})
     with pytest.raises(InvalidInput) as caught:
-        vectors.replay(vector)
+        vectors.reference_outputs(vector)
     assert caught.value.rule == "VEC-R2"
 
 
@@ -95,7 +95,7 @@ def test_vec_r3_r4_outputs_carry_input_index_and_kind() -> None:
     """VEC-R3, VEC-R4: inputs decode by op; outputs are tagged with input index and kind."""
     vector = vectors.from_json(toy_vector(
         [{"op": "add", "value": 3}, {"op": "add", "value": 4}, {"op": "add", "value": 5}], None))
-    assert vectors.replay(vector) == [
+    assert vectors.reference_outputs(vector) == [
         {"input": 1, "kind": "sum", "total": 7},
         {"input": 2, "kind": "sum", "total": 5},
     ]
@@ -105,7 +105,7 @@ def test_vec_r5_rejected_input_leaves_state_unchanged() -> None:
     """VEC-R5: an error output for the bad input, then the run goes on from the old state."""
     vector = vectors.from_json(toy_vector(
         [{"op": "add", "value": 3}, {"op": "add", "value": -1}, {"op": "add", "value": 2}], None))
-    assert vectors.replay(vector) == [
+    assert vectors.reference_outputs(vector) == [
         {"input": 1, "kind": "error", "field": "value", "rule": "TOY-R2"},
         {"input": 2, "kind": "sum", "total": 5},
     ]
@@ -113,7 +113,7 @@ def test_vec_r5_rejected_input_leaves_state_unchanged() -> None:
 
 def test_vec_r5_rejected_config_processes_nothing() -> None:
     vector = vectors.from_json(toy_vector([{"op": "add", "value": 9}], None, {"limit": 0}))
-    assert vectors.replay(vector) == [
+    assert vectors.reference_outputs(vector) == [
         {"input": None, "kind": "error", "field": "limit", "rule": "TOY-R1"}
     ]
 

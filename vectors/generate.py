@@ -38,7 +38,7 @@ def cases(family: str) -> list[Vector]:
 
 def render(case: Vector) -> str:
     """The exact file text of one generated vector."""
-    complete = attrs.evolve(case, outputs=tuple(vectors.replay(case)))
+    complete = attrs.evolve(case, outputs=tuple(vectors.reference_outputs(case)))
     return json.dumps(complete.to_json(), indent=1) + "\n"
 
 

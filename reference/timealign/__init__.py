@@ -1,11 +1,20 @@
 """timealign: the reference engine for three streaming timestamp-alignment algorithms.
 
-Each algorithm is a pure state machine (:mod:`timealign.machine`); look one up with
-:func:`timealign.registry.get` or import its package directly.
+Each algorithm is a pure state machine described by an :class:`Algorithm`
+(:mod:`timealign.algorithm`); look one up with :func:`timealign.registry.get` or import
+its package directly.
 """
 
-from timealign.errors import InvalidInput
-from timealign.machine import Algorithm, Grouped, Record, Settled, replay, run
+from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["Algorithm", "Grouped", "InvalidInput", "Record", "Settled", "replay", "run"]
-__version__ = "0.1.0"
+from timealign.algorithm import Algorithm, Fast, Grouped, Record, Settled, iter_outputs, run
+from timealign.errors import InvalidInput
+
+__all__ = [
+    "Algorithm", "Fast", "Grouped", "InvalidInput", "Record", "Settled", "iter_outputs", "run",
+]
+
+try:  # the version is written once, in pyproject.toml
+    __version__ = version("timealign")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"

@@ -19,10 +19,10 @@ from timealign.errors import InvalidInput
 _EXTENSIONS: tuple[str, ...] = ("timealign.spark.cli",)
 
 
-def _replay(args: argparse.Namespace) -> int:
+def _print_reference_outputs(args: argparse.Namespace) -> int:
     for path in vectors.files(args.files):
         for vector in vectors.load(path):
-            line = {"name": vector.name, "outputs": vectors.replay(vector)}
+            line = {"name": vector.name, "outputs": vectors.reference_outputs(vector)}
             print(json.dumps(line, separators=(",", ":")))
     return 0
 
@@ -36,10 +36,12 @@ def _check(args: argparse.Namespace) -> int:
                 failed += 1
                 print(f"FAIL {vector.name} ({path}): no expected outputs")
                 continue
-            difference = vectors.first_difference(vector.outputs, vectors.replay(vector))
-            if difference is not None:
+            difference = vectors.first_difference(vector.outputs, vectors.reference_outputs(vector))
+            problems = vectors.invariant_violations(vector)
+            if difference is not None or problems:
                 failed += 1
-                print(f"FAIL {vector.name} ({path}): {difference}")
+                for problem in ([difference] if difference is not None else []) + problems:
+                    print(f"FAIL {vector.name} ({path}): {problem}")
             elif args.verbose:
                 print(f"ok   {vector.name}")
     print(f"{checked - failed} of {checked} vectors passed")
@@ -54,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     replay = commands.add_parser("replay", help="replay vectors and print the outputs")
     replay.add_argument("files", nargs="+", help=".json/.jsonl vector files or directories")
-    replay.set_defaults(handler=_replay)
+    replay.set_defaults(handler=_print_reference_outputs)
     check = commands.add_parser("check", help="compare vectors with the reference")
     check.add_argument("files", nargs="+", help=".json/.jsonl vector files or directories")
     check.add_argument("-v", "--verbose", action="store_true", help="list passing vectors")

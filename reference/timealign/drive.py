@@ -21,8 +21,8 @@ from typing import Generic
 
 import attrs
 
+from timealign.algorithm import Algorithm, C, I, O, Record, S
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm, C, I, O, Record, S
 
 Step = tuple[int, I, tuple[O, ...]]
 

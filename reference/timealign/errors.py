@@ -7,6 +7,10 @@ Raising happens before any state is built, so the state given to ``step`` stays 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
 
 class InvalidInput(ValueError):
     """A configuration value or an input violates a rule of the spec.
@@ -38,3 +42,16 @@ def require_ns(value: object, field: str, rule: str, *, minimum: int = 0) -> int
     if value < minimum:
         raise InvalidInput(field, rule, f"must be >= {minimum}", value)
     return value
+
+
+@contextmanager
+def output_fields(raw: object) -> Iterator[Mapping[str, Any]]:
+    """Decode one JSON output inside the block (``output_from_json``): a non-object, or a
+    field missing or of the wrong shape, becomes :class:`InvalidInput` (VEC-R4)."""
+    if not isinstance(raw, Mapping):
+        raise InvalidInput("output", "VEC-R4", "must be an object", raw)
+    try:
+        yield raw
+    except (KeyError, TypeError) as error:
+        raise InvalidInput("output", "VEC-R4", f"{raw.get('kind')} output lacks a field "
+                           f"({error})", raw) from None

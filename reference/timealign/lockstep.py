@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Generic
 
+from timealign.algorithm import Algorithm, C, I, O, S
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm, C, I, O, S
 
 
 class Divergence(AssertionError):
@@ -87,7 +87,7 @@ class Lockstep(Generic[C, S, I, O]):
 def run_lockstep(
     algorithm: Algorithm[C, S, I, O], config: C, inputs: Iterable[I]
 ) -> tuple[S, tuple[tuple[int, O], ...]]:
-    """Like :func:`timealign.machine.run`, stepping the fast path alongside (no refusals)."""
+    """Like :func:`timealign.algorithm.run`, stepping the fast path alongside (no refusals)."""
     run = Lockstep(algorithm, config)
     produced: list[tuple[int, O]] = []
     for index, item in enumerate(inputs):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm
 
 _ENTRIES: dict[str, str] = {
     "approximate_time": "timealign.approximate_time:ALGORITHM",

@@ -1,4 +1,4 @@
-"""The ``timealign.vector/1`` conformance-vector format: load, replay, compare.
+"""The ``timealign.vector/1`` conformance-vector format: load, run the reference, compare.
 
 A vector is one JSON object (``spec/vectors.md``): the algorithm, its config, the inputs
 in arrival order and the outputs the reference produced, each output tagged with the
@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from timealign import registry
+from timealign.algorithm import check_json_run
 from timealign.errors import InvalidInput, require
 
 FORMAT = "timealign.vector/1"
@@ -103,8 +104,9 @@ def _error(index: int | None, error: InvalidInput) -> JSON:
     return {"input": index, "kind": "error", "field": error.field, "rule": error.rule}
 
 
-def replay(vector: Vector) -> list[JSON]:
-    """Run the reference over the vector's inputs; return the outputs in file form."""
+def reference_outputs(vector: Vector) -> list[JSON]:
+    """Run the reference (the registered rule text) over the vector's inputs; return the
+    outputs in file form."""
     algorithm = registry.get(vector.algorithm)
     try:
         config = algorithm.config_from_json(vector.config)
@@ -121,6 +123,20 @@ def replay(vector: Vector) -> list[JSON]:
             continue
         produced.extend({"input": index, **algorithm.output_to_json(o)} for o in outputs)
     return produced
+
+
+def invariant_violations(vector: Vector) -> list[str]:
+    """The executable invariants (``check_invariants``) over the vector's expected outputs,
+    each prefixed ``invariant``; a part that does not decode is one violation."""
+    if vector.outputs is None:
+        return []
+    algorithm = registry.get(vector.algorithm)
+    try:
+        problems = check_json_run(algorithm, vector.config, list(vector.inputs),
+                                  list(vector.outputs))
+    except InvalidInput as error:
+        return [f"invariant check: outputs do not decode: {error}"]
+    return [f"invariant {problem}" for problem in problems]
 
 
 def first_difference(expected: Sequence[JSON], actual: Sequence[JSON]) -> str | None:

@@ -26,19 +26,21 @@ from timealign.approximate_time import (
     Pending,
     Published,
     State,
-    machine,
 )
 from timealign.approximate_time import invariants as inv
+from timealign.lockstep import Lockstep
 
 
 class ApproximateTimeMachine(RuleBasedStateMachine):
     config: Config
     state: State
+    run: Lockstep[Config, State, Input, Output]
 
     @initialize(config=configs())
     def start(self, config: Config) -> None:
         self.config = config
-        self.state = ALGORITHM.initial(config)
+        self.run = Lockstep(ALGORITHM, config)
+        self.state = self.run.state
         self.model = literal_for(config)
         self.inputs: list[Input] = []
         self.outputs: list[tuple[int, Output]] = []
@@ -46,10 +48,8 @@ class ApproximateTimeMachine(RuleBasedStateMachine):
         self.settled: set[str] = set()
 
     def _feed(self, item: Input) -> None:
-        before = self.state
-        self.state, produced = ALGORITHM.step(self.config, self.state, item)
-        rule_state, rule_produced = machine.step(self.config, before, item)
-        assert (rule_state, rule_produced) == (self.state, produced)  # fast == rule text
+        produced = self.run.step(item)  # rule text and fast path: equal states and outputs
+        self.state = self.run.state
         if isinstance(item, End):
             expected = self.model.end()
         else:
@@ -95,7 +95,7 @@ class ApproximateTimeMachine(RuleBasedStateMachine):
     @invariant()
     def held_plus_settled_is_everything(self) -> None:
         """AT-I2 on the state: every arrived message is held by the state or settled."""
-        held = [m.id for lane in self.state.lanes for m in lane.messages()]
+        held = [m.id for k in range(self.config.topics) for m in self.state.held(k)]
         arrived = {m.id for m in self.inputs if isinstance(m, Message)}
         assert len(held) == len(set(held))
         assert set(held).isdisjoint(self.settled)
@@ -106,10 +106,11 @@ class ApproximateTimeMachine(RuleBasedStateMachine):
         """No pivot means no candidate and empty past buffers (spec, State)."""
         if self.state.pivot < 0:
             assert self.state.candidate == ()
-            assert all(lane.split == 0 for lane in self.state.lanes)
+            assert self.state.pasts == ((),) * self.config.topics
         else:
             assert len(self.state.candidate) == self.config.topics
-        assert all(lane.size() <= self.config.queue_size for lane in self.state.lanes)
+        assert all(len(self.state.held(k)) <= self.config.queue_size
+                   for k in range(self.config.topics))
 
 
 TestApproximateTimeStateful = ApproximateTimeMachine.TestCase

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tests.event_time_batcher.literal_model import LiteralBatcher, Out
+from timealign.algorithm import run
 from timealign.event_time_batcher import (
     ALGORITHM,
     Batch,
@@ -19,7 +20,6 @@ from timealign.event_time_batcher import (
     Tick,
     Timer,
 )
-from timealign.machine import run
 
 
 def plain(output: Output) -> Out:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from timealign import InvalidInput, registry
+from timealign.algorithm import Grouped, Record, Settled
 from timealign.event_time_batcher import (
     ALGORITHM,
     Batch,
@@ -17,7 +18,6 @@ from timealign.event_time_batcher import (
     Timer,
 )
 from timealign.event_time_batcher.codec import output_from_json
-from timealign.machine import Grouped, Record, Settled
 
 C = Config(50, 20, 0)
 
@@ -59,7 +59,7 @@ def test_eb_r2_bad_json_inputs_name_the_field(raw: dict[str, object], field: str
                                     Rejected("a", "too_old"), Dropped("b", "overwritten")])
 def test_outputs_round_trip_and_account(output: Batch | Timer | Rejected | Dropped) -> None:
     raw = ALGORITHM.output_to_json(output)
-    assert output_from_json(raw) == output
+    assert output_from_json(raw) == output == ALGORITHM.output_from_json(raw, [])
     account = ALGORITHM.account(output)
     if isinstance(output, Batch):
         assert account == Grouped(output.ids, output.start, output.end)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from timealign.algorithm import Record
 from timealign.drive import Driver, drive
 from timealign.event_time_batcher import (
     ALGORITHM,
@@ -26,7 +27,6 @@ from timealign.event_time_batcher import (
 )
 from timealign.event_time_batcher.codec import config_from_json, input_from_json
 from timealign.event_time_batcher.invariants import check
-from timealign.machine import Record
 from vectors import generate
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from timealign import InvalidInput, Record, registry
+from timealign.algorithm import Grouped, Settled
 from timealign.cli import main
 from timealign.drive import drive
-from timealign.machine import Grouped, Settled
 from timealign.rate_aware_batcher import (
     ALGORITHM,
     Batch,

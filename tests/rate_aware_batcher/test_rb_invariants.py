@@ -118,7 +118,7 @@ def test_outlier_closes_bounded_rb_i7() -> None:
     empties = range(len(inputs) - 100, len(inputs))
     flood = [*good, *[(k, Batch(0, 0, ())) for k in empties]]
     assert inv.outlier_closes_bounded(CONFIG, inputs, flood)
-    assert inv.check_run(CONFIG, inputs, good) == []
+    assert inv.check(CONFIG, inputs, good) == []
 
 
 def test_outlier_bound_does_not_judge_backlogs_rb_i7() -> None:

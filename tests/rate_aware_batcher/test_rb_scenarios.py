@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from timealign import vectors
-from timealign.rate_aware_batcher import initial, invariants, step
+from timealign.errors import InvalidInput
+from timealign.rate_aware_batcher import ALGORITHM, initial, invariants, step
 from timealign.rate_aware_batcher.codec import config_from_json, input_from_json
 from vectors.rate_aware_batcher.cases import CASES, T0
 
@@ -21,7 +22,7 @@ BY_NAME = {case.name: case for case in CASES}
 
 
 def outputs(name: str) -> list[dict[str, Any]]:
-    return vectors.replay(BY_NAME[name])
+    return vectors.reference_outputs(BY_NAME[name])
 
 
 def batches(name: str) -> list[tuple[int, float, float, list[str]]]:
@@ -40,27 +41,24 @@ def sizes(name: str) -> list[int]:
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_every_case_satisfies_the_run_invariants(name: str) -> None:
-    """RB-I1, RB-I2, RB-I3, RB-I5, RB-I7 on every shipped case (refused inputs skipped)."""
+    """RB-I1, RB-I2, RB-I3, RB-I5, RB-I7 on every shipped case (refused inputs skipped);
+    a refused config (RB-D1, RB-D2) gives exactly its one error output."""
     case = BY_NAME[name]
+    produced = outputs(name)
     try:
         config = config_from_json(case.config)
-    except Exception:
+    except InvalidInput as error:
+        assert produced == [{"input": None, "kind": "error", "field": error.field,
+                             "rule": error.rule}]
+        assert error.rule in ("RB-D1", "RB-D2", "RB-R19")
         return
-    produced = outputs(name)
     errors = {o["input"] for o in produced if o["kind"] == "error"}
     kept = [k for k in range(len(case.inputs)) if k not in errors]
     inputs = [input_from_json(case.inputs[k]) for k in kept]
     renumber = {k: n for n, k in enumerate(kept)}
-    decoded = [(renumber[o["input"]], _decode(o)) for o in produced if o["kind"] != "error"]
-    assert invariants.check_run(config, inputs, decoded) == []
-
-
-def _decode(o: dict[str, Any]) -> Any:
-    from timealign.rate_aware_batcher import Batch, Pending
-
-    if o["kind"] == "batch":
-        return Batch(o["start"], o["end"], tuple(o["ids"]))
-    return Pending(o["id"])
+    decoded = [(renumber[o["input"]], ALGORITHM.output_from_json(o, inputs))
+               for o in produced if o["kind"] != "error"]
+    assert invariants.check(config, inputs, decoded) == []
 
 
 def test_happy_path_rb_r8_rb_r10_rb_d14() -> None:

@@ -141,7 +141,7 @@ class BatcherMachine(RuleBasedStateMachine):
         """RB-I1, RB-I2, RB-I3/RB-I9, RB-I5, RB-I7 on the trace so far; RB-I4 (card) or
         RB-I8 (head) on the HWMs."""
         if hasattr(self, "config"):
-            assert invariants.check_run(self.config, self.inputs, self.outputs) == []
+            assert invariants.check(self.config, self.inputs, self.outputs) == []
             if self.config.head:
                 assert invariants.hwm_falls_only_at_backstop(
                     self.config, self.inputs, self.arms) == []

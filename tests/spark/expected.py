@@ -2,7 +2,7 @@
 
 Each source's rows are read straight from the Parquet files with pyarrow, put in
 (arrival, file path, row position) order (SP-R2), driven per spec/drivers.md, and the
-resulting input list is folded by ``timealign.replay``; the outputs are accounted the way
+resulting input list is folded by ``timealign.iter_outputs``; the outputs are accounted the way
 spec/spark.md says. The Spark tables must equal this, row for row.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 import timealign
+from timealign.algorithm import Algorithm, Grouped, Record
 from timealign.drive import drive
-from timealign.machine import Algorithm, Grouped, Record
 
 Groups = list[tuple[Any, ...]]
 Outcomes = list[tuple[Any, ...]]
@@ -52,13 +52,13 @@ def inputs_of(algorithm: Algorithm[Any, Any, Any, Any], config: Any,
 def expected_tables(algorithm: Algorithm[Any, Any, Any, Any], config: Any,
                     folder: Path) -> tuple[Groups, Outcomes]:
     """Sorted (source, seq, ids, start, end, input) and (source, id, outcome, seq, reason,
-    input) rows, from ``timealign.replay`` of each source's driven inputs."""
+    input) rows, from ``timealign.iter_outputs`` of each source's driven inputs."""
     groups: Groups = []
     outcomes: Outcomes = []
     for source, records in source_records(folder).items():
         seq = 0
         inputs = inputs_of(algorithm, config, records)
-        for index, output in timealign.replay(algorithm, config, inputs):
+        for index, output in timealign.iter_outputs(algorithm, config, inputs):
             account = algorithm.account(output)
             if isinstance(account, Grouped):
                 groups.append((source, seq, list(account.ids), account.start, account.end,

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, PairsConfig
 from timealign import registry
-from timealign.machine import Algorithm
+from timealign.algorithm import Algorithm
 from timealign.spark.generate import Plan, generate
 
 

@@ -5,6 +5,7 @@ No SparkSession here: these run in milliseconds and pin the rules the jobs build
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
@@ -16,9 +17,9 @@ from hypothesis import strategies as st
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, Msg, PairsConfig, PairsState
 from tests.spark.expected import source_records, table
 from tests.spark.machines import CASES, Case, make_fleet
+from timealign.algorithm import Grouped, Record, Settled
 from timealign.drive import Checkpoint, Driver
 from timealign.errors import InvalidInput
-from timealign.machine import Grouped, Record, Settled
 from timealign.spark.batch import OrderError, records_of
 from timealign.spark.codec import StateCodec
 from timealign.spark.generate import Plan
@@ -177,7 +178,7 @@ def test_sp_r12_codec_is_independent_of_import_paths_and_versioned() -> None:
     """SP-R12: no module path in the blob; other versions/algorithms/classes rejected."""
     blob = CODEC.encode(Checkpoint(PairsState(Msg("a", "x", 1, 2))), 0, ["a"])
     assert b"tests" not in blob and b"pairs_toy" not in blob and b'"c":"Msg"' in blob
-    for old, new, field in ((b'"v":1', b'"v":9', "state.v"),
+    for old, new, field in ((b'"v":2', b'"v":9', "state.v"),
                             (b'"timed_pairs"', b'"pairs"', "state.algorithm"),
                             (b'"c":"Msg"', b'"c":"Gone"', "state")):
         with pytest.raises(InvalidInput) as caught:
@@ -209,27 +210,56 @@ def test_sp_r13_timer_ms_is_the_first_millisecond_not_before(instant: int) -> No
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_sp_r12_codec_resumes_every_machine(case: Case, tmp_path_factory: Any) -> None:
-    """SP-R12, SP-R11, DRV-R6, DRV-R8: every machine's checkpoint (attrs or named-tuple
-    states, rows held for a poll) survives the codec every 500 rows, and resuming from the
-    decoded blob gives the uninterrupted result."""
+    """SP-R12, SP-R11, DRV-R6, DRV-R8: every machine's checkpoint (rows held for a poll
+    too) survives the codec every 500 rows, the fast path running as in the streaming job:
+    the blob holds the spec's state (the rule text's, equal to the fast state converted),
+    and resuming from the decoded blob gives the uninterrupted result."""
     folder = make_fleet(tmp_path_factory.mktemp("codec"), Plan(robots=1, seconds=12.0))
     (records,) = source_records(folder).values()
-    codec = StateCodec(case.algorithm.name, type(case.algorithm.initial(case.config)))
-    whole = SourceRun(case.algorithm, case.config, "s")
+    codec = StateCodec.for_algorithm(case.algorithm, case.config)
+    running = case.algorithm.fast_path()
+    spec_type = type(case.algorithm.initial(case.config))
+    whole = SourceRun(running, case.config, "s")
     whole.feed_all(records)
     whole.finish()
-    run = SourceRun(case.algorithm, case.config, "s")
+    run = SourceRun(running, case.config, "s")
     pieces: list[dict[str, list[Any]]] = []
     for start in range(0, len(records), 500):
         run.feed_all(records[start:start + 500])
         pieces.append(run.take())
         blob = codec.encode(run.driver.checkpoint(), run.seq, list(run.open))
+        stored = json.loads(blob)["state"]
+        assert stored["c"] == spec_type.__name__  # the spec's state, not a private form
         checkpoint, seq, open_ids = codec.decode(blob)
-        assert (checkpoint, seq, open_ids) == (run.driver.checkpoint(), run.seq,
-                                               list(run.open))
-        driver = Driver.resume(case.algorithm, case.config, checkpoint)
-        run = SourceRun(case.algorithm, case.config, "s", driver, seq, open_ids)
+        spec = codec.to_spec(run.driver.checkpoint().state)
+        assert type(spec) is spec_type and codec.to_spec(checkpoint.state) == spec
+        assert (attrs.evolve(checkpoint, state=None), seq, open_ids) == (
+            attrs.evolve(run.driver.checkpoint(), state=None), run.seq, list(run.open))
+        driver = Driver.resume(running, case.config, checkpoint)
+        run = SourceRun(running, case.config, "s", driver, seq, open_ids)
     run.finish()
     pieces.append(run.take())
     joined = {k: [v for p in pieces for v in p[k]] for k in pieces[0]}
     assert joined == whole.take()
+
+
+@pytest.mark.parametrize("name", ["approximate_time", "rate_aware_batcher", "event_time_batcher"])
+def test_sp_r12_version_rule(name: str) -> None:
+    """SP-R12: version 2 stores the spec's state. A version-1 blob of an algorithm with a
+    fast path (its private state) is refused with InvalidInput naming the version; one of an
+    algorithm without a fast path (same form) still decodes; garbage is InvalidInput too."""
+    case = next(c for c in CASES if c.name == name)
+    codec = StateCodec.for_algorithm(case.algorithm, case.config)
+    blob = codec.encode(Checkpoint(case.algorithm.fast_path().initial(case.config)), 0, [])
+    old = json.dumps({**json.loads(blob), "v": 1}).encode()
+    if case.algorithm.fast is None:
+        assert codec.decode(old) == codec.decode(blob)
+    else:
+        with pytest.raises(InvalidInput) as caught:
+            codec.decode(old)
+        assert (caught.value.field, caught.value.rule) == ("state.v", "SP-R12")
+        assert "fresh checkpoint" in str(caught.value)
+    for garbage in (b"\xff", b"[1]", json.dumps({**json.loads(blob), "v": 3}).encode()):
+        with pytest.raises(InvalidInput) as caught:
+            codec.decode(garbage)
+        assert caught.value.rule == "SP-R12"

@@ -37,7 +37,7 @@ def tables(spark: SparkSession, output: Path) -> tuple[Any, Any]:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_sp_i2_r3_every_source_equals_replay(spark: SparkSession, fleet: Path,
                                              batch_output: Any, case: Case) -> None:
-    """SP-I2, SP-R3, SP-R4, SP-R5, SP-R7: per source, the tables equal `timealign.replay`
+    """SP-I2, SP-R3, SP-R4, SP-R5, SP-R7: per source, the tables equal `timealign.iter_outputs`
     of that source's driven inputs, on a generated fleet of 12 sources."""
     output = batch_output(case)
     want_groups, want_outcomes = expected_tables(case.algorithm, case.config, fleet)
@@ -49,7 +49,8 @@ def test_sp_i2_r3_every_source_equals_replay(spark: SparkSession, fleet: Path,
 
 
 def test_sp_r2_ties_broken_by_file_then_row(spark: SparkSession, tmp_path: Path) -> None:
-    """SP-R2: equal arrivals replay in (file path, row position) order."""
+    """SP-R2: equal arrivals replay in (file path, row position) order; SP-D3: a table
+    without a ``source`` column is one source, named ""."""
     data = tmp_path / "in"
     data.mkdir()
     rows = {"a.parquet": [("x1", "x", 0, 5), ("y1", "y", 1, 5)],

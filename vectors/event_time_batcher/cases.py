@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from timealign.algorithm import Record
 from timealign.drive import drive
 from timealign.event_time_batcher import ALGORITHM
-from timealign.machine import Record
 from timealign.vectors import Vector
 
 MS = 1_000_000

@@ -1,12 +1,16 @@
 """ApproximateTime: the ROS 2 ``message_filters`` synchronization policy as a pure machine.
 
-``spec/approximate_time.md`` is the source of truth; :mod:`.machine` holds the rules,
+``spec/approximate_time.md`` is the source of truth; :mod:`.model` holds the config,
+inputs, outputs and state, :mod:`.machine` the rules (what ``ALGORITHM`` runs),
+:mod:`.fast` a faster transcription checked against them (``ALGORITHM.fast``),
 :mod:`.arithmetic` the contract-checked helpers, :mod:`.invariants` the executable
-properties, :mod:`.codec` the vector encoding. ``ALGORITHM`` is what adapters drive.
+properties, :mod:`.codec` the vector encoding.
 """
 
 from __future__ import annotations
 
+from timealign.algorithm import Algorithm, Fast
+from timealign.approximate_time import fast, invariants
 from timealign.approximate_time.codec import (
     account,
     config_from_json,
@@ -14,9 +18,10 @@ from timealign.approximate_time.codec import (
     input_from_json,
     input_to_json,
     inputs_from_records,
+    output_from_json,
     output_to_json,
 )
-from timealign.approximate_time.fast import step
+from timealign.approximate_time.machine import step
 from timealign.approximate_time.model import (
     Config,
     Dropped,
@@ -30,7 +35,6 @@ from timealign.approximate_time.model import (
     Warned,
     initial,
 )
-from timealign.machine import Algorithm
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="approximate_time",
@@ -44,6 +48,9 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     input_to_json=input_to_json,
     output_to_json=output_to_json,
     inputs_from_records=inputs_from_records,
+    fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
+    check=invariants.check,
+    output_from_json=output_from_json,
 )
 
 __all__ = [

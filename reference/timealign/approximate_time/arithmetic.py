@@ -3,7 +3,7 @@
 Everything the machine decides by comparing stamps goes through these functions: the
 boundary selection with its tie rule (AT-R6, AT-D2), the age-penalty scaling in ROS 2
 (AT-R15) and ROS 1 (AT-R16) arithmetic used by the improvement and optimality comparisons
-(AT-R11, AT-R12), and the overflow test (AT-R5). They take plain ints, floats and tuples
+(AT-R11, AT-R12). They take plain ints, floats and tuples
 so that CrossHair can build their arguments; ``proofs/crosshair_pass.py`` checks every
 ``post:`` line below. The boundary contracts are stated for up to 4 topics, the size
 CrossHair confirms over all paths.
@@ -98,16 +98,6 @@ def scale_ros1(d: int, factor: float) -> int:
     if fraction - rounded >= 0.5:
         rounded += 1
     return whole * NS_PER_S + rounded  # a carry of 1e9 ns normalises into the seconds
-
-
-def overflows(held: int, queue_size: int) -> bool:
-    """AT-R5: a topic overflows when its deque plus its past hold more than ``queue_size``.
-
-    pre: held >= 0 and queue_size >= 1
-    post: __return__ == (held > queue_size)
-    post: not __return__ or held >= 2
-    """
-    return held > queue_size
 
 
 def exact_scale(d: int, age_penalty: float) -> Fraction:

@@ -6,9 +6,10 @@ in spec/approximate_time.md under "Inputs and outputs" (decisions AT-D18 to AT-D
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from timealign.algorithm import Account, Grouped, Record, Settled
 from timealign.approximate_time.model import (
     END_OF_INPUT,
     Config,
@@ -21,8 +22,7 @@ from timealign.approximate_time.model import (
     Published,
     Warned,
 )
-from timealign.errors import InvalidInput, require
-from timealign.machine import Account, Grouped, Record, Settled
+from timealign.errors import InvalidInput, output_fields, require
 
 JSON = dict[str, Any]
 CONFIG_KEYS = frozenset({"topics", "queue_size", "age_penalty", "max_interval_duration",
@@ -85,6 +85,27 @@ def output_to_json(output: Output) -> JSON:
     if isinstance(output, Warned):
         return {"kind": "warning", "topic": output.topic, "reason": output.reason}
     return {"kind": "pending", "id": output.id}
+
+
+def output_from_json(raw: Mapping[str, Any], inputs: Sequence[Input]) -> Output:
+    """Decode another implementation's output (for the invariant checks).
+
+    Published ids are resolved to the run's input messages; an unknown id keeps a
+    placeholder message of topic -1 so that AT-I1/AT-I2 report it.
+    """
+    with output_fields(raw) as raw:
+        kind = raw.get("kind")
+        if kind == "published":
+            by_id = {m.id: m for m in inputs if isinstance(m, Message)}
+            return Published(tuple(by_id.get(i, Message(-1, 0, i)) for i in raw["ids"]))
+        if kind == "dropped":
+            return Dropped(raw["id"], raw["reason"])
+        if kind == "warning":
+            return Warned(raw["topic"], raw["reason"])
+        if kind == "pending":
+            return Pending(raw["id"])
+    raise InvalidInput("kind", "VEC-R4",
+                       "must be 'published', 'dropped', 'warning' or 'pending'", kind)
 
 
 def account(output: Output) -> Account:

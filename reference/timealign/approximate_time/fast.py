@@ -1,8 +1,14 @@
 """A faster transcription of :func:`timealign.approximate_time.machine.step` (same states,
 same outputs), kept outside the rule text.
 
-``machine.py`` is the readable rule text; this module is what ``ALGORITHM.step`` runs. It
-differs only in mechanics:
+``machine.py`` is the readable rule text and what ``ALGORITHM`` (the registry) runs; this
+module is ``ALGORITHM.fast``, run by the Spark adapter and the benchmarks. It differs only
+in mechanics:
+
+- its state (:class:`FastState`) keeps per topic one *lane*, a small persistent queue
+  holding ``P[k]`` then ``D[k]`` (one sequence and a split index; appending a message is
+  O(1), a cons cell, so the common step copies no queue); :func:`to_spec` and
+  :func:`from_spec` convert to and from the spec's state;
 
 - the common path (a message queued behind others) uses exact-type checks, unpacks the
   named tuples once and builds the new lane and state with ``tuple.__new__``;
@@ -32,11 +38,11 @@ output, and with the literal §17 model.
 from __future__ import annotations
 
 from operator import getitem
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
-from timealign.approximate_time.machine import end, scaler
+from timealign.approximate_time.machine import scaler
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
     INTERVAL_TOO_WIDE,
@@ -49,25 +55,116 @@ from timealign.approximate_time.model import (
     Dropped,
     End,
     Input,
-    Lane,
     Message,
     Output,
+    Pending,
     Published,
     State,
     Warned,
     check_message,
 )
 
+# A cons list, newest first: ``(message, rest)`` or ``None``.
+Cons = tuple[Message, Any] | None
+
+
+class Lane(NamedTuple):
+    """The messages one topic still holds: past buffer then deque, oldest first.
+
+    Held messages are ``front[start:]`` followed by the cons list ``rear`` reversed;
+    ``split`` of them (counted from the oldest) form the past buffer. Equality and hash
+    are over the logical content, so equal lanes compare equal whatever their layout.
+    Lanes and states are named tuples rather than attrs classes because the fast path
+    builds one of each per input, and a frozen attrs instance took about four times as long
+    to build as a tuple here (a micro-measurement; ``benchmarks/`` has the end-to-end
+    figure). They are just as immutable and hashable.
+    """
+
+    front: tuple[Message, ...] = ()
+    start: int = 0
+    rear: Cons = None
+    rear_len: int = 0
+    split: int = 0
+
+    def size(self) -> int:
+        """How many messages the topic holds (past plus deque)."""
+        return len(self.front) - self.start + self.rear_len
+
+    def deque_len(self) -> int:
+        return len(self.front) - self.start + self.rear_len - self.split
+
+    def newest(self) -> Message:
+        """The most recent arrival still held (the lane must not be empty)."""
+        return self.rear[0] if self.rear is not None else self.front[-1]
+
+    def push(self, message: Message) -> Lane:
+        """Append to the deque in O(1)."""
+        return Lane(self.front, self.start, (message, self.rear), self.rear_len + 1, self.split)
+
+    def messages(self) -> tuple[Message, ...]:
+        """All held messages, oldest first."""
+        if self.rear is None:
+            return self.front[self.start:] if self.start else self.front
+        newest: list[Message] = []
+        cell = self.rear
+        while cell is not None:
+            newest.append(cell[0])
+            cell = cell[1]
+        newest.reverse()
+        return self.front[self.start:] + tuple(newest)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Lane):
+            return NotImplemented
+        return self.split == other.split and self.messages() == other.messages()
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self.split, self.messages()))
+
+
+def lane(messages: tuple[Message, ...], split: int) -> Lane:
+    """A lane holding ``messages`` (oldest first) whose first ``split`` are the past."""
+    return Lane(messages, 0, None, 0, split)
+
+
+class FastState(NamedTuple):
+    """The fast path's form of :class:`~timealign.approximate_time.model.State`: one
+    :class:`Lane` per topic instead of ``D[k]`` and ``P[k]``.
+
+    ``candidate`` is empty when there is no pivot (``pivot == NO_PIVOT``);
+    ``candidate_start``/``candidate_end``/``pivot_time`` are then 0.
+    """
+
+    lanes: tuple[Lane, ...]
+    candidate: tuple[Message, ...] = ()
+    candidate_start: int = 0
+    candidate_end: int = 0
+    pivot: int = NO_PIVOT
+    pivot_time: int = 0
+    dropped: tuple[bool, ...] = ()
+    warned: tuple[bool, ...] = ()
+
+
+def initial(config: Config) -> FastState:
+    """The empty synchronizer."""
+    n = config.topics
+    return FastState(lanes=(Lane(),) * n, dropped=(False,) * n, warned=(False,) * n)
+
+
 _new = tuple.__new__  # builds a named tuple without its Python-level __new__
 
 # Dropped and Published outputs are built by filling their slots directly: the attrs
 # ``__init__`` of a frozen class goes through ``object.__setattr__`` per field and took
 # about 1.7 times as long (one Dropped per message on a typical trace). Same instances;
-# the assertions keep this in step with the classes (no other field, no converter).
-assert [(f.name, f.converter, f.validator) for f in attrs.fields(Dropped)] == [
-    ("id", None, None), ("reason", None, None)]
-assert [(f.name, f.converter, f.validator) for f in attrs.fields(Published)] == [
-    ("messages", None, None)]
+# the check below keeps this in step with the classes (no other field, no converter).
+if ([(f.name, f.converter, f.validator) for f in attrs.fields(Dropped)]
+        != [("id", None, None), ("reason", None, None)]
+        or [(f.name, f.converter, f.validator) for f in attrs.fields(Published)]
+        != [("messages", None, None)]):
+    raise TypeError("fast.py fills Dropped and Published by slot: their fields changed")
 _instance = object.__new__
 _set_id: Any = Dropped.__dict__["id"].__set__
 _set_reason: Any = Dropped.__dict__["reason"].__set__
@@ -92,11 +189,11 @@ _Pivot = tuple[tuple[Message, ...], int, int, int, int]
 _NONE: _Pivot = ((), 0, 0, NO_PIVOT, 0)
 
 
-def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
+def step(config: Config, state: FastState, item: Input) -> tuple[FastState, tuple[Output, ...]]:
     """Equivalent to ``machine.step``; see the module docstring."""
     if type(item) is not Message:
         if type(item) is End:
-            return end(config, state)
+            return end(config, state)  # AT-R17
         item = check_message(config, item)  # raises AT-R2
     i = item.topic
     stamp = item.stamp
@@ -122,7 +219,7 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
                     Warned(i, OUT_OF_ORDER if stamp < previous else CLOSER_THAN_BOUND),)
                 if held >= config.queue_size:
                     return _settle(config, lanes, state, warned, outputs, False, i)  # AT-R5
-                return _new(State, (lanes, candidate, candidate_start, candidate_end, pivot,
+                return _new(FastState, (lanes, candidate, candidate_start, candidate_end, pivot,
                                     pivot_time, dropped, warned)), outputs
     else:  # AT-R3: the deque was empty; process only if every deque is now non-empty.
         for lane in lanes:
@@ -132,13 +229,13 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
             return _settle(config, lanes, state, warned, (), True, i)
     if held >= config.queue_size:
         return _settle(config, lanes, state, warned, (), False, i)  # AT-R5
-    return _new(State, (lanes, candidate, candidate_start, candidate_end, pivot, pivot_time,
+    return _new(FastState, (lanes, candidate, candidate_start, candidate_end, pivot, pivot_time,
                         dropped, warned)), ()
 
 
-def _settle(config: Config, lanes: tuple[Lane, ...], state: State, warned: tuple[bool, ...],
+def _settle(config: Config, lanes: tuple[Lane, ...], state: FastState, warned: tuple[bool, ...],
             outputs: tuple[Output, ...], process: bool,
-            i: int) -> tuple[State, tuple[Output, ...]]:
+            i: int) -> tuple[FastState, tuple[Output, ...]]:
     """Run ``process()`` (when ``process``) and then the AT-R5 overflow test of topic
     ``i`` on the scratch form of ``lanes`` (and the rest of ``state``, with ``warned``),
     and freeze the result."""
@@ -173,7 +270,7 @@ def _settle(config: Config, lanes: tuple[Lane, ...], state: State, warned: tuple
     frozen = []
     for held, first, deque in zip(msgs, lo, sp, strict=True):
         frozen.append(_new(Lane, (held[first:] if first else held, 0, None, 0, deque - first)))
-    return _new(State, (tuple(frozen), *carry, tuple(dropped), warned)), tuple(produced)
+    return _new(FastState, (tuple(frozen), *carry, tuple(dropped), warned)), tuple(produced)
 
 
 def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp: list[int],
@@ -298,3 +395,24 @@ def _virtual_search(config: Config, msgs: list[tuple[Message, ...]], sp: list[in
             sp[:] = saved
             return False
         sp[virtual.index(vstart_time)] += 1
+
+
+def end(config: Config, state: FastState) -> tuple[FastState, tuple[Output, ...]]:
+    """AT-R17: every held message as ``Pending``, topic order then arrival order; restart."""
+    pending = tuple(Pending(m.id) for held in state.lanes for m in held.messages())
+    return initial(config), pending
+
+
+def to_spec(state: FastState) -> State:
+    """The spec's state: each lane split into ``P[k]`` and ``D[k]``."""
+    held = [(lane.messages(), lane.split) for lane in state.lanes]
+    return State(tuple(m[split:] for m, split in held), tuple(m[:split] for m, split in held),
+                 state.candidate, state.candidate_start, state.candidate_end, state.pivot,
+                 state.pivot_time, state.dropped, state.warned)
+
+
+def from_spec(state: State) -> FastState:
+    """The fast form of a spec state: one lane per topic holding ``P[k]`` then ``D[k]``."""
+    lanes = tuple(lane(p + d, len(p)) for p, d in zip(state.pasts, state.deques, strict=True))
+    return FastState(lanes, state.candidate, state.candidate_start, state.candidate_end,
+                     state.pivot, state.pivot_time, state.dropped, state.warned)

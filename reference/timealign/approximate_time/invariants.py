@@ -4,7 +4,7 @@ Every predicate takes ``(config, inputs, outputs)``: the config, the inputs in a
 order (:class:`Message` and :class:`End`) and the outputs as ``(input_index, output)``
 pairs, and returns a list of violation strings (empty when the property holds). They use
 nothing but these values, so they check ANY implementation's output, e.g. one decoded
-from a conformance vector with :func:`decode_outputs`. The relational properties (AT-I7,
+from a conformance vector with ``codec.output_from_json``. The relational properties (AT-I7,
 AT-I8) compare two runs.
 
 A *segment* is the part of a run up to and including an ``End`` (or the open tail): each
@@ -16,8 +16,7 @@ check them only when the conditions hold (``in_order``, ``optimality_applies``).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from timealign.approximate_time.model import (
     Config,
@@ -121,7 +120,7 @@ def single_outcome(config: Config, inputs: Sequence[Input], outputs: Outputs) ->
     return problems
 
 
-def _stamps(inputs: Sequence[Input]) -> dict[str, Message]:
+def _messages_by_id(inputs: Sequence[Input]) -> dict[str, Message]:
     return {m.id: m for m in inputs if isinstance(m, Message)}
 
 
@@ -129,7 +128,7 @@ def sets_in_order(config: Config, inputs: Sequence[Input], outputs: Outputs) -> 
     """AT-I5: per topic, each set's message arrived after the previous set's (any input);
     with in-order stamps (AT-I3) consecutive sets are also stamp-ordered per topic, hence
     no two sets of a segment cross."""
-    by_id = _stamps(inputs)
+    by_id = _messages_by_id(inputs)
     position = {m.id: k for k, m in enumerate(inputs) if isinstance(m, Message)}
     problems = []
     for segment in segments(inputs):
@@ -151,7 +150,7 @@ def sets_in_order(config: Config, inputs: Sequence[Input], outputs: Outputs) -> 
 
 def spread_within_max(config: Config, inputs: Sequence[Input], outputs: Outputs) -> list[str]:
     """AT-I4: a published set spans at most max_interval_duration (any stamps)."""
-    by_id = _stamps(inputs)
+    by_id = _messages_by_id(inputs)
     problems = []
     for segment in segments(inputs):
         for index, output in _published(outputs, segment):
@@ -324,29 +323,3 @@ def interleavings_agree(first: Outputs, second: Outputs) -> list[str]:
     if a[:shorter] != b[:shorter]:
         return [f"AT-I8: interleavings publish {a} and {b}"]
     return []
-
-
-# --- decoding another implementation's outputs ----------------------------------------------
-
-
-def decode_outputs(inputs: Sequence[Input], outputs: Sequence[Mapping[str, Any]]
-                   ) -> list[tuple[int, Output]]:
-    """Vector-form outputs (``{"input": k, "kind": ...}``) -> ``(k, Output)`` pairs.
-
-    Published ids are resolved to the input messages (unknown ids keep a placeholder
-    message of topic -1 so that AT-I1/AT-I2 report them). Error outputs are skipped.
-    """
-    by_id = _stamps(inputs)
-    decoded: list[tuple[int, Output]] = []
-    for raw in outputs:
-        index, kind = raw["input"], raw["kind"]
-        if kind == "published":
-            members = tuple(by_id.get(i, Message(-1, 0, i)) for i in raw["ids"])
-            decoded.append((index, Published(members)))
-        elif kind == "dropped":
-            decoded.append((index, Dropped(raw["id"], raw["reason"])))
-        elif kind == "warning":
-            decoded.append((index, Warned(raw["topic"], raw["reason"])))
-        elif kind == "pending":
-            decoded.append((index, Pending(raw["id"])))
-    return decoded

@@ -1,5 +1,8 @@
 """The ApproximateTime transition function: every rule of spec/approximate_time.md.
 
+This is the rule text ``ALGORITHM`` (the registry, the vectors, the explorer) runs;
+``fast.py`` is a faster transcription checked against it.
+
 Theory of operation. ``step`` is upstream's ``add()`` (AT-R3 to AT-R5) plus the end of
 input (AT-R17). A message queued behind others (the common case) only appends to its lane,
 runs the warning check and the overflow test, all on the immutable state. Whenever the
@@ -7,8 +10,9 @@ rules need ``process()`` (AT-R6 to AT-R14) or an overflow must be handled, the s
 loaded into ``_Sync``, a mutable scratch copy that lives only inside one ``step`` and reads
 like the upstream code: per topic a list of held messages whose first ``split[k]`` form
 the past buffer ``P[k]`` and the rest the deque ``D[k]``. ``freeze`` turns it back into an
-immutable :class:`State`. Every message the upstream code discards silently is reported
-as a :class:`Dropped` output at the moment it is discarded (AT-R18, AT-D18).
+immutable :class:`State` (``D[k]`` and ``P[k]`` as tuples). Every message the upstream
+code discards silently is reported as a :class:`Dropped` output at the moment it is
+discarded (AT-R18, AT-D18).
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ import functools
 from collections.abc import Callable
 from operator import lt
 
+from attrs import evolve
+
 from timealign.approximate_time.arithmetic import (
     end_boundary,
-    overflows,
     scale_ros1,
     scale_ros2,
     start_boundary,
@@ -36,7 +41,6 @@ from timealign.approximate_time.model import (
     Dropped,
     End,
     Input,
-    Lane,
     Message,
     Output,
     Pending,
@@ -45,7 +49,6 @@ from timealign.approximate_time.model import (
     Warned,
     check_message,
     initial,
-    lane,
 )
 
 
@@ -65,25 +68,25 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
         return end(config, state)
     message = check_message(config, item)  # AT-R2, before anything changes
     i = message.topic
-    old = state.lanes[i]
-    lanes = (*state.lanes[:i], old.push(message), *state.lanes[i + 1:])
-    warned = state.warned
+    old = state.deques[i]
+    deques = (*state.deques[:i], (*old, message), *state.deques[i + 1:])
     outputs: tuple[Output, ...] = ()
-    if old.deque_len() == 0:
+    if not old:
         # AT-R3: the deque was empty; process only if every deque is now non-empty.
-        state = _with_lanes(state, lanes, warned)
-        if all(held.deque_len() for held in lanes):
+        state = evolve(state, deques=deques)
+        if all(deques):
             sync = _Sync(config, state)
             sync.process()
             state, outputs = sync.freeze()
     else:
-        # AT-R4: warnings only, once per topic; the previous deque element is the newest.
-        warning = None if warned[i] else _bound_warning(config, message, old)
+        # AT-R4: warnings only, once per topic, against the previous element of D[i].
+        warned = state.warned
+        warning = None if warned[i] else _bound_warning(config, message, old[-1])
         if warning is not None:
             warned = (*warned[:i], True, *warned[i + 1:])
             outputs = (warning,)
-        state = _with_lanes(state, lanes, warned)
-    if overflows(state.lanes[i].size(), config.queue_size):
+        state = evolve(state, deques=deques, warned=warned)
+    if len(state.deques[i]) + len(state.pasts[i]) > config.queue_size:  # AT-R5
         sync = _Sync(config, state)
         sync.outputs.extend(outputs)
         sync.overflow(i)
@@ -91,25 +94,19 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     return state, outputs
 
 
-def _with_lanes(state: State, lanes: tuple[Lane, ...], warned: tuple[bool, ...]) -> State:
-    return State(lanes, state.candidate, state.candidate_start, state.candidate_end,
-                 state.pivot, state.pivot_time, state.dropped, warned)
-
-
-def _bound_warning(config: Config, message: Message, old: Lane) -> Warned | None:
+def _bound_warning(config: Config, message: Message, previous: Message) -> Warned | None:
     """AT-R4: the out-of-order / closer-than-bound check against the previous element."""
     i = message.topic
-    previous = old.newest().stamp
-    if message.stamp < previous:
+    if message.stamp < previous.stamp:
         return Warned(i, OUT_OF_ORDER)
-    if message.stamp - previous < config.inter_message_lower_bounds[i]:
+    if message.stamp - previous.stamp < config.inter_message_lower_bounds[i]:
         return Warned(i, CLOSER_THAN_BOUND)
     return None
 
 
 def end(config: Config, state: State) -> tuple[State, tuple[Output, ...]]:
     """AT-R17: every held message as ``Pending``, topic order then arrival order; restart."""
-    pending = tuple(Pending(m.id) for held in state.lanes for m in held.messages())
+    pending = tuple(Pending(m.id) for k in range(config.topics) for m in state.held(k))
     return initial(config), pending
 
 
@@ -120,8 +117,8 @@ class _Sync:
         self.config = config
         self.n = config.topics
         self.scale = scaler(config)
-        self.held = [list(h.messages()) for h in state.lanes]
-        self.split = [h.split for h in state.lanes]
+        self.held = [list(state.held(k)) for k in range(self.n)]
+        self.split = [len(past) for past in state.pasts]
         self.candidate = state.candidate
         self.candidate_start = state.candidate_start
         self.candidate_end = state.candidate_end
@@ -133,7 +130,8 @@ class _Sync:
 
     def freeze(self) -> tuple[State, tuple[Output, ...]]:
         state = State(
-            lanes=tuple(lane(tuple(h), s) for h, s in zip(self.held, self.split, strict=True)),
+            deques=tuple(tuple(h[s:]) for h, s in zip(self.held, self.split, strict=True)),
+            pasts=tuple(tuple(h[:s]) for h, s in zip(self.held, self.split, strict=True)),
             candidate=self.candidate,
             candidate_start=self.candidate_start,
             candidate_end=self.candidate_end,

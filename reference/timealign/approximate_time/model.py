@@ -1,22 +1,15 @@
 """Configuration, inputs, outputs and the immutable state of ApproximateTime.
 
-The state mirrors the upstream members (spec/approximate_time.md, "State"): per topic a
-*lane* holding the messages the synchronizer still keeps, oldest first, of which the first
-``split`` are the past buffer ``P[k]`` and the rest the deque ``D[k]`` (both are arrival
-ordered and only ever lose messages at the front, so one sequence and one index describe
-them); the candidate with its recorded start and end; the pivot and pivot time; the drop
-and warning flags.
-
-A lane is a small persistent queue: appending a message is O(1) (a cons cell), so the
-common step (a message queued behind others) copies no queue; the cons cells are folded
-into a tuple only when the machine looks at the messages (``messages()``).
+The state is the spec's (spec/approximate_time.md, "State"), mirroring the upstream
+members: per topic the deque ``D[k]`` and the past buffer ``P[k]`` as tuples of messages;
+the candidate with its recorded start and end; the pivot and pivot time; the drop and
+warning flags. ``machine.py`` folds it; ``fast.py`` keeps a private form and converts.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, NamedTuple
 
 import attrs
 
@@ -37,6 +30,7 @@ SUPERSEDED = "superseded"
 # Warned reasons (AT-R4).
 OUT_OF_ORDER = "out_of_order"
 CLOSER_THAN_BOUND = "closer_than_bound"
+# The reason of a message still held when the input ends (AT-R17, ``Pending``).
 END_OF_INPUT = "end_of_input"
 
 
@@ -196,80 +190,18 @@ class Pending:
 Output = Published | Dropped | Warned | Pending
 
 
-# A cons list, newest first: ``(message, rest)`` or ``None``.
-Cons = tuple[Message, Any] | None
-
-
-class Lane(NamedTuple):
-    """The messages one topic still holds: past buffer then deque, oldest first.
-
-    Held messages are ``front[start:]`` followed by the cons list ``rear`` reversed;
-    ``split`` of them (counted from the oldest) form the past buffer. Equality and hash
-    are over the logical content, so equal lanes compare equal whatever their layout.
-    Lanes and states are named tuples rather than attrs classes because the machine
-    builds one of each per input, and a frozen attrs instance took about four times as long
-    to build as a tuple here (a micro-measurement; ``benchmarks/`` has the end-to-end
-    figure). They are just as immutable and hashable.
-    """
-
-    front: tuple[Message, ...] = ()
-    start: int = 0
-    rear: Cons = None
-    rear_len: int = 0
-    split: int = 0
-
-    def size(self) -> int:
-        """How many messages the topic holds (past plus deque)."""
-        return len(self.front) - self.start + self.rear_len
-
-    def deque_len(self) -> int:
-        return len(self.front) - self.start + self.rear_len - self.split
-
-    def newest(self) -> Message:
-        """The most recent arrival still held (the lane must not be empty)."""
-        return self.rear[0] if self.rear is not None else self.front[-1]
-
-    def push(self, message: Message) -> Lane:
-        """Append to the deque in O(1)."""
-        return Lane(self.front, self.start, (message, self.rear), self.rear_len + 1, self.split)
-
-    def messages(self) -> tuple[Message, ...]:
-        """All held messages, oldest first."""
-        if self.rear is None:
-            return self.front[self.start:] if self.start else self.front
-        newest: list[Message] = []
-        cell = self.rear
-        while cell is not None:
-            newest.append(cell[0])
-            cell = cell[1]
-        newest.reverse()
-        return self.front[self.start:] + tuple(newest)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Lane):
-            return NotImplemented
-        return self.split == other.split and self.messages() == other.messages()
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def __hash__(self) -> int:
-        return hash((self.split, self.messages()))
-
-
-def lane(messages: tuple[Message, ...], split: int) -> Lane:
-    """A lane holding ``messages`` (oldest first) whose first ``split`` are the past."""
-    return Lane(messages, 0, None, 0, split)
-
-
-class State(NamedTuple):
+@attrs.frozen
+class State:
     """The synchronizer state between two inputs (spec/approximate_time.md, "State").
 
-    ``candidate`` is empty when there is no pivot (``pivot == NO_PIVOT``);
-    ``candidate_start``/``candidate_end``/``pivot_time`` are then 0.
+    Per topic k the deque ``deques[k]`` (``D[k]``) and the past buffer ``pasts[k]``
+    (``P[k]``), each oldest first; the candidate with its recorded start and end, empty
+    when there is no pivot (``pivot == NO_PIVOT``; ``candidate_start``/``candidate_end``/
+    ``pivot_time`` are then 0); the drop and warning flags per topic.
     """
 
-    lanes: tuple[Lane, ...]
+    deques: tuple[tuple[Message, ...], ...]
+    pasts: tuple[tuple[Message, ...], ...]
     candidate: tuple[Message, ...] = ()
     candidate_start: int = 0
     candidate_end: int = 0
@@ -278,11 +210,15 @@ class State(NamedTuple):
     dropped: tuple[bool, ...] = ()
     warned: tuple[bool, ...] = ()
 
+    def held(self, k: int) -> tuple[Message, ...]:
+        """The messages topic ``k`` holds, oldest first: ``P[k]`` then ``D[k]``."""
+        return self.pasts[k] + self.deques[k]
+
 
 def initial(config: Config) -> State:
     """The empty synchronizer."""
     n = config.topics
-    return State(lanes=(Lane(),) * n, dropped=(False,) * n, warned=(False,) * n)
+    return State(deques=((),) * n, pasts=((),) * n, dropped=(False,) * n, warned=(False,) * n)
 
 
 def check_message(config: Config, message: object) -> Message:

@@ -15,7 +15,8 @@ one message per key, split at the midpoint on a same-key conflict and closed by 
 
 from __future__ import annotations
 
-from timealign.event_time_batcher import codec
+from timealign.algorithm import Algorithm
+from timealign.event_time_batcher import codec, invariants
 from timealign.event_time_batcher.machine import initial, step
 from timealign.event_time_batcher.model import (
     Batch,
@@ -30,7 +31,6 @@ from timealign.event_time_batcher.model import (
     Tick,
     Timer,
 )
-from timealign.machine import Algorithm
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="event_time_batcher",
@@ -47,6 +47,8 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     timer_of=codec.timer_of,
     clock_of=codec.clock_of,
     tick=Tick,
+    check=invariants.check,
+    output_from_json=codec.output_from_json,
 )
 
 __all__ = [

@@ -7,10 +7,11 @@ field and rule (EB-R1, EB-R2).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from timealign.errors import InvalidInput, require
+from timealign.algorithm import JSON, Account, Grouped, Record, Settled
+from timealign.errors import InvalidInput, output_fields, require
 from timealign.event_time_batcher.model import (
     Batch,
     Config,
@@ -23,7 +24,6 @@ from timealign.event_time_batcher.model import (
     Tick,
     Timer,
 )
-from timealign.machine import JSON, Account, Grouped, Record, Settled
 
 CONFIG_FIELDS = ("batching_window", "max_message_delay", "message_leap_limit")
 
@@ -75,17 +75,18 @@ def output_to_json(output: Output) -> JSON:
     return {"kind": "dropped", "id": output.id, "reason": output.reason}
 
 
-def output_from_json(raw: Mapping[str, Any]) -> Output:
+def output_from_json(raw: Mapping[str, Any], _inputs: Sequence[Input] = ()) -> Output:
     """Decode an output (another implementation's, for the invariant checks)."""
-    kind = raw.get("kind")
-    if kind == "batch":
-        return Batch(raw["start"], raw["end"], tuple(raw["ids"]))
-    if kind == "timer":
-        return Timer(raw["at"])
-    if kind == "rejected":
-        return Rejected(raw["id"], raw["reason"])
-    if kind == "dropped":
-        return Dropped(raw["id"], raw["reason"])
+    with output_fields(raw) as raw:
+        kind = raw.get("kind")
+        if kind == "batch":
+            return Batch(raw["start"], raw["end"], tuple(raw["ids"]))
+        if kind == "timer":
+            return Timer(raw["at"])
+        if kind == "rejected":
+            return Rejected(raw["id"], raw["reason"])
+        if kind == "dropped":
+            return Dropped(raw["id"], raw["reason"])
     raise InvalidInput("kind", "EB-R2", "must be 'batch', 'timer', 'rejected' or 'dropped'", kind)
 
 

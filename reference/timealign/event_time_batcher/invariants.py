@@ -4,7 +4,8 @@ Each predicate takes the config, the inputs in order (valid ones only: an input 
 implementation refused is left out) and the outputs, each paired with the index of the
 input whose step produced it, and returns a list of violations (empty when the property
 holds). They look only at inputs and outputs, never at a state, so an implementation's
-decoded vector output (:func:`check_json`) can be checked as well as the reference's.
+decoded vector output (``timealign.algorithm.check_json_run``) can be checked as well as
+the reference's.
 
 The checks are sound: a reported violation is a real one. Properties about batches that
 were open at some moment are checked on what the outputs prove was open (EB-I5, EB-I7).
@@ -14,10 +15,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from timealign.event_time_batcher.codec import config_from_json, input_from_json, output_from_json
 from timealign.event_time_batcher.model import (
     TOO_FAR_IN_FUTURE,
     TOO_OLD,
@@ -218,19 +217,3 @@ def check(config: Config, inputs: Sequence[Input], outputs: Outputs) -> list[str
     """Every invariant's violations, each prefixed by its predicate's name."""
     return [f"{predicate.__name__}: {problem}" for predicate in PREDICATES
             for problem in predicate(config, inputs, outputs)]
-
-
-def check_json(
-    config: Mapping[str, Any], inputs: Sequence[Mapping[str, Any]],
-    outputs: Sequence[Mapping[str, Any]],
-) -> list[str]:
-    """:func:`check` over a vector's JSON parts; ``error`` outputs and their inputs are
-    left out (the run goes on from the state before a refused input, VEC-R5)."""
-    refused = {o["input"] for o in outputs if o.get("kind") == "error"}
-    kept = [k for k in range(len(inputs)) if k not in refused]
-    renumber = {k: position for position, k in enumerate(kept)}
-    return check(
-        config_from_json(config),
-        [input_from_json(inputs[k]) for k in kept],
-        [(renumber[o["input"]], output_from_json(o)) for o in outputs if o.get("kind") != "error"],
-    )

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from timealign.machine import Algorithm, Fast
-from timealign.rate_aware_batcher import codec, fast
+from timealign.algorithm import Algorithm, Fast
+from timealign.rate_aware_batcher import codec, fast, invariants
 from timealign.rate_aware_batcher.machine import initial, step
 from timealign.rate_aware_batcher.model import (
     GATED_KINDS,
@@ -48,6 +48,8 @@ ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     inputs_from_records=codec.inputs_from_records,
     record_run=codec.poll_of,
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
+    check=invariants.check,
+    output_from_json=codec.output_from_json,
 )
 
 __all__ = [

@@ -11,11 +11,11 @@ optional),
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from timealign.errors import InvalidInput, require
-from timealign.machine import JSON, Account, Grouped, Record, Settled
+from timealign.algorithm import JSON, Account, Grouped, Record, Settled
+from timealign.errors import InvalidInput, output_fields, require
 from timealign.rate_aware_batcher.model import (
     CARD,
     Batch,
@@ -23,6 +23,7 @@ from timealign.rate_aware_batcher.model import (
     End,
     Input,
     Output,
+    Pending,
     Poll,
     Polled,
     SetBatchLength,
@@ -107,6 +108,17 @@ def output_to_json(output: Output) -> JSON:
         return {"kind": "batch", "start": output.start, "end": output.end,
                 "ids": list(output.ids)}
     return {"kind": "pending", "id": output.id}
+
+
+def output_from_json(raw: Mapping[str, Any], _inputs: Sequence[Input] = ()) -> Output:
+    """Decode another implementation's output (for the invariant checks)."""
+    with output_fields(raw) as raw:
+        kind = raw.get("kind")
+        if kind == "batch":
+            return Batch(raw["start"], raw["end"], tuple(raw["ids"]))
+        if kind == "pending":
+            return Pending(raw["id"])
+    raise InvalidInput("kind", "VEC-R4", "must be 'batch' or 'pending'", kind)
 
 
 def account(output: Output) -> Account:

@@ -4,7 +4,7 @@ Each predicate looks at a finished (or open) run of *any* implementation, decode
 this package's input and output classes: ``inputs`` in arrival order and ``outputs`` as
 ``(input index, output)`` pairs. It returns a list of violations (empty when the invariant
 holds), so a test, the explorer or a conformance harness can report all of them. Which hold in
-which profile is the spec's table; :func:`check_run` picks them by ``config.profile``.
+which profile is the spec's table; :func:`check` picks them by ``config.profile``.
 """
 
 from __future__ import annotations
@@ -284,7 +284,7 @@ def outlier_closes_bounded(config: Config, inputs: Sequence[Input], outputs: Out
     return problems
 
 
-def check_run(config: Config, inputs: Sequence[Input], outputs: Outputs) -> list[str]:
+def check(config: Config, inputs: Sequence[Input], outputs: Outputs) -> list[str]:
     """Every single-run trace invariant of the config's profile: RB-I1, RB-I2, RB-I5, RB-I7
     and RB-I3 (card) or RB-I9 (head)."""
     windows = windows_ordered_head if config.head else windows_ordered

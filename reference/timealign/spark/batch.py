@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
+from timealign.algorithm import Algorithm, Record
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm, Record
 from timealign.spark import schema
 from timealign.spark.outcomes import LossError, SourceRun
 from timealign.spark.paths import TABLES, check_output_folder, check_separate, table_paths
@@ -92,12 +92,12 @@ def records_of(source: str, batches: Iterator[pa.RecordBatch]) -> Iterator[Recor
             repeat(None) if c.null_count == len(c) else c.to_pylist() for c in optional))
 
 
-def replay_function(
+def run_source_udf(
     algorithm: Algorithm[Any, Any, Any, Any], config: Any
 ) -> Callable[[tuple[pa.Scalar, ...], Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The grouped Arrow UDF (iterator form) that replays one source per call."""
 
-    def replay_source(
+    def run_source(
         key: tuple[pa.Scalar, ...], batches: Iterator[pa.RecordBatch]
     ) -> Iterator[pa.RecordBatch]:
         source = str(key[0].as_py())
@@ -114,10 +114,10 @@ def replay_function(
             raise RuntimeError(MARK_LOSS + str(error)) from error
         yield to_batch(run.take())
 
-    return replay_source
+    return run_source
 
 
-def replay_frame(
+def run_sources(
     rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
     partitions: int | None = None,
 ) -> DataFrame:
@@ -127,7 +127,7 @@ def replay_frame(
     ordered = rows.repartition(count, "source").sortWithinPartitions(
         "source", "arrival", schema.FILE, schema.POSITION)
     return ordered.groupBy("source").applyInArrow(
-        replay_function(algorithm.fast_path(), config), schema.COMBINED)
+        run_source_udf(algorithm.fast_path(), config), schema.COMBINED)
 
 
 def raise_job_error(error: Exception) -> None:
@@ -170,7 +170,7 @@ def run_batch(
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
     # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
     # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
-    combined = replay_frame(rows, algorithm, config).persist(StorageLevel.DISK_ONLY)
+    combined = run_sources(rows, algorithm, config).persist(StorageLevel.DISK_ONLY)
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
     try:
         try:

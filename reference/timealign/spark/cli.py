@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from timealign import registry
+from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm
 
 
 def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> Any:

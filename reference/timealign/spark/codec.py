@@ -3,11 +3,19 @@
 Spark keeps one binary value per source in its state store; it outlives the code that wrote
 it, so it must not depend on import paths (raw pickle does). The value is compact JSON:
 
-    {"v": 1, "algorithm": NAME, "state": ..., "timers": [...], "index": N,
+    {"v": 2, "algorithm": NAME, "state": ..., "timers": [...], "index": N,
      "arrival": A, "seq": G, "open": [ids...], "held": [[id, topic, stamp, arrival,
      kind, poll], ...]}
 
 (``held``, the rows a driver holds back for its mapping (DRV-R8), may be absent: empty.)
+
+The state stored is always the spec's (the rule text's ``model.State``), whichever
+implementation runs: a fast path's private form is converted with ``Algorithm.fast``'s
+``to_spec``/``from_spec`` (:meth:`StateCodec.for_algorithm`), so a later speed change cannot
+break a stored checkpoint. Version 1 stored the running implementation's state as it was;
+for an algorithm with a fast path that was its private form, so a version-1 blob of such
+an algorithm is refused with a clear :class:`InvalidInput` (restart from a fresh
+checkpoint); one of an algorithm without a fast path has the same form and still decodes.
 
 The machine state is encoded structurally: an attrs instance or a named tuple becomes
 ``{"c": class name, "f": {field: value}}``, a tuple a JSON list, and the few other
@@ -23,18 +31,24 @@ import enum
 import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
 import attrs
 
+from timealign.algorithm import Algorithm, Record
 from timealign.drive import Checkpoint
 from timealign.errors import InvalidInput
-from timealign.machine import Record
 
-VERSION = 1
+VERSION = 2
+#: Versions whose blobs this codec still reads, for algorithms without a fast path.
+SAME_FORM_VERSIONS = frozenset({1, 2})
 RULE = "SP-R12"
+
+
+def _same(state: Any) -> Any:
+    return state
 
 
 def _is_record(cls: Any) -> bool:
@@ -86,9 +100,22 @@ class StateCodec:
     """Encodes and decodes the checkpoint of one algorithm's driver plus the adapter's
     per-source bookkeeping (group sequence number, ids fed and not yet accounted)."""
 
-    def __init__(self, algorithm_name: str, state_type: type) -> None:
+    def __init__(self, algorithm_name: str, state_type: type,
+                 to_spec: Callable[[Any], Any] = _same,
+                 from_spec: Callable[[Any], Any] = _same) -> None:
         self.algorithm = algorithm_name
         self.classes = reachable_classes(state_type)
+        self.to_spec, self.from_spec = to_spec, from_spec
+        self.readable = SAME_FORM_VERSIONS if to_spec is _same else frozenset({VERSION})
+
+    @classmethod
+    def for_algorithm(cls, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> StateCodec:
+        """The codec of ``algorithm``'s checkpoints: the spec's state (the rule text's),
+        converted from and to the fast path's form when the driver runs the fast path."""
+        state_type = type(algorithm.initial(config))
+        if algorithm.fast is None:
+            return cls(algorithm.name, state_type)
+        return cls(algorithm.name, state_type, algorithm.fast.to_spec, algorithm.fast.from_spec)
 
     def _encode(self, value: Any) -> Any:
         if value is None or isinstance(value, bool | int | str | float):
@@ -162,7 +189,8 @@ class StateCodec:
     def encode(self, checkpoint: Checkpoint[Any], seq: int, open_ids: list[str]) -> bytes:
         """The binary state value of one source."""
         body = {
-            "v": VERSION, "algorithm": self.algorithm, "state": self._encode(checkpoint.state),
+            "v": VERSION, "algorithm": self.algorithm,
+            "state": self._encode(self.to_spec(checkpoint.state)),
             "timers": list(checkpoint.timers), "index": checkpoint.index,
             "arrival": checkpoint.arrival, "seq": seq, "open": open_ids,
             "held": [list(attrs.astuple(record)) for record in checkpoint.held],
@@ -171,14 +199,23 @@ class StateCodec:
 
     def decode(self, blob: bytes) -> tuple[Checkpoint[Any], int, list[str]]:
         """Inverse of :meth:`encode`; :class:`InvalidInput` (SP-R12) on a foreign value."""
-        body = json.loads(blob)
-        if body.get("v") != VERSION:
+        try:
+            body = json.loads(blob)
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise InvalidInput("state", RULE, f"not a checkpoint blob ({error})",
+                               blob[:40]) from None
+        if not isinstance(body, dict):
+            raise InvalidInput("state", RULE, "not a checkpoint object", type(body).__name__)
+        if body.get("v") not in self.readable:
             raise InvalidInput("state.v", RULE, f"unsupported state version, expected "
-                               f"{VERSION}", body.get("v"))
+                               f"{VERSION}: version 1 stored the fast path's private state "
+                               f"of {self.algorithm}; restart from a fresh checkpoint",
+                               body.get("v"))
         if body.get("algorithm") != self.algorithm:
             raise InvalidInput("state.algorithm", RULE, f"checkpoint of another algorithm, "
                                f"expected {self.algorithm!r}", body.get("algorithm"))
         held = tuple(Record(*fields) for fields in body.get("held", ()))
-        checkpoint = Checkpoint(self._decode(body["state"]), tuple(body["timers"]),
+        checkpoint = Checkpoint(self.from_spec(self._decode(body["state"])),
+                                tuple(body["timers"]),
                                 body["index"], body["arrival"], held)
         return checkpoint, body["seq"], list(body["open"])

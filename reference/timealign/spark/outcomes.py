@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from timealign.algorithm import Algorithm, Grouped, Record
 from timealign.drive import Driver, Step
-from timealign.machine import Algorithm, Grouped, Record
 
 GROUPS = "groups"
 OUTCOMES = "outcomes"

@@ -30,9 +30,9 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
+from timealign.algorithm import Algorithm, Record
 from timealign.drive import Driver
 from timealign.errors import InvalidInput
-from timealign.machine import Algorithm, Record
 from timealign.spark import schema
 from timealign.spark.codec import StateCodec
 from timealign.spark.outcomes import COLUMNS, SourceRun, timer_ms
@@ -62,14 +62,14 @@ class MachineProcessor(StatefulProcessor):
     the algorithm's fast path (``Algorithm.fast_path``)."""
 
     def __init__(self, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> None:
+        self.reference = algorithm
         self.algorithm = algorithm.fast_path()
         self.config = config
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
         self.value = handle.getValueState(STATE_NAME, STATE_SCHEMA)
-        state_type = type(self.algorithm.initial(self.config))
-        self.codec = StateCodec(self.algorithm.name, state_type)
+        self.codec = StateCodec.for_algorithm(self.reference, self.config)
 
     def _load(self, source: str) -> SourceRun:
         stored = self.value.get()
@@ -216,7 +216,7 @@ def held_ids(
     spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any, checkpoint: str
 ) -> DataFrame:
     """(source, id) of every row still held in the state store after a stream (SP-D1)."""
-    codec = StateCodec(algorithm.name, type(algorithm.fast_path().initial(config)))
+    codec = StateCodec.for_algorithm(algorithm, config)
     state = spark.read.format("statestore").option("stateVarName", STATE_NAME).load(checkpoint)
     pairs = [
         (str(row["key"][0]), message_id)

@@ -4,8 +4,8 @@ Three checks, all over every source and all failing loudly:
 
 1. no loss (SP-R6): the written ``outcomes/`` reconcile with the input rows;
 2. invariants: each source's rows are driven again (spec/drivers.md) and the machine's run
-   is checked by the algorithm's executable invariants (``timealign.<algorithm>.invariants``,
-   function ``check`` or ``check_run`` over ``(config, inputs, outputs)``);
+   is checked by the algorithm's executable invariants
+   (``timealign.algorithm.check_invariants``, the descriptor's ``check``);
 3. the written tables are exactly the accounts of that run (SP-I2).
 
 The re-run happens in a grouped Arrow UDF, so the check is as parallel as the job itself.
@@ -14,7 +14,6 @@ The re-run happens in a grouped Arrow UDF, so the check is as parallel as the jo
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -25,25 +24,18 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from timealign import registry
-from timealign.machine import Algorithm
+from timealign.algorithm import Algorithm, check_invariants
 from timealign.spark import schema
 from timealign.spark.batch import records_of, to_batch
 from timealign.spark.check import check_no_loss
 from timealign.spark.outcomes import SourceRun
 
-Checker = Callable[[Any, Sequence[Any], Sequence[tuple[int, Any]]], list[str]]
 PROBLEMS = pa.schema([pa.field("source", pa.string(), False),
                       pa.field("problem", pa.string(), False)])
 
 
-def invariant_checker(algorithm: Algorithm[Any, Any, Any, Any]) -> Checker | None:
-    """The algorithm's executable invariants over a whole run, when it has them."""
-    try:
-        module = importlib.import_module(f"timealign.{algorithm.name}.invariants")
-    except ImportError:
-        return None
-    found: Checker | None = getattr(module, "check", None) or getattr(module, "check_run", None)
-    return found
+class VerificationFailed(AssertionError):
+    """A verify check failed; the message names what (a real check, kept under ``-O``)."""
 
 
 def _recording(
@@ -66,7 +58,7 @@ def _recording(
 
 
 def verify_function(
-    algorithm: Algorithm[Any, Any, Any, Any], config: Any, checker: Checker | None
+    algorithm: Algorithm[Any, Any, Any, Any], config: Any
 ) -> Callable[[tuple[pa.Scalar, ...], Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """UDF: the run's combined rows, plus one ``problems`` row per invariant violation."""
 
@@ -79,7 +71,7 @@ def verify_function(
         run.feed_all(records_of(source, batches))
         run.finish()
         rows = run.take()
-        problems = checker(config, inputs, outputs) if checker else []
+        problems = check_invariants(algorithm, config, inputs, outputs)
         for problem in problems[:20]:
             rows["table"].append("problems")
             rows["source"].append(source)
@@ -97,26 +89,28 @@ def verify(
     input_path: str, output: str, fmt: str = "parquet",
     columns: schema.ColumnMap | None = None,
 ) -> dict[str, int]:
-    """Run the three checks; raise ``AssertionError`` naming what failed."""
+    """Run the three checks; raise :class:`VerificationFailed` (an ``AssertionError``)
+    naming what failed."""
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
     written_groups = spark.read.parquet(f"{output}/groups")
     written_outcomes = spark.read.parquet(f"{output}/outcomes")
     total = check_no_loss(rows, written_outcomes)
-    checker = invariant_checker(algorithm)
     count = int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions") or 2)
     again = rows.repartition(count, "source").sortWithinPartitions(
         "source", "arrival", schema.FILE, schema.POSITION).groupBy("source").applyInArrow(
-        verify_function(algorithm, config, checker), schema.COMBINED).cache()
+        verify_function(algorithm, config), schema.COMBINED).cache()
     try:
         problems = [(r["source"], r["reason"]) for r in
                     again.where(F.col("table") == "problems").limit(20).collect()]
-        assert not problems, f"invariant violations: {problems}"
+        if problems:
+            raise VerificationFailed(f"invariant violations: {problems}")
         differences = _differences(schema.groups_of(again), written_groups, "groups") + \
             _differences(schema.outcomes_of(again), written_outcomes, "outcomes")
-        assert not differences, "; ".join(differences)
+        if differences:
+            raise VerificationFailed("; ".join(differences))
     finally:
         again.unpersist()
-    return {"rows": total, "invariants": int(checker is not None)}
+    return {"rows": total, "invariants": int(algorithm.check is not None)}
 
 
 def _differences(expected: DataFrame, written: DataFrame, name: str) -> list[str]:
@@ -147,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     spark = build_session(args.master, "timealign verify")
     result = verify(spark, algorithm, config, args.input, args.output, args.format,
                     schema.ColumnMap.parse(args.column))
-    checked = "its executable invariants" if result["invariants"] else "no invariants module"
+    checked = "its executable invariants" if result["invariants"] else "no invariants"
     print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
           f"re-run and checked against {checked}; written tables equal the re-run")
     return 0

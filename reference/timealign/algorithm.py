@@ -1,4 +1,4 @@
-"""What every algorithm of timealign is: one generic, pure state machine interface.
+"""The ``Algorithm`` descriptor: what every algorithm of timealign is, as adapters see it.
 
 An algorithm is a frozen, validated ``config``, an immutable ``state``, ``initial(config)``
 and a pure ``step(config, state, input) -> (state, outputs)``. Nothing here does I/O,
@@ -15,10 +15,12 @@ is what the no-loss checks and the Spark outcome table are built on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import attrs
+
+from timealign.errors import InvalidInput
 
 C = TypeVar("C")
 S = TypeVar("S")
@@ -110,7 +112,10 @@ class Algorithm(Generic[C, S, I, O]):
     ``record_run(row)`` form one run, and a driver fed in chunks never splits a run
     (DRV-R8). ``initial`` and ``step`` are the rule text (the spec's ``machine.py``);
     ``fast``, when set, is a faster implementation checked against it, which adapters that
-    need throughput run through :meth:`fast_path`.
+    need throughput run through :meth:`fast_path`. ``check(config, inputs, outputs)`` is
+    the package's ``invariants.check`` (every violation of the executable invariants, as
+    strings); ``output_from_json(raw, inputs)`` its ``codec.output_from_json`` (decoding
+    another implementation's output, the run's inputs given for the ids it names).
     """
 
     name: str
@@ -129,6 +134,8 @@ class Algorithm(Generic[C, S, I, O]):
     tick: Callable[[int], I] | None = None
     record_run: Callable[[Record], object] | None = None
     fast: Fast[C, S, I, O] | None = None
+    check: Callable[[C, Sequence[I], Sequence[tuple[int, O]]], list[str]] | None = None
+    output_from_json: Callable[[Mapping[str, Any], Sequence[I]], O] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
@@ -151,7 +158,7 @@ class Algorithm(Generic[C, S, I, O]):
         return attrs.evolve(self, initial=self.fast.initial, step=self.fast.step, fast=None)
 
 
-def replay(
+def iter_outputs(
     algorithm: Algorithm[C, S, I, O],
     config: C,
     inputs: Iterable[I],
@@ -177,3 +184,42 @@ def run(
         state, outputs = algorithm.step(config, state, item)
         produced.extend((index, output) for output in outputs)
     return state, tuple(produced)
+
+
+def check_invariants(
+    algorithm: Algorithm[C, S, I, O], config: C, inputs: Sequence[I],
+    outputs: Sequence[tuple[int, O]],
+) -> list[str]:
+    """Every violation of the algorithm's executable invariants over one finished run
+    (``outputs`` as ``(input index, output)``); ``[]`` for an algorithm without them."""
+    if algorithm.check is None:
+        return []
+    return algorithm.check(config, inputs, outputs)
+
+
+def check_json_run(
+    algorithm: Algorithm[C, S, I, O], config: Mapping[str, Any],
+    inputs: Sequence[Mapping[str, Any]], outputs: Sequence[Mapping[str, Any]],
+) -> list[str]:
+    """:func:`check_invariants` over a run in vector form (``spec/vectors.md``): decoded
+    with the algorithm's codec; ``error`` outputs and the inputs they refused are left out
+    (the run goes on from the state before a refused input, VEC-R5); a refused config
+    (VEC-R5) leaves no run to check. Raises
+    :class:`timealign.errors.InvalidInput` on a part that does not decode."""
+    if algorithm.check is None or algorithm.output_from_json is None or any(
+            o.get("kind") == "error" and o.get("input") is None for o in outputs):
+        return []
+    refused = {o.get("input") for o in outputs if o.get("kind") == "error"}
+    kept = [k for k in range(len(inputs)) if k not in refused]
+    renumber = {k: position for position, k in enumerate(kept)}
+    decoded = [algorithm.input_from_json(inputs[k]) for k in kept]
+    produced = []
+    for position, raw in enumerate(outputs):
+        if raw.get("kind") == "error":
+            continue
+        if raw.get("input") not in renumber:
+            raise InvalidInput(f"outputs[{position}].input", "VEC-R4",
+                               "must be the index of an input that was not refused",
+                               raw.get("input"))
+        produced.append((renumber[raw["input"]], algorithm.output_from_json(raw, decoded)))
+    return algorithm.check(algorithm.config_from_json(config), decoded, produced)

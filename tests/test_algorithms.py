@@ -1,0 +1,136 @@
+"""Every registered algorithm has the same shape and keeps its fast path honest.
+
+Read from the registry, so a fourth algorithm is covered by its registry line: its package
+holds ``model``, ``machine``, ``invariants`` and ``codec`` (plus ``fast`` when it has one);
+``ALGORITHM`` runs the rule text (``machine.py``) and reaches the fast path only through
+``ALGORITHM.fast``; the invariants and the output decoder are reachable from the
+descriptor; every shipped vector satisfies the invariants through the generic entry points.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import attrs
+import pytest
+
+from timealign import registry, vectors
+from timealign.algorithm import Algorithm, check_invariants, check_json_run
+from timealign.cli import main
+from timealign.lockstep import Divergence, run_lockstep
+from vectors import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = registry.names()
+SHAPE = ("model", "machine", "invariants", "codec")
+
+
+def package(name: str) -> ModuleType:
+    return importlib.import_module(f"timealign.{name}")
+
+
+def module(name: str, part: str) -> ModuleType:
+    return importlib.import_module(f"timealign.{name}.{part}")
+
+
+def has_fast(name: str) -> bool:
+    return (Path(package(name).__file__ or "").parent / "fast.py").exists()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_package_has_the_shape(name: str) -> None:
+    """One shape for every algorithm: model, machine, invariants, codec (and fast)."""
+    algorithm = registry.get(name)
+    assert algorithm.name == name and package(name).ALGORITHM is algorithm
+    for part in SHAPE:
+        module(name, part)
+    machine = module(name, "machine")
+    assert algorithm.step is machine.step, "ALGORITHM must run the rule text (machine.py)"
+    assert algorithm.initial is machine.initial
+    assert algorithm.check is module(name, "invariants").check
+    assert algorithm.output_from_json is module(name, "codec").output_from_json
+    if has_fast(name):
+        fast = module(name, "fast")
+        assert algorithm.fast is not None
+        assert (algorithm.fast.initial, algorithm.fast.step) == (fast.initial, fast.step)
+        assert algorithm.fast_path().step is fast.step
+    else:
+        assert algorithm.fast is None and algorithm.fast_path() is algorithm
+    assert (ROOT / "spec" / f"{name}.md").exists()
+    assert (ROOT / "vectors" / name / "cases.py").exists()
+
+
+def _decoded(algorithm: Algorithm[Any, Any, Any, Any], vector: vectors.Vector
+             ) -> tuple[Any, list[Any], list[tuple[int, Any]]] | None:
+    """The vector's run with the reference outputs, decoded; None for a refused config
+    or a vector with refused inputs (the fast path is compared on whole runs)."""
+    produced = vectors.reference_outputs(vector)
+    if any(o["kind"] == "error" for o in produced):
+        return None
+    config = algorithm.config_from_json(vector.config)
+    inputs = [algorithm.input_from_json(raw) for raw in vector.inputs]
+    return config, inputs, [(o["input"], algorithm.output_from_json(o, inputs))
+                            for o in produced]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_shipped_vectors_satisfy_the_invariants_and_the_fast_path_agrees(name: str) -> None:
+    """Every shipped vector, through the generic entry points: ``check_json_run`` and
+    ``check_invariants`` find nothing, ``output_from_json`` inverts ``output_to_json``, and
+    the fast path steps in lockstep with the rule text (equal outputs and states)."""
+    algorithm = registry.get(name)
+    checked = 0
+    for vector in generate.cases(name):
+        produced = vectors.reference_outputs(vector)
+        assert check_json_run(algorithm, vector.config, list(vector.inputs), produced) == [], \
+            vector.name
+        decoded = _decoded(algorithm, vector)
+        if decoded is None:
+            continue
+        config, inputs, outputs = decoded
+        assert [(k, algorithm.output_to_json(o)) for k, o in outputs] == [
+            (o["input"], {k: v for k, v in o.items() if k != "input"}) for o in produced]
+        assert check_invariants(algorithm, config, inputs, outputs) == []
+        if algorithm.fast is not None:
+            assert list(run_lockstep(algorithm, config, inputs)[1]) == outputs
+        checked += 1
+    assert checked > 0
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if registry.get(n).fast is not None])
+def test_lockstep_catches_a_wrong_fast_path(name: str) -> None:
+    """The lockstep check can fail: a fast path that drops one output is caught."""
+    algorithm = registry.get(name)
+    fast = algorithm.fast
+    assert fast is not None
+
+    def lossy_step(config: Any, state: Any, item: Any) -> tuple[Any, tuple[Any, ...]]:
+        state, outputs = fast.step(config, state, item)
+        return state, outputs[1:]
+
+    broken = attrs.evolve(algorithm, fast=attrs.evolve(fast, step=lossy_step))
+    runs = [d for v in generate.cases(name) if (d := _decoded(algorithm, v)) is not None]
+    config, inputs, _ = next(d for d in runs if d[2])
+    with pytest.raises(Divergence, match="outputs differ"):
+        run_lockstep(broken, config, inputs)
+
+
+def test_check_reports_invariant_violations_of_a_vector(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """VEC-R6 and the invariants: ``timealign check`` names an invariant violated by the
+    expected outputs as well as the first difference."""
+    case = next(c for c in generate.cases("rate_aware_batcher")
+                if any(o["kind"] == "batch" and o["ids"] for o in vectors.reference_outputs(c)))
+    produced = vectors.reference_outputs(case)
+    first = next(o for o in produced if o["kind"] == "batch" and o["ids"])
+    doubled = [*produced, {**first, "input": len(case.inputs) - 1}]
+    body = {**case.to_json(), "outputs": doubled}
+    (tmp_path / "v.json").write_text(json.dumps(body), encoding="utf-8")
+    assert main(["check", str(tmp_path / "v.json")]) == 1
+    printed = capsys.readouterr().out
+    assert "missing" in printed and "invariant RB-I1" in printed, printed

@@ -1,0 +1,73 @@
+"""What a user installing timealign relies on: one version, a licence file matching the
+metadata, the ``spark`` extra covering every import of the Spark adapter, and test helpers
+whose assertions survive ``python -O``."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import timealign
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+#: Import name -> distribution name, where they differ.
+DISTRIBUTION = {"google": "protobuf"}
+
+
+def test_version_is_written_once() -> None:
+    """pyproject.toml holds the version; the package reads it from the installed metadata."""
+    assert timealign.__version__ == version("timealign") == PYPROJECT["project"]["version"]
+    hits = [p for p in (ROOT / "reference").rglob("*.py")
+            if PYPROJECT["project"]["version"] in p.read_text(encoding="utf-8")]
+    assert hits == []
+
+
+def test_licence_file_matches_the_metadata() -> None:
+    assert PYPROJECT["project"]["license"] == "Apache-2.0"
+    assert "LICENSE" in PYPROJECT["project"]["license-files"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+
+
+def _third_party_imports(folder: Path, skip: Path | None = None) -> set[str]:
+    found: set[str] = set()
+    for path in folder.rglob("*.py"):
+        if skip is not None and skip in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return {name for name in found
+            if name not in sys.stdlib_module_names and name not in ("timealign", "attrs")}
+
+
+def test_spark_extra_covers_every_import_of_the_adapter() -> None:
+    """Every third-party module the Spark adapter imports is in the ``spark`` extra."""
+    extra = {re.split(r"[<>=\[ ]", requirement)[0].lower()
+             for requirement in PYPROJECT["project"]["optional-dependencies"]["spark"]}
+    imported = {DISTRIBUTION.get(name, name).lower()
+                for name in _third_party_imports(ROOT / "reference" / "timealign" / "spark")}
+    assert imported and imported <= extra, f"missing from the spark extra: {imported - extra}"
+
+
+def test_core_imports_only_attrs() -> None:
+    """Outside the Spark adapter the package needs nothing but attrs (its one dependency)."""
+    package = ROOT / "reference" / "timealign"
+    assert _third_party_imports(package, skip=package / "spark") == set()
+
+
+def test_helper_assertions_are_rewritten() -> None:
+    """The tests' helper modules are loaded through pytest's assertion rewriting, so their
+    ``assert`` statements are real checks under ``python -O`` as well."""
+    for name in ("tests.rate_aware_batcher.literal_model", "tests.approximate_time.literal",
+                 "tests.event_time_batcher.support"):
+        module = importlib.import_module(name)
+        assert type(module.__loader__).__name__ == "AssertionRewritingHook", name
