@@ -121,11 +121,12 @@ def period_of(rate: int) -> int:
 
 
 def origin_plausible(origin: int, start: int, length: int) -> bool:
-    """An origin within 1000 batch lengths of the batch start (RB-R7, the 43-year guard).
+    """An origin within 1000 batch lengths of the batch start (RB-R7, the 43-year guard);
+    it depends on their difference only (RB-D18: a shifted trace is judged alike).
 
     pre: length > 0
     pre: -2**63 <= origin < 2**63 and -2**63 <= start < 2**63
-    post: __return__ == (start - 1000 * length <= origin <= start + 1000 * length)
+    post: __return__ == origin_plausible(origin - start, 0, length)
     """
     return abs(origin - start) <= MAX_ORIGIN_OFFSET_BATCHES * length
 
