@@ -12,7 +12,12 @@ DEMO_MESSAGES ?= 1000000
 DEMO_ROBOTS ?= 20
 DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_interval_duration": 40000000}
 
-.PHONY: install test lint typecheck unit crosshair proofs demo bench vectors clean
+# The ROS bag demo: a small fleet of rosbag2 (MCAP, SQLite 3) and ROS 1 bags.
+DEMO_BAG_ROBOTS ?= 6
+DEMO_BAG_SECONDS ?= 20
+DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
+
+.PHONY: install test lint typecheck unit crosshair proofs demo demo-bags bench vectors clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +57,13 @@ demo: $(STAMP)
 		--config '$(DEMO_CONFIG)' --summary $(DEMO_DIR)/summary.json
 	$(BIN)/python -m timealign.spark.verify approximate_time --input $(DEMO_DIR)/fleet \
 		--output $(DEMO_DIR)/out --config '$(DEMO_CONFIG)'
+
+demo-bags: $(STAMP)
+	$(BIN)/python -m timealign.rosbag.demo --output $(DEMO_DIR)/bags --robots $(DEMO_BAG_ROBOTS) \
+		--seconds $(DEMO_BAG_SECONDS)
+	$(BIN)/timealign run approximate_time --format rosbag --input $(DEMO_DIR)/bags \
+		--output $(DEMO_DIR)/bags-out --config '$(DEMO_BAG_CONFIG)' \
+		--summary $(DEMO_DIR)/bags-summary.json
 
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

@@ -53,9 +53,15 @@ def expected_tables(algorithm: Algorithm[Any, Any, Any, Any], config: Any,
                     folder: Path) -> tuple[Groups, Outcomes]:
     """Sorted (source, seq, ids, start, end, input) and (source, id, outcome, seq, reason,
     input) rows, from ``timealign.iter_outputs`` of each source's driven inputs."""
+    return expected_of_records(algorithm, config, source_records(folder))
+
+
+def expected_of_records(algorithm: Algorithm[Any, Any, Any, Any], config: Any,
+                        by_source: dict[str, list[Record]]) -> tuple[Groups, Outcomes]:
+    """The same from each source's records in replay order (any reader, e.g. bags)."""
     groups: Groups = []
     outcomes: Outcomes = []
-    for source, records in source_records(folder).items():
+    for source, records in by_source.items():
         seq = 0
         inputs = inputs_of(algorithm, config, records)
         for index, output in timealign.iter_outputs(algorithm, config, inputs):

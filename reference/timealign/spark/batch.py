@@ -163,11 +163,24 @@ def run_batch(
     columns: schema.ColumnMap | None = None,
 ) -> BatchResult:
     """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``."""
-    from timealign.spark.check import check_counts
-
     check_separate({"--input": input_path}, table_paths(output))
     check_output_folder("--output", output)
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
+    return run_rows(spark, algorithm, config, rows, output)
+
+
+def run_rows(
+    spark: SparkSession,
+    algorithm: Algorithm[Any, Any, Any, Any],
+    config: Any,
+    rows: DataFrame,
+    output: str,
+) -> BatchResult:
+    """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
+    ``output/groups`` and ``output/outcomes``; the entry point of other readers (bags),
+    which check their paths (SP-R20) before reading."""
+    from timealign.spark.check import check_counts
+
     # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
     # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
     combined = run_sources(rows, algorithm, config).persist(StorageLevel.DISK_ONLY)

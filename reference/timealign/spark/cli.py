@@ -36,12 +36,34 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("algorithm", help=f"one of {', '.join(registry.names())}")
     parser.add_argument("--output", required=True, help="folder for groups/ and outcomes/")
     parser.add_argument("--config", help="JSON config file (or inline JSON object)")
-    parser.add_argument("--format", default="parquet", help="parquet (default), csv or json")
+    parser.add_argument("--format", default="parquet",
+                        help="parquet (default), csv, json or rosbag")
     parser.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
                         help="read FIELD (source, id, topic, stamp, arrival, kind, poll) "
                              "from COLUMN; repeatable")
     parser.add_argument("--master", help="Spark master URL (default: local[*])")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def _bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The options of ``--format rosbag`` (spec/formats.md)."""
+    bags = parser.add_argument_group("ROS bags (--format rosbag)")
+    bags.add_argument("--stamp", action="append", default=[], metavar="log|TOPIC=log",
+                      help="take the stamp from the log time: for every topic (log) or for "
+                           "one topic (TOPIC=log, repeatable); default: header.stamp")
+    bags.add_argument("--source-from", default="bag", metavar="RULE",
+                      help="source of a bag's rows: bag (its path below the input, "
+                           "default), folder (its folder) or regex:PATTERN")
+    if command == "run":
+        bags.add_argument("--skip-bad-files", action="store_true",
+                          help="list unreadable bags in the summary instead of failing")
+
+
+def _bag_options(args: argparse.Namespace, config: Any) -> dict[str, str]:
+    from timealign.spark.bags import configured_topics, reader_options
+
+    return reader_options(args.stamp, args.source_from, getattr(args, "skip_bad_files", False),
+                          configured_topics(config))
 
 
 def _failed(error: Exception) -> int:
@@ -80,15 +102,24 @@ def _run(args: argparse.Namespace) -> int:
     check_file_target("--summary", args.summary, {**inputs, **table_paths(args.output)})
     algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
+    bag_report = None
     try:
         with Progress(spark, "run", enabled=not args.quiet):
-            result = run_batch(spark, algorithm, config, args.input, args.output,
-                               args.format, columns)
+            if args.format == "rosbag":
+                from timealign.spark.bags import run_bags
+
+                result, bag_report = run_bags(spark, algorithm, config, args.input,
+                                              args.output, _bag_options(args, config))
+            else:
+                result = run_batch(spark, algorithm, config, args.input, args.output,
+                                   args.format, columns)
             elapsed = time.monotonic() - started
             summary = summarize(spark.read.parquet(f"{args.output}/groups"),
                                 spark.read.parquet(f"{args.output}/outcomes"))
     except (LossError, OrderError) as error:
         return _failed(error)
+    if bag_report is not None:
+        summary.update(bag_report.as_json())
     summary["seconds"] = round(elapsed, 3)
     summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
     print(format_summary(summary))
@@ -110,10 +141,18 @@ def _stream(args: argparse.Namespace) -> int:
     check_separate({"--source": args.source},
                    {**table_paths(args.output), "--checkpoint": args.checkpoint})
     algorithm, config, columns, spark = _setup(args, "stream")
+    rows = set_aside = None
+    if args.format == "rosbag":
+        from timealign.spark.bags import NOT_CONFIGURED, configured_topics, stream_bags
+
+        rows, other = stream_bags(spark, args.source, _bag_options(args, config),
+                                  configured_topics(config))
+        set_aside = None if other is None else (NOT_CONFIGURED, other)
     try:
         batches = run_stream(spark, algorithm, config, args.source, args.output,
                              args.checkpoint, args.format, columns, args.available_now,
-                             args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
+                             args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
+                             rows, set_aside)
     except LossError as error:
         return _failed(error)
     print(f"stream stopped after {batches} micro-batch(es)")
@@ -141,6 +180,7 @@ def register(commands: Any) -> None:
     _common(run)
     run.add_argument("--input", required=True, help="input file or folder")
     run.add_argument("--summary", help="also write the summary as JSON to this file")
+    _bag_arguments(run, "run")
     run.set_defaults(handler=_run)
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")
@@ -152,6 +192,7 @@ def register(commands: Any) -> None:
     stream.add_argument("--trigger-seconds", type=float, default=1.0,
                         help="micro-batch interval (default 1)")
     stream.add_argument("--max-files-per-trigger", type=int, help="files per micro-batch")
+    _bag_arguments(stream, "stream")
     stream.set_defaults(handler=_stream)
 
     gen = commands.add_parser("generate", help="write a synthetic robot-fleet dataset")

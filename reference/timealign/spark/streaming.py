@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming.stateful_processor import (
     ExpiredTimerInfo,
@@ -146,8 +147,10 @@ def stream_frame(
     return schema.canonical(reader.load(source_dir), columns, has_row_index=fmt == "parquet")
 
 
-def write_batch(output: str) -> Any:
-    """The ``foreachBatch`` writer: idempotent per batch id (SP-R15)."""
+def write_batch(output: str, set_aside: str | None = None) -> Any:
+    """The ``foreachBatch`` writer: idempotent per batch id (SP-R15). ``set_aside`` names a
+    third table of rows that are not inputs (bags: topics not configured, BAG-R7), carried
+    in the combined rows under that ``table`` with their topic in ``reason``."""
 
     def write(frame: DataFrame, batch_id: int) -> None:
         frame.persist(StorageLevel.MEMORY_AND_DISK)
@@ -155,6 +158,10 @@ def write_batch(output: str) -> Any:
             for table, select in (("groups", schema.groups_of), ("outcomes", schema.outcomes_of)):
                 select(frame).write.mode("overwrite").parquet(
                     f"{output}/{table}/batch={batch_id}")
+            if set_aside is not None:
+                frame.where(F.col("table") == set_aside).select(
+                    "source", "id", F.col("reason").alias("topic")).write.mode(
+                    "overwrite").parquet(f"{output}/{set_aside}/batch={batch_id}")
         finally:
             frame.unpersist()
 
@@ -174,10 +181,16 @@ def run_stream(
     trigger_seconds: float = 1.0,
     max_files: int | None = None,
     report: bool = True,
+    rows: DataFrame | None = None,
+    set_aside: tuple[str, DataFrame] | None = None,
 ) -> int:
-    """Run the stream; return the number of micro-batches seen (SP-R16 for available-now)."""
+    """Run the stream; return the number of micro-batches seen (SP-R16 for available-now).
+    ``rows``: canonical streaming rows from another reader (bags) instead of the files;
+    ``set_aside``: a table name and streaming rows of the combined schema written beside
+    the outputs (see :func:`write_batch`)."""
     check_separate({"--source": source_dir}, {**table_paths(output), "--checkpoint": checkpoint})
-    rows = stream_frame(spark, source_dir, fmt, columns or schema.ColumnMap(), max_files)
+    if rows is None:
+        rows = stream_frame(spark, source_dir, fmt, columns or schema.ColumnMap(), max_files)
     # SP-R16: with available-now, empty micro-batches would run forever (timers never let
     # the query finish); without them timers fire in batches that carry data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled",
@@ -185,7 +198,10 @@ def run_stream(
     time_mode = "None" if algorithm.tick is None else "ProcessingTime"
     combined = rows.groupBy("source").transformWithStateInPandas(
         MachineProcessor(algorithm, config), schema.COMBINED, "Append", time_mode)
-    writer = combined.writeStream.foreachBatch(write_batch(output)).option(
+    if set_aside is not None:
+        combined = combined.unionByName(set_aside[1])
+    writer = combined.writeStream.foreachBatch(
+        write_batch(output, set_aside[0] if set_aside else None)).option(
         "checkpointLocation", checkpoint)
     if available_now:
         writer = writer.trigger(availableNow=True)

@@ -57,6 +57,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     for key, title in (("spread_ns", "spread"), ("latency_ns", "latency")):
         figures = "  ".join(f"{name} {_ms(value)}" for name, value in summary[key].items())
         lines.append(f"{title} (ms): {figures}")
+    for other in summary.get("not_configured", []):  # BAG-R7
+        lines.append(f"  not configured: topic {other['topic']}: {other['rows']} rows")
+    for skipped in summary.get("skipped_bags", []):  # BAG-R6
+        lines.append(f"  skipped bag {skipped['bag']}: {skipped['error']}")
     return "\n".join(lines)
 
 

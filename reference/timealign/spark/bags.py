@@ -1,0 +1,140 @@
+"""``timealign run|stream --format rosbag``: bags through the ``rosbag`` data source into
+the jobs (spec/formats.md).
+
+The data source yields every message of every bag; this module drops the rows of skipped
+bags (BAG-R6), sets aside the rows of topics the algorithm is not configured for and
+counts them per topic (BAG-R7), and hands the rest to the jobs as canonical rows (SP-R1,
+with the bag as the file and the read position as the row of SP-R2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from timealign.algorithm import Algorithm
+from timealign.errors import InvalidInput
+from timealign.spark import schema
+from timealign.spark.batch import BatchResult, raise_job_error, run_rows
+from timealign.spark.rosbag_source import options_of, register
+
+
+def reader_options(stamps: Sequence[str], source_from: str, skip_bad: bool,
+                   topics: Sequence[str] | None) -> dict[str, str]:
+    """The data source options of the CLI's ``--stamp``, ``--source-from``,
+    ``--skip-bad-files`` and the config's topics (BAG-R3, BAG-R2, BAG-R6, BAG-R7)."""
+    log_topics = []
+    stamp = "header"
+    for item in stamps:
+        topic, sep, mode = item.rpartition("=")
+        if not sep:
+            if item not in ("header", "log"):
+                raise InvalidInput("--stamp", "BAG-R3", "must be header, log or TOPIC=log", item)
+            stamp = item
+        elif mode == "log" and topic:
+            log_topics.append(topic)
+        else:
+            raise InvalidInput("--stamp", "BAG-R3", "must be header, log or TOPIC=log", item)
+    options = {"stamp": stamp, "logStampTopics": ",".join(log_topics),
+               "sourceFrom": source_from, "skipBadFiles": str(skip_bad).lower()}
+    if topics is not None:
+        options["topics"] = ",".join(topics)
+    options_of(options)  # reject bad options before Spark starts reading
+    return options
+
+
+def configured_topics(config: Any) -> list[str] | None:
+    """The topic names the algorithm takes (ApproximateTime), or None: every topic."""
+    names = getattr(config, "topic_names", None)
+    return None if names is None else [str(name) for name in names]
+
+
+def canonical(frame: DataFrame) -> DataFrame:
+    """The jobs' canonical columns: the bag is the file, the read position the row."""
+    return frame.select(
+        "source", "id", "topic", "stamp", "arrival",
+        F.lit(None).cast(T.StringType()).alias("kind"),
+        F.lit(None).cast(T.LongType()).alias("poll"),
+        F.col("bag").alias(schema.FILE), F.col("position").alias(schema.POSITION))
+
+
+@attrs.frozen
+class BagReport:
+    """What the summary adds for bags: skipped bags and rows of other topics."""
+
+    skipped: tuple[tuple[str, str], ...]
+    not_configured: tuple[tuple[str, int], ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"skipped_bags": [{"bag": b, "error": e} for b, e in self.skipped],
+                "not_configured": [{"topic": t, "rows": n} for t, n in self.not_configured]}
+
+
+def read_bags(spark: SparkSession, path: str, options: dict[str, str],
+              topics: Sequence[str] | None) -> tuple[DataFrame, DataFrame, BagReport]:
+    """(canonical input rows, all rows persisted, report). The rows carry no payloads and
+    are persisted so that the bags are read once for the report, the replay and the
+    no-loss count."""
+    register(spark)
+    frame = spark.read.format("rosbag").options(**options).load(path)
+    frame = frame.persist(StorageLevel.DISK_ONLY)
+    try:
+        bad = frame.where(F.col("error").isNotNull()).select("bag", "error").collect()
+        rows = frame.where(~F.col("bag").isin([r["bag"] for r in bad])) if bad else frame
+        other = []
+        if topics is not None:
+            other = rows.where(~F.col("topic").isin(list(topics))).groupBy("topic").count(
+            ).orderBy("topic").collect()
+            rows = rows.where(F.col("topic").isin(list(topics)))
+    except Exception as error:
+        frame.unpersist()
+        raise_job_error(error)
+        raise
+    report = BagReport(tuple((r["bag"], r["error"]) for r in bad),
+                       tuple((r["topic"], int(r["count"])) for r in other))
+    return canonical(rows), frame, report
+
+
+def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
+             path: str, output: str, options: dict[str, str]) -> tuple[BatchResult, BagReport]:
+    """The batch job over a folder of bags."""
+    from timealign.spark.paths import check_output_folder, check_separate, table_paths
+
+    check_separate({"--input": path}, table_paths(output))  # SP-R20, as for tables
+    check_output_folder("--output", output)
+    rows, frame, report = read_bags(spark, path, options, configured_topics(config))
+    try:
+        result = run_rows(spark, algorithm, config, rows, output)
+    finally:
+        frame.unpersist()
+    return result, report
+
+
+NOT_CONFIGURED = "not_configured"
+
+
+def stream_bags(spark: SparkSession, folder: str, options: dict[str, str],
+                topics: Sequence[str] | None) -> tuple[DataFrame, DataFrame | None]:
+    """(canonical rows, rows of other topics) of a stream of bags (BAG-R8, BAG-R7). The
+    second frame is in the combined output schema under the table ``not_configured`` (topic
+    in ``reason``), written per micro-batch to ``not_configured/``; None without topics."""
+    register(spark)
+    frame = spark.readStream.format("rosbag").options(**options).load(folder)
+    frame = frame.where(F.col("error").isNull())
+    if topics is None:
+        return canonical(frame), None
+    inside = F.col("topic").isin(list(topics))
+    other = frame.where(~inside).select(*(
+        F.lit(NOT_CONFIGURED).alias(field.name) if field.name == "table"
+        else F.col("source") if field.name == "source"
+        else F.col("id") if field.name == "id"
+        else F.col("topic").alias("reason") if field.name == "reason"
+        else F.lit(None).cast(field.dataType).alias(field.name)
+        for field in schema.COMBINED.fields))
+    return canonical(frame.where(inside)), other

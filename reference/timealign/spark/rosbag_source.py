@@ -1,0 +1,163 @@
+"""The ``rosbag`` Spark data source (PySpark 4 Python data source API; spec/formats.md).
+
+``spark.dataSource.register(RosbagDataSource)`` once per session, then
+``spark.read.format("rosbag").load(path)`` reads every bag under ``path`` (one partition
+per bag, Arrow batches; BAG-R1) and ``spark.readStream.format("rosbag").load(folder)``
+picks up bags as they appear (BAG-R8). Options (all strings):
+
+- ``stamp``: ``header`` (default) or ``log`` for every topic (BAG-R3);
+- ``logStampTopics``: comma-separated topics that take the log time as stamp;
+- ``topics``: comma-separated topics to read; rows of the others keep a null stamp and
+  their types are not checked (BAG-R7);
+- ``sourceFrom``: ``bag`` (default), ``folder`` or ``regex:PATTERN`` (BAG-R2);
+- ``skipBadFiles``: ``true`` to report a bad bag as one row with ``error`` set instead of
+  failing the read (BAG-R6).
+
+The reading itself is :mod:`timealign.rosbag.reader`; this module only maps bags to
+partitions and offsets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.types import StructType
+
+from timealign.errors import InvalidInput
+from timealign.rosbag.reader import (
+    DDL,
+    Bag,
+    Options,
+    bags_under,
+    check_source_rule,
+    is_bag,
+    read_bag,
+)
+
+MARK_INVALID = "TIMEALIGN-INVALID-INPUT:"  # the batch job's marker (timealign.spark.batch)
+
+
+def options_of(raw: dict[str, str]) -> Options:
+    """The reader options from the data source's string options (Spark may hand the keys
+    lower-cased: they are matched without case)."""
+    raw = {key.lower(): value for key, value in raw.items()}
+    stamp = raw.get("stamp", "header")
+    if stamp not in ("header", "log"):
+        raise InvalidInput("--stamp", "BAG-R3", "must be header, log or TOPIC=log", stamp)
+
+    def names(key: str) -> frozenset[str]:
+        return frozenset(t for t in raw.get(key, "").split(",") if t)
+
+    topics = names("topics") if "topics" in raw else None
+    return Options(log_stamp_all=stamp == "log", log_stamp_topics=names("logstamptopics"),
+                   topics=topics,
+                   source_from=check_source_rule(raw.get("sourcefrom", "bag")),
+                   skip_bad=raw.get("skipbadfiles", "false").lower() == "true")
+
+
+def read_partition(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
+    """Rows of one bag; a bad bag's error crosses the Python worker boundary with the
+    marker the jobs turn back into :class:`InvalidInput` (SP-R1's error path)."""
+    try:
+        yield from read_bag(bag, options)
+    except InvalidInput as error:
+        message = str(error).removeprefix(f"{error.field}: ").rsplit(" (rule ", 1)[0]
+        detail = {"field": error.field, "rule": error.rule, "value": repr(error.value),
+                  "message": message}
+        raise RuntimeError(MARK_INVALID + json.dumps(detail)) from error
+
+
+class BagPartition(InputPartition):
+    """One bag (picklable)."""
+
+    def __init__(self, bag: Bag) -> None:
+        super().__init__(bag.relative)
+        self.bag = bag
+
+
+class RosbagReader(DataSourceReader):
+    def __init__(self, path: str, options: Options) -> None:
+        self.path = path
+        self.options = options
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [BagPartition(bag) for bag in bags_under(self.path, self.options.source_from)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, BagPartition)
+        return read_partition(partition.bag, self.options)
+
+
+class RosbagStreamReader(DataSourceStreamReader):
+    """Bags that appear in the folder become micro-batches (BAG-R8). The offset is the
+    sorted list of bags seen; a bag must be complete when it appears (moved in, not
+    written in place), like the files of a file stream."""
+
+    def __init__(self, path: str, options: Options) -> None:
+        self.path = path
+        self.options = options
+
+    def initialOffset(self) -> dict[str, Any]:
+        return {"bags": []}
+
+    def latestOffset(self, start: dict[str, Any] | None = None,
+                     limit: Any = None) -> dict[str, Any]:
+        folder = Path(self.path)
+        found = bags_under(self.path, self.options.source_from) if folder.exists() else []
+        seen = set(start["bags"]) if start else set()
+        return {"bags": sorted(seen | {bag.relative for bag in found})}
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[
+            InputPartition]:
+        # From the offset's names, not a new listing: a bag removed since it was seen fails
+        # its read, naming it, rather than vanishing from the micro-batch.
+        new = sorted(set(end["bags"]) - set(start["bags"]))
+        root = Path(self.path)
+        return [BagPartition(Bag.at(root if is_bag(root) else root / relative, relative,
+                                    self.options.source_from)) for relative in new]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, BagPartition)
+        return read_partition(partition.bag, self.options)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        pass
+
+
+class RosbagDataSource(DataSource):
+    """``format("rosbag")``: rows of SP-R1 plus ``type``, ``bag``, ``position`` and
+    ``error`` (BAG-R2)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "rosbag"
+
+    def schema(self) -> str:
+        return DDL
+
+    def _path(self) -> str:
+        path = self.options.get("path")
+        if not path:
+            raise InvalidInput("path", "BAG-R1", "load(path) needs a bag or a folder of bags")
+        return str(path)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return RosbagReader(self._path(), options_of(dict(self.options)))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return RosbagStreamReader(self._path(), options_of(dict(self.options)))
+
+
+def register(spark: Any) -> None:
+    """Make ``format("rosbag")`` available in ``spark``."""
+    spark.dataSource.register(RosbagDataSource)

@@ -1,0 +1,237 @@
+"""Reading bags into rows without Spark (spec/formats.md, BAG-…)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.rosbag.bags import (
+    ROS1,
+    ROS2,
+    build,
+    expected_rows,
+    plan,
+    with_stamp,
+    write_fleet,
+    write_ros1,
+    write_rosbag2,
+)
+from timealign.errors import InvalidInput
+from timealign.rosbag.header import stamp_layout
+from timealign.rosbag.reader import Bag, BagError, Options, bags_under, read_bag, source_of
+
+LOG_CHATTER = Options(log_stamp_topics=frozenset({"/chatter"}))
+
+
+def rows_of(bag: Bag, options: Options = LOG_CHATTER) -> list[dict[str, Any]]:
+    return pa.Table.from_batches(list(read_bag(bag, options))).to_pylist()
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("bags")
+    write_fleet(root)
+    return root
+
+
+def test_bag_r1_finds_rosbag2_folders_and_ros1_files(fleet: Path) -> None:
+    """BAG-R1: a folder with metadata.yaml is one bag, a .bag file another; path order."""
+    assert [b.relative for b in bags_under(str(fleet), "bag")] == ["r1", "r2", "r3.bag"]
+    assert [b.relative for b in bags_under(str(fleet / "r1"), "bag")] == ["r1"]
+    with pytest.raises(InvalidInput, match="BAG-R1"):
+        bags_under(str(fleet / "missing"), "bag")
+
+
+def test_bag_r2_r3_d1_rows_equal_full_deserialization(fleet: Path) -> None:
+    """BAG-R2, BAG-R3, BAG-D1: MCAP, SQLite 3 and ROS 1 bags give, in the library's read
+    order, the header stamps of full deserialization, log times as arrival (written out of
+    order, different from the stamps), ids counting per topic, and `--stamp TOPIC=log`."""
+    for bag in bags_under(str(fleet), "bag"):
+        got = rows_of(bag)
+        assert got == expected_rows(Path(bag.path), bag.relative, frozenset({"/chatter"}))
+        arrivals = [r["arrival"] for r in got]
+        assert arrivals == sorted(arrivals)
+        assert len(got) == 40 and any(r["stamp"] != r["arrival"] for r in got)
+    written = [log for _, _, _, log in plan(1)]
+    assert written != sorted(written)  # the receive times really were out of order
+
+
+def test_bag_r2_source_rules() -> None:
+    """BAG-R2: the source is the bag, its folder or a regex group; ids of sources that
+    may hold several bags carry the bag."""
+    assert source_of("robots/a/day1", "bag") == "robots/a/day1"
+    assert source_of("robots/a/day1", "folder") == "robots/a"
+    assert source_of("robots/a/day1", r"regex:robots/(\w+)/") == "a"
+    with pytest.raises(InvalidInput, match="BAG-R2"):
+        source_of("other", r"regex:robots/(\w+)/")
+    assert Bag.at(Path("x"), "robots/a/day1", "folder").prefix == "robots/a/day1:"
+
+
+def test_bag_r3_type_without_header_needs_log_stamp(fleet: Path) -> None:
+    """BAG-R3: std_msgs/msg/String has no header: without --stamp log the read stops,
+    naming the bag, the topic and the type; with `--stamp log` every topic takes it."""
+    bag = bags_under(str(fleet), "bag")[0]
+    with pytest.raises(InvalidInput, match=r"'/chatter'.*std_msgs/msg/String") as error:
+        rows_of(bag, Options())
+    assert error.value.rule == "BAG-R3" and error.value.field == "r1"
+    assert all(r["stamp"] == r["arrival"] for r in rows_of(bag, Options(log_stamp_all=True)))
+
+
+def test_bag_r7_unread_topics_keep_null_stamps(fleet: Path) -> None:
+    """BAG-R7: topics outside `topics` are still rows (to be counted), not decoded."""
+    bag = bags_under(str(fleet), "bag")[1]
+    rows = rows_of(bag, Options(topics=frozenset({"/imu", "/camera_info"})))
+    assert {r["topic"] for r in rows if r["stamp"] is None} == {"/chatter"}
+    assert len(rows) == 40
+
+
+def _truncate(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target)
+    data = next(target.glob("*.mcap"))
+    content = data.read_bytes()
+    data.write_bytes(content[: len(content) * 2 // 3])
+    return target
+
+
+def test_bag_r6_truncated_bag_names_the_file(fleet: Path, tmp_path: Path) -> None:
+    """BAG-R6: a truncated MCAP bag or ROS 1 bag is an InvalidInput naming the bag; with
+    skip_bad it becomes one row carrying the error."""
+    broken = Bag.at(_truncate(fleet / "r1", tmp_path / "cut"), "cut", "bag")
+    with pytest.raises(BagError, match=r"cut: cannot read the bag") as error:
+        rows_of(broken)
+    assert error.value.rule == "BAG-R6"
+    ros1 = tmp_path / "cut.bag"
+    ros1.write_bytes((fleet / "r3.bag").read_bytes()[:3000])
+    with pytest.raises(BagError, match=r"cut\.bag"):
+        rows_of(Bag.at(ros1, "cut.bag", "bag"))
+    skipped = rows_of(broken, Options(skip_bad=True))
+    assert len(skipped) == 1 and skipped[0]["bag"] == "cut" and "cannot read" in skipped[0][
+        "error"]
+
+
+def test_bag_r5_unknown_message_type(tmp_path: Path) -> None:
+    """BAG-R5: a type the bag has no definition for (a SQLite 3 bag recorded without
+    message definitions, as before ROS 2 Iron) and the default store does not know stops
+    the read naming bag, topic and type, unless that topic takes the log time."""
+    import sqlite3
+
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    store.register(get_types_from_msg("std_msgs/Header header\nint32 x", "acme_msgs/msg/Odd"))
+    odd = store.types["acme_msgs/msg/Odd"]
+    message = odd(header=build(store, "std_msgs/msg/Header", random.Random(2)), x=3)
+    path = tmp_path / "unknown"
+    with Writer(path, version=8, storage_plugin=StoragePlugin.SQLITE3) as writer:
+        connection = writer.add_connection("/odd", "acme_msgs/msg/Odd", typestore=store)
+        writer.write(connection, 5, store.serialize_cdr(message, "acme_msgs/msg/Odd"))
+    with sqlite3.connect(next(path.glob("*.db3"))) as db:
+        db.execute("DELETE FROM message_definitions")
+    bag = Bag.at(path, "unknown", "bag")
+    with pytest.raises(InvalidInput, match=r"'/odd'.*acme_msgs/msg/Odd") as error:
+        rows_of(bag, Options())
+    assert error.value.rule == "BAG-R5" and error.value.field == "unknown"
+    assert [r["stamp"] for r in rows_of(bag, Options(log_stamp_all=True))] == [5]
+
+
+def test_bag_d2_overlapping_mcap_chunks(tmp_path: Path) -> None:
+    """BAG-D2, BAG-R4: an MCAP bag of many chunks whose time ranges overlap (large messages,
+    receive times out of order) is read group by group in the library's order."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    rng = random.Random(5)
+    path = tmp_path / "chunks"
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection("/cam", "sensor_msgs/msg/Image", typestore=ROS2)
+        for k in range(24):
+            image = with_stamp(ROS2, "sensor_msgs/msg/Image", 10**9 + k * 10**7, rng)
+            image.data = np.zeros(300_000, np.uint8)
+            log = 10**9 + k * 10**7 + rng.randrange(-3 * 10**7, 3 * 10**7)
+            writer.write(connection, log, ROS2.serialize_cdr(image, "sensor_msgs/msg/Image",
+                                                             little_endian=k % 2 == 0))
+    bag = Bag.at(path, "chunks", "bag")
+    assert rows_of(bag) == expected_rows(path, "chunks", frozenset())
+
+
+HEADER_TYPES = sorted(name for name, (_, fields) in ROS2.fielddefs.items()
+                      if fields and fields[0][0] == "header")
+
+
+@pytest.mark.parametrize("typename", HEADER_TYPES)
+@settings(max_examples=5, deadline=None)
+@given(stamp=st.integers(0, 2**31 * 10**9 - 1), seed=st.integers(0, 2**16),
+       little=st.booleans())
+def test_bag_r4_header_read_equals_full_deserialization(typename: str, stamp: int,
+                                                        seed: int, little: bool) -> None:
+    """BAG-R4: for every header-carrying type of the ROS 2 and ROS 1 stores, with random
+    content, the stamp read from the serialized bytes (CDR little- and big-endian, ROS 1)
+    equals the one full deserialization gives."""
+    rng = random.Random(seed)
+    layout = stamp_layout(ROS2, typename, cdr=True)
+    assert layout is not None
+    message = with_stamp(ROS2, typename, stamp, rng)
+    raw = ROS2.serialize_cdr(message, typename, little_endian=little)
+    header = ROS2.deserialize_cdr(raw, typename).header  # type: ignore[attr-defined]
+    assert layout.read(raw) == header.stamp.sec * 10**9 + header.stamp.nanosec == stamp
+    if typename in ROS1.fielddefs:
+        layout1 = stamp_layout(ROS1, typename, cdr=False)
+        assert layout1 is not None
+        message1 = with_stamp(ROS1, typename, stamp, rng)
+        raw1 = ROS1.serialize_ros1(message1, typename)
+        header1 = ROS1.deserialize_ros1(raw1, typename).header  # type: ignore[attr-defined]
+        assert layout1.read(raw1) == header1.stamp.sec * 10**9 + header1.stamp.nanosec
+
+
+def test_bag_r4_types_without_header_have_no_layout() -> None:
+    """BAG-R4: only types whose first field is a std_msgs/msg/Header get a stamp layout;
+    another CDR representation is left to full deserialization."""
+    assert stamp_layout(ROS2, "std_msgs/msg/String", cdr=True) is None
+    assert stamp_layout(ROS2, "geometry_msgs/msg/Pose", cdr=True) is None
+    layout = stamp_layout(ROS2, "sensor_msgs/msg/Imu", cdr=True)
+    assert layout is not None and layout.offset == 4
+    raw = bytearray(ROS2.serialize_cdr(build(ROS2, "sensor_msgs/msg/Imu", random.Random(1)),
+                                       "sensor_msgs/msg/Imu"))
+    raw[1] = 0x03  # PL_CDR_LE: not read here
+    assert layout.read(bytes(raw)) is None
+    assert layout.read(bytes(raw[:8])) is None
+    assert stamp_layout(ROS1, "sensor_msgs/msg/Imu", cdr=False).offset == 4  # type: ignore[union-attr]
+
+
+def test_bag_r1_lone_storage_files_and_ros1(tmp_path: Path) -> None:
+    """BAG-R1: a ROS 1 `.bag` file below a folder is a bag named by its relative path."""
+    (tmp_path / "robots" / "a").mkdir(parents=True)
+    write_ros1(tmp_path / "robots" / "a" / "day1.bag", plan(9, 6), 9)
+    write_rosbag2(tmp_path / "robots" / "b", plan(8, 6), "mcap", 8)
+    bags = bags_under(str(tmp_path), r"regex:robots/(\w)")
+    assert [(b.relative, b.source) for b in bags] == [("robots/a/day1.bag", "a"),
+                                                     ("robots/b", "b")]
+    assert rows_of(bags[0])[0]["id"].startswith("robots/a/day1.bag:/")
+
+
+def test_bag_r3_r2_command_line_options() -> None:
+    """BAG-R3, BAG-R2: `--stamp` takes `header`, `log` or `TOPIC=log` (repeatable) and
+    `--source-from` a known rule; anything else is refused before Spark reads a bag."""
+    from timealign.spark.bags import reader_options
+    from timealign.spark.rosbag_source import options_of
+
+    options = reader_options(["/a=log", "/b=log"], "folder", True, ["/a", "/c"])
+    parsed = options_of({k.lower(): v for k, v in options.items()})
+    assert parsed == Options(log_stamp_topics=frozenset({"/a", "/b"}),
+                             topics=frozenset({"/a", "/c"}), source_from="folder",
+                             skip_bad=True)
+    assert options_of(reader_options(["log"], "bag", False, None)).log_stamp_all
+    for stamps, rule in (([" /a=header"], "bag"), (["sometimes"], "bag"), (["=log"], "bag")):
+        with pytest.raises(InvalidInput, match="BAG-R3"):
+            reader_options(stamps, rule, False, None)
+    for rule in ("robot", "regex:("):
+        with pytest.raises(InvalidInput, match="BAG-R2"):
+            reader_options([], rule, False, None)
