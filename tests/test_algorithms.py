@@ -21,7 +21,7 @@ import pytest
 from timealign import registry, vectors
 from timealign.algorithm import Algorithm, check_invariants, check_json_run
 from timealign.cli import main
-from timealign.lockstep import Divergence, run_lockstep
+from timealign.lockstep import Divergence, Lockstep, run_lockstep
 from vectors import generate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,7 +81,8 @@ def _decoded(algorithm: Algorithm[Any, Any, Any, Any], vector: vectors.Vector
 def test_shipped_vectors_satisfy_the_invariants_and_the_fast_path_agrees(name: str) -> None:
     """Every shipped vector, through the generic entry points: ``check_json_run`` and
     ``check_invariants`` find nothing, ``output_from_json`` inverts ``output_to_json``, and
-    the fast path steps in lockstep with the rule text (equal outputs and states)."""
+    the fast path steps in lockstep with the rule text (equal outputs and states), also
+    when both resume from the spec's state in the middle of the run."""
     algorithm = registry.get(name)
     checked = 0
     for vector in generate.cases(name):
@@ -97,6 +98,12 @@ def test_shipped_vectors_satisfy_the_invariants_and_the_fast_path_agrees(name: s
         assert check_invariants(algorithm, config, inputs, outputs) == []
         if algorithm.fast is not None:
             assert list(run_lockstep(algorithm, config, inputs)[1]) == outputs
+            half = len(inputs) // 2  # resumed from the spec's state (from_spec) mid-run
+            state, _ = run_lockstep(algorithm, config, inputs[:half])
+            resumed = Lockstep.at(algorithm, config, state)
+            rest = [(half + k, o) for k, item in enumerate(inputs[half:])
+                    for o in resumed.step(item)]
+            assert rest == [(k, o) for k, o in outputs if k >= half]
         checked += 1
     assert checked > 0
 
