@@ -35,10 +35,10 @@ def test_licence_file_matches_the_metadata() -> None:
     assert "Apache License" in text and "Version 2.0, January 2004" in text
 
 
-def _third_party_imports(folder: Path, skip: Path | None = None) -> set[str]:
+def _third_party_imports(folder: Path, skip: tuple[Path, ...] = ()) -> set[str]:
     found: set[str] = set()
     for path in folder.rglob("*.py"):
-        if skip is not None and skip in path.parents:
+        if any(skipped in path.parents for skipped in skip):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
@@ -49,19 +49,26 @@ def _third_party_imports(folder: Path, skip: Path | None = None) -> set[str]:
             if name not in sys.stdlib_module_names and name not in ("timealign", "attrs")}
 
 
+#: The adapters at the edges that need the ``spark`` extra (the ROS bag reader needs
+#: rosbags, numpy and pyarrow from it, though not Spark itself).
+ADAPTERS = ("spark", "rosbag")
+
+
 def test_spark_extra_covers_every_import_of_the_adapter() -> None:
-    """Every third-party module the Spark adapter imports is in the ``spark`` extra."""
+    """Every third-party module the Spark and ROS bag adapters import is in the ``spark``
+    extra."""
     extra = {re.split(r"[<>=\[ ]", requirement)[0].lower()
              for requirement in PYPROJECT["project"]["optional-dependencies"]["spark"]}
+    package = ROOT / "reference" / "timealign"
     imported = {DISTRIBUTION.get(name, name).lower()
-                for name in _third_party_imports(ROOT / "reference" / "timealign" / "spark")}
+                for adapter in ADAPTERS for name in _third_party_imports(package / adapter)}
     assert imported and imported <= extra, f"missing from the spark extra: {imported - extra}"
 
 
 def test_core_imports_only_attrs() -> None:
-    """Outside the Spark adapter the package needs nothing but attrs (its one dependency)."""
+    """Outside the adapters the package needs nothing but attrs (its one dependency)."""
     package = ROOT / "reference" / "timealign"
-    assert _third_party_imports(package, skip=package / "spark") == set()
+    assert _third_party_imports(package, skip=tuple(package / a for a in ADAPTERS)) == set()
 
 
 def test_helper_assertions_are_rewritten() -> None:
