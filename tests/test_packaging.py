@@ -51,7 +51,7 @@ def _third_party_imports(folder: Path, skip: tuple[Path, ...] = ()) -> set[str]:
 
 PACKAGE = ROOT / "reference" / "timealign"
 #: Adapter subpackage -> the extra that provides its third-party imports.
-ADAPTERS = {"spark": "spark", "rosbag": "spark", "plot": "plot"}
+ADAPTERS = {"spark": "spark", "rosbag": "spark", "plot": "plot", "conformance": "conform"}
 
 
 def _extra(name: str) -> set[str]:
@@ -61,7 +61,7 @@ def _extra(name: str) -> set[str]:
 
 def test_extras_cover_every_import_of_the_adapters() -> None:
     """Every third-party module an adapter imports (the Spark jobs, the ROS bag reader,
-    the pictures) is in the extra that installs it."""
+    the pictures, the conformance harness's fuzzing) is in the extra that installs it."""
     for adapter, extra in ADAPTERS.items():
         imported = {DISTRIBUTION.get(name, name).lower()
                     for name in _third_party_imports(PACKAGE / adapter)}
