@@ -6,11 +6,18 @@ every 250 ns, four slots per window), so a handful of inputs covers bootstrap, c
 messages stamped relative to the nominal pulse instant ``T(k) = BASE + 250 k``; ids are
 unique per trace (``<move><k>``).
 
-Every prefix is checked for RB-I1, RB-I2, RB-I3, RB-I5 and RB-I7 (``invariants.check``)
-and for RB-I4 (HWM monotone, by replaying the prefix). ``python -m
+Both profiles (RB-R17). The ``rb/…`` instances run the card profile without a clock; each
+``rb-head/…`` twin runs ``esslivedata-head`` on the same messages with a wall clock (RB-R18)
+that advances one pulse period per poll, its ``stall`` move an empty poll 10 L of clock
+later (the backstop's threshold, RB-R26).
+
+Every prefix is checked for the profile's run invariants (``invariants.check``: RB-I1,
+RB-I2, RB-I5, RB-I7 and RB-I3 or RB-I9) and, by replaying the prefix, for RB-I4 (card: the
+HWM is monotone) or RB-I8 (head: it falls only at a due backstop). ``python -m
 proofs.explore_rate_aware_batcher`` additionally runs the liveness probes recorded in the
-spec: after every maximal trace, do empty polls alone deliver everything (*drain*), and do
-16 further on-time pulses (*progress*)?
+spec: after every maximal trace, do 16 empty polls alone (head: each 10 L of clock later)
+deliver everything (*drain*), and do 16 further on-time pulses (head: 48, so that the clock,
+running with data time, passes the backstop's 10 L) (*progress*)?
 """
 
 from __future__ import annotations
@@ -21,7 +28,14 @@ from typing import Any
 
 from proofs.explore import Instance, Trace
 from timealign.algorithm import run
-from timealign.conformance.instances import rb_alphabet, rb_at, rb_one
+from timealign.conformance.instances import (
+    RB_PULSE,
+    RB_STALL,
+    rb_alphabet,
+    rb_at,
+    rb_clock_of,
+    rb_one,
+)
 from timealign.rate_aware_batcher import (
     ALGORITHM,
     Batch,
@@ -33,29 +47,36 @@ from timealign.rate_aware_batcher import (
     invariants,
 )
 
+HEAD = "esslivedata-head"
+
 
 def check(config: Config, inputs: Trace, outputs: Any) -> list[str]:
+    """The profile's run invariants and its HWM property (RB-I4 or RB-I8)."""
     problems = invariants.check(config, list(inputs), list(outputs))
-    hwms, state = [], ALGORITHM.initial(config)
+    observed, state = [], ALGORITHM.initial(config)
     for item in inputs:
         if isinstance(item, End):
             break
         state, _ = ALGORITHM.step(config, state, item)
-        hwms.append(state.hwm)
-    return problems + invariants.hwm_monotone(hwms)
+        observed.append((state.hwm, state.last_close))
+    if config.head:
+        return problems + invariants.hwm_falls_only_at_backstop(config, list(inputs), observed)
+    return problems + invariants.hwm_monotone(h for h, _ in observed)
 
 
 def instance(name: str, moves: Sequence[str], depth: int, **config: Any) -> Instance:
     settings = Config(batch_length_s=1e-6, **config)
-    factor = f", factor {settings.factor}" if config else ""
+    factor = f", factor {settings.factor}" if "timeout_factor" in config else ""
+    head = settings.head
     return Instance(
         name=name,
         algorithm=ALGORITHM,
         config=settings,
-        moves=rb_alphabet(*moves),
+        moves=rb_alphabet(*moves, clocked=head),
         depth=depth,
         check=check,
-        bounds=f"L=1000 ns, pulse 250 ns{factor}; moves {', '.join(moves)}",
+        bounds=(f"L=1000 ns, pulse 250 ns{factor}{', head, clock' if head else ''}; "
+                f"moves {', '.join(moves)}"),
     )
 
 
@@ -65,6 +86,16 @@ INSTANCES = [
     instance("rb/length-changes", ["pulse", "empty", "length_2L", "length_half"], 8),
     instance("rb/far-outliers", ["pulse", "log_far", "det_far", "empty"], 7),
     instance("rb/factor-3.5", ["pulse", "log", "empty"], 9, timeout_factor=3.5),
+    instance("rb-head/one-stream-late-log", ["pulse", "late", "log", "stall"], 7,
+             profile=HEAD),
+    instance("rb-head/two-streams-ahead", ["pulse", "mon", "log_ahead", "stall"], 6,
+             profile=HEAD),
+    instance("rb-head/length-changes", ["pulse", "stall", "length_2L", "length_half"], 7,
+             profile=HEAD),
+    instance("rb-head/far-outliers", ["pulse", "log_far", "det_far", "stall"], 7,
+             profile=HEAD),
+    instance("rb-head/no-timeout", ["pulse", "log", "stall"], 8, timeout_factor=float("inf"),
+             profile=HEAD),
 ]
 
 
@@ -82,9 +113,14 @@ def probes(item: Instance, depth: int = 6) -> tuple[int, int, int, list[Input]]:
         nonlocal traces, drained, progressed
         if len(trace) == depth:
             traces += 1
-            drained += delivered([*trace, *[Poll(()) for _ in range(16)]])
+            now = rb_clock_of(tuple(trace)) if item.config.head else None
+            step = RB_STALL if now is not None else 0
+            drained += delivered([*trace, *[Poll((), None if now is None else now + step * j)
+                                            for j in range(1, 17)]])
             n = len(trace)
-            fresh = [rb_one("detector_events", "det", rb_at(n + j), f"q{j}") for j in range(16)]
+            fresh = [Poll(rb_one("detector_events", "det", rb_at(n + j), f"q{j}").messages,
+                          None if now is None else now + RB_PULSE * (j + 1))
+                     for j in range(16 if now is None else 48)]
             ok = delivered_of_trace(trace, fresh)
             progressed += ok
             if not ok and (not stuck or len(trace) < len(stuck)):

@@ -257,8 +257,13 @@ def rb_timeout_exclusive() -> Runner:
     """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10)."""
     from timealign.rate_aware_batcher import machine
 
-    exact = machine.timeout_offset
-    _patch(machine, "timeout_offset", lambda factor, length: exact(factor, length) + 1)
+    exact = machine.timeout_distance
+
+    def late(factor: float, length: int) -> int | None:
+        distance = exact(factor, length)
+        return None if distance is None else distance + 1
+
+    _patch(machine, "timeout_distance", late)
     return runner(_rule_text("rate_aware_batcher"))
 
 

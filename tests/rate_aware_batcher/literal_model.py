@@ -225,3 +225,181 @@ class LiteralBatcher:
         for s in self.streams.values():
             ids.extend(m[3] for m in s.bucket)
         return ids + [m[3] for m in self.overflow] + [m[3] for m in self.future]
+
+
+# ---- the esslivedata-head profile -------------------------------------------------------
+# Written from the note's appendix (later upstream changes), again as plain mutable code:
+# the clock is the caller's reading passed with each call (frozen when absent).
+
+STALL_BATCHES = 10
+HORIZON_BATCHES = 3
+EPOCH_BATCHES = 1000
+
+
+def anchor_of(stamps: list[int], length: int) -> int:
+    """Newest stamp of the biggest cluster (clusters split where consecutive sorted stamps
+    are more than 3L apart; on a tie in size the later cluster wins)."""
+    ordered = sorted(stamps)
+    clusters = [[ordered[0]]]
+    for t in ordered[1:]:
+        if t - clusters[-1][-1] > HORIZON_BATCHES * length:
+            clusters.append([t])
+        else:
+            clusters[-1].append(t)
+    best = clusters[0]
+    for c in clusters[1:]:
+        if len(c) >= len(best):
+            best = c
+    return best[-1]
+
+
+class LiteralHeadBatcher(LiteralBatcher):
+    def __init__(self, batch_length_s: float = 1.0, timeout_s: float | None = None) -> None:
+        super().__init__(batch_length_s, timeout_s)
+        self.now: int | None = None
+        self.last_close: int | None = None
+
+    def batch(self, messages: list[Message],  # type: ignore[override]
+              now: int | None = None) -> tuple[int, int, list[str]] | None:
+        if now is not None:
+            if self.now is not None and now < self.now:
+                raise ValueError("clock went backwards")
+            if self.last_close is None:
+                self.last_close = now
+            self.now = now
+        if messages:
+            latest = max(m[2] for m in messages)
+            if self.window is None or self.hwm is None:
+                self.hwm = latest
+            else:
+                self.hwm = max(self.hwm, min(latest, self.window[0] + 3 * self.length))
+        if self.window is None:
+            if not messages:
+                return None
+            return self.bootstrap(messages)
+        for m in messages:
+            self.route(m)
+        gridded_present = any(s.grid is not None and s.bucket for s in self.streams.values())
+        if self.overflow and not gridded_present:
+            self.recover_from_gap()
+        if self.complete():
+            return self.close()
+        if self.stalled():
+            self.recover_from_stall()
+            if self.complete():
+                return self.close()
+        return None
+
+    def bootstrap(self, messages: list[Message]) -> tuple[int, int, list[str]]:
+        start = min(m[2] for m in messages)
+        end = anchor_of([m[2] for m in messages], self.length)
+        for m in messages:
+            if m[0] in GATED and m[2] <= end:
+                self.streams.setdefault((m[0], m[1]), GatedStream()).estimator.observe(m[2])
+        self.window = (end, end + self.length)
+        self.hwm = end
+        self.last_close = self.now
+        for s in self.streams.values():
+            s.refresh_grid(end, self.length)
+        return (start, end, [m[3] for m in messages])
+
+    def route(self, m: Message) -> None:
+        assert self.window is not None
+        if m[0] in GATED:
+            self.streams.setdefault((m[0], m[1]), GatedStream())
+        if m[2] - self.window[1] > EPOCH_BATCHES * self.length:
+            self.non_gated.append(m)
+            return
+        start, end = self.window
+        ts = m[2]
+        stream = self.streams[(m[0], m[1])] if m[0] in GATED else None
+        if (stream is None or stream.grid is None) and end < ts <= end + 3 * self.length:
+            self.future.append(m)
+            return
+        if stream is None:
+            self.non_gated.append(m)
+            return
+        stream.estimator.observe(ts)
+        if stream.grid is None:
+            stream.bucket.append(m)
+            return
+        slot = stream.grid.slot_in_batch(ts, start)
+        spb = stream.grid.slots_per_batch
+        if slot >= spb:
+            if slot < spb * (1 + HORIZON_BATCHES):
+                stream.max_slot = max(stream.max_slot, spb - 1)
+            self.overflow.append(m)
+            return
+        stream.bucket.append(m)
+        stream.max_slot = max(stream.max_slot, slot)
+
+    def complete(self) -> bool:
+        assert self.window is not None
+        if self.factor == float("inf"):
+            gating = [s for s in self.streams.values() if s.grid is not None]
+            return bool(gating) and all(
+                s.max_slot >= s.grid.slots_per_batch - 1 for s in gating if s.grid is not None
+            )
+        return super().complete()
+
+    def buffered(self) -> list[Message]:
+        out = list(self.non_gated)
+        for s in self.streams.values():
+            out.extend(s.bucket)
+        return out
+
+    def stalled(self) -> bool:
+        if self.now is None or self.last_close is None:
+            return False
+        if self.now - self.last_close < STALL_BATCHES * self.length:
+            return False
+        return bool(self.buffered())
+
+    def recover_from_stall(self) -> None:
+        assert self.window is not None
+        anchor = anchor_of([m[2] for m in self.buffered()], self.length)
+        self.last_close = self.now
+        if self.window[0] <= anchor < self.window[1]:
+            return
+        stashed = self.drain() + self.overflow + self.future
+        self.overflow, self.future = [], []
+        self.window = (anchor, anchor + self.length)
+        self.hwm = anchor
+        for m in stashed:
+            if m[2] - self.window[1] > 3 * self.length:
+                self.non_gated.append(m)
+            else:
+                self.route(m)
+
+    def close(self) -> tuple[int, int, list[str]]:
+        assert self.window is not None
+        self.last_close = self.now
+        start, end = self.window
+        for sid in list(self.streams):
+            s = self.streams[sid]
+            if s.bucket:
+                s.absent = 0
+                s.refresh_grid(start, self.length)
+            else:
+                s.absent += 1
+                if s.absent >= 5:
+                    del self.streams[sid]
+        if self.pending_length is not None:
+            self.length, self.pending_length = self.pending_length, None
+            for s in self.streams.values():
+                s.refresh_grid(start, self.length)
+        members = self.drain()
+        if not any(s.grid is not None for s in self.streams.values()):
+            members += self.future + self.overflow
+            self.future, self.overflow = [], []
+            if members:
+                end = max(anchor_of([m[2] for m in members], self.length), end)
+        out = (start, end, [m[3] for m in members])
+        self.window = (end, end + self.length)
+        ov, self.overflow = self.overflow, []
+        for m in ov:
+            self.route(m)
+        fu, self.future = self.future, []
+        for m in fu:
+            self.route(m)
+        return out

@@ -70,7 +70,7 @@ def test_config_validation_rb_d1_rb_d2() -> None:
 def test_input_validation_rb_d3() -> None:
     """RB-D3."""
     for bad in ({"op": "poll", "messages": "x"},
-                {"op": "poll", "messages": [{"kind": "log", "name": "l", "timestamp": -1,
+                {"op": "poll", "messages": [{"kind": "log", "name": "l", "timestamp": -(2**63) - 1,
                                              "id": "a"}]},
                 {"op": "poll", "messages": [3]}):
         with pytest.raises(InvalidInput) as error:

@@ -3,7 +3,9 @@
 Where the stateful test plays realistic pulse trains, this one draws unstructured polls
 on a nanosecond scale (L = 1000 ns, timestamps within a few L, several kinds and names) so
 ties, exact boundaries, out-of-order stamps, huge rates and re-registrations are common.
-Every output must match, and the run invariants (RB-I1, RB-I2, RB-I3, RB-I5) must hold.
+Both profiles (RB-R17) are drawn, with a wall clock on the polls (RB-R18) that stalls,
+advances and leaps past the head's backstop threshold (RB-R26). Every output must match,
+and the run invariants of the profile (RB-I1, RB-I2, RB-I3 or RB-I9, RB-I5) must hold.
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ from timealign.rate_aware_batcher import (
     invariants,
 )
 
-KINDS = ("detector_events", "monitor_counts", "log", "run_control")
+KINDS = ("detector_events", "monitor_counts", "log", "run_control", "device")
 
 
 @st.composite
 def traces(draw: st.DrawFn) -> tuple[Config, list[Input]]:
     length = draw(st.sampled_from([1e-6, 1e-6, 5e-7, 2e-6]))
+    profile = draw(st.sampled_from(["card", "esslivedata-head"]))
     timeout = draw(st.sampled_from([None, None, 1e-6, 3e-6, 4e-6]))
-    base = draw(st.integers(0, 10**6))
-    serial = 0
+    if profile != "card" and timeout is not None and timeout / length > 3:
+        timeout = float("inf")  # refused at head (RB-R19); inf turns the timeout off
+    base = draw(st.integers(-(10**6), 10**6))
+    serial = now = 0
     inputs: list[Input] = []
     for _ in range(draw(st.integers(1, 40))):
         if draw(st.integers(0, 9)) == 0:
@@ -40,14 +45,15 @@ def traces(draw: st.DrawFn) -> tuple[Config, list[Input]]:
         messages = []
         for _ in range(draw(st.integers(0, 4))):
             serial += 1
-            kind = draw(st.sampled_from(KINDS))
+            kind = draw(st.sampled_from(KINDS if profile != "card" else KINDS[:-1]))
             name = draw(st.sampled_from(["a", "b"]))
             base += draw(st.integers(-50, 400))
-            stamp = max(0, base + draw(st.sampled_from([0, 0, 0, 10, -700, 5_000])))
+            stamp = base + draw(st.sampled_from([0, 0, 0, 10, -700, 5_000, 3_000_000]))
             messages.append(Polled(kind, name, stamp, f"m{serial}"))
-        inputs.append(Poll(tuple(messages)))
+        now += draw(st.sampled_from([0, 300, 300, 2_000, 25_000]))
+        inputs.append(Poll(tuple(messages), now=draw(st.sampled_from([now, now, None]))))
     inputs.append(End())
-    return Config(length, timeout), inputs
+    return Config(length, timeout, profile=profile), inputs
 
 
 @given(traces())
@@ -58,7 +64,8 @@ def test_reference_matches_literal_model(trace: tuple[Config, list[Input]]) -> N
     assert mine == literal_outputs(config, inputs)
     assert invariants.no_loss_no_duplication(config, inputs, mine) == []
     assert invariants.one_batch_per_poll(config, inputs, mine) == []
-    assert invariants.windows_ordered(config, inputs, mine) == []
+    windows = invariants.windows_ordered_head if config.head else invariants.windows_ordered
+    assert windows(config, inputs, mine) == []
     assert invariants.ungated_ride_along(config, inputs, mine) == []
 
 
@@ -77,21 +84,23 @@ FIELDS = {"kind": st.sampled_from(["log", "detector_events", "camera"]) | JSONIS
 
 @given(st.lists(st.one_of(
     st.fixed_dictionaries({"op": st.just("poll"), "messages": st.lists(
-        st.fixed_dictionaries({}, optional=FIELDS), max_size=3)}),
+        st.fixed_dictionaries({}, optional=FIELDS), max_size=3)},
+        optional={"now": st.integers(-(2**64), 2**64) | JSONISH}),
     st.fixed_dictionaries({"op": st.sampled_from(["set_batch_length", "end", "tick"]),
                            "seconds": JSONISH}),
     JSONISH,
 ), max_size=12), st.fixed_dictionaries({}, optional={
-    "batch_length_s": JSONISH | st.floats(1e-9, 5), "timeout_s": JSONISH,
-    "timeout_factor": JSONISH}))
+    "batch_length_s": JSONISH | st.floats(1e-9, 5), "timeout_s": JSONISH | st.just("inf"),
+    "timeout_factor": JSONISH, "profile": st.sampled_from(["card", "esslivedata-head"])
+    | JSONISH}))
 @example([{"op": "set_batch_length", "seconds": 1e20}], {"timeout_factor": 1e290})
 @example([], {"batch_length_s": 1e300})
 def test_only_invalid_input_escapes(raw_inputs: list[object],
                                     raw_config: dict[str, object]) -> None:
-    """RB-D1 to RB-D4: arbitrary JSON is refused with InvalidInput, never another exception
-    from deep inside; the run goes on from the state before the refused input; the fast
-    path refuses exactly what the rule text refuses (same field and rule) and otherwise
-    stays in lockstep with it."""
+    """RB-D1 to RB-D4, RB-R17 to RB-R19: arbitrary JSON is refused with InvalidInput, never
+    another exception from deep inside; the run goes on from the state before the refused
+    input; the fast path refuses exactly what the rule text refuses (same field and rule)
+    and otherwise stays in lockstep with it."""
     from timealign import InvalidInput
     from timealign.lockstep import Lockstep
     from timealign.rate_aware_batcher import ALGORITHM

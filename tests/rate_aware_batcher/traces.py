@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from tests.rate_aware_batcher.literal_model import LiteralBatcher
+from tests.rate_aware_batcher.literal_model import LiteralBatcher, LiteralHeadBatcher
 from timealign.lockstep import run_lockstep
 from timealign.rate_aware_batcher import (
     ALGORITHM,
@@ -92,7 +92,8 @@ class Clock:
 
 
 def literal_model(config: Config) -> LiteralBatcher:
-    model = LiteralBatcher(config.batch_length_s, config.timeout_s)
+    kind = LiteralHeadBatcher if config.head else LiteralBatcher
+    model = kind(config.batch_length_s, config.timeout_s)
     if config.timeout_factor is not None:
         model.factor = config.timeout_factor
     return model
@@ -101,7 +102,11 @@ def literal_model(config: Config) -> LiteralBatcher:
 def literal_step(model: LiteralBatcher, item: Input) -> list[Output]:
     """Feed one machine input to the literal model; its outputs in the machine's classes."""
     if isinstance(item, Poll):
-        got = model.batch([(m.kind, m.name, m.timestamp, m.id) for m in item.messages])
+        messages = [(m.kind, m.name, m.timestamp, m.id) for m in item.messages]
+        if isinstance(model, LiteralHeadBatcher):
+            got = model.batch(messages, item.now)
+        else:
+            got = model.batch(messages)
         return [] if got is None else [Batch(got[0], got[1], tuple(got[2]))]
     if isinstance(item, SetBatchLength):
         model.set_batch_length(item.seconds)

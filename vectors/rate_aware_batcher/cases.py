@@ -67,8 +67,10 @@ def polled(*streams: list[tuple[int, Msg]], until: float, start: float = 0.0,
     return inputs
 
 
-def poll(*messages: Msg) -> dict[str, Any]:
-    return {"op": "poll", "messages": list(messages)}
+def poll(*messages: Msg, now: Any = None) -> dict[str, Any]:
+    if now is None:
+        return {"op": "poll", "messages": list(messages)}
+    return {"op": "poll", "messages": list(messages), "now": now}
 
 
 def log(t: int, ident: str, name: str = "log") -> Msg:
@@ -91,6 +93,50 @@ def set_length(seconds: Any) -> dict[str, Any]:
 
 def empties(n: int) -> list[dict[str, Any]]:
     return [poll() for _ in range(n)]
+
+
+def clocked(inputs: list[dict[str, Any]], start: int = 0,
+            every: int = POLL) -> list[dict[str, Any]]:
+    """The same inputs with a wall clock: the k-th poll reads ``start + k * every`` (a live
+    service polling every ``every`` ns, RB-R18)."""
+    out: list[dict[str, Any]] = []
+    k = 0
+    for item in inputs:
+        if item["op"] == "poll":
+            item = {**item, "now": start + k * every}
+            k += 1
+        out.append(item)
+    return out
+
+
+def shifted(inputs: list[dict[str, Any]], by: int) -> list[dict[str, Any]]:
+    """The same inputs with every timestamp moved by ``by`` ns (RB-D18)."""
+    return [{**item, "messages": [{**m, "timestamp": m["timestamp"] + by}
+                                  for m in item["messages"]]} if item["op"] == "poll" else item
+            for item in inputs]
+
+
+def both(name: str, description: str, rules: Sequence[str], inputs: list[dict[str, Any]],
+         **config: Any) -> tuple[Vector, Vector]:
+    """One trace as two vectors, ``<name>_card`` and ``<name>_head`` (RB-R17)."""
+    return (case(f"{name}_card", description, ["RB-R17", "RB-D16", *rules], inputs,
+                 profile="card", **config),
+            case(f"{name}_head", description, ["RB-R17", *rules], inputs,
+                 profile="esslivedata-head", **config))
+
+
+def from_rows(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The polls of ``inputs`` as the Spark driver maps recorded rows (RB-D5, RB-D19): one
+    row per message with the poll's number and its clock reading as ``arrival``; empty
+    polls have no rows. Mapped by the reference's own ``inputs_from_records``."""
+    from timealign import Record
+    from timealign.rate_aware_batcher import ALGORITHM, Config
+
+    rows = [Record(m["id"], m["name"], m["timestamp"], arrival=item["now"], kind=m["kind"],
+                   poll=k) for k, item in enumerate(inputs) if item["op"] == "poll"
+            for m in item["messages"]]
+    mapped = ALGORITHM.inputs_from_records(Config(), rows)
+    return [*(ALGORITHM.input_to_json(p) for p in mapped), END]
 
 
 CASES: list[Vector] = [
@@ -280,11 +326,11 @@ CASES: list[Vector] = [
          "timeout_s and timeout_factor together are refused.",
          ["RB-D2"], [poll()], timeout_s=1.2, timeout_factor=1.2),
     case("rejected_bad_messages",
-         "Unknown stream kind, negative, non-integer or beyond-int64 timestamp, empty id: "
+         "Unknown stream kind, below-int64, non-integer or beyond-int64 timestamp, empty id: "
          "each poll is "
          "refused whole and the state is unchanged.",
          ["RB-D3"],
-         [poll(msg("camera", "c", T0, "a")), poll(msg(DET, "d", -1, "b")),
+         [poll(msg("camera", "c", T0, "a")), poll(msg(DET, "d", -(2**63) - 1, "b")),
           poll(msg(DET, "d", 1.5, "c")), poll(msg(DET, "d", T0, "")),
           poll(msg(DET, "d", 2**63, "e")),
           poll(msg(DET, "d", T0, "ok")), END]),
@@ -348,4 +394,135 @@ CASES: list[Vector] = [
          "buffered however many empty polls follow; the end reports it pending (RB-H5).",
          ["RB-R16", "RB-D13"],
          [*polled(train("det", 14, 2.5), until=2.5), *empties(20), END]),
+    *[vector for pair in (
+        # ---- the esslivedata-head profile, side by side with the card ------------------
+        both("first_call_outlier",
+             "One log stamped a year ahead in the first poll, then 15 s of 14 Hz, polled every "
+             "100 ms of wall clock (RB-H1). Card: only the bootstrap batch, ever. Head: the "
+             "two-stamp first poll ties, so the anchor is the outlier's (the later cluster); "
+             "after 10 s of clock with traffic buffered the backstop re-places the window at "
+             "the data, one large batch follows and slot-gate closes resume.",
+             ["RB-R20", "RB-R21", "RB-R26", "RB-R18"],
+             clocked([poll(msg(DET, "det", T0, "det0"), log(T0 + YEAR, "outlier")),
+                      *polled(train("det", 14, 15, begin=0.1), start=0.1, until=15), END])),
+        both("first_call_outlier_minority",
+             "A first poll of 500 ms of 14 Hz plus one stamp a year ahead. Card: wedged as in "
+             "RB-H1. Head: the plausible anchor is the newest pulse (the outlier is a cluster "
+             "of one), the detector is gridded at bootstrap and closes run from the start.",
+             ["RB-R20", "RB-R21"],
+             [poll(*[m for _, m in train("det", 14, 0.5)], log(T0 + YEAR, "outlier")),
+              *polled(train("det", 14, 3, begin=0.5), start=0.6, until=3.5), END]),
+        both("far_ahead_gridded",
+             "A gridded pulse 240 s ahead in a poll of its own, then 15 s of data, polled "
+             "every 100 ms of wall clock (RB-H2). Card: the gap jump strands the window, "
+             "nothing closes. Head: 10 s after the last close the backstop re-places the "
+             "window at the buffered data (the HWM goes back with it), the stray pulse is "
+             "delivered, closes resume.",
+             ["RB-R26", "RB-R24", "RB-R11", "RB-R13"],
+             clocked([*polled(train("det", 14, 3), until=3),
+                      poll(msg(DET, "det", T0 + 243 * S, "ahead")),
+                      *polled(train("det", 14, 15, begin=3.1), start=3.1, until=18), END])),
+        both("first_call_outlier_from_rows",
+             "The first_call_outlier trace as recorded rows with arrivals, mapped by the "
+             "driver (RB-D19): each poll's clock is its last row's arrival; no empty polls.",
+             ["RB-D19", "RB-R26"],
+             from_rows(clocked([poll(msg(DET, "det", T0, "det0"), log(T0 + YEAR, "outlier")),
+                                *polled(train("det", 14, 15, begin=0.1), start=0.1,
+                                        until=15)]))),
+        both("timeout_factor_above_3",
+             "timeout_factor 3.5 (RB-H3). Card: the log-only trace never closes. Head: the "
+             "factor is refused.",
+             ["RB-R19", "RB-D2"],
+             [*polled([(T0 + k * 250 * MS, log(T0 + k * 250 * MS, f"l{k}")) for k in range(8)],
+                      until=2), END], timeout_factor=3.5),
+        both("infinite_timeout",
+             "timeout_s = inf (RB-H4). Card: refused (upstream crashes). Head: the timeout is "
+             "off; a detector gridded at bootstrap (500 ms first poll) closes on its slot gate "
+             "only.",
+             ["RB-R19", "RB-D2"],
+             [*polled(train("det", 14, 4), start=0.5, until=4), END], timeout_s="inf"),
+        both("infinite_timeout_never_gridded",
+             "timeout_s = inf with a first poll of one pulse (head finding): no grid at "
+             "bootstrap, no timeout, so no close; the backstop keeps re-placing the window "
+             "over the buffered pulses and nothing is ever delivered.",
+             ["RB-R19", "RB-R26"],
+             clocked([*polled(train("det", 14, 25), until=25), END]), timeout_s="inf"),
+        both("no_wall_clock",
+             "Traffic stops mid-window, then 30 empty polls over 30 s of clock (RB-H5). Card: "
+             "no clock, the partial window stays. Head: the backstop is due, but the anchor of "
+             "the buffered pulses lies inside the window: it only re-arms; same outputs.",
+             ["RB-R26", "RB-R18"],
+             clocked([*polled(train("det", 14, 2.5), until=2.5), *empties(30), END],
+                     every=S)),
+        both("persistent_far_future_stream",
+             "A monitor 10 years ahead keeps sending for 3.5 s, polled with a clock (RB-H11). "
+             "Both: the clamped HWM closes a batch per poll and the window runs ahead. Head: "
+             "its messages are disjoint-epoch (more than 1000 L ahead) and ride along; once "
+             "the monitor stops, the backstop brings the window back to the data.",
+             ["RB-R22", "RB-R26"],
+             clocked([*polled(train("det", 14, 16),
+                              [(t, {**m, "timestamp": m["timestamp"] + 10 * YEAR})
+                               for t, m in train("mon", 2, 3.5, kind=MON, begin=0.5)],
+                              until=16), END])),
+        both("non_gated_backlog",
+             "Log-only traffic polled every 2.5 s of data (RB-H8, RB-R25). Card: a timeout "
+             "close per poll, one L each, the batches trail the data. Head: no stream gates, "
+             "so each close takes every held message and ends at their plausible anchor.",
+             ["RB-R25"],
+             [*polled([(T0 + k * 250 * MS, log(T0 + k * 250 * MS, f"l{k}")) for k in range(40)],
+                      until=10, every=2_500 * MS), *empties(4), END]),
+        both("disjoint_epoch_routing",
+             "A gridded detector sends one pulse 2000 s ahead next to its regular pulses. "
+             "Card: overflow, it bumps the gate and waits in overflow. Head: more than 1000 L "
+             "ahead, it rides along with the active batch, unobserved (RB-R22).",
+             ["RB-R22", "RB-R11"],
+             [*polled(train("det", 14, 2.5), until=2.45),
+              poll(msg(DET, "det", T0 + 2_500 * MS, "det35"),
+                   msg(DET, "det", T0 + 2_000 * S, "epoch")),
+              *polled(train("det", 14, 4, begin=2.6), start=2.6, until=6.5), END]),
+        both("overflow_bump_limit",
+             "A gridded pulse 240 s ahead arrives with in-window pulses; its HWM forces two "
+             "timeout closes in both profiles. Card: from then on it is re-routed into every "
+             "window and bumps its gate, a near-empty batch per poll racing ahead of the "
+             "data (RB-H2). Head: more than 4 x 14 slots ahead it bumps nothing; windows "
+             "close on their last slot once the data reaches them, it waits in overflow "
+             "(RB-R23).",
+             ["RB-R23", "RB-D8"],
+             [*polled(train("det", 14, 2.5), until=2.45),
+              poll(msg(DET, "det", T0 + 2_500 * MS, "det35"),
+                   msg(DET, "det", T0 + 242_500 * MS, "ahead")),
+              *polled(train("det", 14, 4, begin=2.6), start=2.6, until=6.5), END]),
+        both("head_stream_kinds",
+             "device and livedata_nicos_data messages: upstream StreamKind values added after "
+             "the card. Card: refused (RB-D3). Head: non-gated, they ride along (RB-R27).",
+             ["RB-R27", "RB-D3"],
+             [*polled(train("det", 14, 2), until=2),
+              poll(msg("device", "motor", T0 + 2_050 * MS, "motor")),
+              poll(msg("livedata_nicos_data", "nicos", T0 + 2_150 * MS, "nicos")),
+              *polled(train("det", 14, 2, begin=2.1), start=2.2, until=4), END]),
+        both("clock_readings",
+             "The clock rule: a poll without \"now\" keeps the clock where it was, an equal "
+             "reading is fine, a reading that goes back is refused with the state unchanged, "
+             "a non-integer one too.",
+             ["RB-R18", "RB-D17"],
+             [poll(msg(DET, "det", T0, "a"), now=5 * S), poll(msg(DET, "det", T0 + 70 * MS, "b")),
+              poll(msg(DET, "det", T0 + 140 * MS, "c"), now=5 * S),
+              poll(msg(DET, "det", T0 + 210 * MS, "d"), now=4 * S),
+              poll(msg(DET, "det", T0 + 210 * MS, "d"), now=1.5),
+              poll(msg(DET, "det", T0 + 210 * MS, "d"), now=6 * S), END]),
+        both("negative_time",
+             "The happy path shifted to before the epoch (data time -1.7e18 ns), with a clock "
+             "at negative readings: the signed 64-bit domain works in both profiles (RB-D3, "
+             "RB-D18).",
+             ["RB-D3", "RB-D18"],
+             clocked(shifted([*polled(train("det", 14, 4), until=4), END], -2 * T0),
+                     start=-(2**62))),
+        both("extreme_time",
+             "14 Hz pulses around +2^62 ns and a log at -2^63 (the lowest int64), 2^63 - 1 "
+             "accepted, 2^63 refused (RB-D3, RB-D18).",
+             ["RB-D3", "RB-D18"],
+             [*shifted(polled(train("det", 14, 3), until=3), 2**62 - T0),
+              poll(log(-(2**63), "lowest"), log(2**63 - 1, "highest")),
+              poll(log(2**63, "beyond")), END]),
+    ) for vector in pair],
 ]

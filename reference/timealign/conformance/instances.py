@@ -77,6 +77,7 @@ def eb_moves(config: EbConfig, steps: tuple[int, ...],
 RB_BASE = 1_000_000
 RB_PULSE = 250
 RB_FAR = 1_000_000  # 1000 L ahead: beyond the clamp and the hold-back range
+RB_STALL = 10_000  # 10 L of clock: the head profile's backstop threshold (RB-R26)
 
 
 def rb_at(k: int) -> int:
@@ -99,12 +100,28 @@ RB_MOVES: dict[str, Callable[[int], RbInput]] = {
     "empty": lambda k: Poll(()),
     "length_2L": lambda k: SetBatchLength(2e-6),
     "length_half": lambda k: SetBatchLength(5e-7),
+    "stall": lambda k: Poll(()),  # its clock reading is added by ``rb_alphabet``
 }
 
 
-def rb_alphabet(*names: str) -> Callable[[Trace], list[RbInput]]:
-    chosen = [RB_MOVES[n] for n in names]
-    return lambda trace: [move(len(trace)) for move in chosen]
+def rb_clock_of(trace: Trace) -> int:
+    """The newest clock reading of ``trace`` (0 before any)."""
+    return max((i.now for i in trace if isinstance(i, Poll) and i.now is not None), default=0)
+
+
+def rb_alphabet(*names: str, clocked: bool = False) -> Callable[[Trace], list[RbInput]]:
+    """The moves after ``trace``; with ``clocked`` every poll reads a clock one pulse
+    period later than the last reading, a ``stall`` 10 L later (RB-R18)."""
+    chosen = [(n, RB_MOVES[n]) for n in names]
+
+    def moves(trace: Trace) -> list[RbInput]:
+        out = [move(len(trace)) for _, move in chosen]
+        if not clocked:
+            return out
+        now = rb_clock_of(trace)
+        return [Poll(m.messages, now + (RB_STALL if n == "stall" else RB_PULSE))
+                if isinstance(m, Poll) else m for (n, _), m in zip(chosen, out, strict=True)]
+    return moves
 
 
 # --- the harness's instances -------------------------------------------------------------

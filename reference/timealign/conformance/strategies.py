@@ -193,7 +193,6 @@ def rb_runs(draw: st.DrawFn, max_inputs: int = 25) -> Run:
     (config, pulse), base = draw(rb_configs()), draw(_RB_BASE)
     length = config.batch_length_s
     inputs: list[rb.Input] = []
-    used: list[str] = []
     size = len(RB_MESSAGES)
     for k, number in enumerate(sequence(draw, _RB_POLL, max_inputs)):
         choice, count, *picked = digits(number, len(RB_KINDS), 3, size, size, size)
@@ -204,11 +203,17 @@ def rb_runs(draw: st.DrawFn, max_inputs: int = 25) -> Run:
         if kind == "length":
             inputs.append(rb.SetBatchLength(length * (0.5, 1.0, 2.0)[len(messages) - 1]))
             continue
+        if kind == "reuse" and len(messages) == 1:
+            messages = messages * 2
         polled = []
         for j, ((stream_kind, name), (nanoseconds, tenths)) in enumerate(messages):
             stamp = max(0, base + pulse * k + nanoseconds + pulse * tenths // 10)
-            ident = used[(k + j) % len(used)] if kind == "reuse" and used else f"{name}{k}_{j}"
-            used.append(ident)
+            # A re-used id repeats within its poll, which RB-D4 refuses whatever the state.
+            # Re-using an id of an earlier poll would make the trace depend on whether that
+            # message was already emitted: re-use after emission breaks the precondition
+            # of unique ids (RB-D4, caught by RB-I1), and a deletion while shrinking could
+            # turn a refused re-use into such a trace.
+            ident = f"reuse{k}" if kind == "reuse" else f"{name}{k}_{j}"
             polled.append(rb.Polled(stream_kind, name, stamp, ident))
         inputs.append(rb.Poll(tuple(polled)))
     inputs.append(rb.End())

@@ -1,4 +1,5 @@
-"""The rate-aware batcher (ESS live-data ``RateAwareMessageBatcher``, card revision).
+"""The rate-aware batcher (ESS live-data ``RateAwareMessageBatcher``), in two profiles:
+the card revision (default) and ``esslivedata-head`` (``Config(profile=...)``, RB-R17).
 
 A pure machine: ``initial(config)`` and ``step(config, state, input)`` over the inputs
 :class:`Poll` (one upstream ``batch()`` call), :class:`SetBatchLength` and :class:`End`,

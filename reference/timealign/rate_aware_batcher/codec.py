@@ -1,13 +1,16 @@
 """JSON codecs and adapter hooks of the rate-aware batcher (``vectors/rate_aware_batcher``).
 
-Config ``{"batch_length_s": 1.0, "timeout_s": null}`` (or ``"timeout_factor"``); inputs
-``{"op": "poll", "messages": [{"kind", "name", "timestamp", "id"}]}``,
+Config ``{"batch_length_s": 1.0, "timeout_s": null}`` (or ``"timeout_factor"``; optionally
+``"profile"``); inputs
+``{"op": "poll", "messages": [{"kind", "name", "timestamp", "id"}], "now": ns}`` (``now``
+optional),
 ``{"op": "set_batch_length", "seconds": 2.0}`` and ``{"op": "end"}``; outputs
 ``{"kind": "batch", "start", "end", "ids"}`` and ``{"kind": "pending", "id"}``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -15,6 +18,7 @@ from timealign.algorithm import JSON, Account, Grouped, Record, Settled, Slots
 from timealign.errors import InvalidInput, output_fields, require
 from timealign.rate_aware_batcher.grid import slot_instants
 from timealign.rate_aware_batcher.model import (
+    CARD,
     Batch,
     Config,
     End,
@@ -27,7 +31,7 @@ from timealign.rate_aware_batcher.model import (
     State,
 )
 
-_CONFIG_KEYS = frozenset({"batch_length_s", "timeout_s", "timeout_factor"})
+_CONFIG_KEYS = frozenset({"batch_length_s", "timeout_s", "timeout_factor", "profile"})
 
 
 def config_from_json(body: Mapping[str, Any]) -> Config:
@@ -37,15 +41,28 @@ def config_from_json(body: Mapping[str, Any]) -> Config:
     require(not unknown, "config", "RB-D2", f"unknown keys {unknown}", body)
     return Config(
         batch_length_s=body.get("batch_length_s", 1.0),
-        timeout_s=body.get("timeout_s"),
-        timeout_factor=body.get("timeout_factor"),
+        timeout_s=_infinity(body.get("timeout_s")),
+        timeout_factor=_infinity(body.get("timeout_factor")),
+        profile=body.get("profile", CARD),
     )
 
 
+def _infinity(value: Any) -> Any:
+    """JSON has no infinity: the string ``"inf"`` stands for head's ``+inf`` (RB-R19)."""
+    return math.inf if value == "inf" else value
+
+
+def _finite_or_text(value: float | None) -> Any:
+    return "inf" if value == math.inf else value
+
+
 def config_to_json(config: Config) -> JSON:
-    body: JSON = {"batch_length_s": config.batch_length_s, "timeout_s": config.timeout_s}
+    body: JSON = {"batch_length_s": config.batch_length_s,
+                  "timeout_s": _finite_or_text(config.timeout_s)}
     if config.timeout_factor is not None:
-        body["timeout_factor"] = config.timeout_factor
+        body["timeout_factor"] = _finite_or_text(config.timeout_factor)
+    if config.profile != CARD:  # RB-D16: the default is not written
+        body["profile"] = config.profile
     return body
 
 
@@ -66,7 +83,7 @@ def input_from_json(body: Mapping[str, Any]) -> Input:
         raw = body.get("messages")
         if not isinstance(raw, list):
             raise InvalidInput("messages", "RB-D3", "must be a list", raw)
-        return Poll(tuple(_message(m, i) for i, m in enumerate(raw)))
+        return Poll(tuple(_message(m, i) for i, m in enumerate(raw)), body.get("now"))
     if op == "set_batch_length":
         return SetBatchLength(body.get("seconds"))  # type: ignore[arg-type]
     if op == "end":
@@ -76,10 +93,13 @@ def input_from_json(body: Mapping[str, Any]) -> Input:
 
 def input_to_json(item: Input) -> JSON:
     if isinstance(item, Poll):
-        return {"op": "poll", "messages": [
+        body: JSON = {"op": "poll", "messages": [
             {"kind": m.kind, "name": m.name, "timestamp": m.timestamp, "id": m.id}
             for m in item.messages
         ]}
+        if item.now is not None:
+            body["now"] = item.now
+        return body
     if isinstance(item, SetBatchLength):
         return {"op": "set_batch_length", "seconds": item.seconds}
     return {"op": "end"}
@@ -124,19 +144,22 @@ def inputs_from_records(_config: Config, records: Iterable[Record]) -> Iterator[
 
     Consecutive rows with the same ``poll`` number form one poll; a row without a poll
     number is a poll of its own. ``kind`` -> stream kind, ``topic`` -> stream name,
-    ``stamp`` -> timestamp, ``id`` -> id.
+    ``stamp`` -> timestamp, ``id`` -> id; the poll's clock reading ``now`` is the
+    ``arrival`` of its last row (RB-D19).
     """
     current: list[Polled] = []
     number: int | None = None
+    arrival = 0
     for record in records:
         message = Polled(record.kind, record.topic, record.stamp, record.id)  # type: ignore[arg-type]
         if current and (record.poll is None or record.poll != number):
-            yield Poll(tuple(current))
+            yield Poll(tuple(current), arrival)
             current = []
         current.append(message)
         number = record.poll
+        arrival = record.arrival
     if current:
-        yield Poll(tuple(current))
+        yield Poll(tuple(current), arrival)
 
 
 def records_of(_config: Config, item: Input) -> tuple[Record, ...]:

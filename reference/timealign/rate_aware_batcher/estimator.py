@@ -23,7 +23,9 @@ def observe(last: int | None, diffs: tuple[int, ...], t: int) -> tuple[int | Non
     moves backwards, so an out-of-order or duplicate timestamp changes nothing.
 
     pre: len(diffs) <= DIFF_BUFFER_SIZE
+    pre: -2**63 <= t < 2**63 and (last is None or -2**63 <= last < 2**63)
     post: len(__return__[1]) <= DIFF_BUFFER_SIZE and __return__[0] is not None
+    post: __return__[1] == diffs or 0 < __return__[1][-1] < 2**64
     post: last is None or __return__[0] >= last
     post: __return__[1] == diffs or __return__[1][-1] > 0
     """

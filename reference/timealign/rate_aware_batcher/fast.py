@@ -21,6 +21,12 @@ gridded stream reached its last slot (RB-R10); the close refreshes grids, evicts
 streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and re-routes
 overflow and future into the next window.
 
+The ``esslivedata-head`` profile (RB-R17) switches a few of these places and adds the
+stall backstop (RB-R19 to RB-R27): the bootstrap anchors at the plausible anchor, routing
+sends disjoint-epoch stamps to ``non_gated`` and limits the overflow bump, a close without
+a gating stream ends at its messages' anchor, and a poll that closes nothing while traffic
+is buffered and the caller's clock is ``10·L`` past the last close re-places the window.
+
 ``step`` is pure: it copies what it changes into a private scratch object (:class:`_Run`)
 and returns a new :class:`FastState`; the given state is never modified.
 """
@@ -36,14 +42,17 @@ from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, obs
 from timealign.rate_aware_batcher.grid import (
     DRIFT_TOLERANCE_NS,
     MAX_AHEAD_BATCHES,
+    MAX_ORIGIN_OFFSET_BATCHES,
+    STALL_THRESHOLD_BATCHES,
     Grid,
     advance_hwm,
     gap_steps,
     origin_plausible,
     period_of,
+    plausible_anchor,
     slots_per_batch,
     sub_rate,
-    timeout_offset,
+    timeout_distance,
 )
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
@@ -59,6 +68,8 @@ from timealign.rate_aware_batcher.model import (
     SetBatchLength,
     State,
     Stream,
+    advance_clock,
+    refuse_head_only_kinds,
     timeout_fits,
 )
 
@@ -95,13 +106,14 @@ class FastState(NamedTuple):
     the first non-empty poll); its end is always ``window + batch_length``.
 
     ``timeout`` caches the integer timeout distance of the current batch length, so no
-    float is computed per poll; ``ended`` is set by the end input. A named tuple, not an
+    float is computed per poll (``None``: none, RB-R19); ``ended`` is set by the end input;
+    ``clock``/``last_close`` as in the spec's state (RB-R18, RB-R26). A named tuple, not an
     attrs class: one is built per poll, and a frozen attrs ``__init__`` (one
     ``object.__setattr__`` per field) measured five times slower here.
     """
 
     batch_length: int
-    timeout: int
+    timeout: int | None
     pending_length: int | None = None
     window: int | None = None
     hwm: int | None = None
@@ -111,8 +123,12 @@ class FastState(NamedTuple):
     future: tuple[Polled, ...] = ()
     held: frozenset[str] = frozenset()
     ended: bool = False
+    clock: int | None = None
+    last_close: int | None = None
 
 
+#: Head bumps the gate only for overflow within this many windows' slots (RB-R23).
+_BUMP_WINDOWS = 1 + MAX_AHEAD_BATCHES
 #: What a named tuple's generated ``__new__`` does, without its extra Python frame; used
 #: on the two per-poll constructions (measured ~5 % of a poll).
 _build = tuple.__new__
@@ -120,7 +136,8 @@ _build = tuple.__new__
 
 def initial(config: Config) -> FastState:
     """Before the first poll: no window, no streams, the configured batch length."""
-    return FastState(config.batch_length, timeout_offset(config.factor, config.batch_length))
+    return FastState(config.batch_length,
+                     timeout_distance(config.factor, config.batch_length))
 
 
 def step(config: object, state: object,
@@ -133,6 +150,11 @@ def step(config: object, state: object,
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):
+        if item.now is not None:
+            clock, last_close = advance_clock(state.clock, state.last_close, item.now)
+            state = state._replace(clock=clock, last_close=last_close)
+        if not config.head:
+            refuse_head_only_kinds(item.messages)
         return _poll(config, state, item.messages)
     if isinstance(item, SetBatchLength):
         if not timeout_fits(config.factor, item.length):
@@ -140,9 +162,10 @@ def step(config: object, state: object,
         return state._replace(pending_length=item.length), ()
     if isinstance(item, End):
         pending = tuple(Pending(m.id) for m in to_spec(state).buffered())
-        emptied = FastState(state.batch_length, state.timeout, state.pending_length, state.window,
-                        state.hwm, tuple(s._replace(bucket=()) for s in state.streams),
-                        ended=True)
+        emptied = FastState(state.batch_length, state.timeout, state.pending_length,
+                            state.window, state.hwm,
+                            tuple(s._replace(bucket=()) for s in state.streams),
+                            ended=True, clock=state.clock, last_close=state.last_close)
         return emptied, pending
     raise InvalidInput("op", "RB-D3", "unknown input", item)
 
@@ -210,11 +233,18 @@ class _Run:
     handful of gated streams, and a scan beats building a dict per poll.
     """
 
-    __slots__ = ("future", "length", "non_gated", "overflow", "streams")
+    __slots__ = ("future", "head", "length", "non_gated", "overflow", "streams")
 
-    def __init__(self, state: FastState) -> None:
-        self.length, _, _, _, _, streams, self.non_gated, self.overflow, self.future, _, _ = state
+    def __init__(self, state: FastState, head: bool) -> None:
+        (self.length, _, _, _, _, streams, self.non_gated, self.overflow, self.future, _, _,
+         _, _) = state
         self.streams = list(streams)
+        self.head = head
+
+    def _register(self, kind: str, name: str) -> None:
+        """Register a gated stream unless it is known (head's disjoint-epoch path)."""
+        if not any(s.kind == kind and s.name == name for s in self.streams):
+            self.streams.append(new_stream(kind, name))
 
     def route(self, messages: Iterable[Polled], start: int) -> None:
         """RB-R11/RB-R12: route messages, in order, against the window starting at ``start``.
@@ -225,10 +255,17 @@ class _Run:
         length = self.length
         end = start + length
         ahead = end + MAX_AHEAD_BATCHES * length
+        head = self.head
+        far = end + MAX_ORIGIN_OFFSET_BATCHES * length if head else None
         streams = self.streams
         for message in messages:
             t = message.timestamp
             kind = message.kind
+            if far is not None and t > far:  # RB-R22: a disjoint epoch rides along, unseen
+                if kind in GATED_KINDS:
+                    self._register(kind, message.name)
+                self.non_gated = (*self.non_gated, message)
+                continue
             if kind not in GATED_KINDS:
                 if end < t <= ahead:
                     self.future = (*self.future, message)  # RB-R12 hold-back
@@ -256,8 +293,9 @@ class _Run:
                     base += 1
                 slot = round((t - origin) / period) - base
                 if slot >= slots:
-                    if max_slot < slots - 1:
-                        max_slot = slots - 1  # the overflow bump
+                    # the overflow bump; at head only near the window (RB-R23)
+                    if max_slot < slots - 1 and (not head or slot < slots * _BUMP_WINDOWS):
+                        max_slot = slots - 1
                     self.overflow = (*self.overflow, message)
                 else:
                     bucket = (*bucket, message)
@@ -290,9 +328,10 @@ class _Run:
         self.route((*stashed, *pending, *held), start)
         return start
 
-    def complete(self, hwm: int, start: int, timeout: int) -> bool:
-        """RB-R10: timeout first (inclusive), else every gridded stream in its last slot."""
-        if hwm >= start + timeout:
+    def complete(self, hwm: int, start: int, timeout: int | None) -> bool:
+        """RB-R10: timeout first (inclusive; none at head's infinite factor, RB-R19), else
+        every gridded stream in its last slot."""
+        if timeout is not None and hwm >= start + timeout:
             return True
         gating = False
         for stream in self.streams:
@@ -327,8 +366,14 @@ class _Run:
         if pending_length is not None:
             self.length = pending_length
         self.streams = kept
-        batch = Batch(start, start + length, tuple([m.id for m in drained]))
-        start += length
+        end = start + length
+        if self.head and not any(s.grid is not None for s in kept):  # RB-R25
+            drained += (*self.future, *self.overflow)
+            self.future = self.overflow = ()
+            if drained:
+                end = max(plausible_anchor([m.timestamp for m in drained], self.length), end)
+        batch = Batch(start, end, tuple([m.id for m in drained]))
+        start = end
         overflow, self.overflow = self.overflow, ()
         if overflow:
             self.route(overflow, start)
@@ -336,6 +381,25 @@ class _Run:
         if held:
             self.route(held, start)
         return batch, start
+
+    def buffered_stamps(self) -> list[int]:
+        """Timestamps of ``non_gated`` then every bucket: what the backstop weighs (RB-R26)."""
+        stamps = [m.timestamp for m in self.non_gated]
+        for stream in self.streams:
+            stamps.extend(m.timestamp for m in stream.bucket)
+        return stamps
+
+    def replace(self, anchor: int) -> int:
+        """RB-R26: re-place the window at ``anchor``; every held message is placed anew."""
+        taken = [*self.drain(), *self.overflow, *self.future]
+        self.overflow = self.future = ()
+        beyond = anchor + self.length + MAX_AHEAD_BATCHES * self.length
+        for message in taken:
+            if message.timestamp > beyond:
+                self.non_gated = (*self.non_gated, message)
+            else:
+                self.route((message,), anchor)
+        return anchor
 
 
 def _refuse_reused_id(held: frozenset[str], ids: list[str]) -> NoReturn:
@@ -349,30 +413,31 @@ def _refuse_reused_id(held: frozenset[str], ids: list[str]) -> NoReturn:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _bootstrap(
-    state: FastState, messages: tuple[Polled, ...]
-) -> tuple[FastState, tuple[Output, ...]]:
-    """RB-R8: the first non-empty poll is the first batch; the window starts at its max."""
+def _bootstrap(config: Config, state: FastState,
+               messages: tuple[Polled, ...]) -> tuple[FastState, tuple[Output, ...]]:
+    """RB-R8: the first non-empty poll is the first batch; the window starts at its max
+    (head: at its plausible anchor, observing only gated stamps up to it, RB-R21)."""
     stamps = [m.timestamp for m in messages]
-    end = max(stamps)
+    end = plausible_anchor(stamps, state.batch_length) if config.head else max(stamps)
     streams: dict[tuple[str, str], FastStream] = {}
     for message in messages:
-        if message.kind in GATED_KINDS:
+        if message.kind in GATED_KINDS and message.timestamp <= end:
             key = (message.kind, message.name)
             stream = streams.get(key) or new_stream(*key)
             last, diffs = observe(stream.last, stream.diffs, message.timestamp)
             streams[key] = stream._replace(last=last, diffs=diffs)
     refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams.values())
-    after = FastState(state.batch_length, state.timeout, state.pending_length, end, end, refreshed)
+    after = FastState(state.batch_length, state.timeout, state.pending_length, end, end,
+                      refreshed, clock=state.clock, last_close=state.clock)
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
 def _poll(
     config: Config, state: FastState, messages: tuple[Polled, ...]
 ) -> tuple[FastState, tuple[Output, ...]]:
-    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
+    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15; head: RB-R19 to RB-R26)."""
     pending_length: int | None  # declared: mypyc infers None from the reset below
-    _, timeout, pending_length, start, hwm, _, _, _, _, held, _ = state  # one unpack: hot
+    _, timeout, pending_length, start, hwm, _, _, _, _, held, _, clock, last_close = state
     if messages:  # RB-D4: ids unique within the poll and among the messages still held
         ids = [m.id for m in messages]
         grown = held.union(ids)
@@ -380,25 +445,37 @@ def _poll(
             _refuse_reused_id(held, ids)
         held = grown
     if start is None or hwm is None:
-        return (state, ()) if not messages else _bootstrap(state, messages)
-    run = _Run(state)
+        return (state, ()) if not messages else _bootstrap(config, state, messages)
+    run = _Run(state, config.head)
     if messages:
         hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, run.length)
         run.route(messages, start)
     if run.overflow and not run.gap_blocked():  # also overflow a close left (empty poll)
         start = run.recover_from_gap(start)
-    if not run.complete(hwm, start, timeout):
+    complete = run.complete(hwm, start, timeout)
+    if (not complete and config.head and clock is not None and last_close is not None
+            and clock - last_close >= STALL_THRESHOLD_BATCHES * run.length):
+        stamps = run.buffered_stamps()
+        if stamps:  # RB-R26: the stall backstop; overflow and future do not count
+            anchor = plausible_anchor(stamps, run.length)
+            last_close = clock
+            if not start <= anchor < start + run.length:
+                start = hwm = run.replace(anchor)
+                complete = run.complete(hwm, start, timeout)
+    if not complete:
         return _build(FastState, (run.length, timeout, pending_length, start, hwm,
                               tuple(run.streams), run.non_gated, run.overflow, run.future,
-                              held, False)), ()
+                              held, False, clock, last_close)), ()
     batch, start = run.close(start, pending_length)
     if pending_length is not None:
-        timeout = timeout_offset(config.factor, pending_length)
+        timeout = timeout_distance(config.factor, pending_length)
         pending_length = None
+    if config.head:
+        last_close = clock  # RB-R24
     # Nothing but the batch left the buffers (re-routing only moves messages between them).
     return _build(FastState, (run.length, timeout, pending_length, start, hwm, tuple(run.streams),
                           run.non_gated, run.overflow, run.future,
-                          held.difference(batch.ids), False)), (batch,)
+                          held.difference(batch.ids), False, clock, last_close)), (batch,)
 
 
 def to_spec(state: FastState) -> State:
@@ -409,7 +486,7 @@ def to_spec(state: FastState) -> State:
         streams.append(Stream(kind, name, last, diffs, grid, bucket, max_slot, absent))
     return State(state.batch_length, state.timeout, state.pending_length, state.window,
                  state.hwm, tuple(streams), state.non_gated, state.overflow, state.future,
-                 state.held, state.ended)
+                 state.held, state.ended, state.clock, state.last_close)
 
 
 def from_spec(state: State) -> FastState:
@@ -420,4 +497,4 @@ def from_spec(state: State) -> FastState:
     )
     return FastState(state.batch_length, state.timeout, state.pending_length, state.window,
                      state.hwm, streams, state.non_gated, state.overflow, state.future,
-                     state.held, state.ended)
+                     state.held, state.ended, state.clock, state.last_close)

@@ -8,11 +8,14 @@ half to even, ``divmod`` is floor-based and ``int()`` truncates toward zero.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 DRIFT_TOLERANCE_NS = 1_000_000
 MAX_ORIGIN_OFFSET_BATCHES = 1000
 MAX_AHEAD_BATCHES = 3
+#: Head: the backstop is due after this many batch lengths of clock without a close (RB-R26).
+STALL_THRESHOLD_BATCHES = 10
 
 
 class Grid(NamedTuple):
@@ -45,6 +48,11 @@ def timeout_offset(factor: float, length: int) -> int:
     return int(factor * (length / 1e9) * 1_000_000_000)
 
 
+def timeout_distance(factor: float, length: int) -> int | None:
+    """``timeout_offset``, or ``None`` for head's ``+inf`` factor: no timeout (RB-R19)."""
+    return None if factor == float("inf") else timeout_offset(factor, length)
+
+
 def pulse_index(t: int, origin: int, period: int) -> int:
     """Nearest pulse of ``t`` (RB-R5): int/int true division, then half-to-even round.
 
@@ -52,6 +60,7 @@ def pulse_index(t: int, origin: int, period: int) -> int:
     of +-period/2 on that domain.
 
     pre: 0 < period < 2**40
+    pre: -2**63 <= t < 2**63 and -2**63 <= origin < 2**63
     pre: abs(t - origin) < 2**45
     post: 2 * abs((t - origin) - __return__ * period) <= period
     """
@@ -74,6 +83,7 @@ def batch_base_index(start: int, origin: int, period: int) -> int:
     otherwise on the next one.
 
     pre: period > 0
+    pre: -2**63 <= start < 2**63 and -2**63 <= origin < 2**63
     post: 0 <= origin + __return__ * period - start + drift_tolerance(period) < period
     """
     base, rest = divmod(start - origin, period)
@@ -120,7 +130,13 @@ def period_of(rate: int) -> int:
 
 
 def origin_plausible(origin: int, start: int, length: int) -> bool:
-    """An origin within 1000 batch lengths of the batch start (RB-R7, the 43-year guard)."""
+    """An origin within 1000 batch lengths of the batch start (RB-R7, the 43-year guard);
+    it depends on their difference only (RB-D18: a shifted trace is judged alike).
+
+    pre: length > 0
+    pre: -2**63 <= origin < 2**63 and -2**63 <= start < 2**63
+    post: __return__ == origin_plausible(origin - start, 0, length)
+    """
     return abs(origin - start) <= MAX_ORIGIN_OFFSET_BATCHES * length
 
 
@@ -128,16 +144,45 @@ def advance_hwm(hwm: int, latest: int, start: int, length: int) -> int:
     """The clamped high-water mark after a poll whose newest timestamp is ``latest`` (RB-R9).
 
     pre: length >= 0
+    pre: all(-2**63 <= v < 2**63 for v in (hwm, latest, start))
     post: hwm <= __return__ <= max(hwm, min(latest, start + MAX_AHEAD_BATCHES * length))
+    post: __return__ <= max(hwm, latest)
     """
     ceiling = start + MAX_AHEAD_BATCHES * length
     return max(hwm, latest if latest < ceiling else ceiling)
+
+
+def plausible_anchor(stamps: Sequence[int], length: int) -> int:
+    """Head's anchor (RB-R20): the newest stamp of the biggest cluster, where the sorted
+    stamps split wherever neighbours lie more than ``3L`` apart; a tie goes to the later
+    cluster. One stray far from the bulk, ahead or behind, cannot move the anchor.
+
+    pre: 0 < len(stamps) <= 8 and length > 0
+    pre: all(-2**63 <= t < 2**63 for t in stamps)
+    post: __return__ in stamps
+    post: min(stamps) <= __return__ <= max(stamps)
+    post: not any(__return__ < t <= __return__ + MAX_AHEAD_BATCHES * length for t in stamps)
+    """
+    ordered = sorted(stamps)
+    horizon = MAX_AHEAD_BATCHES * length
+    best_size, best_end = 0, ordered[0]
+    size = 0
+    previous = ordered[0]
+    for t in ordered:
+        if t - previous > horizon:
+            size = 0
+        size += 1
+        previous = t
+        if size >= best_size:  # >=: a later cluster of equal size wins the tie
+            best_size, best_end = size, t
+    return best_end
 
 
 def gap_steps(earliest: int, start: int, length: int) -> int:
     """Whole batch lengths the window jumps in gap recovery (RB-R13): floor, at least 0.
 
     pre: length > 0
+    pre: -2**63 <= earliest < 2**63 and -2**63 <= start < 2**63
     post: __return__ >= 0 and start + __return__ * length <= max(earliest, start)
     post: __return__ == 0 or earliest < start + (__return__ + 1) * length
     """

@@ -1,9 +1,10 @@
-"""Executable invariants of the rate-aware batcher (spec RB-I1 to RB-I7).
+"""Executable invariants of the rate-aware batcher (spec RB-I1 to RB-I9).
 
 Each predicate looks at a finished (or open) run of *any* implementation, decoded into
 this package's input and output classes: ``inputs`` in arrival order and ``outputs`` as
 ``(input index, output)`` pairs. It returns a list of violations (empty when the invariant
-holds), so a test, the explorer or a conformance harness can report all of them.
+holds), so a test, the explorer or a conformance harness can report all of them. Which hold in
+which profile is the spec's table; :func:`check` picks them by ``config.profile``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,11 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from timealign.rate_aware_batcher.grid import MAX_AHEAD_BATCHES, timeout_offset
+from timealign.rate_aware_batcher.grid import (
+    MAX_AHEAD_BATCHES,
+    STALL_THRESHOLD_BATCHES,
+    timeout_distance,
+)
 from timealign.rate_aware_batcher.model import (
     GATED_KINDS,
     Batch,
@@ -93,6 +98,78 @@ def windows_ordered(config: Config, inputs: Sequence[Input], outputs: Outputs) -
     return problems
 
 
+def clocks(inputs: Sequence[Input]) -> list[int | None]:
+    """The clock reading in force at each input (RB-R18): a poll's ``now``, else the
+    previous reading (frozen); before the first reading, the first reading (RB-D17); none
+    when the trace has no reading at all."""
+    first = next((i.now for i in inputs if isinstance(i, Poll) and i.now is not None), None)
+    reading: int | None = first
+    out: list[int | None] = []
+    for item in inputs:
+        if isinstance(item, Poll) and item.now is not None:
+            reading = item.now
+        out.append(reading)
+    return out
+
+
+def windows_ordered_head(config: Config, inputs: Sequence[Input],
+                         outputs: Outputs) -> list[str]:
+    """RB-I9 (head): after the bootstrap batch each batch lasts at least one configured
+    length and starts at the previous end or a whole number of configured lengths later,
+    unless the clock advanced at least ``10·L`` (L the smallest configured length) between
+    the polls of the two batches (the backstop may have re-placed the window)."""
+    lengths = {config.batch_length} | {i.length for i in inputs if isinstance(i, SetBatchLength)}
+    due = STALL_THRESHOLD_BATCHES * min(lengths)
+    clock = clocks(inputs)
+    problems: list[str] = []
+    batches = _batches(outputs)
+    for position, (k, batch) in enumerate(batches):
+        if batch.end < batch.start:
+            problems.append(f"RB-I9: input {k} batch ends before it starts")
+        if position == 0:
+            continue
+        k_previous, previous = batches[position - 1]
+        if batch.end - batch.start < min(lengths):
+            problems.append(f"RB-I9: input {k} batch shorter than every configured length")
+        gap = batch.start - previous.end
+        if gap >= 0 and any(gap % length == 0 for length in lengths):
+            continue
+        now, then = clock[k], clock[k_previous]
+        if now is None or then is None or now - then < due:
+            problems.append(f"RB-I9: input {k} window starts at {batch.start}, previous "
+                            f"ended at {previous.end}, without {due} ns of clock between")
+    return problems
+
+
+def hwm_falls_only_at_backstop(config: Config, inputs: Sequence[Input],
+                               observed: Sequence[tuple[int | None, int | None]]) -> list[str]:
+    """RB-I8 (head), over ``(hwm, last_close)`` observed after each input: the HWM never
+    exceeds the newest timestamp seen, and it decreases only in a poll whose clock is at
+    least ``10·L`` (smallest configured L) past the previous ``last_close`` and which
+    re-arms ``last_close`` to that clock."""
+    lengths = {config.batch_length} | {i.length for i in inputs if isinstance(i, SetBatchLength)}
+    due = STALL_THRESHOLD_BATCHES * min(lengths)
+    clock = clocks(inputs)
+    problems: list[str] = []
+    newest: int | None = None
+    before: tuple[int | None, int | None] = (None, None)
+    for k, (item, (hwm, armed)) in enumerate(zip(inputs, observed, strict=False)):
+        if isinstance(item, Poll) and item.messages:
+            top = max(m.timestamp for m in item.messages)
+            newest = top if newest is None else max(newest, top)
+        if hwm is not None and (newest is None or hwm > newest):
+            problems.append(f"RB-I8: high-water mark {hwm} beyond the newest stamp at input {k}")
+        previous_hwm, previous_armed = before
+        if previous_hwm is not None and (hwm is None or hwm < previous_hwm):
+            now = clock[k]
+            if (not isinstance(item, Poll) or now is None or previous_armed is None
+                    or now - previous_armed < due or armed != now):
+                problems.append(f"RB-I8: high-water mark fell from {previous_hwm} to {hwm} at "
+                                f"input {k} without a due backstop")
+        before = (hwm, armed)
+    return problems
+
+
 def hwm_monotone(hwms: Iterable[int | None]) -> list[str]:
     """RB-I4: the high-water mark, observed after each input, never decreases."""
     problems: list[str] = []
@@ -161,7 +238,9 @@ def ungated_never_holds_back(outputs: Outputs, companion_outputs: Outputs,
 def timeout_closes_after_outlier(config: Config) -> int:
     """How many timeout closes one clamped HWM can cause: ``floor((3L - T) / L) + 1``."""
     length = config.batch_length
-    timeout = timeout_offset(config.factor, length)
+    timeout = timeout_distance(config.factor, length)
+    if timeout is None:  # head's infinite factor: the timeout never fires (RB-R19)
+        return 0
     reach = MAX_AHEAD_BATCHES * length - timeout
     return 0 if reach < 0 else reach // length + 1
 
@@ -206,11 +285,13 @@ def outlier_closes_bounded(config: Config, inputs: Sequence[Input], outputs: Out
 
 
 def check(config: Config, inputs: Sequence[Input], outputs: Outputs) -> list[str]:
-    """Every single-run trace invariant (RB-I1, RB-I2, RB-I3, RB-I5, RB-I7)."""
+    """Every single-run trace invariant of the config's profile: RB-I1, RB-I2, RB-I5, RB-I7
+    and RB-I3 (card) or RB-I9 (head)."""
+    windows = windows_ordered_head if config.head else windows_ordered
     return [
         *no_loss_no_duplication(config, inputs, outputs),
         *one_batch_per_poll(config, inputs, outputs),
-        *windows_ordered(config, inputs, outputs),
+        *windows(config, inputs, outputs),
         *ungated_ride_along(config, inputs, outputs),
         *outlier_closes_bounded(config, inputs, outputs),
     ]

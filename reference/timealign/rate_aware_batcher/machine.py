@@ -1,4 +1,4 @@
-"""The rate-aware batcher as the spec states it (RB-R1 to RB-R16): the rule text.
+"""The rate-aware batcher as the spec states it (RB-R1 to RB-R27): the rule text.
 
 Theory of operation. A poll (one upstream ``batch(messages)`` call) first raises the
 high-water mark, clamped to three batch lengths past the window (RB-R9). The first
@@ -12,6 +12,13 @@ anything else joins the active batch. Overflow with no gridded bucket triggers g
 gridded stream reached its last slot (RB-R10); the close refreshes grids, evicts absent
 streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and re-routes
 overflow and future into the next window.
+
+The ``esslivedata-head`` profile (RB-R17) switches a few of these places and adds one
+rule: the bootstrap anchors at the plausible anchor (RB-R21), routing sends
+disjoint-epoch stamps to ``non_gated`` (RB-R22) and bumps only near the window (RB-R23), a
+close without a gating stream ends at its messages' anchor (RB-R25), and a poll that
+closes nothing while traffic is buffered and the caller's clock (RB-R18) is ``10·L`` past
+the last close re-places the window (RB-R26).
 
 One function per rule, over the spec's state (:class:`~timealign.rate_aware_batcher.model.State`),
 each message routed on its own; the arithmetic is the contract-checked helpers of
@@ -29,15 +36,18 @@ from timealign.errors import InvalidInput, wrong_object
 from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe
 from timealign.rate_aware_batcher.grid import (
     MAX_AHEAD_BATCHES,
+    MAX_ORIGIN_OFFSET_BATCHES,
+    STALL_THRESHOLD_BATCHES,
     Grid,
     advance_hwm,
     gap_steps,
     origin_plausible,
     period_of,
+    plausible_anchor,
     slot_in_batch,
     slots_per_batch,
     sub_rate,
-    timeout_offset,
+    timeout_distance,
 )
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
@@ -53,13 +63,15 @@ from timealign.rate_aware_batcher.model import (
     SetBatchLength,
     State,
     Stream,
+    advance_clock,
+    refuse_head_only_kinds,
     timeout_fits,
 )
 
 
 def initial(config: Config) -> State:
     """Before the first poll: no window, no streams, the configured batch length."""
-    return State(config.batch_length, timeout_offset(config.factor, config.batch_length))
+    return State(config.batch_length, timeout_distance(config.factor, config.batch_length))
 
 
 def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
@@ -69,6 +81,11 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):
+        if item.now is not None:  # RB-R18
+            clock, last_close = advance_clock(state.clock, state.last_close, item.now)
+            state = evolve(state, clock=clock, last_close=last_close)
+        if not config.head:  # RB-R27
+            refuse_head_only_kinds(item.messages)
         return poll(config, state, item.messages)
     if isinstance(item, SetBatchLength):  # RB-R15
         if not timeout_fits(config.factor, item.length):
@@ -122,10 +139,15 @@ def register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[S
     return (*streams, Stream(kind, name)), len(streams)
 
 
-def route(state: State, message: Polled) -> State:
-    """RB-R11/RB-R12: route one message against the active window."""
+def route(config: Config, state: State, message: Polled) -> State:
+    """RB-R11/RB-R12 (head: RB-R22, RB-R23): route one message against the active window."""
     t = message.timestamp
     end = window(state) + state.batch_length
+    if config.head and t - end > MAX_ORIGIN_OFFSET_BATCHES * state.batch_length:
+        streams = state.streams  # RB-R22: a disjoint epoch rides along, unobserved
+        if message.kind in GATED_KINDS:
+            streams, _ = register(streams, message.kind, message.name)
+        return evolve(state, streams=streams, non_gated=(*state.non_gated, message))
     held_back = end < t <= end + MAX_AHEAD_BATCHES * state.batch_length
     if message.kind not in GATED_KINDS:
         if held_back:
@@ -143,8 +165,9 @@ def route(state: State, message: Polled) -> State:
     else:
         slots = stream.grid.slots
         slot = slot_in_batch(t, window(state), stream.grid)
-        if slot >= slots:  # the overflow bump, at any distance
-            stream = evolve(stream, max_slot=max(stream.max_slot, slots - 1))
+        if slot >= slots:  # the overflow bump: at any distance (card), near (head, RB-R23)
+            if not config.head or slot < slots * (1 + MAX_AHEAD_BATCHES):
+                stream = evolve(stream, max_slot=max(stream.max_slot, slots - 1))
             overflow = (*overflow, message)
         else:
             stream = evolve(stream, bucket=(*stream.bucket, message),
@@ -153,10 +176,10 @@ def route(state: State, message: Polled) -> State:
     return evolve(state, streams=streams, overflow=overflow)
 
 
-def route_all(state: State, messages: Iterable[Polled]) -> State:
+def route_all(config: Config, state: State, messages: Iterable[Polled]) -> State:
     """Route ``messages`` in order (RB-R11, RB-R12)."""
     for message in messages:
-        state = route(state, message)
+        state = route(config, state, message)
     return state
 
 
@@ -168,7 +191,7 @@ def drain(state: State) -> tuple[tuple[Polled, ...], State]:
     return drained, evolve(state, non_gated=(), streams=streams)
 
 
-def recover_from_gap(state: State) -> State:
+def recover_from_gap(config: Config, state: State) -> State:
     """RB-R13: jump the window whole batch lengths towards the earliest overflow and
     re-route drained, overflow and future messages, in that order."""
     stashed, state = drain(state)
@@ -176,12 +199,14 @@ def recover_from_gap(state: State) -> State:
     start, length = window(state), state.batch_length
     start += gap_steps(min(m.timestamp for m in overflow), start, length) * length
     state = evolve(state, window=start, overflow=(), future=())
-    return route_all(state, (*stashed, *overflow, *future))
+    return route_all(config, state, (*stashed, *overflow, *future))
 
 
 def complete(state: State) -> bool:
-    """RB-R10: timeout first (inclusive), else every gridded stream in its last slot."""
-    if state.hwm is not None and state.hwm >= window(state) + state.timeout:
+    """RB-R10: timeout first (inclusive; none at head's infinite factor, RB-R19), else
+    every gridded stream in its last slot."""
+    if (state.hwm is not None and state.timeout is not None
+            and state.hwm >= window(state) + state.timeout):
         return True
     gridded = [s for s in state.streams if s.grid is not None]
     return bool(gridded) and all(
@@ -190,7 +215,9 @@ def complete(state: State) -> bool:
 
 
 def close(config: Config, state: State) -> tuple[State, Batch]:
-    """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route."""
+    """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route (head: the
+    clock is armed, RB-R24, and a close with no gating stream ends at the anchor of all
+    it holds, RB-R25)."""
     start, length, pending = window(state), state.batch_length, state.pending_length
     kept: list[Stream] = []
     for stream in state.streams:
@@ -204,16 +231,24 @@ def close(config: Config, state: State) -> tuple[State, Batch]:
             stream = refresh_grid(stream, start, pending)
         kept.append(stream)
     drained, state = drain(evolve(state, streams=tuple(kept)))
-    batch = Batch(start, start + length, tuple(m.id for m in drained))
     if pending is not None:
         state = evolve(state, batch_length=pending, pending_length=None,
-                       timeout=timeout_offset(config.factor, pending))
+                       timeout=timeout_distance(config.factor, pending))
+    end = start + length
+    if config.head:
+        state = evolve(state, last_close=state.clock)  # RB-R24
+        if not any(s.grid is not None for s in state.streams):  # RB-R25
+            drained = (*drained, *state.future, *state.overflow)
+            state = evolve(state, future=(), overflow=())
+            if drained:
+                anchor = plausible_anchor([m.timestamp for m in drained], state.batch_length)
+                end = max(anchor, end)
+    batch = Batch(start, end, tuple(m.id for m in drained))
     overflow = state.overflow
-    state = evolve(state, window=start + length, overflow=(),
-                   held=state.held.difference(batch.ids))
-    state = route_all(state, overflow)  # may hold some back in future
+    state = evolve(state, window=end, overflow=(), held=state.held.difference(batch.ids))
+    state = route_all(config, state, overflow)  # may hold some back in future
     future = state.future
-    return route_all(evolve(state, future=()), future), batch
+    return route_all(config, evolve(state, future=()), future), batch
 
 
 def admit(held: frozenset[str], messages: tuple[Polled, ...]) -> frozenset[str]:
@@ -227,20 +262,23 @@ def admit(held: frozenset[str], messages: tuple[Polled, ...]) -> frozenset[str]:
     return held
 
 
-def bootstrap(state: State, messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
-    """RB-R8: the first non-empty poll is the first batch; the window starts at its max."""
+def bootstrap(config: Config, state: State,
+              messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
+    """RB-R8: the first non-empty poll is the first batch; the window starts at its max.
+    Head (RB-R21): at the plausible anchor, observing only the gated stamps up to it, and
+    the clock is armed."""
     stamps = [m.timestamp for m in messages]
-    end = max(stamps)
+    end = plausible_anchor(stamps, state.batch_length) if config.head else max(stamps)
     streams = state.streams
     for message in messages:
-        if message.kind in GATED_KINDS:
+        if message.kind in GATED_KINDS and message.timestamp <= end:
             streams, position = register(streams, message.kind, message.name)
             stream = streams[position]
             last, diffs = observe(stream.last, stream.diffs, message.timestamp)
             streams = (*streams[:position], evolve(stream, last=last, diffs=diffs),
                        *streams[position + 1 :])
     refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams)
-    after = evolve(state, window=end, hwm=end, streams=refreshed)
+    after = evolve(state, window=end, hwm=end, streams=refreshed, last_close=state.clock)
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
@@ -249,14 +287,49 @@ def poll(config: Config, state: State, messages: tuple[Polled, ...]
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
     held = admit(state.held, messages)
     if state.window is None or state.hwm is None:
-        return (state, ()) if not messages else bootstrap(state, messages)
+        return (state, ()) if not messages else bootstrap(config, state, messages)
     if messages:
         hwm = advance_hwm(state.hwm, max(m.timestamp for m in messages), state.window,
                           state.batch_length)
-        state = route_all(evolve(state, hwm=hwm, held=held), messages)
+        state = route_all(config, evolve(state, hwm=hwm, held=held), messages)
     if state.overflow and not any(s.grid is not None and s.bucket for s in state.streams):
-        state = recover_from_gap(state)  # RB-R13, also for overflow a close left
+        state = recover_from_gap(config, state)  # RB-R13, also for overflow a close left
+    if not complete(state) and config.head and stalled(state):
+        state = recover_from_stall(config, state)
     if not complete(state):
         return state, ()
     state, batch = close(config, state)
     return state, (batch,)
+
+
+def stalled(state: State) -> bool:
+    """RB-R26 trigger: ``10·L`` of clock since the last close with traffic in the window
+    (``non_gated`` or a bucket; overflow and future do not count)."""
+    clock, last_close = state.clock, state.last_close
+    if clock is None or last_close is None:
+        return False
+    if clock - last_close < STALL_THRESHOLD_BATCHES * state.batch_length:
+        return False
+    return bool(state.non_gated) or any(s.bucket for s in state.streams)
+
+
+def recover_from_stall(config: Config, state: State) -> State:
+    """RB-R26: re-arm; unless the buffered traffic's anchor lies in the window, re-place
+    the window (and the HWM) at it and place every held message anew."""
+    stamps = [*(m.timestamp for m in state.non_gated),
+              *(m.timestamp for s in state.streams for m in s.bucket)]
+    anchor = plausible_anchor(stamps, state.batch_length)
+    start = window(state)
+    state = evolve(state, last_close=state.clock)
+    if start <= anchor < start + state.batch_length:
+        return state
+    taken, state = drain(state)
+    taken = (*taken, *state.overflow, *state.future)
+    state = evolve(state, window=anchor, hwm=anchor, overflow=(), future=())
+    beyond = anchor + state.batch_length + MAX_AHEAD_BATCHES * state.batch_length
+    for message in taken:
+        if message.timestamp > beyond:
+            state = evolve(state, non_gated=(*state.non_gated, message))
+        else:
+            state = route(config, state, message)
+    return state

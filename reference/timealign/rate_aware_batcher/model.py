@@ -1,5 +1,5 @@
-"""Configuration, inputs, outputs and state of the rate-aware batcher (spec RB-R1, RB-D1 to
-RB-D4, section "State").
+"""Configuration, inputs, outputs and state of the rate-aware batcher (spec RB-R1, RB-R17 to
+RB-R19, RB-D1 to RB-D4, section "State").
 
 Small frozen classes whose constructors validate what they are given (h11 style), so a
 bad value is refused with :class:`timealign.InvalidInput` before any state is touched.
@@ -19,15 +19,24 @@ from timealign.errors import InvalidInput, require, require_ns
 from timealign.rate_aware_batcher.grid import Grid, from_seconds
 
 DEFAULT_TIMEOUT_FACTOR = 1.2
-#: Timestamps are int64 nanoseconds, as in the upstream Kafka messages (RB-D3).
+#: Timestamps and clock readings are signed int64 nanoseconds (RB-D3, RB-D18).
+MIN_TIMESTAMP = -(2**63)
 MAX_TIMESTAMP = 2**63
+#: The behaviour profiles (RB-R17): the card revision (default) and the upstream head.
+CARD = "card"
+HEAD = "esslivedata-head"
+PROFILES = (CARD, HEAD)
+#: Head's timeout factors lie in (0, MAX_HEAD_TIMEOUT_FACTOR] or are +inf (RB-R19).
+MAX_HEAD_TIMEOUT_FACTOR = 3.0
 
 #: Upstream ``StreamKind`` values (RB-R1); anything else is bad input (RB-D3).
 STREAM_KINDS = (
     "unknown", "monitor_counts", "monitor_events", "detector_events", "area_detector", "log",
     "livedata_commands", "livedata_responses", "livedata_data", "livedata_roi",
-    "livedata_status", "run_control",
+    "livedata_status", "run_control", "device", "livedata_nicos_data",
 )
+#: Kinds upstream added after the card revision (RB-R27): refused in the card profile.
+HEAD_ONLY_KINDS = frozenset({"device", "livedata_nicos_data"})
 #: Kinds whose streams are rate-estimated and may gate a close (RB-R1).
 GATED_KINDS = frozenset({"detector_events", "monitor_events", "monitor_counts", "area_detector"})
 _KINDS = frozenset(STREAM_KINDS)
@@ -43,6 +52,14 @@ def _seconds(value: object, field: str, rule: str) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
+def _timeout(value: object, field: str, head: bool) -> float:
+    """A timeout in seconds or as a factor; ``+inf`` only at head, where it disables the
+    timeout (RB-R19)."""
+    if head and isinstance(value, float):
+        return value  # any float: RB-R19 then admits (0, 3] and +inf only
+    return _seconds(value, field, "RB-D2")
+
+
 def batch_length_ns(seconds: object, field: str) -> int:
     """Upstream ``Duration.from_seconds`` of a batch length, refused unless >= 1 ns (RB-D1)."""
     value = _seconds(seconds, field, "RB-D1")
@@ -54,8 +71,14 @@ def batch_length_ns(seconds: object, field: str) -> int:
 
 def timeout_fits(factor: float, length: int) -> bool:
     """Whether the timeout distance of ``factor`` at length ``length`` is a finite number
-    (upstream's ``int()`` of an infinite product raises ``OverflowError``)."""
-    return math.isfinite(factor * (length / 1e9) * 1_000_000_000)
+    (upstream's ``int()`` of an infinite product raises ``OverflowError``); ``+inf`` is the
+    head profile's "no timeout" (RB-R19) and always fits."""
+    return factor == math.inf or math.isfinite(factor * (length / 1e9) * 1_000_000_000)
+
+
+def head_factor_valid(factor: float) -> bool:
+    """RB-R19: head accepts a factor in ``(0, 3]`` (its clamp reaches 3L) or ``+inf``."""
+    return factor == math.inf or 0.0 < factor <= MAX_HEAD_TIMEOUT_FACTOR
 
 
 @attrs.frozen
@@ -63,16 +86,20 @@ class Config:
     """``batch_length_s`` and either ``timeout_s`` or ``timeout_factor`` (RB-R1, RB-D2).
 
     ``timeout_s`` is turned into the factor ``timeout_s / batch_length_s`` with the caller's
-    floats, as upstream does; neither given means the factor 1.2. The factor must be
-    finite (upstream crashes on ``inf`` at its first completion check); any finite factor
-    is kept, including the ones above 3 that can never fire (hazard RB-H3).
+    floats, as upstream does; neither given means the factor 1.2. In the ``card`` profile
+    the factor must be finite (upstream crashes on ``inf`` at its first completion check)
+    and any finite factor is kept, including the ones above 3 that can never fire (hazard
+    RB-H3); in ``esslivedata-head`` it must lie in ``(0, 3]`` or be ``+inf``, which turns
+    the timeout off (RB-R19). ``profile`` picks the behaviour (RB-R17).
     """
 
     batch_length_s: float = 1.0
     timeout_s: float | None = None
     timeout_factor: float | None = None
+    profile: str = CARD
     batch_length: int = attrs.field(init=False)
     factor: float = attrs.field(init=False)
+    head: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         length = batch_length_ns(self.batch_length_s, "batch_length_s")
@@ -80,16 +107,25 @@ class Config:
         if self.timeout_s is not None and self.timeout_factor is not None:
             raise InvalidInput("timeout_s", "RB-D2", "give timeout_s or timeout_factor, not both",
                                self.timeout_s)
+        require(isinstance(self.profile, str) and self.profile in PROFILES, "profile",
+                "RB-R17", f"must be one of {list(PROFILES)}", self.profile)
+        head = self.profile == HEAD
         if self.timeout_s is not None:
-            factor = _seconds(self.timeout_s, "timeout_s", "RB-D2") / seconds
+            factor = _timeout(self.timeout_s, "timeout_s", head) / seconds
         elif self.timeout_factor is not None:
-            factor = _seconds(self.timeout_factor, "timeout_factor", "RB-D2")
+            factor = _timeout(self.timeout_factor, "timeout_factor", head)
         else:
             factor = DEFAULT_TIMEOUT_FACTOR
-        require(math.isfinite(factor) and timeout_fits(factor, length), "timeout_s", "RB-D2",
-                "gives an infinite timeout", self.timeout_s)
+        field = "timeout_factor" if self.timeout_factor is not None else "timeout_s"
+        if self.profile == HEAD:
+            require(head_factor_valid(factor), field, "RB-R19",
+                    "must give a timeout factor in (0, 3] or inf", getattr(self, field))
+        require((math.isfinite(factor) or self.profile == HEAD)
+                and timeout_fits(factor, length), field, "RB-D2",
+                "gives an infinite timeout", getattr(self, field))
         object.__setattr__(self, "batch_length", length)
         object.__setattr__(self, "factor", factor)
+        object.__setattr__(self, "head", self.profile == HEAD)
 
 
 @attrs.frozen
@@ -105,7 +141,7 @@ class Polled:
         require(self.kind in _KINDS if isinstance(self.kind, str) else False, "kind", "RB-D3",
                 "must be an upstream StreamKind value", self.kind)
         require(isinstance(self.name, str), "name", "RB-D3", "must be a string", self.name)
-        require_ns(self.timestamp, "timestamp", "RB-D3")
+        require_ns(self.timestamp, "timestamp", "RB-D3", minimum=MIN_TIMESTAMP)
         require(self.timestamp < MAX_TIMESTAMP, "timestamp", "RB-D3",
                 "must fit a signed 64-bit nanosecond count", self.timestamp)
         require(isinstance(self.id, str) and self.id != "", "id", "RB-D3",
@@ -123,11 +159,43 @@ def _messages(value: Iterable[Polled]) -> tuple[Polled, ...]:
     return tuple(value)
 
 
+def clock_reading(value: object) -> int | None:
+    """A poll's clock reading (RB-R18): none, or an integer ns in the signed int64 range."""
+    if value is None:
+        return None
+    require_ns(value, "now", "RB-R18", minimum=MIN_TIMESTAMP)
+    require(value < MAX_TIMESTAMP, "now", "RB-R18",  # type: ignore[operator]
+            "must fit a signed 64-bit nanosecond count", value)
+    return value  # type: ignore[return-value]
+
+
 @attrs.frozen
 class Poll:
-    """One call of upstream ``batch(messages)``: the messages in list order (may be empty)."""
+    """One call of upstream ``batch(messages)``: the messages in list order (may be empty)
+    and, optionally, the caller's wall-clock reading ``now`` in ns (RB-R18)."""
 
     messages: tuple[Polled, ...] = attrs.field(converter=_messages, default=())
+    now: int | None = attrs.field(default=None, converter=clock_reading)
+
+
+def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[int, int]:
+    """RB-R18: the clock and ``last_close`` after a reading ``now``; a reading below the
+    clock is refused. ``last_close`` armed before any reading is armed at the first one
+    (RB-D17)."""
+    if clock is not None and now < clock:
+        raise InvalidInput("now", "RB-R18", f"goes back from {clock}", now)
+    return now, now if last_close is None else last_close
+
+
+def refuse_head_only_kinds(messages: tuple[Polled, ...]) -> None:
+    """RB-D3/RB-R27: the card profile knows the card revision's stream kinds only."""
+    if HEAD_ONLY_KINDS.isdisjoint([m.kind for m in messages]):
+        return
+    for index, message in enumerate(messages):
+        if message.kind in HEAD_ONLY_KINDS:
+            raise InvalidInput(f"messages[{index}].kind", "RB-D3",
+                               "is an upstream StreamKind of the head profile only (RB-R27)",
+                               message.kind)
 
 
 @attrs.frozen
@@ -194,13 +262,15 @@ class State:
 
     ``window`` is the active window's start (``None`` before the first non-empty poll); its
     end is always ``window + batch_length``. ``timeout`` caches the integer timeout
-    distance of the current batch length, so no float is computed per poll. ``streams``
-    are in registration order; ``held`` is the ids currently buffered (RB-D4); ``ended``
-    is set by the end input (RB-R16).
+    distance of the current batch length, so no float is computed per poll (``None``: no
+    timeout, head's infinite factor, RB-R19). ``streams`` are in registration order;
+    ``held`` is the ids currently buffered (RB-D4); ``ended`` is set by the end input
+    (RB-R16); ``clock`` is the caller's latest clock reading and ``last_close`` the reading
+    at the last close, bootstrap or backstop re-arm (RB-R18, RB-R26).
     """
 
     batch_length: int
-    timeout: int
+    timeout: int | None
     pending_length: int | None = None
     window: int | None = None
     hwm: int | None = None
@@ -210,6 +280,8 @@ class State:
     future: tuple[Polled, ...] = ()
     held: frozenset[str] = frozenset()
     ended: bool = False
+    clock: int | None = None
+    last_close: int | None = None
 
     def buffered(self) -> Iterator[Polled]:
         """Every held message: non-gated, then each bucket, then overflow, then future."""
