@@ -12,17 +12,26 @@ DEMO_MESSAGES ?= 1000000
 DEMO_ROBOTS ?= 20
 DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_interval_duration": 40000000}
 
+# The checks of the pure-Python fast paths against the vectors and the rule text (lockstep,
+# stateful, differential), run with TIMEALIGN_PURE=1 whatever build is installed: `make test`
+# runs the installed build (compiled when a C compiler is present), CI runs both.
+PURE_CHECKS ?= tests/test_native_build.py tests/test_algorithms.py \
+	tests/approximate_time/test_at_stateful.py tests/approximate_time/test_at_differential.py \
+	tests/rate_aware_batcher/test_rb_stateful.py tests/rate_aware_batcher/test_rb_differential.py \
+	tests/event_time_batcher/test_eb_stateful.py tests/event_time_batcher/test_eb_fast.py
+
 # The ROS bag demo: a small fleet of rosbag2 (MCAP, SQLite 3) and ROS 1 bags.
 DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-cluster lint typecheck unit crosshair proofs demo demo-bags bench vectors figures clean
+.PHONY: install test test-pure test-cluster info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# setup.py compiles the fast paths (timealign.native.COMPILED): a changed source rebuilds.
+$(STAMP): pyproject.toml setup.py $(wildcard reference/timealign/*/fast.py) | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev,spark,plot]'
 	touch $(STAMP)
@@ -36,6 +45,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
+	$(BIN)/timealign info
 	$(BIN)/pytest -q -m "not cluster"
 
 # The jobs on a Spark standalone cluster started on 127.0.0.1 (tests/spark/test_spark_cluster.py):
@@ -47,6 +57,12 @@ crosshair: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(CROSSHAIR_SECONDS)
 
 test: lint typecheck unit crosshair
+
+test-pure: $(STAMP)
+	TIMEALIGN_PURE=1 $(BIN)/pytest -q $(PURE_CHECKS)
+
+info: $(STAMP)
+	$(BIN)/timealign info
 
 proofs: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(PROOF_SECONDS) --report-all
@@ -80,4 +96,6 @@ bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info reference/*.egg-info .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info reference/*.egg-info reference/timealign/_native.json
+	find reference -name '*.so' -delete
+	rm -rf .mypy_cache .ruff_cache .hypothesis

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from timealign import vectors
+from timealign import __version__, native, vectors
 from timealign.errors import ConsistencyError, InvalidInput
 from timealign.vectors import Vector
 
@@ -101,12 +101,39 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_DIFFERENT if failed else EXIT_OK
 
 
+def build_description() -> str:
+    """One line naming the version and the build of the fast paths that runs."""
+    build = native.build()
+    detail = "; ".join(f"{name.removeprefix('timealign.')} {state}"
+                       for name, state in native.describe().items())
+    return f"timealign {__version__} ({build} build: {detail})"
+
+
+def _info(args: argparse.Namespace) -> int:
+    print(build_description())
+    return 0
+
+
+class _Version(argparse.Action):
+    """``--version``: :func:`build_description` on one line (argparse's own would wrap it)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(build_description())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with every registered sub-command."""
     parser = argparse.ArgumentParser(
         prog="timealign", description="Reference engine for timestamp alignment algorithms."
     )
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print the version and which build of the fast paths runs")
     commands = parser.add_subparsers(dest="command", required=True)
+    info = commands.add_parser(
+        "info", help="print the version and which build of the fast paths runs")
+    info.set_defaults(handler=_info)
     replay = commands.add_parser("replay", help="replay vectors and print the outputs")
     replay.add_argument("files", nargs="+", help=".json/.jsonl vector files or directories")
     replay.set_defaults(handler=_print_reference_outputs)

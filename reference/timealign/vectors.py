@@ -179,10 +179,16 @@ def _error(index: int | None, error: InvalidInput) -> JSON:
     return {"input": index, "kind": "error", "field": error.field, "rule": error.rule}
 
 
-def reference_outputs(vector: Vector) -> list[JSON]:
+def reference_outputs(vector: Vector, fast: bool = False) -> list[JSON]:
     """Run the reference (the registered rule text) over the vector's inputs; return the
-    outputs in file form."""
+    outputs in file form.
+
+    ``fast`` runs the algorithm's fast path instead (``Algorithm.fast_path``, compiled or
+    pure as ``timealign.native`` chose): the vectors check both.
+    """
     algorithm = registry.get(vector.algorithm)
+    if fast:
+        algorithm = algorithm.fast_path()
     try:
         config = algorithm.config_from_json(vector.config)
     except InvalidInput as error:

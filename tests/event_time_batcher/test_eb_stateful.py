@@ -6,7 +6,9 @@ around the acceptance band and around the event times already seen (duplicates, 
 2 ns conflicts, split points); re-deliveries reuse a key and event time with a new id. After
 every rule the reference's outputs must equal the literal model's (EB-R5 to EB-R16) and
 the run so far must satisfy every invariant EB-I1 to EB-I10. Bad inputs (time going back,
-a held id) must raise InvalidInput and leave the state as it was (EB-R3, EB-R4).
+a held id) must raise InvalidInput and leave the state as it was (EB-R3, EB-R4). The fast
+path (``ALGORITHM.fast``, compiled or pure) steps in lockstep with the rule text: equal
+states, outputs and refusals after every input.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from tests.event_time_batcher.support import plain
 from timealign import InvalidInput
 from timealign.conformance import strategies
 from timealign.event_time_batcher import (
+    ALGORITHM,
     Config,
     Flush,
     Input,
@@ -28,23 +31,26 @@ from timealign.event_time_batcher import (
     State,
     Tick,
     Timer,
-    initial,
-    step,
 )
 from timealign.event_time_batcher.invariants import check
+from timealign.lockstep import Lockstep
 
 ADVANCE = st.sampled_from(strategies.ADVANCE)  # shared with `timealign conform --fuzz`
 
 
 class BatcherMachine(RuleBasedStateMachine):
     config: Config
-    state: State
+    run: Lockstep[Config, State, Input, Output]
     model: LiteralBatcher
+
+    @property
+    def state(self) -> State:
+        return self.run.state
 
     @initialize(window=st.integers(0, 40), delay=st.integers(0, 25), leap=st.integers(0, 6))
     def start(self, window: int, delay: int, leap: int) -> None:
         self.config = Config(window, delay, leap)
-        self.state = initial(self.config)
+        self.run = Lockstep(ALGORITHM, self.config)  # rule text and fast path
         self.model = LiteralBatcher(window, delay, leap)
         self.inputs: list[Input] = []
         self.outputs: list[tuple[int, Output]] = []
@@ -52,7 +58,7 @@ class BatcherMachine(RuleBasedStateMachine):
         self.times: list[tuple[str, int]] = [("a", 0)]
 
     def _apply(self, item: Input) -> None:
-        self.state, out = step(self.config, self.state, item)
+        out = self.run.step(item)
         if isinstance(item, Message):
             expected = self.model.event(item.at, item.key, item.event_time, item.id)
             self.times.append((item.key, item.event_time))
@@ -101,7 +107,7 @@ class BatcherMachine(RuleBasedStateMachine):
         """The step raises InvalidInput for ``rule``; the run goes on from the same state."""
         before = self.state
         with pytest.raises(InvalidInput) as caught:
-            step(self.config, self.state, item)
+            self.run.step(item)  # both refuse, naming the same field and rule
         assert caught.value.rule == rule and self.state == before
 
     @precondition(lambda self: self.now > 0)
@@ -117,6 +123,13 @@ class BatcherMachine(RuleBasedStateMachine):
         """EB-R4."""
         held = [x.id for b in self.state.batches for x in b.members]
         self._refused(Message("c", self.now, self.now, data.draw(st.sampled_from(held))), "EB-R4")
+
+    @invariant()
+    def fast_path_index_of_held_ids_is_exact(self) -> None:
+        """EB-R4 in the fast path: its set of held ids is exactly the open members' ids."""
+        if hasattr(self, "run"):
+            fast = self.run.fast_state
+            assert fast.held == {m.id for b in fast.batches for m in b.members}
 
     @invariant()
     def invariants_hold(self) -> None:

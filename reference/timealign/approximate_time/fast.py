@@ -107,7 +107,7 @@ class Lane(NamedTuple):
         if self.rear is None:
             return self.front[self.start:] if self.start else self.front
         newest: list[Message] = []
-        cell = self.rear
+        cell: Cons = self.rear  # declared: mypyc would take the narrowed (non-None) type
         while cell is not None:
             newest.append(cell[0])
             cell = cell[1]
@@ -190,21 +190,31 @@ _Pivot = tuple[tuple[Message, ...], int, int, int, int]
 _NONE: _Pivot = ((), 0, 0, NO_PIVOT, 0)
 
 
-def step(config: Config, state: FastState, item: Input) -> tuple[FastState, tuple[Output, ...]]:
+def step(config: object, state: object,
+         item: Input) -> tuple[FastState, tuple[Output, ...]]:
     """Equivalent to ``machine.step``; see the module docstring."""
+    # config and state are declared ``object`` so that, compiled, a wrong one still reaches
+    # this check (a typed parameter would be refused by mypyc with its own TypeError first).
     if type(state) is not FastState or type(config) is not Config:
         raise wrong_object("approximate_time.fast.step", config, state, Config, FastState)
     if type(item) is not Message:
         if type(item) is End:
             return end(config, state)  # AT-R17
         item = check_message(config, item)  # raises AT-R2
-    i = item.topic
-    stamp = item.stamp
     # AT-R2 with exact type tests (they also rule out bools); for two ints,
-    # ``(i | stamp) >> 63 == 0`` holds exactly when both are in [0, INT64_MAX].
-    if not (type(i) is int is type(stamp) and not (i | stamp) >> 63 and i < config.topics
-            and type(item.id) is str and item.id):
+    # ``(topic | when) >> 63 == 0`` holds exactly when both are in [0, INT64_MAX]. The
+    # fields are read through an untyped view: compiled (mypyc), reading a field declared
+    # ``int`` checks its type and would raise TypeError before AT-R2 could name the field.
+    fields: Any = item
+    topic: object = fields.topic
+    when: object = fields.stamp
+    name: object = fields.id
+    if (type(topic) is int and type(when) is int and not (topic | when) >> 63
+            and topic < config.topics and type(name) is str and name):
+        i, stamp = topic, when
+    else:
         check_message(config, item)  # raises AT-R2
+        raise AssertionError(f"AT-R2 accepted {item!r}")  # pragma: no cover
     lanes, candidate, candidate_start, candidate_end, pivot, pivot_time, dropped, warned = \
         state
     front, start, rear, rear_len, split = lanes[i]

@@ -2,7 +2,9 @@
 
 Messages are grouped by *event* time into closed windows of at most ``batching_window``,
 one message per key, split at the midpoint on a same-key conflict and closed by a tick at
-``end + max_message_delay``. Spec: ``spec/event_time_batcher.md``.
+``end + max_message_delay``. Spec: ``spec/event_time_batcher.md``; :mod:`.machine` holds
+the rules (what ``ALGORITHM`` runs), :mod:`.fast` the same machine transcribed for
+throughput (``ALGORITHM.fast``, checked against the rules in lockstep).
 
     >>> from timealign.event_time_batcher import Config, Message, Tick, initial, step
     >>> config = Config(batching_window=50, max_message_delay=20)
@@ -15,8 +17,8 @@ one message per key, split at the midpoint on a same-key conflict and closed by 
 
 from __future__ import annotations
 
-from timealign.algorithm import Algorithm
-from timealign.event_time_batcher import codec, invariants
+from timealign.algorithm import Algorithm, Fast
+from timealign.event_time_batcher import codec, fast, invariants
 from timealign.event_time_batcher.machine import initial, step
 from timealign.event_time_batcher.model import (
     Batch,
@@ -47,6 +49,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     timer_of=codec.timer_of,
     clock_of=codec.clock_of,
     tick=Tick,
+    fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=codec.output_from_json,
     records_of=codec.records_of,

@@ -140,8 +140,11 @@ def initial(config: Config) -> FastState:
                      timeout_distance(config.factor, config.batch_length))
 
 
-def step(config: Config, state: FastState, item: Input) -> tuple[FastState, tuple[Output, ...]]:
+def step(config: object, state: object,
+         item: Input) -> tuple[FastState, tuple[Output, ...]]:
     """Apply one input; :class:`InvalidInput` (state untouched) on a refused one."""
+    # config and state are declared ``object`` so that, compiled, a wrong one still reaches
+    # this check (a typed parameter would be refused by mypyc with its own TypeError first).
     if type(state) is not FastState or type(config) is not Config:
         raise wrong_object("rate_aware_batcher.fast.step", config, state, Config, FastState)
     if state.ended:
@@ -433,6 +436,7 @@ def _poll(
     config: Config, state: FastState, messages: tuple[Polled, ...]
 ) -> tuple[FastState, tuple[Output, ...]]:
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15; head: RB-R19 to RB-R26)."""
+    pending_length: int | None  # declared: mypyc infers None from the reset below
     _, timeout, pending_length, start, hwm, _, _, _, _, held, _, clock, last_close = state
     if messages:  # RB-D4: ids unique within the poll and among the messages still held
         ids = [m.id for m in messages]

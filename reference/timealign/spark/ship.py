@@ -13,6 +13,7 @@ Python workers' ``sys.path``. Executors still need the package's third-party dep
 from __future__ import annotations
 
 import atexit
+import importlib.machinery
 import os
 import shutil
 import tempfile
@@ -24,6 +25,7 @@ from pyspark.sql import SparkSession
 import timealign
 
 SKIPPED = ("__pycache__",)
+NATIVE = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 
 
 def package_folder() -> Path:
@@ -38,8 +40,10 @@ def package_zip(target: Path) -> Path:
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(folder.parent)
+            # Byte code and compiled extensions stay out: Python cannot load an extension
+            # from a zip, so executors run the pure fast paths (timealign.native).
             if path.is_file() and not any(p in SKIPPED for p in relative.parts) \
-                    and path.suffix != ".pyc":
+                    and path.suffix != ".pyc" and not path.name.endswith(NATIVE):
                 handle.write(path, relative.as_posix())
     return archive
 
