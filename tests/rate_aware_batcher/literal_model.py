@@ -194,9 +194,9 @@ class LiteralBatcher:
             s.max_slot >= s.grid.slots_per_batch - 1 for s in gating if s.grid is not None
         )
 
-    def close(self) -> tuple[int, int, list[str]]:
-        assert self.window is not None
-        start, end = self.window
+    def refresh_streams(self, start: int) -> None:
+        """At a close: evict streams absent for 5 closes, refresh the others' grids, and
+        apply a pending batch length."""
         for sid in list(self.streams):
             s = self.streams[sid]
             if s.bucket:
@@ -210,14 +210,23 @@ class LiteralBatcher:
             self.length, self.pending_length = self.pending_length, None
             for s in self.streams.values():
                 s.refresh_grid(start, self.length)
-        out = (start, end, [m[3] for m in self.drain()])
-        self.window = (end, end + self.length)
+
+    def reroute_held(self) -> None:
+        """After a close: route the overflow, then the future messages, again."""
         ov, self.overflow = self.overflow, []
         for m in ov:
             self.route(m)
         fu, self.future = self.future, []
         for m in fu:
             self.route(m)
+
+    def close(self) -> tuple[int, int, list[str]]:
+        assert self.window is not None
+        start, end = self.window
+        self.refresh_streams(start)
+        out = (start, end, [m[3] for m in self.drain()])
+        self.window = (end, end + self.length)
+        self.reroute_held()
         return out
 
     def held(self) -> list[str]:
@@ -375,19 +384,7 @@ class LiteralHeadBatcher(LiteralBatcher):
         assert self.window is not None
         self.last_close = self.now
         start, end = self.window
-        for sid in list(self.streams):
-            s = self.streams[sid]
-            if s.bucket:
-                s.absent = 0
-                s.refresh_grid(start, self.length)
-            else:
-                s.absent += 1
-                if s.absent >= 5:
-                    del self.streams[sid]
-        if self.pending_length is not None:
-            self.length, self.pending_length = self.pending_length, None
-            for s in self.streams.values():
-                s.refresh_grid(start, self.length)
+        self.refresh_streams(start)
         members = self.drain()
         if not any(s.grid is not None for s in self.streams.values()):
             members += self.future + self.overflow
@@ -396,10 +393,5 @@ class LiteralHeadBatcher(LiteralBatcher):
                 end = max(anchor_of([m[2] for m in members], self.length), end)
         out = (start, end, [m[3] for m in members])
         self.window = (end, end + self.length)
-        ov, self.overflow = self.overflow, []
-        for m in ov:
-            self.route(m)
-        fu, self.future = self.future, []
-        for m in fu:
-            self.route(m)
+        self.reroute_held()
         return out
