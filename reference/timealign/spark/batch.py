@@ -187,14 +187,11 @@ def run_batch(
 ) -> BatchResult:
     """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``; with
     ``per_file`` each file is one source already in arrival order (SP-R18)."""
-    from timealign.spark.per_file import ONE_FILE_PER_TASK
-
     check_separate({"--input": input_path}, table_paths(output))
     check_output_folder("--output", output)
-    with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):
-        rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap(),
-                                 source_from_file=per_file)
-        return run_rows(spark, algorithm, config, rows, output, per_file)
+    rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap(),
+                             source_from_file=per_file)
+    return run_rows(spark, algorithm, config, rows, output, per_file)
 
 
 def run_rows(
@@ -209,27 +206,30 @@ def run_rows(
     ``output/groups`` and ``output/outcomes``; the entry point of other readers (bags),
     which check their paths (SP-R20) before reading. With ``per_file`` every file of
     ``rows`` is one source, read whole by one task (SP-R18)."""
-    from timealign.spark.check import check_counts, check_unique_ids
-    from timealign.spark.per_file import replay_files_frame
+    from timealign.spark.check import Census
+    from timealign.spark.per_file import ONE_FILE_PER_TASK, replay_files_frame
 
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
+    census = Census(rows, one_file=per_file)
     try:
-        check_unique_ids(rows)  # SP-R22, before any replay work
-        # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
-        # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (benchmarks/bench_spark.py).
-        replayed = (replay_files_frame(rows, algorithm, config) if per_file
-                    else run_sources(rows, algorithm, config))
-        combined = replayed.persist(StorageLevel.DISK_ONLY)
-        try:
-            schema.groups_of(combined).write.parquet(staging.path("groups"))
-            schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
-        finally:
-            combined.unpersist()
-        total = check_counts(rows, spark.read.parquet(staging.path("outcomes")),
-                             one_file=per_file)
+        total = census.check_input()  # SP-R22 (and SP-R18), before any replay work
+        # Only the replay reads one file per task (SP-R18); the census above packs files.
+        with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):
+            replayed = (replay_files_frame(rows, algorithm, config) if per_file
+                        else run_sources(rows, algorithm, config))
+            # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
+            # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (bench_spark.py).
+            combined = replayed.persist(StorageLevel.DISK_ONLY)
+            try:
+                schema.groups_of(combined).write.parquet(staging.path("groups"))
+                schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
+            finally:
+                combined.unpersist()
+        census.check_outcomes(spark.read.parquet(staging.path("outcomes")))  # SP-R6, SP-D6
         publish(spark, staging, TABLES)
     except Exception as error:
         raise_job_error(error)
     finally:
+        census.close()
         discard(spark, staging, TABLES)
     return BatchResult(output, total)

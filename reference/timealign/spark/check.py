@@ -4,9 +4,12 @@ Every input row must have exactly one outcome. Inside the UDF, :class:`SourceRun
 <timealign.spark.outcomes.SourceRun>` already enforces it id by id, where a fault happens;
 these checks reconcile what Spark actually read with what it actually wrote:
 
-- :func:`check_counts` (the batch job, every run): per source, the number of input rows
-  equals the number of outcome rows. It reads one column of each side and shuffles one
-  partial count per source and partition, so it stays cheap for tens of millions of rows.
+- :class:`Census` (the batch job, every run): one aggregation of the input, before the
+  replay, counts the rows of every source, the most rows sharing one id (SP-R22) and, for
+  the per-file path, the files a source spans (SP-R18); the per-source counts are kept
+  (one small row per source) and, after the write, compared with the outcome rows per
+  source (SP-D6). So the job reads its input twice (census, replay), not three times.
+- :func:`check_counts`: the same count comparison for a given input and outcomes.
 - :func:`check_no_loss` (``timealign.spark.verify``, ``make demo``, the stream tests): the
   same per (source, id), plus for a stream the ids still held in the state store.
 
@@ -15,6 +18,7 @@ A difference fails loudly with a few examples.
 
 from __future__ import annotations
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -24,33 +28,25 @@ from timealign.spark.schema import FILE
 
 
 def _reconcile(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None,
-               keys: list[str], what: str, one_file: bool = False) -> int:
-    """Input rows count +1, outcomes (and held ids) -1, per ``keys``; one shuffle. With
-    ``one_file``, the input rows of a key must also come from one file (SP-R18)."""
-    file = F.col(FILE) if one_file else F.lit(None).cast("string")
-    given = rows.select(*keys, F.lit(1).alias("given"), F.lit(0).alias("settled"),
-                        file.alias("file"))
+               keys: list[str], what: str) -> int:
+    """Input rows count +1, outcomes (and held ids) -1, per ``keys``; one shuffle."""
+    given = rows.select(*keys, F.lit(1).alias("given"), F.lit(0).alias("settled"))
     settled = outcomes.select(*keys)
     if held is not None:
         settled = settled.unionByName(held.select(*keys))
     marks = given.unionByName(settled.select(*keys, F.lit(0).alias("given"),
-                                             F.lit(1).alias("settled"),
-                                             F.lit(None).cast("string").alias("file")))
+                                             F.lit(1).alias("settled")))
     joined = marks.groupBy(*keys).agg(F.sum("given").alias("given"),
-                                      F.sum("settled").alias("settled"),
-                                      F.min("file").alias("first_file"),
-                                      F.max("file").alias("last_file"))
+                                      F.sum("settled").alias("settled"))
+    return _differences(joined, keys, what)
+
+
+def _differences(joined: DataFrame, keys: list[str], what: str) -> int:
+    """The input total of ``joined`` (``keys``, ``given``, ``settled``); :class:`LossError`
+    with up to five examples where the two counts differ."""
     wrong = F.col("given") != F.col("settled")
-    spread = F.col("first_file") != F.col("last_file")
     totals = joined.agg(F.sum("given").alias("given"),
-                        F.sum(F.when(wrong, 1).otherwise(0)).alias("bad"),
-                        F.sum(F.when(spread, 1).otherwise(0)).alias("spread")).first()
-    if totals and totals["spread"]:
-        split = joined.where(spread).limit(5).collect()
-        examples = [f"{r['source']!r} in {r['first_file']} and {r['last_file']}"
-                    for r in split]
-        raise InvalidInput("source", "SP-R18", "with --sources-per-file every source must "
-                           f"be in one file; e.g. {examples}", split[0]["source"])
+                        F.sum(F.when(wrong, 1).otherwise(0)).alias("bad")).first()
     given_total = int(totals["given"] or 0) if totals else 0
     bad = int(totals["bad"] or 0) if totals else 0
     if bad:
@@ -62,13 +58,66 @@ def _reconcile(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None,
     return given_total
 
 
-def check_counts(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None,
-                 one_file: bool = False) -> int:
+class Census:
+    """The batch job's one look at its whole input before the replay (SP-R22, SP-R18,
+    SP-R6): per source, the number of rows, the most rows sharing one id and the first and
+    last file. One aggregation on (``source``, ``id``) and one on ``source``; the result,
+    a row per source, is cached for :meth:`check_outcomes` (call :meth:`close` after)."""
+
+    def __init__(self, rows: DataFrame, one_file: bool = False) -> None:
+        self.rows = rows
+        file = F.col(FILE) if one_file else F.lit(None).cast("string")
+        per_id = rows.groupBy("source", "id").agg(F.count(F.lit(1)).alias("given"),
+                                                  F.min(file).alias("first_file"),
+                                                  F.max(file).alias("last_file"))
+        self.per_source = per_id.groupBy("source").agg(
+            F.sum("given").alias("given"), F.max("given").alias("most"),
+            F.min("first_file").alias("first_file"),
+            F.max("last_file").alias("last_file")).persist(StorageLevel.MEMORY_AND_DISK)
+
+    def check_input(self) -> int:
+        """The number of input rows; :class:`DuplicateIdError` (through
+        :func:`check_unique_ids`, so that its wording is the verification's) when an id
+        repeats within a source, :class:`InvalidInput` (SP-R18) when a source spans files."""
+        spread = F.col("first_file") != F.col("last_file")
+        totals = self.per_source.agg(
+            F.sum("given").alias("given"), F.max("most").alias("most"),
+            F.sum(F.when(spread, 1).otherwise(0)).alias("spread")).first()
+        if totals and (totals["most"] or 0) > 1:
+            check_unique_ids(self.rows)
+        if totals and totals["spread"]:
+            split = self.per_source.where(spread).orderBy("source").limit(5).collect()
+            examples = [f"{r['source']!r} in {r['first_file']} and {r['last_file']}"
+                        for r in split]
+            raise InvalidInput("source", "SP-R18", "with --sources-per-file every source "
+                               f"must be in one file; e.g. {examples}", split[0]["source"])
+        return int(totals["given"] or 0) if totals else 0
+
+    def check_outcomes(self, outcomes: DataFrame, held: DataFrame | None = None) -> int:
+        """SP-R6, SP-D6: per source, outcome rows (plus held ids) equal input rows; return
+        the number of input rows."""
+        settled = outcomes.select("source")
+        if held is not None:
+            settled = settled.unionByName(held.select("source"))
+        counted = settled.groupBy("source").agg(F.count(F.lit(1)).alias("settled"))
+        joined = self.per_source.select("source", "given").join(
+            counted, "source", "full_outer").select(
+            "source", F.coalesce("given", F.lit(0)).alias("given"),
+            F.coalesce("settled", F.lit(0)).alias("settled"))
+        return _differences(joined, ["source"], "source(s)")
+
+    def close(self) -> None:
+        self.per_source.unpersist()
+
+
+def check_counts(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:
     """Return the number of input rows; raise :class:`LossError` if any source's count of
-    outcome rows (plus held ids) differs from its count of input rows, and with
-    ``one_file`` :class:`InvalidInput` if a source's rows come from more than one file
-    (SP-R18)."""
-    return _reconcile(rows, outcomes, held, ["source"], "source(s)", one_file)
+    outcome rows (plus held ids) differs from its count of input rows (SP-D6)."""
+    census = Census(rows)
+    try:
+        return census.check_outcomes(outcomes, held)
+    finally:
+        census.close()
 
 
 def check_no_loss(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:

@@ -10,7 +10,7 @@ order check of SP-R10 still runs on every row; here a row out of order means the
 not in arrival order, and the job fails naming the file and the first offending row. The
 row positions must count 0, 1, 2, … within each file, which proves that the file was read
 whole, in order, by one task. That a source is in one file only is checked by the job's
-reconciliation (:func:`timealign.spark.check.check_counts` with ``one_file=True``).
+census before the replay (:class:`timealign.spark.check.Census` with ``one_file=True``).
 """
 
 from __future__ import annotations
