@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import timealign
 from timealign.algorithm import Algorithm, Grouped, Record
 from timealign.drive import drive
+from timealign.spark.outcomes import with_members
 
 Groups = list[tuple[Any, ...]]
 Outcomes = list[tuple[Any, ...]]
@@ -37,7 +38,9 @@ def source_records(folder: Path) -> dict[str, list[Record]]:
 
 
 def table(columns: dict[str, list[Any]], name: str) -> list[dict[str, Any]]:
-    """The rows of one output table (``groups``/``outcomes``) in a SourceRun's columns."""
+    """The rows of one output table (``groups``/``outcomes``) in a SourceRun's columns,
+    the outcomes of grouped messages derived from their groups (SP-R5)."""
+    columns = with_members(columns)
     keys = list(columns)
     return [dict(zip(keys, values, strict=True)) for values in zip(*columns.values(), strict=True)
             if values[0] == name]

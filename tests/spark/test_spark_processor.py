@@ -26,9 +26,13 @@ def frame(*rows: tuple[str, str, int, int]) -> pd.DataFrame:
 def outcomes(result: pd.DataFrame) -> list[tuple[Any, ...]]:
     if "table" not in result.columns:  # no output at all
         return []
-    picked = result[result["table"] == "outcomes"]
-    return [(i, o, r) for i, o, r in zip(picked["id"], picked["outcome"], picked["reason"],
-                                         strict=True)]
+    found: list[tuple[Any, ...]] = []
+    for row in result.itertuples():  # a group's members are grouped outcomes (SP-R5)
+        if row.table == "groups":
+            found += [(member, "grouped", None) for member in row.ids]
+        elif row.table == "outcomes":
+            found.append((row.id, row.outcome, row.reason))
+    return found
 
 
 def test_sp_r11_one_state_value_per_source_sorted_rows() -> None:

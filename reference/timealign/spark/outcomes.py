@@ -1,10 +1,12 @@
 """One source's replay as table rows: the groups and outcomes of ``spec/spark.md``.
 
 :class:`SourceRun` wraps a :class:`timealign.drive.Driver` and turns every output the
-machine explains through ``Algorithm.account`` into rows of the two output tables
-(SP-R4, SP-R5). It also checks, incrementally and in memory bounded by what the machine
-holds, that every row fed is accounted for exactly once (SP-R6): an id is *open* from the
-moment the machine's input mapping reads its row until an output settles it.
+machine explains through ``Algorithm.account`` into rows of the combined output: a row per
+group (SP-R4) and a row per message settled otherwise (SP-R5); the outcome rows of grouped
+messages are derived from the group rows (:func:`with_members`). It also checks,
+incrementally and in memory bounded by what the machine holds, that every row fed is
+accounted for exactly once (SP-R6): an id is *open* from the moment the machine's input
+mapping reads its row until an output settles it.
 
 Pure Python, no Spark: the batch UDF, the streaming processor and the tests share it.
 """
@@ -24,10 +26,29 @@ GROUPED = "grouped"
 RECENT_IDS = 1024  # SP-R22: settled ids a stream remembers per source
 
 # The columns of the combined output the adapters emit; ``table`` says which output
-# table a row belongs to, the other columns are null where they do not apply.
+# table a row belongs to, the other columns are null where they do not apply. A grouped
+# message has no row of its own here: its outcome row (SP-R5) is derived from its group's
+# row when the outcomes table is written (``timealign.spark.schema.outcomes_of``), so the
+# Python half neither builds nor ships it.
 COLUMNS: tuple[str, ...] = (
     "table", "source", "seq", "start", "end", "ids", "at", "input", "id", "outcome", "reason",
 )
+
+
+def with_members(columns: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """Combined output columns plus an outcome row (SP-R5) for every member of every group,
+    right after its group's row: the pure-Python form of what
+    :func:`timealign.spark.schema.outcomes_of` derives in Spark, for readers without Spark."""
+    rows: list[tuple[Any, ...]] = []
+    for row in zip(*(columns[name] for name in COLUMNS), strict=True):
+        rows.append(row)
+        if row[0] == GROUPS:
+            _, source, seq, _, _, ids, at, index, _, _, _ = row
+            rows.extend((OUTCOMES, source, seq, None, None, None, at, index, member, GROUPED,
+                         None) for member in ids)
+    if not rows:
+        return {name: [] for name in COLUMNS}
+    return dict(zip(COLUMNS, map(list, zip(*rows, strict=True)), strict=True))
 
 
 def timer_ms(instant_ns: int) -> int:
@@ -140,10 +161,8 @@ class SourceRun:
                 ids = account.ids
                 append((GROUPS, source, seq, account.start, account.end, list(ids), at, index,
                         None, None, None))
-                for member in ids:
+                for member in ids:  # their outcome rows come from this row (SP-R5)
                     self._close(member)
-                    append((OUTCOMES, source, seq, None, None, None, at, index, member,
-                            GROUPED, None))
             else:
                 self._close(account.id)
                 append((OUTCOMES, source, None, None, None, None, at, index, account.id,

@@ -171,4 +171,11 @@ def groups_of(combined: DataFrame) -> DataFrame:
 
 
 def outcomes_of(combined: DataFrame) -> DataFrame:
-    return combined.where(F.col("table") == "outcomes").select(*OUTCOME_COLUMNS)
+    """The outcomes table (SP-R5): the combined output's outcome rows (messages settled
+    otherwise than in a group) and, derived from each group's row, one ``grouped`` row per
+    member, which the Python workers do not build (``timealign.spark.outcomes``)."""
+    settled = combined.where(F.col("table") == "outcomes").select(*OUTCOME_COLUMNS)
+    members = combined.where(F.col("table") == "groups").select(
+        "source", F.explode("ids").alias("id"), F.lit("grouped").alias("outcome"), "seq",
+        F.lit(None).cast(T.StringType()).alias("reason"), "at", "input")
+    return settled.unionByName(members)
