@@ -6,12 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
+from tests.pairs_toy import PAIRS, PairsConfig
 from tests.spark.machines import CASES, Case, make_fleet
+from timealign.algorithm import Fast
 from timealign.cli import main
 from timealign.errors import InvalidInput
 from timealign.spark import schema
@@ -151,3 +154,20 @@ def test_sp_r18_not_yet_for_bags(capsys: pytest.CaptureFixture[str]) -> None:
                  "--config", '{"topics": ["a", "b"], "queue_size": 2}', "--sources-per-file"])
     assert code == 2
     assert "--sources-per-file" in capsys.readouterr().err
+
+
+def _fast_step_that_says_so(config: Any, state: Any, item: Any) -> Any:
+    raise InvalidInput("fast", "SP-R10", "the fast path stepped this row", None)
+
+
+@pytest.mark.parametrize("per_file", [False, True], ids=["shuffled", "per-file"])
+def test_sp_r10_r18_both_paths_step_the_fast_path(spark: SparkSession, tmp_path: Path,
+                                                  per_file: bool) -> None:
+    """SP-R10, SP-R18: the shuffled and the per-file paths both run the algorithm's fast
+    path (``Algorithm.fast_path``), never the rule text (the per-file path once ran the
+    rule text, at twice the Python CPU per row)."""
+    flagged = attrs.evolve(PAIRS, fast=Fast(PAIRS.initial, _fast_step_that_says_so))
+    write_robot(tmp_path / "in", "r1", ["a", "b"], [1, 2])
+    with pytest.raises(InvalidInput, match="the fast path stepped this row"):
+        run_batch(spark, flagged, PairsConfig(window=3), str(tmp_path / "in"),
+                  str(tmp_path / "out"), per_file=per_file)

@@ -122,12 +122,13 @@ def replay_files_function(
 def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any],
                        config: Any, tasks: int | None = None) -> DataFrame:
     """The combined output of replaying each file of ``rows`` as one source, in the order
-    read: no shuffle, no sort. The session must read one file per scan partition
+    read, on the algorithm's fast path (as :func:`timealign.spark.batch.run_sources`): no
+    shuffle, no sort. The session must read one file per scan partition
     (:data:`ONE_FILE_PER_TASK`) while the frame is computed; ``coalesce`` then gives each of
     ``tasks`` tasks (default: two per core) several whole files, one after the other, so
     that a thousand small files do not cost a thousand tasks, Python runs and output files
     (measured: 100 files of 3,000 rows took 2.5 times the CPU of the shuffled path when
     each file was a task of its own)."""
     count = tasks or 2 * rows.sparkSession.sparkContext.defaultParallelism
-    return rows.coalesce(count).mapInArrow(replay_files_function(algorithm, config),
-                                           schema.COMBINED)
+    return rows.coalesce(count).mapInArrow(
+        replay_files_function(algorithm.fast_path(), config), schema.COMBINED)
