@@ -235,3 +235,39 @@ def test_bag_r3_r2_command_line_options() -> None:
     for rule in ("robot", "regex:("):
         with pytest.raises(InvalidInput, match="BAG-R2"):
             reader_options([], rule, False, None)
+
+
+def test_bag_r9_pl_r10_options_of_the_format(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """BAG-R9, PL-R10: `run`, `stream` and `plot` refuse `--column` with `--format rosbag`
+    and the bag options with another format (exit 2, naming the option and the rule),
+    before Spark starts or anything is written; `plot` refuses a bad bag option before
+    Spark starts too."""
+    from timealign.cli import main
+
+    bags, out = str(tmp_path / "bags"), str(tmp_path / "out")
+    (tmp_path / "run" / "groups").mkdir(parents=True)
+    (tmp_path / "run" / "outcomes").mkdir()
+    commands = {
+        "run": ["run", "approximate_time", "--input", bags, "--output", out],
+        "stream": ["stream", "approximate_time", "--source", bags, "--output", out,
+                   "--checkpoint", str(tmp_path / "ck")],
+        "plot": ["plot", "approximate_time", "--run", str(tmp_path / "run"), "--input", bags,
+                 "--source", "r1", "--out", str(tmp_path / "r1.svg")],
+    }
+    cases = [(["--format", "rosbag", "--column", "stamp=t"], "--column", "BAG-R9"),
+             (["--stamp", "log"], "--stamp", "BAG-R9"),
+             (["--format", "csv", "--source-from", "bag"], "--source-from", "BAG-R9"),
+             (["--skip-bad-files"], "--skip-bad-files", "BAG-R9")]
+    for name, command in commands.items():
+        for extra, option, rule in cases:
+            if option == "--skip-bad-files" and name == "stream":
+                continue  # `stream` has no such option (BAG-R6)
+            assert main([*command, *extra]) == 2, (name, extra)
+            err = capsys.readouterr().err
+            assert option in err and rule in err, (name, extra, err)
+    config = '{"topics": ["/imu", "/camera_info"], "queue_size": 10}'
+    assert main([*commands["plot"], "--format", "rosbag", "--config", config,
+                 "--stamp", "sometimes"]) == 2
+    assert "BAG-R3" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]

@@ -4,6 +4,7 @@ three small bags (MCAP, SQLite 3, ROS 1), each robot its own source."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,52 @@ def test_bag_r8_r7_stream_of_bags(spark: SparkSession, fleet: Path, tmp_path: Pa
     other = read_table(spark, str(out), "not_configured").collect()
     assert len(other) == 39 and {r["topic"] for r in other} == {"/chatter"}
     assert {r["id"] for r in other} == {f"/chatter#{n}" for n in range(13)}
+
+
+def test_pl_r10_plot_of_a_bag_run(spark: SparkSession, fleet: Path, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """PL-R10, BAG-R6: `plot --format rosbag` of a `run --format rosbag` reads the bags
+    with the run's options (`--stamp`, `--source-from`, `--skip-bad-files`, the config's
+    topics): the picture draws the source's configured messages in the window (chosen so
+    that header and log stamps select different messages) and one labelled set per group
+    of the run's `groups/` table holding them. Without the run's `--skip-bad-files` the
+    truncated bag stops the picture (exit 2), writing nothing."""
+    data = tmp_path / "bags"
+    shutil.copytree(fleet, data)
+    shutil.copytree(fleet / "r1", data / "r9")
+    cut = next((data / "r9").glob("*.mcap"))
+    cut.write_bytes(cut.read_bytes()[:1500])
+    out = tmp_path / "out"
+    bag_options = ["--format", "rosbag", "--input", str(data), "--config", json.dumps(CONFIG),
+                   "--stamp", "/camera_info=log", "--source-from", r"regex:^(r\d)",
+                   "--skip-bad-files"]
+    assert main(["run", "approximate_time", *bag_options, "--output", str(out),
+                 "--quiet"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+
+    def shown(log_topics: frozenset[str]) -> set[str]:
+        rows = [r for r in expected_rows(fleet / "r3.bag", "r3.bag", log_topics)
+                if r["topic"] in TOPICS]
+        first = min(r["stamp"] for r in rows)
+        return {f"r3.bag:{r['id']}" for r in rows
+                if first + 30_000_000 <= r["stamp"] <= first + 170_000_000}
+
+    wanted = shown(frozenset({"/chatter", "/camera_info"}))
+    assert wanted != shown(frozenset({"/chatter"}))  # the window tells the stamps apart
+    outcomes = spark.read.parquet(str(out / "outcomes")).where(F.col("source") == "r3")
+    seqs = {r["seq"] for r in outcomes.where(F.col("id").isin(sorted(wanted))).collect()
+            if r["outcome"] == "grouped"}
+    groups = spark.read.parquet(str(out / "groups")).where(F.col("seq").isin(sorted(seqs)))
+    assert len(seqs) > 2 and groups.where(F.col("source") == "r3").count() == len(seqs)
+    picture = tmp_path / "r3.svg"
+    plot = ["plot", "approximate_time", "--run", str(out), "--source", "r3",
+            "--from", "30ms", "--to", "170ms", *bag_options]
+    assert main([*plot, "--out", str(picture)]) == 0, capsys.readouterr().err
+    assert f"{len(wanted)} messages, {len(seqs)} groups" in capsys.readouterr().out
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", picture.read_text(encoding="utf-8"))
+    assert {t for t in texts if t.startswith("r3.bag:")} == wanted  # ids beside marks
+    assert {t for t in texts if t.startswith("#")} == {f"#{seq}" for seq in seqs}
+    refused = tmp_path / "refused.svg"
+    assert main([*plot[:-1], "--out", str(refused)]) == 2  # without --skip-bad-files
+    err = capsys.readouterr().err
+    assert "BAG-R6" in err and "r9" in err and not refused.exists()

@@ -2,7 +2,8 @@
 
 Registered through ``timealign.cli._EXTENSIONS``. Matplotlib (the ``plot`` extra) is
 imported only when a picture is drawn; a run's tables are read with Spark (the ``spark``
-extra), so the vector form works without Spark.
+extra), so the vector form works without Spark. A run's input, tables or bags, is read by
+the same code as ``run`` reads it (:func:`timealign.spark.cli.input_rows`, PL-R10).
 """
 
 from __future__ import annotations
@@ -71,14 +72,17 @@ def _vector_timeline(args: argparse.Namespace) -> Any:
 
 def _run_timeline(args: argparse.Namespace) -> Any:
     from timealign import registry
-    from timealign.spark.cli import load_config
+    from timealign.spark.cli import bag_options, check_input_options, input_rows, load_config
     from timealign.spark.pictures import source_timeline
-    from timealign.spark.schema import ColumnMap, read_input
+    from timealign.spark.schema import ColumnMap
     from timealign.spark.session import build_session
 
+    check_input_options(args)  # BAG-R9
     algorithm = registry.get(args.target)
     config = load_config(algorithm, args.config)
     columns = ColumnMap.parse(args.column)
+    if args.format == "rosbag":
+        bag_options(args, config)  # PL-R10: bad bag options refused before Spark starts
     if args.input is None or args.source is None:
         raise InvalidInput("--input", "PL-R6", "a run's picture needs --input and --source",
                            None)
@@ -91,8 +95,8 @@ def _run_timeline(args: argparse.Namespace) -> Any:
     if stop < start:
         raise InvalidInput("--to", "PL-R6", "must not be before --from", args.stop)
     spark = build_session(args.master, f"timealign plot {args.target}")
-    rows = read_input(spark, args.input, args.format, columns)
-    return source_timeline(algorithm, config, rows, args.run, args.source, start, stop)
+    with input_rows(spark, args, config, columns) as rows:  # as `run` reads it (PL-R10)
+        return source_timeline(algorithm, config, rows, args.run, args.source, start, stop)
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -109,6 +113,8 @@ def _plot(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     """Add ``plot`` to the ``timealign`` parser."""
+    from timealign.spark.cli import bag_arguments
+
     plot = commands.add_parser(
         "plot", help="draw a timeline of a vector, or of one source of a run",
         description="Draw a vector (TARGET is a .json/.jsonl file) or one source of a run "
@@ -119,7 +125,8 @@ def register(commands: Any) -> None:
     plot.add_argument("--run", help="the run's --output folder (groups/, outcomes/)")
     plot.add_argument("--input", help="the run's --input")
     plot.add_argument("--config", help="the run's --config (file or inline JSON)")
-    plot.add_argument("--format", default="parquet", help="the run's --format")
+    plot.add_argument("--format", default="parquet",
+                      help="the run's --format: parquet (default), csv, json or rosbag")
     plot.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
                       help="the run's --column mappings; repeatable")
     plot.add_argument("--master", help="Spark master URL (default: local[*])")
@@ -131,4 +138,5 @@ def register(commands: Any) -> None:
     plot.add_argument("--no-arrivals", action="store_true",
                       help="leave out the arrival-time strip")
     plot.add_argument("--width", type=float, default=10.0, help="width in inches (default 10)")
+    bag_arguments(plot, "plot")  # the run's bag options, meaning the same (PL-R10)
     plot.set_defaults(handler=_plot)

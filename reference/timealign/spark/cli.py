@@ -11,6 +11,8 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,25 +61,67 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
-def _bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
-    """The options of ``--format rosbag`` (spec/formats.md)."""
+def bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The options of ``--format rosbag`` (spec/formats.md), shared by ``run``, ``stream``
+    and ``plot`` so that they mean the same in each."""
     bags = parser.add_argument_group("ROS bags (--format rosbag)")
     bags.add_argument("--stamp", action="append", default=[], metavar="log|TOPIC=log",
                       help="take the stamp from the log time: for every topic (log) or for "
                            "one topic (TOPIC=log, repeatable); default: header.stamp")
-    bags.add_argument("--source-from", default="bag", metavar="RULE",
+    bags.add_argument("--source-from", metavar="RULE",
                       help="source of a bag's rows: bag (its path below the input, "
                            "default), folder (its folder) or regex:PATTERN")
-    if command == "run":
+    if command in ("run", "plot"):
         bags.add_argument("--skip-bad-files", action="store_true",
-                          help="list unreadable bags in the summary instead of failing")
+                          help="list unreadable bags in the summary instead of failing"
+                          if command == "run" else
+                          "leave out unreadable bags, as the run did with this option")
 
 
-def _bag_options(args: argparse.Namespace, config: Any) -> dict[str, str]:
+def check_input_options(args: argparse.Namespace) -> None:
+    """BAG-R9: the bag options only with ``--format rosbag``, ``--column`` only without it
+    (a bag's columns are fixed by BAG-R2); refused before Spark starts, since either
+    combination would otherwise be silently ignored."""
+    if args.format == "rosbag":
+        if args.column:
+            raise InvalidInput("--column", "BAG-R9", "not with --format rosbag: a bag's "
+                               "rows have fixed columns (BAG-R2)", args.column[0])
+        return
+    given = (("--stamp", bool(args.stamp)), ("--source-from", args.source_from is not None),
+             ("--skip-bad-files", getattr(args, "skip_bad_files", False)))
+    for option, present in given:
+        if present:
+            raise InvalidInput(option, "BAG-R9", "only with --format rosbag", args.format)
+
+
+def bag_options(args: argparse.Namespace, config: Any) -> dict[str, str]:
+    """The data source options of the bag options and the config's topics."""
     from timealign.spark.bags import configured_topics, reader_options
 
-    return reader_options(args.stamp, args.source_from, getattr(args, "skip_bad_files", False),
-                          configured_topics(config))
+    return reader_options(args.stamp, args.source_from or "bag",
+                          getattr(args, "skip_bad_files", False), configured_topics(config))
+
+
+@contextmanager
+def input_rows(spark: Any, args: argparse.Namespace, config: Any,
+               columns: Any) -> Iterator[Any]:
+    """The canonical rows of a run's ``--input``, read as ``run`` reads them: tables with
+    ``--format``/``--column`` (SP-R1), bags with the bag options and the config's topics
+    (BAG-R1 to BAG-R7; rows of skipped bags and other topics left out). Bag rows stay
+    persisted while the block runs."""
+    if args.format != "rosbag":
+        from timealign.spark.schema import read_input
+
+        yield read_input(spark, args.input, args.format, columns)
+        return
+    from timealign.spark.bags import configured_topics, read_bags
+
+    rows, frame, _ = read_bags(spark, args.input, bag_options(args, config),
+                               configured_topics(config))
+    try:
+        yield rows
+    finally:
+        frame.unpersist()
 
 
 def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
@@ -123,19 +167,8 @@ def write_report(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, A
     """PL-R9: the report page of a finished run, written to ``args.report``."""
     from timealign.plot.report import write
     from timealign.spark.pictures import build_report
-    from timealign.spark.schema import read_input
 
-    if args.format == "rosbag":
-        from timealign.spark.bags import configured_topics, read_bags
-
-        rows, frame, _ = read_bags(spark, args.input, _bag_options(args, config),
-                                   configured_topics(config))
-        try:
-            report = build_report(algorithm, config, rows, args.output, summary)
-        finally:
-            frame.unpersist()
-    else:
-        rows = read_input(spark, args.input, args.format, columns)
+    with input_rows(spark, args, config, columns) as rows:
         report = build_report(algorithm, config, rows, args.output, summary)
     return write(report, args.report)
 
@@ -151,6 +184,7 @@ def _run(args: argparse.Namespace) -> int:
     from timealign.spark.progress import Progress
     from timealign.spark.summary import format_summary, summarize
 
+    check_input_options(args)  # BAG-R9
     # SP-R20: refused before Spark starts, naming both paths.
     inputs = {"--input": args.input}
     check_output_folder("--output", args.output)
@@ -169,7 +203,7 @@ def _run(args: argparse.Namespace) -> int:
             from timealign.spark.bags import run_bags
 
             result, bag_report = run_bags(spark, algorithm, config, args.input,
-                                          args.output, _bag_options(args, config))
+                                          args.output, bag_options(args, config))
         else:
             result = run_batch(spark, algorithm, config, args.input, args.output,
                                args.format, columns, args.sources_per_file)
@@ -194,6 +228,7 @@ def _stream(args: argparse.Namespace) -> int:
     from timealign.spark.paths import check_output_folder, check_separate, table_paths
     from timealign.spark.streaming import run_stream
 
+    check_input_options(args)  # BAG-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
     check_output_folder("--output", args.output)
     check_output_folder("--checkpoint", args.checkpoint)
@@ -204,7 +239,7 @@ def _stream(args: argparse.Namespace) -> int:
     if args.format == "rosbag":
         from timealign.spark.bags import NOT_CONFIGURED, configured_topics, stream_bags
 
-        rows, other = stream_bags(spark, args.source, _bag_options(args, config),
+        rows, other = stream_bags(spark, args.source, bag_options(args, config),
                                   configured_topics(config))
         set_aside = None if other is None else (NOT_CONFIGURED, other)
     batches = run_stream(spark, algorithm, config, args.source, args.output,
@@ -241,7 +276,7 @@ def register(commands: Any) -> None:
                      help="each file holds one source in arrival order: replay every file "
                           "as read, without a shuffle or sort (fails if a file is out of "
                           "order)")
-    _bag_arguments(run, "run")
+    bag_arguments(run, "run")
     run.add_argument("--report", metavar="DIR",
                      help="also write an HTML report to DIR/index.html (needs the plot extra)")
     run.set_defaults(handler=_run)
@@ -255,7 +290,7 @@ def register(commands: Any) -> None:
     stream.add_argument("--trigger-seconds", type=float, default=1.0,
                         help="micro-batch interval (default 1)")
     stream.add_argument("--max-files-per-trigger", type=int, help="files per micro-batch")
-    _bag_arguments(stream, "stream")
+    bag_arguments(stream, "stream")
     stream.set_defaults(handler=_stream)
 
     gen = commands.add_parser("generate", help="write a synthetic robot-fleet dataset")
