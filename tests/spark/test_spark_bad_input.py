@@ -133,7 +133,7 @@ def test_sp_r12_r23_damaged_state_store_names_the_checkpoint(condition: str) -> 
 
 def test_sp_r22_census_hash_collisions_fall_back_to_the_exact_check(
         spark: SparkSession, tmp_path: Path) -> None:
-    """SP-R22: the batch job's census counts rows per hash of (source, id); a count above
+    """SP-R22, SP-D10: the batch job's census counts rows per hash of (source, id); a count above
     one runs the exact check, which raises only for a real repeat: with a hash that makes
     every row collide, unique ids (the same id in two sources included) still pass, and a
     real repeat is still named."""

@@ -38,7 +38,8 @@ def tables(spark: SparkSession, output: Path) -> tuple[Any, Any]:
 def test_sp_i2_r3_every_source_equals_replay(spark: SparkSession, fleet: Path,
                                              batch_output: Any, case: Case) -> None:
     """SP-I2, SP-R3, SP-R4, SP-R5, SP-R7: per source, the tables equal `timealign.iter_outputs`
-    of that source's driven inputs, on a generated fleet of 12 sources."""
+    of that source's driven inputs, on a generated fleet of 12 sources; SP-D9: the
+    `grouped` rows Spark derives from the groups equal those built from the outputs."""
     output = batch_output(case)
     want_groups, want_outcomes = expected_tables(case.algorithm, case.config, fleet)
     got_groups, got_outcomes = spark_tables(*tables(spark, output))

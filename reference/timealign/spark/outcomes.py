@@ -178,10 +178,13 @@ class SourceRun:
         call :meth:`take` at the end)."""
         clocked = self.algorithm.clocked
         driver, rows, account = self.driver, self.rows, self._account
+        # The hot loop of the batch job: steps without outputs (most rows of a batcher)
+        # cost no call, and the buffer is measured only after a step that added rows.
         for step in driver.feed(self._opening(records)):
-            account(step, self._at(step[1]) if clocked else driver.arrival)
-            if chunk and len(rows) >= chunk:
-                yield rows.take()
+            if step[2]:
+                account(step, self._at(step[1]) if clocked else driver.arrival)
+                if chunk and len(rows) >= chunk:
+                    yield rows.take()
 
     def feed_all(self, records: Iterable[Record]) -> None:
         """Feed rows in arrival order, keeping every row for :meth:`take`."""
