@@ -35,6 +35,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -151,20 +153,45 @@ class Sampler:
                 self.jvm_cpu += spent
 
 
+def _cpu() -> tuple[float, float]:
+    """CPU seconds so far of this process's descendants: (JVMs, Python workers)."""
+    tree = _tree(os.getpid())
+    return (sum(cpu for py, _, cpu in tree.values() if not py),
+            sum(cpu for py, _, cpu in tree.values() if py))
+
+
+class Phases:
+    """``run_batch(phase=...)``: the JVM and Python CPU seconds of each of the job's phases
+    (census, replay, outcomes, reconcile, publish)."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, tuple[float, float]] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        jvm, python = _cpu()
+        try:
+            yield
+        finally:
+            after = _cpu()
+            self.cpu[name] = (after[0] - jvm, after[1] - python)
+
+
 def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output: str,
               per_file: bool) -> dict[str, Any]:
     """(b): the batch job end to end on ``spark``."""
     from timealign.spark.batch import run_batch
 
     algorithm = registry.get(algorithm_name)
+    phases = Phases()
     with Sampler() as sampler:
         started = time.perf_counter()
         result = run_batch(spark, algorithm, algorithm.config_from_json(config), folder,
-                           output, per_file=per_file)
+                           output, per_file=per_file, phase=phases)
         seconds = time.perf_counter() - started
     return {"rows": result.rows, "seconds": seconds, "tree_peak_bytes": sampler.total,
             "worker_peak_bytes": sampler.worker, "jvm_cpu": sampler.jvm_cpu,
-            "python_cpu": sampler.python_cpu}
+            "python_cpu": sampler.python_cpu, "phases": phases.cpu}
 
 
 class Masters:
@@ -277,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
                                job["jvm_cpu"], job["python_cpu"], rate,
                                replay["cpu"] / replay["rows"] * 1e6,
                                job["worker_peak_bytes"], job["tree_peak_bytes"]), flush=True)
+                    print("    CPU us/row by phase (JVM+Python): " + ", ".join(
+                        f"{name} {jvm / job['rows'] * 1e6:.1f}+{py / job['rows'] * 1e6:.1f}"
+                        for name, (jvm, py) in job["phases"].items()), flush=True)
     finally:
         masters.close()
     targets(args.sizes, replays, results)

@@ -16,7 +16,7 @@ before anything is read (SP-R20).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from itertools import repeat
 from typing import Any
 
@@ -184,14 +184,16 @@ def run_batch(
     fmt: str = "parquet",
     columns: schema.ColumnMap | None = None,
     per_file: bool = False,
+    phase: Callable[[str], AbstractContextManager[object]] = lambda _name: nullcontext(),
 ) -> BatchResult:
     """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``; with
-    ``per_file`` each file is one source already in arrival order (SP-R18)."""
+    ``per_file`` each file is one source already in arrival order (SP-R18); ``phase`` as
+    for :func:`run_rows`."""
     check_separate({"--input": input_path}, table_paths(output))
     check_output_folder("--output", output)
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap(),
                              source_from_file=per_file)
-    return run_rows(spark, algorithm, config, rows, output, per_file)
+    return run_rows(spark, algorithm, config, rows, output, per_file, phase)
 
 
 def run_rows(
@@ -201,18 +203,22 @@ def run_rows(
     rows: DataFrame,
     output: str,
     per_file: bool = False,
+    phase: Callable[[str], AbstractContextManager[object]] = lambda _name: nullcontext(),
 ) -> BatchResult:
     """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
     ``output/groups`` and ``output/outcomes``; the entry point of other readers (bags),
     which check their paths (SP-R20) before reading. With ``per_file`` every file of
-    ``rows`` is one source, read whole by one task (SP-R18)."""
+    ``rows`` is one source, read whole by one task (SP-R18). ``phase(name)`` is entered
+    around each Spark job (census, replay, outcomes, reconcile, publish), for the
+    benchmark's split of where the time goes."""
     from timealign.spark.check import Census
     from timealign.spark.per_file import ONE_FILE_PER_TASK, replay_files_frame
 
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
     census = Census(rows, one_file=per_file)
     try:
-        total = census.check_input()  # SP-R22 (and SP-R18), before any replay work
+        with phase("census"):
+            total = census.check_input()  # SP-R22 (and SP-R18), before any replay work
         # Only the replay reads one file per task (SP-R18); the census above packs files.
         with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):
             replayed = (replay_files_frame(rows, algorithm, config) if per_file
@@ -221,12 +227,16 @@ def run_rows(
             # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (bench_spark.py).
             combined = replayed.persist(StorageLevel.DISK_ONLY)
             try:
-                schema.groups_of(combined).write.parquet(staging.path("groups"))
-                schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
+                with phase("replay"):  # the replay, persisted, then the groups table
+                    schema.groups_of(combined).write.parquet(staging.path("groups"))
+                with phase("outcomes"):
+                    schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
             finally:
                 combined.unpersist()
-        census.check_outcomes(spark.read.parquet(staging.path("outcomes")))  # SP-R6, SP-D6
-        publish(spark, staging, TABLES)
+        with phase("reconcile"):  # SP-R6, SP-D6
+            census.check_outcomes(spark.read.parquet(staging.path("outcomes")))
+        with phase("publish"):
+            publish(spark, staging, TABLES)
     except Exception as error:
         raise_job_error(error)
     finally:
