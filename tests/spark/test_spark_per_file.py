@@ -147,13 +147,19 @@ def test_sp_r18_positions_prove_a_whole_file_per_task() -> None:
         list(checked("g", iter([pieces[2][1]]), "s"))
 
 
-def test_sp_r18_not_yet_for_bags(capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R18: `--sources-per-file` with `--format rosbag` is refused (exit 2) before Spark
-    starts, rather than silently ignored."""
-    code = main(["run", REAL.name, "--input", "bags", "--output", "out", "--format", "rosbag",
-                 "--config", '{"topics": ["a", "b"], "queue_size": 2}', "--sources-per-file"])
-    assert code == 2
-    assert "--sources-per-file" in capsys.readouterr().err
+def test_sp_r18_bag_positions_may_have_gaps_but_only_increase() -> None:
+    """SP-R18: a bag's rows (``dense=False``) may skip positions (rows of other topics set
+    aside) but must increase, within and across batches."""
+    def batch(positions: list[int]) -> pa.RecordBatch:
+        return pa.record_batch({schema.FILE: ["b"] * len(positions),
+                                schema.POSITION: positions, "source": ["s"] * len(positions)})
+
+    assert len(list(checked("b", iter([batch([0, 2, 5]), batch([9])]), "s", False))) == 2
+    with pytest.raises(OrderError, match="split between tasks"):
+        list(checked("b", iter([batch([0, 2, 5])]), "s"))  # dense: gaps refused
+    for bad in ([[0, 5, 5]], [[0, 7], [3]]):
+        with pytest.raises(OrderError):
+            list(checked("b", iter(batch(p) for p in bad), "s", False))
 
 
 def _fast_step_that_says_so(config: Any, state: Any, item: Any) -> Any:

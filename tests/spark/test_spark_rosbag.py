@@ -152,3 +152,20 @@ def test_pl_r10_plot_of_a_bag_run(spark: SparkSession, fleet: Path, tmp_path: Pa
     assert main([*plot[:-1], "--out", str(refused)]) == 2  # without --skip-bad-files
     err = capsys.readouterr().err
     assert "BAG-R6" in err and "r9" in err and not refused.exists()
+
+
+def test_sp_r18_bag_r1_bags_per_file_equal_the_driver(spark: SparkSession, fleet: Path,
+                                                      tmp_path: Path) -> None:
+    """SP-R18, BAG-R1: `run --format rosbag --sources-per-file` replays each bag as read,
+    without a shuffle (its positions have gaps where /chatter was set aside), and writes the
+    driver's tables, as the shuffled path does."""
+    out = tmp_path / "out"
+    assert main(["run", "approximate_time", "--format", "rosbag", "--input", str(fleet),
+                 "--output", str(out), "--config", json.dumps(CONFIG), "--quiet",
+                 "--sources-per-file"]) == 0
+    algorithm = registry.get("approximate_time")
+    want = expected_of_records(algorithm, algorithm.config_from_json(CONFIG),
+                               driver_records(fleet))
+    got = spark_tables(spark.read.parquet(str(out / "groups")),
+                       spark.read.parquet(str(out / "outcomes")))
+    assert got == want and len(want[0]) > 5

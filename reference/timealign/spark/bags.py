@@ -102,15 +102,18 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
 
 
 def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
-             path: str, output: str, options: dict[str, str]) -> tuple[BatchResult, BagReport]:
-    """The batch job over a folder of bags."""
+             path: str, output: str, options: dict[str, str], per_file: bool = False
+             ) -> tuple[BatchResult, BagReport]:
+    """The batch job over a folder of bags; with ``per_file`` every bag is one source in
+    arrival order, replayed as read (SP-R18: the data source reads a bag as one partition,
+    and its positions only increase, with gaps where rows of other topics were set aside)."""
     from timealign.spark.paths import check_output_folder, check_separate, table_paths
 
     check_separate({"--input": path}, table_paths(output))  # SP-R20, as for tables
     check_output_folder("--output", output)
     rows, frame, report = read_bags(spark, path, options, configured_topics(config))
     try:
-        result = run_rows(spark, algorithm, config, rows, output)
+        result = run_rows(spark, algorithm, config, rows, output, per_file, dense=False)
     finally:
         frame.unpersist()
     return result, report

@@ -204,13 +204,15 @@ def run_rows(
     output: str,
     per_file: bool = False,
     phase: Callable[[str], AbstractContextManager[object]] = lambda _name: nullcontext(),
+    dense: bool = True,
 ) -> BatchResult:
     """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
     ``output/groups`` and ``output/outcomes``; the entry point of other readers (bags),
     which check their paths (SP-R20) before reading. With ``per_file`` every file of
-    ``rows`` is one source, read whole by one task (SP-R18). ``phase(name)`` is entered
-    around each Spark job (census, replay, outcomes, reconcile, publish), for the
-    benchmark's split of where the time goes."""
+    ``rows`` is one source, read whole by one task (SP-R18); ``dense`` false when the rows'
+    positions may have gaps (bags, see :func:`timealign.spark.per_file.checked`).
+    ``phase(name)`` is entered around each Spark job (census, replay, outcomes, reconcile,
+    publish), for the benchmark's split of where the time goes."""
     from timealign.spark.check import Census
     from timealign.spark.per_file import ONE_FILE_PER_TASK, replay_files_frame
 
@@ -221,7 +223,7 @@ def run_rows(
             total = census.check_input()  # SP-R22 (and SP-R18), before any replay work
         # Only the replay reads one file per task (SP-R18); the census above packs files.
         with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):
-            replayed = (replay_files_frame(rows, algorithm, config) if per_file
+            replayed = (replay_files_frame(rows, algorithm, config, dense=dense) if per_file
                         else run_sources(rows, algorithm, config))
             # Persisted once, read by the two writes. DISK_ONLY ran about 30 s faster than
             # MEMORY_AND_DISK at 10M rows on the default 2 GB driver (bench_spark.py).

@@ -190,9 +190,6 @@ def _run(args: argparse.Namespace) -> int:
     check_output_folder("--output", args.output)
     check_separate(inputs, table_paths(args.output))
     check_file_target("--summary", args.summary, {**inputs, **table_paths(args.output)})
-    if args.sources_per_file and args.format == "rosbag":  # SP-R18: positions have gaps
-        raise InvalidInput("--sources-per-file", "SP-R18",
-                           "not available with --format rosbag yet", "rosbag")
     if args.report is not None:
         check_report_folder(args.report, {**inputs, **table_paths(args.output)})
     algorithm, config, columns, spark = _setup(args, "run")
@@ -203,7 +200,8 @@ def _run(args: argparse.Namespace) -> int:
             from timealign.spark.bags import run_bags
 
             result, bag_report = run_bags(spark, algorithm, config, args.input,
-                                          args.output, bag_options(args, config))
+                                          args.output, bag_options(args, config),
+                                          args.sources_per_file)
         else:
             result = run_batch(spark, algorithm, config, args.input, args.output,
                                args.format, columns, args.sources_per_file)

@@ -68,19 +68,20 @@ def file_pieces(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, pa.Rec
             yield files[start].as_py(), batch.slice(start, end - start)
 
 
-def opened(file: str, pieces: Iterator[tuple[str, pa.RecordBatch]]
+def opened(file: str, pieces: Iterator[tuple[str, pa.RecordBatch]], dense: bool = True
            ) -> tuple[str, Iterator[pa.RecordBatch]]:
     """The file's source (its first row's) and its checked batches (:func:`checked`)."""
     batches = (batch for _, batch in pieces)
     first = next(batches)
     source = str(first.column("source")[0].as_py())
-    return source, checked(file, chain([first], batches), source)
+    return source, checked(file, chain([first], batches), source, dense)
 
 
-def checked(file: str, batches: Iterator[pa.RecordBatch], source: str
+def checked(file: str, batches: Iterator[pa.RecordBatch], source: str, dense: bool = True
             ) -> Iterator[pa.RecordBatch]:
     """The file's batches, checking that its source is constant and that its positions
-    count 0, 1, 2, … (the file was read whole, in order, by this task)."""
+    count 0, 1, 2, … (the file was read whole, in order, by this task); with ``dense``
+    false (bags, whose rows of other topics are set aside) that they only increase."""
     expected = 0
     for batch in batches:
         sources = batch.column("source")
@@ -96,18 +97,23 @@ def checked(file: str, batches: Iterator[pa.RecordBatch], source: str
                                f"{source!r}; with --sources-per-file the source must be "
                                f"constant within a file", sources[row].as_py())
         positions = batch.column(schema.POSITION).to_numpy(zero_copy_only=False)
-        if not np.array_equal(positions, np.arange(expected, expected + len(positions))):
+        if dense:
+            ok = np.array_equal(positions, np.arange(expected, expected + len(positions)))
+        else:
+            ok = positions[0] >= expected and bool(np.all(np.diff(positions) > 0))
+        if not ok:
             raise OrderError(f"file {file}: rows {expected}.. reached the task as positions "
                              f"{positions[:3].tolist()}..; the file was split between tasks "
                              f"or read out of order (SP-R18)")
-        expected += len(positions)
+        expected = int(positions[-1]) + 1
         yield batch
 
 
 def replay_files_function(
-    algorithm: Algorithm[Any, Any, Any, Any], config: Any
+    algorithm: Algorithm[Any, Any, Any, Any], config: Any, dense: bool = True
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function: replay every file of the task as one source."""
+    """The ``mapInArrow`` function: replay every file of the task as one source
+    (``dense``: see :func:`checked`)."""
 
     def replay_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         done: set[str] = set()
@@ -115,7 +121,7 @@ def replay_files_function(
             if file in done:
                 raise OrderError(f"file {file} reached its task in two runs (SP-R18)")
             done.add(file)
-            source, rows = opened(file, pieces)
+            source, rows = opened(file, pieces, dense)
             yield from replay_records(algorithm, config, source,
                                records_of(source, rows, file_disordered))
 
@@ -123,7 +129,8 @@ def replay_files_function(
 
 
 def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any],
-                       config: Any, tasks: int | None = None) -> DataFrame:
+                       config: Any, tasks: int | None = None, dense: bool = True
+                       ) -> DataFrame:
     """The combined output of replaying each file of ``rows`` as one source, in the order
     read, on the algorithm's fast path (as :func:`timealign.spark.batch.run_sources`): no
     shuffle, no sort. The session must read one file per scan partition
@@ -131,7 +138,8 @@ def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any]
     ``tasks`` tasks (default: two per core) several whole files, one after the other, so
     that a thousand small files do not cost a thousand tasks, Python runs and output files
     (measured: 100 files of 3,000 rows took 2.5 times the CPU of the shuffled path when
-    each file was a task of its own)."""
+    each file was a task of its own). ``dense`` false: the rows are a ROS bag data source's,
+    one partition per bag, whose positions may have gaps (:func:`checked`)."""
     count = tasks or 2 * rows.sparkSession.sparkContext.defaultParallelism
     return rows.coalesce(count).mapInArrow(
-        replay_files_function(algorithm.fast_path(), config), schema.COMBINED)
+        replay_files_function(algorithm.fast_path(), config, dense), schema.COMBINED)
