@@ -91,6 +91,8 @@ demo-bags: $(STAMP)
 	$(BIN)/timealign run approximate_time --format rosbag --input $(DEMO_DIR)/bags \
 		--output $(DEMO_DIR)/bags-out --config '$(DEMO_BAG_CONFIG)' \
 		--summary $(DEMO_DIR)/bags-summary.json
+	$(BIN)/python -m timealign.spark.verify approximate_time --format rosbag \
+		--input $(DEMO_DIR)/bags --output $(DEMO_DIR)/bags-out --config '$(DEMO_BAG_CONFIG)'
 
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

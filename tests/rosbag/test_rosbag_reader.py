@@ -239,11 +239,12 @@ def test_bag_r3_r2_command_line_options() -> None:
 
 def test_bag_r9_pl_r10_options_of_the_format(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    """BAG-R9, PL-R10: `run`, `stream` and `plot` refuse `--column` with `--format rosbag`
-    and the bag options with another format (exit 2, naming the option and the rule),
-    before Spark starts or anything is written; `plot` refuses a bad bag option before
-    Spark starts too."""
+    """BAG-R9, PL-R10, BAG-R10: `run`, `stream`, `plot` and `verify` refuse `--column` with
+    `--format rosbag` and the bag options with another format (exit 2, naming the option
+    and the rule), before Spark starts or anything is written; `plot` and `verify` refuse
+    a bad bag option before Spark starts too."""
     from timealign.cli import main
+    from timealign.spark.verify import main as verify_main
 
     bags, out = str(tmp_path / "bags"), str(tmp_path / "out")
     (tmp_path / "run" / "groups").mkdir(parents=True)
@@ -254,6 +255,7 @@ def test_bag_r9_pl_r10_options_of_the_format(tmp_path: Path,
                    "--checkpoint", str(tmp_path / "ck")],
         "plot": ["plot", "approximate_time", "--run", str(tmp_path / "run"), "--input", bags,
                  "--source", "r1", "--out", str(tmp_path / "r1.svg")],
+        "verify": ["approximate_time", "--input", bags, "--output", str(tmp_path / "run")],
     }
     cases = [(["--format", "rosbag", "--column", "stamp=t"], "--column", "BAG-R9"),
              (["--stamp", "log"], "--stamp", "BAG-R9"),
@@ -263,11 +265,15 @@ def test_bag_r9_pl_r10_options_of_the_format(tmp_path: Path,
         for extra, option, rule in cases:
             if option == "--skip-bad-files" and name == "stream":
                 continue  # `stream` has no such option (BAG-R6)
-            assert main([*command, *extra]) == 2, (name, extra)
+            entry = verify_main if name == "verify" else main
+            assert entry([*command, *extra]) == 2, (name, extra)
             err = capsys.readouterr().err
             assert option in err and rule in err, (name, extra, err)
     config = '{"topics": ["/imu", "/camera_info"], "queue_size": 10}'
     assert main([*commands["plot"], "--format", "rosbag", "--config", config,
                  "--stamp", "sometimes"]) == 2
     assert "BAG-R3" in capsys.readouterr().err
+    assert verify_main([*commands["verify"], "--format", "rosbag", "--config", config,
+                        "--source-from", "robot"]) == 2
+    assert "BAG-R2" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]

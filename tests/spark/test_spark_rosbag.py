@@ -21,6 +21,7 @@ from timealign.cli import main
 from timealign.rosbag.reader import bags_under
 from timealign.spark.rosbag_source import register
 from timealign.spark.streaming import held_ids, read_table
+from timealign.spark.verify import main as verify_main
 
 TOPICS = ["/imu", "/camera_info"]
 CONFIG = {"topics": TOPICS, "queue_size": 10, "max_interval_duration": 8_000_000}
@@ -105,7 +106,28 @@ def test_bag_r8_r7_stream_of_bags(spark: SparkSession, fleet: Path, tmp_path: Pa
     assert {r["id"] for r in other} == {f"/chatter#{n}" for n in range(13)}
 
 
+@pytest.fixture(scope="module")
+def bag_run(fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """(output, bag options) of `run --format rosbag` over the fleet plus a truncated bag
+    `r9`, with every bag option given: `--stamp /camera_info=log`, `--source-from regex`
+    (r1, r2, r3), `--skip-bad-files` and the config's topics."""
+    root = tmp_path_factory.mktemp("bag-run")
+    data = root / "bags"
+    shutil.copytree(fleet, data)
+    shutil.copytree(fleet / "r1", data / "r9")
+    cut = next((data / "r9").glob("*.mcap"))
+    cut.write_bytes(cut.read_bytes()[:1500])
+    out = root / "out"
+    bag_options = ["--format", "rosbag", "--input", str(data), "--config", json.dumps(CONFIG),
+                   "--stamp", "/camera_info=log", "--source-from", r"regex:^(r\d)",
+                   "--skip-bad-files"]
+    assert main(["run", "approximate_time", *bag_options, "--output", str(out),
+                 "--quiet"]) == 0
+    return out, bag_options
+
+
 def test_pl_r10_plot_of_a_bag_run(spark: SparkSession, fleet: Path, tmp_path: Path,
+                                  bag_run: tuple[Path, list[str]],
                                   capsys: pytest.CaptureFixture[str]) -> None:
     """PL-R10, BAG-R6: `plot --format rosbag` of a `run --format rosbag` reads the bags
     with the run's options (`--stamp`, `--source-from`, `--skip-bad-files`, the config's
@@ -113,17 +135,7 @@ def test_pl_r10_plot_of_a_bag_run(spark: SparkSession, fleet: Path, tmp_path: Pa
     that header and log stamps select different messages) and one labelled set per group
     of the run's `groups/` table holding them. Without the run's `--skip-bad-files` the
     truncated bag stops the picture (exit 2), writing nothing."""
-    data = tmp_path / "bags"
-    shutil.copytree(fleet, data)
-    shutil.copytree(fleet / "r1", data / "r9")
-    cut = next((data / "r9").glob("*.mcap"))
-    cut.write_bytes(cut.read_bytes()[:1500])
-    out = tmp_path / "out"
-    bag_options = ["--format", "rosbag", "--input", str(data), "--config", json.dumps(CONFIG),
-                   "--stamp", "/camera_info=log", "--source-from", r"regex:^(r\d)",
-                   "--skip-bad-files"]
-    assert main(["run", "approximate_time", *bag_options, "--output", str(out),
-                 "--quiet"]) == 0, capsys.readouterr().err
+    out, bag_options = bag_run
     capsys.readouterr()
 
     def shown(log_topics: frozenset[str]) -> set[str]:
@@ -169,3 +181,38 @@ def test_sp_r18_bag_r1_bags_per_file_equal_the_driver(spark: SparkSession, fleet
     got = spark_tables(spark.read.parquet(str(out / "groups")),
                        spark.read.parquet(str(out / "outcomes")))
     assert got == want and len(want[0]) > 5
+
+
+def test_bag_r10_verify_over_bags(spark: SparkSession, fleet: Path, tmp_path: Path,
+                                  bag_run: tuple[Path, list[str]],
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """BAG-R10, SP-R6, SP-I2: `python -m timealign.spark.verify --format rosbag` reads the
+    bags with the run's options and passes a `run --format rosbag`: every configured row
+    of the readable bags (no /chatter row, none of the truncated bag) has one outcome and
+    the tables equal the re-run. A copy of the tables without one outcome row fails
+    (exit 3) naming the (source, id) and SP-R6; so do the run's tables checked with
+    another `--stamp` (the re-run differs); without the run's `--skip-bad-files` the
+    truncated bag stops it (exit 2, BAG-R6)."""
+    out, bag_options = bag_run
+    verify = ["approximate_time", "--output", str(out), *bag_options]
+    assert verify_main(verify) == 0, capsys.readouterr().err
+    configured = sum(len(records) for records in driver_records(fleet).values())
+    assert f"verified: {configured} rows" in capsys.readouterr().out
+    outcomes = spark.read.parquet(str(out / "outcomes"))
+    dropped = outcomes.where((F.col("source") == "r2") & (F.col("outcome") != "grouped")
+                             ).orderBy("id").first()
+    assert dropped is not None
+    doctored = tmp_path / "doctored"
+    shutil.copytree(out / "groups", doctored / "groups")
+    kept = (F.col("source") != "r2") | (F.col("id") != dropped["id"])
+    outcomes.where(kept).write.parquet(str(doctored / "outcomes"))
+    assert verify_main([*verify, "--output", str(doctored)]) == 3
+    err = capsys.readouterr().err
+    assert "SP-R6" in err and f"r2/{dropped['id']}: 1 row(s), 0 outcome(s)" in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    other_stamps = [o for o in verify if o != "/camera_info=log" and o != "--stamp"]
+    assert verify_main([*other_stamps, "--stamp", "log"]) == 3
+    assert "row(s) of the re-run missing" in capsys.readouterr().err
+    assert verify_main(verify[:-1]) == 2  # without --skip-bad-files
+    err = capsys.readouterr().err
+    assert "BAG-R6" in err and "r9" in err

@@ -72,17 +72,13 @@ def _vector_timeline(args: argparse.Namespace) -> Any:
 
 def _run_timeline(args: argparse.Namespace) -> Any:
     from timealign import registry
-    from timealign.spark.cli import bag_options, check_input_options, input_rows, load_config
+    from timealign.spark.cli import input_rows, input_settings
     from timealign.spark.pictures import source_timeline
-    from timealign.spark.schema import ColumnMap
     from timealign.spark.session import build_session
 
-    check_input_options(args)  # BAG-R9
     algorithm = registry.get(args.target)
-    config = load_config(algorithm, args.config)
-    columns = ColumnMap.parse(args.column)
-    if args.format == "rosbag":
-        bag_options(args, config)  # PL-R10: bad bag options refused before Spark starts
+    # BAG-R9, PL-R10: bad combinations and bad bag options refused before Spark starts
+    config, columns = input_settings(args, algorithm)
     if args.input is None or args.source is None:
         raise InvalidInput("--input", "PL-R6", "a run's picture needs --input and --source",
                            None)
@@ -113,7 +109,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     """Add ``plot`` to the ``timealign`` parser."""
-    from timealign.spark.cli import bag_arguments
+    from timealign.spark.cli import run_input_arguments
 
     plot = commands.add_parser(
         "plot", help="draw a timeline of a vector, or of one source of a run",
@@ -123,13 +119,7 @@ def register(commands: Any) -> None:
     plot.add_argument("--out", "-o", required=True, help="picture file, .svg or .png")
     plot.add_argument("--name", help="the vector to draw from a .jsonl file")
     plot.add_argument("--run", help="the run's --output folder (groups/, outcomes/)")
-    plot.add_argument("--input", help="the run's --input")
-    plot.add_argument("--config", help="the run's --config (file or inline JSON)")
-    plot.add_argument("--format", default="parquet",
-                      help="the run's --format: parquet (default), csv, json or rosbag")
-    plot.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
-                      help="the run's --column mappings; repeatable")
-    plot.add_argument("--master", help="Spark master URL (default: local[*])")
+    run_input_arguments(plot, "plot", required=False)  # as given to the run (PL-R10)
     plot.add_argument("--source", help="the source to draw")
     plot.add_argument("--from", dest="start", default="0",
                       help="start, after the source's first event time (default 0; 2.5s, "
@@ -138,5 +128,4 @@ def register(commands: Any) -> None:
     plot.add_argument("--no-arrivals", action="store_true",
                       help="leave out the arrival-time strip")
     plot.add_argument("--width", type=float, default=10.0, help="width in inches (default 10)")
-    bag_arguments(plot, "plot")  # the run's bag options, meaning the same (PL-R10)
     plot.set_defaults(handler=_plot)

@@ -62,8 +62,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
-    """The options of ``--format rosbag`` (spec/formats.md), shared by ``run``, ``stream``
-    and ``plot`` so that they mean the same in each."""
+    """The options of ``--format rosbag`` (spec/formats.md), shared by ``run``, ``stream``,
+    ``plot`` and ``verify`` so that they mean the same in each."""
     bags = parser.add_argument_group("ROS bags (--format rosbag)")
     bags.add_argument("--stamp", action="append", default=[], metavar="log|TOPIC=log",
                       help="take the stamp from the log time: for every topic (log) or for "
@@ -71,11 +71,26 @@ def bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     bags.add_argument("--source-from", metavar="RULE",
                       help="source of a bag's rows: bag (its path below the input, "
                            "default), folder (its folder) or regex:PATTERN")
-    if command in ("run", "plot"):
+    if command in ("run", "plot", "verify"):
         bags.add_argument("--skip-bad-files", action="store_true",
                           help="list unreadable bags in the summary instead of failing"
                           if command == "run" else
                           "leave out unreadable bags, as the run did with this option")
+
+
+def run_input_arguments(parser: argparse.ArgumentParser, command: str,
+                        required: bool) -> None:
+    """The options naming a finished run's input as it was given to ``run`` (``plot``,
+    ``verify``): ``--input``, ``--config``, ``--format``, ``--column``, ``--master`` and the
+    bag options, meaning what they meant for the run (PL-R10, BAG-R10)."""
+    parser.add_argument("--input", required=required, help="the run's --input")
+    parser.add_argument("--config", help="the run's --config (file or inline JSON)")
+    parser.add_argument("--format", default="parquet",
+                        help="the run's --format: parquet (default), csv, json or rosbag")
+    parser.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
+                        help="the run's --column mappings; repeatable")
+    parser.add_argument("--master", help="Spark master URL (default: local[*])")
+    bag_arguments(parser, command)
 
 
 def check_input_options(args: argparse.Namespace) -> None:
@@ -92,6 +107,21 @@ def check_input_options(args: argparse.Namespace) -> None:
     for option, present in given:
         if present:
             raise InvalidInput(option, "BAG-R9", "only with --format rosbag", args.format)
+
+
+def input_settings(args: argparse.Namespace,
+                   algorithm: Algorithm[Any, Any, Any, Any]) -> tuple[Any, Any]:
+    """(config, column map) of a command that reads a run's input as ``run`` reads it
+    (``plot``, ``verify``): the option combinations of BAG-R9 and bad bag options are
+    refused here, before Spark starts."""
+    from timealign.spark.schema import ColumnMap
+
+    check_input_options(args)  # BAG-R9
+    config = load_config(algorithm, args.config)
+    columns = ColumnMap.parse(args.column)
+    if args.format == "rosbag":
+        bag_options(args, config)
+    return config, columns
 
 
 def bag_options(args: argparse.Namespace, config: Any) -> dict[str, str]:

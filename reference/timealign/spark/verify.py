@@ -9,6 +9,9 @@ Three checks, all over every source and all failing loudly:
 3. the written tables are exactly the accounts of that run (SP-I2).
 
 The re-run happens in a grouped Arrow UDF, so the check is as parallel as the job itself.
+The input is read as ``timealign run`` reads it, tables or ROS bags with the run's bag
+options (:func:`timealign.spark.cli.input_rows`, BAG-R10), so the rows checked are the rows
+the run replayed.
 """
 
 from __future__ import annotations
@@ -94,10 +97,19 @@ def verify(
     input_path: str, output: str, fmt: str = "parquet",
     columns: schema.ColumnMap | None = None,
 ) -> dict[str, int]:
-    """Run the three checks; raise :class:`VerificationFailed` (an ``AssertionError``)
-    naming what failed (the duplicate ids of SP-R22 raise the batch job's own
-    ``DuplicateIdError``)."""
+    """Run the three checks over a table input; raise :class:`VerificationFailed` (an
+    ``AssertionError``) naming what failed (the duplicate ids of SP-R22 raise the batch
+    job's own ``DuplicateIdError``)."""
     rows = schema.read_input(spark, input_path, fmt, columns or schema.ColumnMap())
+    return verify_rows(spark, algorithm, config, rows, output)
+
+
+def verify_rows(
+    spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
+    rows: DataFrame, output: str,
+) -> dict[str, int]:
+    """The three checks of :func:`verify` over canonical ``rows`` (SP-R1 columns plus the
+    input order, SP-R2), as any reader of ``run`` gives them (tables, bags)."""
     check_unique_ids(rows)  # SP-R22: the batch job's rule, so the two agree
     written_groups, written_outcomes = (_written(spark, output, t) for t in TABLES)
     total = check_no_loss(rows, written_outcomes)
@@ -144,29 +156,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m timealign.spark.verify``: exit 0 when verified, else the codes of the
     README's "Exit codes" table (3 when a check fails), one line on stderr."""
     from timealign.cli import add_debug, guarded
-    from timealign.spark.cli import load_config
+    from timealign.spark.cli import input_rows, input_settings, run_input_arguments
     from timealign.spark.session import build_session
 
     parser = argparse.ArgumentParser(prog="python -m timealign.spark.verify",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("algorithm")
-    parser.add_argument("--input", required=True)
-    parser.add_argument("--output", required=True)
-    parser.add_argument("--config")
-    parser.add_argument("--format", default="parquet")
-    parser.add_argument("--column", action="append", default=[])
-    parser.add_argument("--master")
+    parser.add_argument("algorithm", help=f"one of {', '.join(registry.names())}")
+    parser.add_argument("--output", required=True,
+                        help="the run's --output (groups/ and outcomes/)")
+    run_input_arguments(parser, "verify", required=True)  # as given to the run (BAG-R10)
     add_debug(parser, top=True)
     args = parser.parse_args(argv)
 
     def run() -> int:
         algorithm = registry.get(args.algorithm)
-        config = load_config(algorithm, args.config)
-        columns = schema.ColumnMap.parse(args.column)
+        config, columns = input_settings(args, algorithm)  # BAG-R9, before Spark starts
         spark = build_session(args.master, "timealign verify")
         try:
-            result = verify(spark, algorithm, config, args.input, args.output, args.format,
-                            columns)
+            with input_rows(spark, args, config, columns) as rows:  # as `run` reads it
+                result = verify_rows(spark, algorithm, config, rows, args.output)
         except AssertionError as error:
             raise VerificationError(str(error)) from None
         except Exception as error:
