@@ -64,11 +64,11 @@ class Census:
 
     Two aggregations: one over a 64-bit hash of (``source``, ``id``), whose largest count
     says whether any id may repeat, and one per ``source``: its number of rows and, for the
-    per-file path, the hashes of its first and last file. A hash count above one (a
-    repeated id, or, rarely, two ids with equal hashes) runs the exact check
-    (:func:`check_unique_ids`), which raises only for a real repeat; a spread source is
-    named by an exact query too. Hashes keep the shuffle to two longs per row (measured at
-    10M rows: about half the JVM time of grouping by the two strings). The per-source
+    per-file path, its smallest and largest file path (exact: the partial aggregation keeps
+    one pair per source and task). A hash count above one (a repeated id, or, rarely, two
+    ids with equal hashes) runs the exact check (:func:`check_unique_ids`), which raises
+    only for a real repeat. Hashes keep that shuffle to one long per row (measured at 10M
+    rows: about half the JVM time of grouping by the two strings). The per-source
     result, a row per source, is cached for :meth:`check_outcomes` (call :meth:`close`
     after)."""
 
@@ -76,7 +76,7 @@ class Census:
                  key: Callable[..., Column] = F.xxhash64) -> None:
         self.rows = rows
         self.key = key  # the hash of (source, id); tests give one that always collides
-        file = F.xxhash64(F.col(FILE)) if one_file else F.lit(None).cast("long")
+        file = F.col(FILE) if one_file else F.lit(None).cast("string")
         self.per_source = rows.groupBy("source").agg(
             F.count(F.lit(1)).alias("given"), F.min(file).alias("first_file"),
             F.max(file).alias("last_file")).persist(StorageLevel.MEMORY_AND_DISK)
@@ -94,10 +94,9 @@ class Census:
                                      F.sum(F.when(spread, 1).otherwise(0)).alias("spread")
                                      ).first()
         if totals and totals["spread"]:
-            split = self.rows.groupBy("source").agg(
-                F.min(FILE).alias("first"), F.max(FILE).alias("last")).where(
-                F.col("first") != F.col("last")).orderBy("source").limit(5).collect()
-            examples = [f"{r['source']!r} in {r['first']} and {r['last']}" for r in split]
+            split = self.per_source.where(spread).orderBy("source").limit(5).collect()
+            examples = [f"{r['source']!r} in {r['first_file']} and {r['last_file']}"
+                        for r in split]
             raise InvalidInput("source", "SP-R18", "with --sources-per-file every source "
                                f"must be in one file; e.g. {examples}", split[0]["source"])
         return int(totals["given"] or 0) if totals else 0
