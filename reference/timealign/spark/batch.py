@@ -151,6 +151,11 @@ def run_sources(
         run_source_udf(algorithm.fast_path(), config), schema.COMBINED)
 
 
+def no_phase(_name: str) -> AbstractContextManager[object]:
+    """The default ``phase`` hook of :func:`run_rows`: observe nothing."""
+    return nullcontext()
+
+
 @attrs.frozen
 class BatchResult:
     """Where the tables were written and what the input held."""
@@ -184,7 +189,7 @@ def run_batch(
     fmt: str = "parquet",
     columns: schema.ColumnMap | None = None,
     per_file: bool = False,
-    phase: Callable[[str], AbstractContextManager[object]] = lambda _name: nullcontext(),
+    phase: Callable[[str], AbstractContextManager[object]] = no_phase,
 ) -> BatchResult:
     """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``; with
     ``per_file`` each file is one source already in arrival order (SP-R18); ``phase`` as
@@ -203,7 +208,7 @@ def run_rows(
     rows: DataFrame,
     output: str,
     per_file: bool = False,
-    phase: Callable[[str], AbstractContextManager[object]] = lambda _name: nullcontext(),
+    phase: Callable[[str], AbstractContextManager[object]] = no_phase,
     dense: bool = True,
 ) -> BatchResult:
     """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
