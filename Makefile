@@ -72,11 +72,11 @@ proofs: $(STAMP)
 	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
 
 vectors: $(STAMP)
-	$(BIN)/python -m vectors.generate
+	$(BIN)/python -m cases.generate
 
 # The spec's pictures (spec/figures/*.svg), drawn from the vectors; a test fails when stale.
 figures: $(STAMP)
-	$(BIN)/python -m vectors.figures
+	$(BIN)/python -m cases.figures
 
 demo: $(STAMP)
 	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)

@@ -22,7 +22,7 @@ from timealign import registry, vectors
 from timealign.algorithm import Algorithm, check_invariants, check_json_run
 from timealign.cli import main
 from timealign.lockstep import Divergence, Lockstep, run_lockstep
-from vectors import generate
+from cases import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = registry.names()
@@ -61,7 +61,7 @@ def test_package_has_the_shape(name: str) -> None:
     else:
         assert algorithm.fast is None and algorithm.fast_path() is algorithm
     assert (ROOT / "spec" / f"{name}.md").exists()
-    assert (ROOT / "vectors" / name / "cases.py").exists()
+    assert (ROOT / "cases" / f"{name}.py").exists()
 
 
 def _decoded(algorithm: Algorithm[Any, Any, Any, Any], vector: vectors.Vector

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from timealign import vectors
-from vectors import generate
+from cases import generate
 
 CASES = {case.name: case for case in generate.cases("approximate_time")}
 

@@ -13,7 +13,7 @@ from timealign.algorithm import run
 from timealign.event_time_batcher import ALGORITHM, Config, Flush, Input, Message, Tick
 from timealign.event_time_batcher.codec import config_from_json, input_from_json
 from timealign.event_time_batcher.invariants import check
-from vectors import generate
+from cases import generate
 
 STEP = st.tuples(
     st.sampled_from(["message", "message", "message", "tick", "flush"]),

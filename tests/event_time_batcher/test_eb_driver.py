@@ -27,7 +27,7 @@ from timealign.event_time_batcher import (
 )
 from timealign.event_time_batcher.codec import config_from_json, input_from_json
 from timealign.event_time_batcher.invariants import check
-from vectors import generate
+from cases import generate
 
 
 @st.composite

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vectors import figures
+from cases import figures
 
 SPEC = Path(__file__).resolve().parents[2] / "spec"
 IMAGE = re.compile(r"^!\[([^\]]*)\]\(figures/([^)]+)\)$", re.MULTILINE)

@@ -30,7 +30,7 @@ from timealign.rate_aware_batcher import (
     invariants,
 )
 from timealign.rate_aware_batcher.grid import plausible_anchor
-from vectors.rate_aware_batcher.cases import CASES, T0
+from cases.rate_aware_batcher import CASES, T0
 
 S = 10**9
 BY_NAME = {case.name: case for case in CASES}

@@ -1,6 +1,6 @@
 """The card's scenarios, the note's rules and the hazards, checked on the suite's cases.
 
-Each test replays one case of ``vectors/rate_aware_batcher/cases.py`` through the
+Each test replays one case of ``cases/rate_aware_batcher.py`` through the
 reference and asserts what the spec section says about it (batch sizes, windows, which
 poll closes), so the vectors and the spec text are pinned by real assertions.
 """
@@ -15,7 +15,7 @@ from timealign import vectors
 from timealign.errors import InvalidInput
 from timealign.rate_aware_batcher import ALGORITHM, initial, invariants, step
 from timealign.rate_aware_batcher.codec import config_from_json, input_from_json
-from vectors.rate_aware_batcher.cases import CASES, T0
+from cases.rate_aware_batcher import CASES, T0
 
 S = 10**9
 BY_NAME = {case.name: case for case in CASES}

@@ -1,6 +1,6 @@
 """The shipped event-time batcher vectors (README.md here; spec/event_time_batcher.md).
 
-Outputs are filled in by ``python -m vectors.generate event_time_batcher``. Unless a case says
+Outputs are filled in by ``python -m cases.generate event_time_batcher``. Unless a case says
 otherwise, W = 50, D = 20, L = 0 in ns; the UC1-UC5 cases use the design document's numbers
 in milliseconds (x 10^6 ns) and include the ticks the batch driver delivers. ``MUTATIONS``
 perturbs UC1 and UC3 one message at a time (re-delivery, delay at and past D, event time

@@ -6,7 +6,7 @@ algorithm embeds it next to that hazard or scenario. The SVG is the same bytes f
 vector (``timealign.plot.draw``), so ``tests/test_plot_figures.py`` regenerates every
 figure in memory and fails when a committed one is stale or not embedded.
 
-    python -m vectors.figures        # or: make figures
+    python -m cases.figures        # or: make figures
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from timealign import vectors
 
-ROOT = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent / "vectors"  # the vector files
 SPEC = ROOT.parent / "spec"
 FOLDER = SPEC / "figures"
 PREFIX = {"approximate_time": "at", "event_time_batcher": "eb", "rate_aware_batcher": "rb"}

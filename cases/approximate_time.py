@@ -1,6 +1,6 @@
 """The ApproximateTime conformance cases: one vector per behaviour, naming its rule ids.
 
-Outputs are filled in by ``python -m vectors.generate approximate_time`` from the
+Outputs are filled in by ``python -m cases.generate approximate_time`` from the
 reference; ``tests/approximate_time/test_at_vectors.py`` checks the key ones against
 outputs derived by hand from the note. The algorithm description has no numeric worked
 examples; the worked examples of the note (the float64 trap of §7.1, the ROS 1 rounding

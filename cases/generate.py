@@ -1,12 +1,12 @@
 """Write the shipped conformance vectors from their cases, by running the reference.
 
-Each family ``vectors/<algorithm>/`` has a ``cases.py`` with ``CASES``: vectors without
+Each family has a module ``cases/<algorithm>.py`` with ``CASES``: vectors without
 outputs (name, description, rule ids, config, inputs). This script replays each case
 through the reference and writes ``vectors/<algorithm>/<name>.json`` with the outputs
 filled in. ``tests/test_vector_suites.py`` checks that the shipped files are exactly what
 this script would write, so the suite can never drift from the reference.
 
-    python -m vectors.generate [ALGORITHM ...]
+    python -m cases.generate [ALGORITHM ...]
 """
 
 from __future__ import annotations
@@ -22,18 +22,19 @@ import attrs
 from timealign import vectors
 from timealign.vectors import Vector
 
-ROOT = Path(__file__).resolve().parent
-SUITES = ROOT.parent / "reference" / "timealign" / "suites"  # installed with the package
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent / "vectors"  # the vector files, one folder per family
+SUITES = HERE.parent / "reference" / "timealign" / "suites"  # installed with the package
 
 
 def families() -> list[str]:
-    """The algorithm names that have a ``cases.py`` under ``vectors/``."""
-    return sorted(p.parent.name for p in ROOT.glob("*/cases.py"))
+    """The algorithm names that have a module of cases in ``cases/``."""
+    return sorted(p.stem for p in HERE.glob("*.py") if p.stem not in {"__init__", "generate", "figures"})
 
 
 def cases(family: str) -> list[Vector]:
     """The declared cases of one family, in declaration order."""
-    found: list[Vector] = importlib.import_module(f"vectors.{family}.cases").CASES
+    found: list[Vector] = importlib.import_module(f"cases.{family}").CASES
     return found
 
 
