@@ -53,7 +53,7 @@ class Scale:
     The offset is subtracted in integers, so large stamps keep their ns precision.
     """
 
-    def __init__(self, values: Iterable[int]) -> None:
+    def __init__(self, values: Iterable[int], origin: int | None = None) -> None:
         values = list(values) or [0]
         low, high = min(values), max(values)
         span = high - low
@@ -63,7 +63,10 @@ class Scale:
                 self.factor, self.unit = factor, unit
                 break
         far = abs(low) > 100 * max(span, 1) and abs(low) >= self.factor
-        self.origin = (low // self.factor) * self.factor if far else 0
+        if origin is not None:  # a given origin (PL-R14), written on the axis
+            self.origin = origin
+        else:
+            self.origin = (low // self.factor) * self.factor if far else 0
 
     def __call__(self, value: int) -> float:
         return (value - self.origin) / self.factor
@@ -291,7 +294,7 @@ def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figur
                   (t for g in timeline.groups for t in (g.start, g.end)))
     times = [*bounds, *(t for g in timeline.groups for t in (g.start, g.end)
                         if bounds[0] <= t <= bounds[1])]
-    scale = Scale(times)
+    scale = Scale(times, timeline.origin)
     count = len(timeline.marks)
     size = 7.0 if count <= 60 else 5.0 if count <= 200 else 3.5
     lanes_height = 0.9 + 0.42 * max(len(timeline.lanes), 1)

@@ -242,7 +242,7 @@ def _run(args: argparse.Namespace) -> int:
         summary.update(bag_report.as_json())
     summary["seconds"] = round(elapsed, 3)
     summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
-    print(format_summary(summary))
+    print(format_summary(summary, algorithm.name))  # SP-R31
     print(f"no loss: every one of {result.rows} rows has exactly one outcome; "
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
     if args.summary:
