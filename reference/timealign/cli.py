@@ -60,13 +60,14 @@ def _print_reference_outputs(args: argparse.Namespace) -> int:
     malformed = refused = 0
     for path, item in _vectors(args):
         try:
-            line = {"name": getattr(item, "name", ""), "outputs": _replayed(path, item)}
+            outputs = _replayed(path, item)
         except InvalidInput as error:
             malformed += 1
             print(f"timealign: error: {error}", file=sys.stderr)
             continue
+        line = {"name": getattr(item, "name", ""), "outputs": outputs}
         print(json.dumps(line, separators=(",", ":")))
-        if _config_refused(line["outputs"]):  # VEC-R11: said on stderr, exit 1
+        if _config_refused(outputs):  # VEC-R11: said on stderr, exit 1
             refused += 1
             assert isinstance(item, Vector)
             print(f"timealign: error: {item.source or path} {_refusal(item)}", file=sys.stderr)
