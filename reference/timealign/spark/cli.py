@@ -59,6 +59,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting for the session; repeatable")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also show Spark's own log lines (left out by default)")
 
 
 def bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
@@ -157,7 +159,7 @@ def input_rows(spark: Any, args: argparse.Namespace, config: Any,
 def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     """The algorithm, its config, the column map and the session of a Spark command."""
     from timealign.spark.schema import ColumnMap
-    from timealign.spark.session import build_session
+    from timealign.spark.session import build_session, log_level
 
     algorithm = registry.get(args.algorithm)
     config = load_config(algorithm, args.config)
@@ -168,11 +170,13 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
         if not sep or not key.startswith("spark."):
             raise InvalidInput("--conf", "SP-R17", "expected spark.KEY=VALUE", item)
         settings[key] = value
+    verbose = getattr(args, "verbose", False)
     spark = build_session(args.master, f"timealign {command} {args.algorithm}",
-                          settings)
-    # SP-R23: failures are one line on stderr; Spark's own log (with the Java and Python
-    # stack traces of a failed task) only with --debug.
-    spark.sparkContext.setLogLevel("ERROR" if getattr(args, "debug", False) else "OFF")
+                          settings, verbose)
+    # SP-R23, SP-R33: failures are one line on stderr; Spark's own log (with the Java and
+    # Python stack traces of a failed task) only with --debug, --verbose or --conf.
+    spark.sparkContext.setLogLevel(log_level(verbose, getattr(args, "debug", False),
+                                             settings))
     return algorithm, config, columns, spark
 
 
@@ -225,19 +229,20 @@ def _run(args: argparse.Namespace) -> int:
     algorithm, config, columns, spark = _setup(args, "run")
     started = time.monotonic()
     bag_report = None
-    with Progress(spark, "run", enabled=not args.quiet):
+    with Progress(spark, "run", enabled=not args.quiet) as progress:  # SP-R33
         if args.format == "rosbag":
             from timealign.spark.bags import run_bags
 
             result, bag_report = run_bags(spark, algorithm, config, args.input,
                                           args.output, bag_options(args, config),
-                                          args.sources_per_file)
+                                          args.sources_per_file, progress.phase)
         else:
             result = run_batch(spark, algorithm, config, args.input, args.output,
-                               args.format, columns, args.sources_per_file)
+                               args.format, columns, args.sources_per_file, progress.phase)
         elapsed = time.monotonic() - started
-        summary = summarize(spark.read.parquet(f"{args.output}/groups"),
-                            spark.read.parquet(f"{args.output}/outcomes"))
+        with progress.phase("summary"):
+            summary = summarize(spark.read.parquet(f"{args.output}/groups"),
+                                spark.read.parquet(f"{args.output}/outcomes"))
     if bag_report is not None:
         summary.update(bag_report.as_json())
     summary["seconds"] = round(elapsed, 3)
@@ -275,6 +280,14 @@ def _stream(args: argparse.Namespace) -> int:
                          args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
                          rows, set_aside)
     print(f"stream stopped after {batches} micro-batch(es)")
+    # SP-R33: a stream that stops (--available-now) ends with its summary, as `run` does;
+    # rows still held by a machine have no outcome yet and are not counted.
+    if "://" in args.output or all(Path(p).is_dir() for p in table_paths(args.output).values()):
+        from timealign.spark.summary import format_summary, summarize
+
+        summary = summarize(spark.read.parquet(f"{args.output}/groups"),
+                            spark.read.parquet(f"{args.output}/outcomes"))
+        print(format_summary(summary, algorithm.name))
     return 0
 
 
