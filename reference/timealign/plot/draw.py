@@ -325,7 +325,8 @@ def _limits(xs: Sequence[float]) -> tuple[float, float]:
 
 def render(timeline: Timeline, fmt: str = "svg", strip: bool = True,
            width: float = 10.0) -> bytes:
-    """The picture as SVG or PNG bytes; the same timeline gives the same SVG bytes."""
+    """The picture as SVG or PNG bytes; the same timeline gives the same SVG bytes, so the
+    spec's figures can be compared with a fresh rendering (PL-R5, PL-R8)."""
     if fmt not in FORMATS:
         raise InvalidInput("format", "PL-R5", f"must be one of {FORMATS}", fmt)
     with rc_context(SETTINGS):
