@@ -208,7 +208,7 @@ def typical_run() -> list[JSON]:
 
 # The overview figure of spec/approximate_time.md.
 CASES.append(case(
-    "typical_run", "AT-R3 AT-R5 AT-R11 AT-R12 AT-R13 AT-R14 AT-R17",
+    "typical_run", "AT-R3 AT-R5 AT-R11 AT-R12 AT-R14 AT-R17",
     "A typical run: camera 30 Hz, IMU 50 Hz and lidar 10 Hz with their latencies; one set "
     "per lidar scan, the camera and IMU messages in between dropped (superseded or by "
     "overflow), the newest left pending at the end.",
