@@ -21,11 +21,11 @@ from typing import Any
 import attrs
 import pytest
 
+from cases import generate
 from timealign import registry, vectors
 from timealign.algorithm import Algorithm, check_invariants, check_json_run
 from timealign.cli import main
 from timealign.lockstep import Divergence, Lockstep, run_lockstep
-from cases import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = registry.names()
