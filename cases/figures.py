@@ -3,8 +3,9 @@
 Each entry of :data:`FIGURES` names the spec id or section a figure shows and the vector it
 is drawn from; the figure is ``spec/figures/<prefix>_<vector>.svg`` and the spec of the
 algorithm embeds it next to that hazard or scenario. The SVG is the same bytes for the same
-vector (``timealign.plot.draw``), so ``tests/test_plot_figures.py`` regenerates every
-figure in memory and fails when a committed one is stale or not embedded.
+vector (``timealign.plot.draw``), so ``tests/plot/test_plot_figures.py`` regenerates every
+figure in memory and fails when a committed one is stale, not embedded, or has no caption
+("*What to look at:*" after the image), or when two of its marks lie at one point (PL-D4).
 
     python -m cases.figures        # or: make figures
 """
