@@ -67,7 +67,7 @@ def _print_reference_outputs(args: argparse.Namespace) -> int:
             continue
         line = {"name": getattr(item, "name", ""), "outputs": outputs}
         print(json.dumps(line, separators=(",", ":")))
-        if _config_refused(outputs):  # VEC-R11: said on stderr, exit 1
+        if _config_refused(outputs):  # VEC-R14: said on stderr, exit 1
             refused += 1
             assert isinstance(item, Vector)
             print(f"timealign: error: {item.source or path} {_refusal(item)}", file=sys.stderr)
@@ -197,7 +197,7 @@ def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timeal
     """
     try:
         return command()
-    except BrokenPipeError:  # the reader closed the pipe (`| head`): end quietly
+    except BrokenPipeError:  # VEC-R14: the reader closed the pipe (`| head`): end quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush fails otherwise
         return EXIT_OK

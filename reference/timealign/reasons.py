@@ -34,11 +34,6 @@ NORMAL: dict[str, dict[str, str]] = {
 _GROUPING = {"approximate_time": "published", "rate_aware_batcher": "batch",
              "event_time_batcher": "batch"}
 
-#: The spec file of each rule family.
-SPEC_FILES = {"AT": "approximate_time.md", "RB": "rate_aware_batcher.md",
-              "EB": "event_time_batcher.md", "SP": "spark.md", "PL": "plots.md",
-              "BAG": "formats.md"}
-
 
 def normal(algorithm: str, outcome: str) -> bool:
     """Whether rows with this outcome are normal operation of ``algorithm`` (SP-R31)."""
@@ -50,8 +45,3 @@ def rules(algorithm: str, outcome: str, reason: str | None) -> tuple[str, ...]:
     table = RULES.get(algorithm, {})
     kind = _GROUPING.get(algorithm, outcome) if outcome == "grouped" else outcome
     return table.get((kind, reason), table.get((kind, None), ()))
-
-
-def spec_file(rule: str) -> str | None:
-    """``approximate_time.md`` for ``AT-R11``; ``None`` for an unknown family."""
-    return SPEC_FILES.get(rule.rpartition("-")[0])

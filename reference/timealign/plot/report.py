@@ -211,18 +211,15 @@ def spec_base() -> str | None:
     """Where the reason codes link to: the ``spec/`` folder of the source checkout this
     package runs from, as a file URL; ``None`` when installed without it (PL-R14)."""
     folder = Path(timealign.__file__).resolve().parent.parent.parent / "spec"
-    return folder.as_uri() if (folder / "plots.md").is_file() else None
+    return folder.as_uri() if (folder / "index.md").is_file() else None
 
 
 def _rule_cells(algorithm: str, outcome: str, reason: str | None, base: str | None
                 ) -> list[Cell]:
-    found = reasons.rules(algorithm, outcome, reason)
-    links = []
-    for rule in found:
-        target = reasons.spec_file(rule)
-        links.append(None if base is None or target is None
-                     else f"{base}/{target}#{rule.lower()}")
-    return [Cell(rule, link=link) for rule, link in zip(found, links, strict=True)]
+    """The rules behind an outcome, each linked to its entry in ``spec/index.md`` (which
+    names its section and what cites it)."""
+    return [Cell(rule, link=None if base is None else f"{base}/index.md#{rule.lower()}")
+            for rule in reasons.rules(algorithm, outcome, reason)]
 
 
 def _outcomes(algorithm: str, outcomes: Sequence[Mapping[str, Any]], rows: int,
