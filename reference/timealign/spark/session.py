@@ -109,6 +109,28 @@ def log_level(verbose: bool, debug: bool, conf: Mapping[str, str]) -> str:
     return "WARN" if verbose else "ERROR" if debug else "OFF"
 
 
+#: The SQL settings a job sets on any master unless given (SP-R34): what `run` chooses on
+#: local[*], with one shuffle partition per executor core.
+RUNTIME_CONF: dict[str, str] = {
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def cluster_settings(spark: SparkSession) -> None:
+    """SP-R34: on a cluster, and under ``spark-submit``, the session gets the settings
+    `run` chooses locally (shuffle partitions: the executors' cores, at least 2) wherever
+    neither ``--conf`` nor ``spark-submit`` set them; Spark's 200 partitions made a small
+    job hundreds of tasks."""
+    given = spark.sparkContext.getConf()
+    wanted = {**RUNTIME_CONF,
+              "spark.sql.shuffle.partitions": str(max(2, spark.sparkContext.defaultParallelism))}
+    for key, value in wanted.items():
+        if not given.contains(key):
+            spark.conf.set(key, value)
+
+
 def build_session(
     master: str | None = None,
     app_name: str = "timealign",
@@ -144,6 +166,8 @@ def build_session(
     spark = _start_quietly(builder, verbose or "spark.log.level" in (conf or {}))
     spark.sparkContext.setLogLevel(log_level(verbose, False, conf or {}) if verbose or
                                    "spark.log.level" in (conf or {}) else "ERROR")
+    if shipping is not None or (master is None and submitted()):
+        cluster_settings(spark)
     context = spark.sparkContext
     if shipping is not None and context.applicationId not in _SHIPPED:
         from timealign.spark.ship import ship_zip
