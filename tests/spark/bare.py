@@ -19,9 +19,10 @@ def bare_python(folder: Path) -> Path:
 
 
 #: What a Spark cluster's Python usually has (SP-R34): pyspark, pyarrow, pandas, numpy and
-#: the packages they import, nothing else (no attrs).
+#: the packages they import, nothing else (no attrs); plus protobuf (``google``), which
+#: PySpark's own state API of ``transformWithStateInPandas`` imports on every worker.
 CLUSTER_PACKAGES = ("pyspark", "py4j", "pyarrow", "pandas", "numpy", "numpy.libs", "dateutil",
-                    "pytz", "tzdata", "six.py")
+                    "pytz", "tzdata", "six.py", "google")
 
 
 def cluster_python(folder: Path) -> Path:

@@ -25,6 +25,8 @@ SPARK_LINES = (
     "To adjust logging level use sc.setLogLevel(newLevel). For SparkR, use setLogLevel(x).",
     "26/11/26 17:08:52 WARN NativeCodeLoader: Unable to load native-hadoop library",
     "INFO:pyspark: Streaming TransformWithStateInPandas Python worker started",
+    "\r[Stage 0:>                                                          (0 + 1) / 1]",
+    "                                                                                ",
 )
 
 

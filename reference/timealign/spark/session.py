@@ -45,6 +45,7 @@ def local_conf(cores: int) -> dict[str, str]:
 
 
 COMMON_CONF: dict[str, str] = {
+    "spark.ui.showConsoleProgress": "false",  # SP-R33: one progress line, the job's own
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
 }
@@ -67,6 +68,8 @@ NOISE = re.compile(
     r"|Setting default log level to"
     r"|To adjust logging level use sc.setLogLevel"
     r"|.*Python worker"
+    r"|\s*\[Stage \d+"  # Spark's console progress bar, where a master turns it on
+    r"|\s*$"
     r"|\s*(at |\.\.\. \d+ more|Caused by: |Suppressed: ))")
 
 
