@@ -222,3 +222,14 @@ def test_late_bound_names_point_only_at_algorithm_packages(module: str) -> None:
     for arrow in ARROWS:
         if arrow.source == module and layer(arrow.target)[0] > CORE:
             assert arrow.named and layer(arrow.target)[0] == ALGORITHM, arrow.where()
+
+
+def test_the_map_names_every_room() -> None:
+    """ARCHITECTURE.md names every core module and every package of ``timealign``, so a
+    new room is placed on the map (and in a layer here) when it is added."""
+    text = (PACKAGE.parent.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rooms = {path.parent.name + "/" for path in PACKAGE.glob("*/__init__.py")}
+    core = {path.stem for path in PACKAGE.glob("*.py") if not path.stem.startswith("__")}
+    missing = sorted(name for name in rooms | core
+                     if not re.search(rf"`(?:[\w/]*/)?{re.escape(name)}(?:\.py)?`", text))
+    assert not missing, f"not on the map (ARCHITECTURE.md): {missing}"
