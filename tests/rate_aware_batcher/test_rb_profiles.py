@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from cases.rate_aware_batcher import CASES, T0
 from tests.rate_aware_batcher.literal_model import anchor_of
-from tests.rate_aware_batcher.traces import literal_model, literal_step
+from tests.rate_aware_batcher.support import literal_model, literal_step
 from timealign import InvalidInput, Record, vectors
 from timealign.rate_aware_batcher import (
     ALGORITHM,
