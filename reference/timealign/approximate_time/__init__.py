@@ -35,6 +35,7 @@ from timealign.approximate_time.model import (
     State,
     Warned,
 )
+from timealign.approximate_time.traces import TRACES
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="approximate_time",
@@ -52,6 +53,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     check=invariants.check,
     output_from_json=output_from_json,
     timeline_records=timeline_records,
+    traces=TRACES,
 )
 
 __all__ = [
