@@ -5,12 +5,12 @@ A share of dropped rows says nothing by itself: ApproximateTime drops every mess
 no published set takes (that is how the ROS policy works), while a rejected row of the
 event-time batcher is late or duplicated data. The summary and the report colour and
 comment only what is not normal for the algorithm. Pure data, no I/O; the rule ids are
-those of :mod:`timealign.conformance.rules`, so one table says which rule makes an output.
+those of each algorithm's ``traces.rules``, so one table says which rule makes an output.
 """
 
 from __future__ import annotations
 
-from timealign.conformance.rules import RULES
+from timealign import registry
 
 #: Outcome kinds (the Spark outcome table's ``outcome``) that are normal operation, per
 #: algorithm, with the reason for each (SP-R31). Anything else needs a look.
@@ -42,6 +42,8 @@ def normal(algorithm: str, outcome: str) -> bool:
 
 def rules(algorithm: str, outcome: str, reason: str | None) -> tuple[str, ...]:
     """The spec rules that produce rows of this (outcome, reason); ``()`` when unknown."""
-    table = RULES.get(algorithm, {})
+    found = registry.get(algorithm) if algorithm in registry.names() else None
+    table: dict[tuple[str, str | None], tuple[str, ...]] = (
+        dict(found.traces.rules) if found is not None and found.traces is not None else {})
     kind = _GROUPING.get(algorithm, outcome) if outcome == "grouped" else outcome
     return table.get((kind, reason), table.get((kind, None), ()))
