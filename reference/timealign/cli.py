@@ -11,12 +11,21 @@ import argparse
 import importlib
 import json
 import sys
-import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from timealign import __version__, native, vectors
-from timealign.errors import ConsistencyError, InvalidInput
+from timealign.command import add_debug, guarded
+from timealign.errors import (  # the exit codes, re-exported for the callers of this module
+    EXIT_BAD_INPUT,
+    EXIT_DIFFERENT,
+    EXIT_FAILURE,
+    EXIT_INCONSISTENT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    failure_code,
+)
+from timealign.errors import InvalidInput
 from timealign.vectors import Vector
 
 _EXTENSIONS: tuple[str, ...] = (
@@ -24,15 +33,6 @@ _EXTENSIONS: tuple[str, ...] = (
     "timealign.spark.cli",
     "timealign.plot.cli",
 )
-
-# Exit codes (README "Exit codes"); 1 is `check`'s "some vector differs" (VEC-R6).
-EXIT_OK = 0
-EXIT_DIFFERENT = 1
-EXIT_BAD_INPUT = 2
-EXIT_INCONSISTENT = 3
-EXIT_FAILURE = 4
-EXIT_INTERRUPTED = 130
-
 
 def _vectors(args: argparse.Namespace) -> Iterator[tuple[Path, Vector | InvalidInput]]:
     for path in vectors.files(args.files):
@@ -149,49 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def failure_code(error: BaseException) -> int:
-    """The exit code of an exception that ended a command (README "Exit codes")."""
-    if isinstance(error, InvalidInput | OSError | UnicodeError):
-        return EXIT_BAD_INPUT
-    if isinstance(error, ConsistencyError):
-        return EXIT_INCONSISTENT
-    if isinstance(error, KeyboardInterrupt):
-        return EXIT_INTERRUPTED
-    return EXIT_FAILURE
-
-
-def _one_line(error: BaseException) -> str:
-    """The first line of an error's text, cut short: Java errors run to hundreds of lines."""
-    lines = str(error).strip().splitlines()
-    text = lines[0] if lines else type(error).__name__
-    return text if len(text) <= 500 else text[:500] + "..."
-
-
-def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timealign") -> int:
-    """Run a command; turn any exception into one line on stderr and its exit code.
-
-    Every handler of ``timealign`` (and ``python -m timealign.spark.verify``) runs through
-    this, so a new sub-command gets the same codes and quiet failures for free; ``--debug``
-    adds the full traceback.
-    """
-    try:
-        return command()
-    except (Exception, KeyboardInterrupt) as error:  # the one exit point of every command
-        code = failure_code(error)
-        if debug:
-            traceback.print_exc()
-        kind = "error" if code != EXIT_FAILURE else f"failed ({type(error).__name__})"
-        print(f"{prog}: {kind}: {_one_line(error)}", file=sys.stderr)
-        if code == EXIT_FAILURE and not debug:
-            print(f"{prog}: run again with --debug for the traceback", file=sys.stderr)
-        return code
-
-
-def add_debug(parser: argparse.ArgumentParser, top: bool = False) -> None:
-    """``--debug`` on a parser; sub-commands get it without overriding the top level."""
-    parser.add_argument("--debug", action="store_true",
-                        default=False if top else argparse.SUPPRESS,
-                        help="print the full traceback of a failure")
+__all__ = ["EXIT_BAD_INPUT", "EXIT_DIFFERENT", "EXIT_FAILURE", "EXIT_INCONSISTENT",
+           "EXIT_INTERRUPTED", "EXIT_OK", "add_debug", "build_parser", "failure_code",
+           "guarded", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

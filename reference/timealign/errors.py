@@ -11,6 +11,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+# Exit codes of every command (README "Exit codes"); 1 is `check`'s "some vector differs"
+# (VEC-R6). Here, in the core, so that the adapters' command lines use them without
+# importing ``timealign.cli`` (which loads them).
+EXIT_OK = 0
+EXIT_DIFFERENT = 1
+EXIT_BAD_INPUT = 2
+EXIT_INCONSISTENT = 3
+EXIT_FAILURE = 4
+EXIT_INTERRUPTED = 130
+
 SHOWN = 200  # characters of a rejected value an error message shows at most
 
 
@@ -81,6 +91,17 @@ def output_fields(raw: object) -> Iterator[Mapping[str, Any]]:
 class ConsistencyError(RuntimeError):
     """A run broke a promise about its rows (exit 3): a row lost or accounted twice
     (SP-R6), rows out of order (SP-R10), an id used twice in a source (SP-R1)."""
+
+
+def failure_code(error: BaseException) -> int:
+    """The exit code of an exception that ended a command (README "Exit codes")."""
+    if isinstance(error, InvalidInput | OSError | UnicodeError):
+        return EXIT_BAD_INPUT
+    if isinstance(error, ConsistencyError):
+        return EXIT_INCONSISTENT
+    if isinstance(error, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    return EXIT_FAILURE
 
 
 def wrong_object(function: str, config: object, state: object, config_type: type,

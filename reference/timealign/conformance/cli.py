@@ -30,7 +30,7 @@ def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
 
 
 def _conform(args: argparse.Namespace) -> int:
-    from timealign.cli import EXIT_DIFFERENT, EXIT_OK
+    from timealign.errors import EXIT_DIFFERENT, EXIT_OK
     from timealign.conformance import check
 
     registry.get(args.algorithm)
