@@ -23,9 +23,9 @@ from timealign.errors import (  # the exit codes, re-exported for the callers of
     EXIT_INCONSISTENT,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    InvalidInput,
     failure_code,
 )
-from timealign.errors import InvalidInput
 from timealign.vectors import Vector
 
 _EXTENSIONS: tuple[str, ...] = (

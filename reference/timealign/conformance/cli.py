@@ -30,8 +30,8 @@ def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
 
 
 def _conform(args: argparse.Namespace) -> int:
-    from timealign.errors import EXIT_DIFFERENT, EXIT_OK
     from timealign.conformance import check
+    from timealign.errors import EXIT_DIFFERENT, EXIT_OK
 
     registry.get(args.algorithm)
     observe.profile(args.algorithm, args.observe)

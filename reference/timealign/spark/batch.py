@@ -33,6 +33,7 @@ from timealign.spark.per_file import ONE_FILE_PER_TASK, replay_files_frame
 from timealign.spark.publish import Staging, discard, publish
 from timealign.spark.replay import records_from_batches, replay, source_of
 
+
 def run_source_udf(
     algorithm: Algorithm[Any, Any, Any, Any], config: Any
 ) -> Callable[[tuple[pa.Scalar, ...], Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
-from timealign.spark.codec import VERSION
+from timealign.spark.checkpoint_codec import VERSION
 from timealign.spark.publish import hadoop_fs
 
 NAME = "timealign.json"

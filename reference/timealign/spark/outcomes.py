@@ -127,7 +127,7 @@ class SourceRun:
             if record.id in self.open or (recent is not None and record.id in recent):
                 raise DuplicateIdError(
                     f"source {self.source!r}: id {record.id!r} fed again while "
-                    f"{'still held' if record.id in self.open else 'recently settled'}; "
+                    f"{'still open' if record.id in self.open else 'recently settled'}; "
                     f"ids must be unique within a source (SP-R1, SP-R22)")
             self.open[record.id] = None
             yield record
