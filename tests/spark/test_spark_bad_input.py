@@ -18,7 +18,6 @@ from tests.pairs_toy import PAIRS, PairsConfig
 from tests.spark.test_spark_processor import frame
 from timealign import registry
 from timealign.cli import main
-from timealign.errors import InvalidInput
 from timealign.spark.census import Census
 from timealign.spark.cli import verify_main
 from timealign.spark.failures import job_error
