@@ -145,9 +145,10 @@ def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any,
 
 
 def _run(args: argparse.Namespace) -> int:
+    from timealign.progress import Progress
     from timealign.spark.inputs import run, write_report
     from timealign.spark.paths import JobPaths
-    from timealign.spark.progress import Progress
+    from timealign.spark.progress import StageWatch
     from timealign.spark.summary import format_summary, summarize
 
     check_input_options(args)  # BAG-R9
@@ -157,7 +158,7 @@ def _run(args: argparse.Namespace) -> int:
     paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report)
     algorithm, config, source, spark = _setup(args, "run", paths.input)
     started = time.monotonic()
-    with Progress(spark, "run", enabled=not args.quiet):
+    with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)):
         result, bag_report = run(spark, algorithm, config, source, paths,
                                  args.sources_per_file)
         elapsed = time.monotonic() - started
