@@ -69,7 +69,7 @@ def no_phase(_name: str) -> AbstractContextManager[object]:
 
 @attrs.frozen
 class BatchResult:
-    """Where the tables were written and what the input held."""
+    """Where the tables were written and how many rows the input had."""
 
     output: str
     rows: int
