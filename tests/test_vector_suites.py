@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from cases import generate
 from timealign import registry, vectors
 from timealign.cli import main
-from cases import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = registry.names()
