@@ -1,14 +1,15 @@
 """The ``timealign`` command line: replay and check conformance vectors.
 
-The CLI is an adapter: it decodes files, drives the reference through the registry and
-prints JSON lines. Sub-commands of optional adapters (the Spark jobs) register themselves
-through ``_EXTENSIONS`` and import their heavy dependencies only when run.
+The top layer (ARCHITECTURE.md): it parses options, hands the work to the core or to an
+adapter, and maps failures to exit codes (:func:`timealign.command.guarded`). Each
+adapter's ``cli.py`` adds its sub-commands (``register``) and imports its heavy
+dependencies (pyspark, matplotlib, Hypothesis) only when run, so importing them here costs
+nothing and keeps every arrow visible: this module imports them; they never import it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -16,7 +17,8 @@ from pathlib import Path
 
 from timealign import __version__, native, vectors
 from timealign.command import add_debug, guarded
-from timealign.errors import (  # the exit codes, re-exported for the callers of this module
+from timealign.conformance import cli as conformance_cli
+from timealign.errors import (
     EXIT_BAD_INPUT,
     EXIT_DIFFERENT,
     EXIT_FAILURE,
@@ -26,13 +28,19 @@ from timealign.errors import (  # the exit codes, re-exported for the callers of
     InvalidInput,
     failure_code,
 )
+from timealign.plot import cli as plot_cli
+from timealign.spark import cli as spark_cli
 from timealign.vectors import Vector
 
-_EXTENSIONS: tuple[str, ...] = (
-    "timealign.conformance.cli",
-    "timealign.spark.cli",
-    "timealign.plot.cli",
-)
+__all__ = [  # the exit codes and the exit point are re-exported for callers of old
+    "EXIT_BAD_INPUT", "EXIT_DIFFERENT", "EXIT_FAILURE", "EXIT_INCONSISTENT",
+    "EXIT_INTERRUPTED", "EXIT_OK", "add_debug", "build_description", "build_parser",
+    "failure_code", "guarded", "main",
+]
+
+#: The adapters whose sub-commands ``timealign`` offers, in the order of ``--help``.
+_EXTENSIONS = (conformance_cli, spark_cli, plot_cli)
+
 
 def _vectors(args: argparse.Namespace) -> Iterator[tuple[Path, Vector | InvalidInput]]:
     for path in vectors.files(args.files):
@@ -141,17 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("files", nargs="+", help=".json/.jsonl vector files or directories")
     check.add_argument("-v", "--verbose", action="store_true", help="list passing vectors")
     check.set_defaults(handler=_check)
-    for module in _EXTENSIONS:
-        importlib.import_module(module).register(commands)
+    for extension in _EXTENSIONS:
+        extension.register(commands)
     add_debug(parser, top=True)
     for sub in commands.choices.values():
         add_debug(sub)
     return parser
-
-
-__all__ = ["EXIT_BAD_INPUT", "EXIT_DIFFERENT", "EXIT_FAILURE", "EXIT_INCONSISTENT",
-           "EXIT_INTERRUPTED", "EXIT_OK", "add_debug", "build_parser", "failure_code",
-           "guarded", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,8 +1,10 @@
-"""What every command line of the package shares: ``--debug``, and running a handler so
-that any failure ends as one line on stderr and its exit code (README "Exit codes").
+"""What every command entry point shares: one exit point and ``--debug``.
 
-``timealign.cli`` and the adapters' command lines (``python -m timealign.spark.verify``)
-import it; it imports only :mod:`timealign.errors`, so no adapter needs ``timealign.cli``.
+``timealign`` and its sub-commands, and the adapters' own entry points
+(``python -m timealign.spark.verify``), end through :func:`guarded`: a failure becomes one
+line on stderr and the exit code :func:`timealign.errors.failure_code` gives it. A core
+helper (it imports only :mod:`timealign.errors`), so an entry point in any layer can use it
+without importing the CLI (ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from timealign.errors import EXIT_FAILURE, failure_code
 
 
-def _one_line(error: BaseException) -> str:
+def one_line(error: BaseException) -> str:
     """The first line of an error's text, cut short: Java errors run to hundreds of lines."""
     lines = str(error).strip().splitlines()
     text = lines[0] if lines else type(error).__name__
@@ -36,7 +38,7 @@ def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timeal
         if debug:
             traceback.print_exc()
         kind = "error" if code != EXIT_FAILURE else f"failed ({type(error).__name__})"
-        print(f"{prog}: {kind}: {_one_line(error)}", file=sys.stderr)
+        print(f"{prog}: {kind}: {one_line(error)}", file=sys.stderr)
         if code == EXIT_FAILURE and not debug:
             print(f"{prog}: run again with --debug for the traceback", file=sys.stderr)
         return code

@@ -3,6 +3,8 @@
 Every check that rejects something names the offending field and the spec rule it
 breaks, so a caller (or a conformance vector) can tell *why* without reading a traceback.
 Raising happens before any state is built, so the state given to ``step`` stays usable.
+The exit code of each kind of failure lives here too (README "Exit codes"), so that every
+command, whichever layer it sits in, maps errors alike without importing the CLI.
 """
 
 from __future__ import annotations
@@ -11,9 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-# Exit codes of every command (README "Exit codes"); 1 is `check`'s "some vector differs"
-# (VEC-R6). Here, in the core, so that the adapters' command lines use them without
-# importing ``timealign.cli`` (which loads them).
+# Exit codes (README "Exit codes"); 1 is `check`'s "some vector differs" (VEC-R6).
 EXIT_OK = 0
 EXIT_DIFFERENT = 1
 EXIT_BAD_INPUT = 2
@@ -93,17 +93,6 @@ class ConsistencyError(RuntimeError):
     (SP-R6), rows out of order (SP-R10), an id used twice in a source (SP-R1)."""
 
 
-def failure_code(error: BaseException) -> int:
-    """The exit code of an exception that ended a command (README "Exit codes")."""
-    if isinstance(error, InvalidInput | OSError | UnicodeError):
-        return EXIT_BAD_INPUT
-    if isinstance(error, ConsistencyError):
-        return EXIT_INCONSISTENT
-    if isinstance(error, KeyboardInterrupt):
-        return EXIT_INTERRUPTED
-    return EXIT_FAILURE
-
-
 def wrong_object(function: str, config: object, state: object, config_type: type,
                  state_type: type) -> TypeError:
     """The error of a ``step`` handed another config or state than its own (a caller's
@@ -115,3 +104,14 @@ def wrong_object(function: str, config: object, state: object, config_type: type
                                        ("state", state, state_type))
              if type(value) is not kind]
     return TypeError(f"{function}: {'; '.join(wrong)}")
+
+
+def failure_code(error: BaseException) -> int:
+    """The exit code of an exception that ended a command (README "Exit codes")."""
+    if isinstance(error, InvalidInput | OSError | UnicodeError):
+        return EXIT_BAD_INPUT
+    if isinstance(error, ConsistencyError):
+        return EXIT_INCONSISTENT
+    if isinstance(error, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    return EXIT_FAILURE
