@@ -195,6 +195,10 @@ def add_debug(parser: argparse.ArgumentParser, top: bool = False) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script and of ``python -m timealign``."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the console script and of ``python -m timealign``: returns the exit
+    code, for bad usage too (argparse's own exit 2, CLI-R1)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # a usage error (2), or --help/--version (0)
+        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
     return guarded(lambda: int(args.handler(args)), args.debug)
