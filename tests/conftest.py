@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -60,7 +61,14 @@ EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 MISSING = {extra: missing for extra, (modules, _) in EXTRAS.items()
            if (missing := _missing(modules))}
 SPARK_MISSING = MISSING.get("spark", [])
-collect_ignore = sorted({path for extra in MISSING for path in EXTRAS[extra][1]})
+IGNORED = tuple(Path(__file__).parent / path for extra in MISSING for path in EXTRAS[extra][1])
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Leave out the tests of a missing extra, even when named on the command line."""
+    if any(collection_path == path or path in collection_path.parents for path in IGNORED):
+        return True
+    return None
 
 
 def pytest_report_header() -> str | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -176,7 +178,12 @@ def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timeal
     """
     try:
         return command()
-    except (Exception, KeyboardInterrupt) as error:  # the one exit point of every command
+    except KeyboardInterrupt:  # CLI-R2: one line, exit 130, nothing else on stderr
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # the one exit point of every command
         code = failure_code(error)
         if debug:
             traceback.print_exc()
@@ -201,4 +208,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # a usage error (2), or --help/--version (0)
         return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
-    return guarded(lambda: int(args.handler(args)), args.debug)
+    except KeyboardInterrupt:
+        print("timealign: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    code = guarded(lambda: int(args.handler(args)), args.debug)
+    if code == EXIT_INTERRUPTED and argv is None:
+        leave(code)
+    return code
+
+
+def leave(code: int) -> None:
+    """End the process now (CLI-R2): after Ctrl-C, interpreter shutdown would run Spark's
+    exit hooks against a JVM that is going away, and py4j's threads would log tracebacks.
+    The one line is already on stderr; the JVM exits when its parent does."""
+    logging.disable(logging.CRITICAL)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,4 +1,4 @@
-"""Folders a command fills: never a folder of the user's files, replaced whole (OUT-R1).
+"""Folders a command fills: never a folder of the user's files, replaced whole (CLI-R3).
 
 A command that fills a folder (``generate --output``, ``python -m timealign.spark.ship``)
 writes a manifest, ``_timealign.json``, listing the command and the files it wrote. It fills
@@ -25,7 +25,7 @@ from timealign.errors import InvalidInput
 
 MANIFEST = "_timealign.json"
 FORMAT = "timealign.output/1"
-RULE = "OUT-R1"
+RULE = "CLI-R3"
 
 
 def _earlier_files(folder: Path, command: str, option: str) -> set[str]:
@@ -55,7 +55,7 @@ def _earlier_files(folder: Path, command: str, option: str) -> set[str]:
 
 
 def check_fillable(folder: str | Path, command: str, option: str) -> Path:
-    """``folder`` as a path ``command`` may fill (OUT-R1), checked before any work starts."""
+    """``folder`` as a path ``command`` may fill (CLI-R3), checked before any work starts."""
     path = Path(folder)
     if path.exists() and not path.is_dir():
         raise InvalidInput(option, RULE, "is a file, not a folder", str(path))
@@ -67,7 +67,7 @@ def check_fillable(folder: str | Path, command: str, option: str) -> Path:
 @contextmanager
 def filled(folder: str | Path, command: str, option: str) -> Iterator[Path]:
     """A temporary sibling folder to write ``command``'s output into; on success it gets
-    the manifest and replaces ``folder`` (OUT-R1); on failure it is removed."""
+    the manifest and replaces ``folder`` (CLI-R3); on failure it is removed."""
     path = check_fillable(folder, command, option)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.new-", dir=path.parent))

@@ -105,12 +105,12 @@ def generate(plan: Plan, output: str | Path) -> int:
     """Write the dataset as ``output/part-NNNNN.parquet`` (or ``output/robot-NNN.parquet``
     with ``per_robot``); return the number of rows. A folder holding anything but an
     earlier output of ``generate`` is refused before any work, and the files are moved into
-    place only when all are written (OUT-R1)."""
+    place only when all are written (CLI-R3)."""
     require(plan.robots >= 1, "--robots", "SP-R1", "must be >= 1", plan.robots)
     require(plan.seconds > 0, "--seconds", "SP-R1", "must be > 0", plan.seconds)
     require(0.0 <= plan.loss < 1.0, "--loss", "SP-R1", "must be in [0, 1)", plan.loss)
     require(plan.files >= 1, "--files", "SP-R1", "must be >= 1", plan.files)
-    check_fillable(output, "generate", "--output")  # before any work (OUT-R1)
+    check_fillable(output, "generate", "--output")  # before any work (CLI-R3)
     rng = np.random.default_rng(plan.seed)
     parts = [_robot(plan, rng, robot) for robot in range(plan.robots)]
     data = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}

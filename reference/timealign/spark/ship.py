@@ -43,12 +43,12 @@ def package_zip(target: Path) -> Path:
     """Write ``target/timealign.zip``: every file of the package but byte-code caches.
 
     The files are listed before the zip is opened and the zip is written to a temporary
-    sibling, then moved into place (OUT-R1): a zip never contains itself or another output
+    sibling, then moved into place (CLI-R3): a zip never contains itself or another output
     of this command, whatever ``target`` is (SP-R17)."""
     folder = package_folder()
     archive = target / "timealign.zip"
     if _inside(target.resolve(), folder):
-        raise InvalidInput("the target folder", "OUT-R1", "lies inside the package it would "
+        raise InvalidInput("the target folder", "CLI-R3", "lies inside the package it would "
                            f"zip ({folder}): the zip would contain itself", str(target))
     # Byte code and compiled extensions stay out: Python cannot load an extension from a
     # zip, so executors run the pure fast paths (timealign.native).
