@@ -13,7 +13,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from tests.approximate_time.differential_support import as_tuple, literal_for
+from tests.approximate_time.support import as_tuple, literal_for
 from timealign.approximate_time import (
     ALGORITHM,
     Config,
@@ -27,7 +27,7 @@ from timealign.approximate_time import (
     State,
 )
 from timealign.approximate_time import invariants as inv
-from timealign.conformance.strategies import at_configs as configs
+from timealign.approximate_time.strategies import at_configs as configs
 from timealign.lockstep import Lockstep
 
 

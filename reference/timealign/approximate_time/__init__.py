@@ -1,10 +1,10 @@
 """ApproximateTime: the ROS 2 ``message_filters`` synchronization policy as a pure machine.
 
 ``spec/approximate_time.md`` is the source of truth; :mod:`.model` holds the config,
-inputs, outputs and state, :mod:`.machine` the rules (what ``ALGORITHM`` runs),
-:mod:`.fast` a faster transcription checked against them (``ALGORITHM.fast``),
-:mod:`.arithmetic` the contract-checked helpers, :mod:`.invariants` the executable
-properties, :mod:`.codec` the vector encoding.
+inputs, outputs and state, :mod:`.machine` the rules (``initial``, the input check and
+``step``: what ``ALGORITHM`` runs), :mod:`.fast` a faster transcription checked against
+them (``ALGORITHM.fast``), :mod:`.arithmetic` the contract-checked helpers,
+:mod:`.invariants` the executable properties, :mod:`.codec` the vector encoding.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from timealign.approximate_time.codec import (
     inputs_from_records,
     output_from_json,
     output_to_json,
-    records_of,
+    timeline_records,
 )
-from timealign.approximate_time.machine import step
+from timealign.approximate_time.machine import initial, step
 from timealign.approximate_time.model import (
     Config,
     Dropped,
@@ -34,8 +34,8 @@ from timealign.approximate_time.model import (
     Published,
     State,
     Warned,
-    initial,
 )
+from timealign.approximate_time.traces import TRACES
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="approximate_time",
@@ -52,7 +52,8 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=output_from_json,
-    records_of=records_of,
+    timeline_records=timeline_records,
+    traces=TRACES,
 )
 
 __all__ = [

@@ -56,7 +56,8 @@ def runner(algorithm: Algorithm[Any, Any, Any, Any]) -> Runner:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m timealign.conformance.adapter ALGORITHM``: the README's exit codes (2 for
     a bad usage or an unknown algorithm, 130 for Ctrl-C), one line, never a traceback."""
-    from timealign.cli import EXIT_BAD_INPUT, guarded
+    from timealign.command import guarded
+    from timealign.errors import EXIT_BAD_INPUT
 
     names = list(sys.argv[1:] if argv is None else argv)
     if len(names) != 1 or names[0] not in registry.names():

@@ -76,7 +76,7 @@ def write_robot(path: Path, storage: str, seconds: float, seed: int) -> int:
 
 def main() -> int:
     """``python -m timealign.rosbag.demo``: the README's exit codes, never a traceback."""
-    from timealign.cli import guarded
+    from timealign.command import guarded
 
     parser = argparse.ArgumentParser(description="write a small robot fleet as ROS bags")
     parser.add_argument("--output", required=True)

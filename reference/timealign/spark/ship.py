@@ -125,7 +125,8 @@ def write_submit_files(target: Path) -> tuple[Path, Path]:
 def main(argv: list[str]) -> int:
     """``python -m timealign.spark.ship [FOLDER]``: the README's exit codes, one line on
     failure (2 for a folder that cannot be written), never a traceback."""
-    from timealign.cli import EXIT_BAD_INPUT, guarded
+    from timealign.command import guarded
+    from timealign.errors import EXIT_BAD_INPUT
 
     if len(argv) > 1 or (argv and argv[0].startswith("-")):
         print("usage: python -m timealign.spark.ship [FOLDER]", file=sys.stderr)
