@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from timealign import registry
-from timealign.algorithm import check_json_run
+from timealign.algorithm import check_json_run, run_json
 from timealign.errors import InvalidInput, require
 
 FORMAT = "timealign.vector/1"
@@ -175,35 +175,15 @@ def files(paths: Iterable[str | Path]) -> Iterator[Path]:
             yield path
 
 
-def _error(index: int | None, error: InvalidInput) -> JSON:
-    return {"input": index, "kind": "error", "field": error.field, "rule": error.rule}
-
-
 def reference_outputs(vector: Vector, fast: bool = False) -> list[JSON]:
     """Run the reference (the registered rule text) over the vector's inputs; return the
-    outputs in file form.
+    outputs in file form (:func:`timealign.algorithm.run_json`).
 
     ``fast`` runs the algorithm's fast path instead (``Algorithm.fast_path``, compiled or
     pure as ``timealign.native`` chose): the vectors check both.
     """
     algorithm = registry.get(vector.algorithm)
-    if fast:
-        algorithm = algorithm.fast_path()
-    try:
-        config = algorithm.config_from_json(vector.config)
-    except InvalidInput as error:
-        return [_error(None, error)]
-    state = algorithm.initial(config)
-    produced: list[JSON] = []
-    for index, raw in enumerate(vector.inputs):
-        try:
-            item = algorithm.input_from_json(raw)
-            state, outputs = algorithm.step(config, state, item)
-        except InvalidInput as error:
-            produced.append(_error(index, error))
-            continue
-        produced.extend({"input": index, **algorithm.output_to_json(o)} for o in outputs)
-    return produced
+    return run_json(algorithm.fast_path() if fast else algorithm, vector.config, vector.inputs)
 
 
 def invariant_violations(vector: Vector) -> list[str]:

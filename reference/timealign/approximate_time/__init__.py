@@ -36,6 +36,7 @@ from timealign.approximate_time.model import (
     Warned,
     initial,
 )
+from timealign.approximate_time.traces import TRACES
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="approximate_time",
@@ -53,6 +54,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     check=invariants.check,
     output_from_json=output_from_json,
     records_of=records_of,
+    traces=TRACES,
 )
 
 __all__ = [

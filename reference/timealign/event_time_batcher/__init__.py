@@ -33,6 +33,7 @@ from timealign.event_time_batcher.model import (
     Tick,
     Timer,
 )
+from timealign.event_time_batcher.traces import TRACES
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="event_time_batcher",
@@ -53,6 +54,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     check=invariants.check,
     output_from_json=codec.output_from_json,
     records_of=codec.records_of,
+    traces=TRACES,
 )
 
 __all__ = [

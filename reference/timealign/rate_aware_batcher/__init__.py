@@ -33,6 +33,7 @@ from timealign.rate_aware_batcher.model import (
     State,
     Stream,
 )
+from timealign.rate_aware_batcher.traces import TRACES
 
 ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     name="rate_aware_batcher",
@@ -52,6 +53,7 @@ ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     output_from_json=codec.output_from_json,
     records_of=codec.records_of,
     slots_of=codec.slots_of,
+    traces=TRACES,
 )
 
 __all__ = [
