@@ -73,3 +73,24 @@ def test_the_pivot_time_is_in_play_at_r19() -> None:
         assert state.pivot_time in {m.stamp for k in range(2) for m in state.held(k)} | {10}
     with pytest.raises(InvalidInput):
         step(config, state, Message(0, 10 + DURATION_MAX + 1, "far"))
+
+
+def test_python_synchronizer_traces_at_h6() -> None:
+    """AT-H6: on the hazard's minimal traces the reference publishes what the ROS 1 C++
+    policy published (examples/ros1_message_filters), not what the ROS 1 Python
+    synchronizer did (in the comments)."""
+    def published(queue: int, messages: list[tuple[str, int, int]]) -> list[tuple[str, ...]]:
+        config, sets = Config(2, queue, arithmetic="ros1"), []
+        state = initial(config)
+        for ident, topic, stamp in messages:
+            state, outputs = step(config, state, Message(topic, stamp, ident))
+            sets += [o.ids for o in outputs if hasattr(o, "messages")]  # type: ignore[union-attr]
+        return sets
+
+    assert published(1, [("m0", 0, 0), ("m1", 1, 5)]) == []  # Python: {m0, m1}
+    assert published(10, [("a0", 0, 0), ("a1", 0, 0), ("b0", 1, 0)]) == [("a0", "b0")]
+    # Python: {a1, b0}
+    assert published(1, [("a0", 0, 10), ("a1", 0, 5), ("b0", 1, 5)]) == [("a1", "b0")]
+    # Python: {a0, b0}
+    assert published(1, [("b1", 1, 0), ("b2", 1, 0), ("a1", 0, 0), ("a2", 0, 0),
+                         ("b3", 1, 0)]) == []  # Python: {a1, b2}, {a2, b3}
