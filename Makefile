@@ -82,7 +82,7 @@ $(ROS1_ADAPTER): examples/ros1_message_filters/adapter.cpp
 
 conform-ros1: $(STAMP) $(ROS1_ADAPTER)
 	$(BIN)/timealign conform approximate_time --target ros1 --cmd ./$(ROS1_ADAPTER) \
-		--fuzz $(CONFORM_ROS1_FUZZ) --seed 1 --explore $(CONFORM_ROS1_EXPLORE) --quiet
+		--fuzz $(CONFORM_ROS1_FUZZ) --seed 1 --explore $(CONFORM_ROS1_EXPLORE) --timeout 60 --quiet
 
 info: $(STAMP)
 	$(BIN)/timealign info
