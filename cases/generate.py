@@ -29,7 +29,8 @@ SUITES = HERE.parent / "reference" / "timealign" / "suites"  # installed with th
 
 def families() -> list[str]:
     """The algorithm names that have a module of cases in ``cases/``."""
-    return sorted(p.stem for p in HERE.glob("*.py") if p.stem not in {"__init__", "generate", "figures"})
+    tools = {"__init__", "generate", "figures"}
+    return sorted(p.stem for p in HERE.glob("*.py") if p.stem not in tools)
 
 
 def cases(family: str) -> list[Vector]:

@@ -62,8 +62,8 @@ def pytest_report_header() -> str | None:
 
 
 pytest.register_assert_rewrite(
-    "tests.approximate_time.literal", "tests.approximate_time.differential_support",
+    "tests.approximate_time.literal_model", "tests.approximate_time.support",
     "tests.event_time_batcher.support", "tests.event_time_batcher.literal_model",
-    "tests.rate_aware_batcher.literal_model", "tests.rate_aware_batcher.traces",
+    "tests.rate_aware_batcher.literal_model", "tests.rate_aware_batcher.support",
     "tests.spark.expected", "tests.spark.machines",
 )

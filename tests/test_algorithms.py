@@ -2,6 +2,8 @@
 
 Read from the registry, so a fourth algorithm is covered by its registry line: its package
 holds ``model``, ``machine``, ``invariants`` and ``codec`` (plus ``fast`` when it has one);
+``machine.py`` shows only ``initial``, ``step`` and what the fast path shares with it;
+``tests/<algorithm>/`` names its helpers and its common tests alike;
 ``ALGORITHM`` runs the rule text (``machine.py``) and reaches the fast path only through
 ``ALGORITHM.fast``; the invariants and the output decoder are reachable from the
 descriptor; every shipped vector satisfies the invariants through the generic entry points.
@@ -9,6 +11,7 @@ descriptor; every shipped vector satisfies the invariants through the generic en
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 from pathlib import Path
@@ -18,15 +21,20 @@ from typing import Any
 import attrs
 import pytest
 
+from cases import generate
 from timealign import registry, vectors
 from timealign.algorithm import Algorithm, check_invariants, check_json_run
 from timealign.cli import main
 from timealign.lockstep import Divergence, Lockstep, run_lockstep
-from cases import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = registry.names()
 SHAPE = ("model", "machine", "invariants", "codec")
+#: The helper modules of every ``tests/<algorithm>/`` package, one name per role: the
+#: independent literal model and the helpers its tests share.
+TEST_HELPERS = {"__init__.py", "literal_model.py", "support.py"}
+#: The tests every algorithm has, as ``test_<prefix>_<role>.py`` with one prefix.
+TEST_ROLES = ("differential", "invariants", "stateful")
 
 
 def package(name: str) -> ModuleType:
@@ -62,6 +70,46 @@ def test_package_has_the_shape(name: str) -> None:
         assert algorithm.fast is None and algorithm.fast_path() is algorithm
     assert (ROOT / "spec" / f"{name}.md").exists()
     assert (ROOT / "cases" / f"{name}.py").exists()
+
+
+def _source(name: str, part: str) -> Path:
+    """The ``.py`` source of a module of the package (also when it is compiled)."""
+    return Path(package(name).__file__ or "").parent / f"{part}.py"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_machine_shows_initial_step_and_the_input_checks(name: str) -> None:
+    """``machine.py`` in one style: its public functions are ``initial``, ``step`` and what
+    the fast path imports from it (the input checks, AT's scale); every rule is a private
+    function of the module (no class but private scratch records)."""
+    machine = module(name, "machine")
+    defined = [(n, obj) for n, obj in vars(machine).items()
+               if callable(obj) and getattr(obj, "__module__", None) == machine.__name__]
+    public = {n for n, obj in defined if not n.startswith("_")}
+    assert not any(isinstance(obj, type) for n, obj in defined if not n.startswith("_")), \
+        "machine.py defines no public class (the model's types live in model.py)"
+    shared: set[str] = set()
+    if has_fast(name):
+        tree = ast.parse(_source(name, "fast").read_text())
+        shared = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                  and node.module == f"timealign.{name}.machine" for alias in node.names}
+    assert {"initial", "step"} <= public
+    assert public <= {"initial", "step"} | shared, (
+        f"public functions of {name}/machine.py beyond initial, step and what fast.py "
+        f"shares: {sorted(public - {'initial', 'step'} - shared)}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tests_package_has_the_shape(name: str) -> None:
+    """``tests/<algorithm>/``: the same helper names and the common tests under one prefix."""
+    folder = ROOT / "tests" / name
+    files = {p.name for p in folder.glob("*.py")}
+    assert {f for f in files if not f.startswith("test_")} == TEST_HELPERS
+    prefixes = {f.split("_")[1] for f in files if f.startswith("test_")}
+    assert len(prefixes) == 1, f"one prefix for the tests of {name}: {sorted(prefixes)}"
+    prefix = prefixes.pop()
+    for role in TEST_ROLES:
+        assert f"test_{prefix}_{role}.py" in files
 
 
 def _decoded(algorithm: Algorithm[Any, Any, Any, Any], vector: vectors.Vector

@@ -78,7 +78,7 @@ def test_core_imports_only_attrs() -> None:
 def test_helper_assertions_are_rewritten() -> None:
     """The tests' helper modules are loaded through pytest's assertion rewriting, so their
     ``assert`` statements are real checks under ``python -O`` as well."""
-    for name in ("tests.rate_aware_batcher.literal_model", "tests.approximate_time.literal",
+    for name in ("tests.rate_aware_batcher.literal_model", "tests.approximate_time.literal_model",
                  "tests.event_time_batcher.support"):
         module = importlib.import_module(name)
         assert type(module.__loader__).__name__ == "AssertionRewritingHook", name

@@ -1,12 +1,12 @@
 """Differential tests: the fast path (``ALGORITHM.fast``) against the rule text that
-ALGORITHM runs, and both against the literal §17 transcription (literal.py), output for
+ALGORITHM runs, and both against the literal §17 transcription (literal_model.py), output for
 output, on random inputs (every AT-R rule of add/process/publish at once)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 
-from tests.approximate_time.differential_support import as_tuple, literal_for
+from tests.approximate_time.support import as_tuple, literal_for
 from timealign.approximate_time import (
     ALGORITHM,
     Config,

@@ -13,7 +13,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from tests.approximate_time.differential_support import as_tuple, literal_for
+from tests.approximate_time.support import as_tuple, literal_for
 from timealign.approximate_time import (
     ALGORITHM,
     Config,

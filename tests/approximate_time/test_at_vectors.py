@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from timealign import vectors
 from cases import generate
+from timealign import vectors
 
 CASES = {case.name: case for case in generate.cases("approximate_time")}
 

@@ -122,16 +122,15 @@ def at_overflow_drops_newest() -> Runner:
     from timealign.approximate_time import machine
     from timealign.approximate_time.model import NO_PIVOT, QUEUE_OVERFLOW, Dropped
 
-    def overflow(self: Any, i: int) -> None:
-        self.recover_all()
-        self.outputs.append(Dropped(self.held[i].pop().id, QUEUE_OVERFLOW))
-        self.dropped[i] = True
-        if self.pivot != NO_PIVOT:
-            self.candidate, self.pivot = (), NO_PIVOT
-            self.candidate_start = self.candidate_end = self.pivot_time = 0
-            self.process()
+    def overflow(sync: Any, i: int) -> None:
+        machine._recover_all(sync)
+        sync.outputs.append(Dropped(sync.held[i].pop().id, QUEUE_OVERFLOW))
+        sync.dropped[i] = True
+        if sync.pivot != NO_PIVOT:
+            machine._clear_pivot(sync)
+            machine._process(sync)
 
-    _patch(machine._Sync, "overflow", overflow)
+    _patch(machine, "_overflow", overflow)
     return runner(_rule_text("approximate_time"))
 
 

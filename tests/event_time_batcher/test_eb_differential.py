@@ -7,13 +7,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cases import generate
 from tests.event_time_batcher.support import literal, outputs
 from timealign import vectors
 from timealign.algorithm import run
 from timealign.event_time_batcher import ALGORITHM, Config, Flush, Input, Message, Tick
 from timealign.event_time_batcher.codec import config_from_json, input_from_json
 from timealign.event_time_batcher.invariants import check
-from cases import generate
 
 STEP = st.tuples(
     st.sampled_from(["message", "message", "message", "tick", "flush"]),

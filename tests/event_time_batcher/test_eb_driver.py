@@ -13,6 +13,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cases import generate
 from timealign.algorithm import Record
 from timealign.drive import Driver, drive
 from timealign.event_time_batcher import (
@@ -27,7 +28,6 @@ from timealign.event_time_batcher import (
 )
 from timealign.event_time_batcher.codec import config_from_json, input_from_json
 from timealign.event_time_batcher.invariants import check
-from cases import generate
 
 
 @st.composite

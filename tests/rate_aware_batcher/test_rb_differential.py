@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tests.rate_aware_batcher.traces import literal_outputs, reference_outputs
+from tests.rate_aware_batcher.support import literal_outputs, reference_outputs
 from timealign.rate_aware_batcher import (
     Batch,
     Config,

@@ -11,7 +11,7 @@ import random
 
 import attrs
 
-from tests.rate_aware_batcher.traces import SECOND, T0, Clock, Source, reference_outputs
+from tests.rate_aware_batcher.support import SECOND, T0, Clock, Source, reference_outputs
 from timealign.rate_aware_batcher import Batch, Config, End, Input, Output, Pending, Poll, Polled
 from timealign.rate_aware_batcher import invariants as inv
 

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cases.rate_aware_batcher import CASES, T0
 from tests.rate_aware_batcher.literal_model import anchor_of
-from tests.rate_aware_batcher.traces import literal_model, literal_step
+from tests.rate_aware_batcher.support import literal_model, literal_step
 from timealign import InvalidInput, Record, vectors
 from timealign.rate_aware_batcher import (
     ALGORITHM,
@@ -30,7 +31,6 @@ from timealign.rate_aware_batcher import (
     invariants,
 )
 from timealign.rate_aware_batcher.grid import plausible_anchor
-from cases.rate_aware_batcher import CASES, T0
 
 S = 10**9
 BY_NAME = {case.name: case for case in CASES}

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from cases.rate_aware_batcher import CASES, T0
 from timealign import vectors
 from timealign.errors import InvalidInput
 from timealign.rate_aware_batcher import ALGORITHM, initial, invariants, step
 from timealign.rate_aware_batcher.codec import config_from_json, input_from_json
-from cases.rate_aware_batcher import CASES, T0
 
 S = 10**9
 BY_NAME = {case.name: case for case in CASES}

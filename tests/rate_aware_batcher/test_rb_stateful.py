@@ -27,7 +27,7 @@ from hypothesis.stateful import (
 )
 
 from tests.rate_aware_batcher.literal_model import LiteralBatcher
-from tests.rate_aware_batcher.traces import (
+from tests.rate_aware_batcher.support import (
     SECOND,
     Clock,
     Source,

@@ -1,10 +1,10 @@
 """ApproximateTime: the ROS 2 ``message_filters`` synchronization policy as a pure machine.
 
 ``spec/approximate_time.md`` is the source of truth; :mod:`.model` holds the config,
-inputs, outputs and state, :mod:`.machine` the rules (what ``ALGORITHM`` runs),
-:mod:`.fast` a faster transcription checked against them (``ALGORITHM.fast``),
-:mod:`.arithmetic` the contract-checked helpers, :mod:`.invariants` the executable
-properties, :mod:`.codec` the vector encoding.
+inputs, outputs and state, :mod:`.machine` the rules (``initial``, the input check and
+``step``: what ``ALGORITHM`` runs), :mod:`.fast` a faster transcription checked against
+them (``ALGORITHM.fast``), :mod:`.arithmetic` the contract-checked helpers,
+:mod:`.invariants` the executable properties, :mod:`.codec` the vector encoding.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from timealign.approximate_time.codec import (
     output_to_json,
     records_of,
 )
-from timealign.approximate_time.machine import step
+from timealign.approximate_time.machine import initial, step
 from timealign.approximate_time.model import (
     Config,
     Dropped,
@@ -34,7 +34,6 @@ from timealign.approximate_time.model import (
     Published,
     State,
     Warned,
-    initial,
 )
 from timealign.approximate_time.traces import TRACES
 

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 import attrs
 
 from timealign.approximate_time import ros1
-from timealign.approximate_time.machine import scaler
+from timealign.approximate_time.machine import check_message, scaler
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
     INTERVAL_TOO_WIDE,
@@ -62,7 +62,6 @@ from timealign.approximate_time.model import (
     Published,
     State,
     Warned,
-    check_message,
 )
 from timealign.errors import wrong_object
 
@@ -249,7 +248,7 @@ def step(config: object, state: object,
                                     pivot_time, dropped, warned)), outputs
     else:  # AT-R3: the deque was empty; process only if every deque is now non-empty.
         for lane in lanes:
-            if len(lane[0]) - lane[1] + lane[3] == lane[4]:
+            if len(lane.front) - lane.start + lane.rear_len == lane.split:
                 break
         else:
             return _settle(config, lanes, state, warned, (), True, i)

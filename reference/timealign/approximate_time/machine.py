@@ -1,18 +1,20 @@
 """The ApproximateTime transition function: every rule of spec/approximate_time.md.
 
-This is the rule text ``ALGORITHM`` (the registry, the vectors, the explorer) runs;
-``fast.py`` is a faster transcription checked against it.
+This is the rule text ``ALGORITHM`` (the registry, the vectors, the explorer) runs:
+``initial``, the input check (AT-R2) and ``step``; ``fast.py`` is a faster transcription
+checked against it.
 
 Theory of operation. ``step`` is upstream's ``add()`` (AT-R3 to AT-R5) plus the end of
 input (AT-R17). A message queued behind others (the common case) only appends to its lane,
 runs the warning check and the overflow test, all on the immutable state. Whenever the
 rules need ``process()`` (AT-R6 to AT-R14) or an overflow must be handled, the state is
-loaded into ``_Sync``, a mutable scratch copy that lives only inside one ``step`` and reads
-like the upstream code: per topic a list of held messages whose first ``split[k]`` form
-the past buffer ``P[k]`` and the rest the deque ``D[k]``. ``freeze`` turns it back into an
-immutable :class:`State` (``D[k]`` and ``P[k]`` as tuples). Every message the upstream
-code discards silently is reported as a :class:`Dropped` output at the moment it is
-discarded (AT-R18, AT-D18).
+unfolded into a :class:`_Sync` record that lives only inside one ``step``: per topic a list
+of held messages whose first ``split[k]`` form the past buffer ``P[k]`` and the rest the
+deque ``D[k]``, as upstream keeps them. The private functions below change that record in
+place, one per upstream operation, so they read like the upstream code; ``_freeze`` folds it
+back into an immutable :class:`State` (``D[k]`` and ``P[k]`` as tuples). Every message the
+upstream code discards silently is reported as a :class:`Dropped` output at the moment it
+is discarded (AT-R18, AT-D18).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from timealign.approximate_time.arithmetic import (
 )
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
+    INT64_MAX,
     INTERVAL_TOO_WIDE,
     NO_PIVOT,
     OUT_OF_ORDER,
@@ -48,10 +51,35 @@ from timealign.approximate_time.model import (
     Published,
     State,
     Warned,
-    check_message,
-    initial,
 )
-from timealign.errors import wrong_object
+from timealign.errors import InvalidInput, require, require_ns, wrong_object
+
+Step = tuple[State, tuple[Output, ...]]
+
+
+def initial(config: Config) -> State:
+    """The empty synchronizer."""
+    n = config.topics
+    return State(deques=((),) * n, pasts=((),) * n, dropped=(False,) * n, warned=(False,) * n)
+
+
+def check_message(config: Config, message: object) -> Message:
+    """AT-R2: a message input with a topic in range, an int64 ns stamp and a string id."""
+    if (type(message) is Message and type(message.topic) is int
+            and 0 <= message.topic < config.topics and type(message.stamp) is int
+            and 0 <= message.stamp <= INT64_MAX and type(message.id) is str and message.id):
+        return message  # the common, valid case, decided with exact type tests
+    if not isinstance(message, Message):
+        raise InvalidInput("input", "AT-R2", "must be a Message or End", message)
+    topic = message.topic
+    require(isinstance(topic, int) and not isinstance(topic, bool)
+            and 0 <= topic < config.topics, "topic", "AT-R2",
+            f"must be a topic index in [0, {config.topics})", topic)
+    require_ns(message.stamp, "stamp", "AT-R2")
+    require(message.stamp <= INT64_MAX, "stamp", "AT-R2", "must fit in int64 ns", message.stamp)
+    require(isinstance(message.id, str) and message.id != "", "id", "AT-R2",
+            "must be a non-empty string", message.id)
+    return message
 
 
 @functools.lru_cache(maxsize=64)
@@ -64,12 +92,12 @@ def scaler(config: Config) -> Callable[[int], int]:
     return lambda d: scale_ros2(d, numerator, denominator)
 
 
-def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
+def step(config: Config, state: State, item: Input) -> Step:
     """One input: a message (upstream ``add``) or the end of input."""
     if type(state) is not State or type(config) is not Config:
         raise wrong_object("approximate_time.step", config, state, Config, State)
     if type(item) is End:
-        return end(config, state)
+        return _end(config, state)
     message = check_message(config, item)  # AT-R2, before anything changes
     if config.arithmetic == "ros1":  # AT-R19: ROS 1's 32-bit time, before anything changes
         _check_ros1(config, state, message)
@@ -82,8 +110,8 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
         state = evolve(state, deques=deques)
         if all(deques):
             sync = _Sync(config, state)
-            sync.process()
-            state, outputs = sync.freeze()
+            _process(sync)
+            state, outputs = _freeze(sync)
     else:
         # AT-R4: warnings only, once per topic, against the previous element of D[i].
         warned = state.warned
@@ -95,8 +123,8 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if len(state.deques[i]) + len(state.pasts[i]) > config.queue_size:  # AT-R5
         sync = _Sync(config, state)
         sync.outputs.extend(outputs)
-        sync.overflow(i)
-        state, outputs = sync.freeze()
+        _overflow(sync, i)
+        state, outputs = _freeze(sync)
     return state, outputs
 
 
@@ -120,19 +148,22 @@ def _bound_warning(config: Config, message: Message, previous: Message) -> Warne
     return None
 
 
-def end(config: Config, state: State) -> tuple[State, tuple[Output, ...]]:
+def _end(config: Config, state: State) -> Step:
     """AT-R17: every held message as ``Pending``, topic order then arrival order; restart."""
     pending = tuple(Pending(m.id) for k in range(config.topics) for m in state.held(k))
     return initial(config), pending
 
 
 class _Sync:
-    """Mutable scratch copy of the state for the duration of one step (never escapes)."""
+    """The state unfolded for one step (never escapes it): per topic the held messages
+    (``P[k]`` then ``D[k]``) and the split between them, the pivot fields, the drop flags
+    and the outputs so far. Only a record: the functions below are the rules."""
 
     def __init__(self, config: Config, state: State) -> None:
-        self.config = config
         self.n = config.topics
         self.scale = scaler(config)
+        self.bounds = config.inter_message_lower_bounds
+        self.max_interval = config.max_interval_duration
         self.held = [list(state.held(k)) for k in range(self.n)]
         self.split = [len(past) for past in state.pasts]
         self.candidate = state.candidate
@@ -144,133 +175,140 @@ class _Sync:
         self.warned = state.warned
         self.outputs: list[Output] = []
 
-    def freeze(self) -> tuple[State, tuple[Output, ...]]:
-        state = State(
-            deques=tuple(tuple(h[s:]) for h, s in zip(self.held, self.split, strict=True)),
-            pasts=tuple(tuple(h[:s]) for h, s in zip(self.held, self.split, strict=True)),
-            candidate=self.candidate,
-            candidate_start=self.candidate_start,
-            candidate_end=self.candidate_end,
-            pivot=self.pivot,
-            pivot_time=self.pivot_time,
-            dropped=tuple(self.dropped),
-            warned=self.warned,
-        )
-        return state, tuple(self.outputs)
 
-    # --- the deques and past buffers -------------------------------------------------
+def _freeze(sync: _Sync) -> Step:
+    """The immutable state and the outputs of the step."""
+    state = State(
+        deques=tuple(tuple(h[s:]) for h, s in zip(sync.held, sync.split, strict=True)),
+        pasts=tuple(tuple(h[:s]) for h, s in zip(sync.held, sync.split, strict=True)),
+        candidate=sync.candidate,
+        candidate_start=sync.candidate_start,
+        candidate_end=sync.candidate_end,
+        pivot=sync.pivot,
+        pivot_time=sync.pivot_time,
+        dropped=tuple(sync.dropped),
+        warned=sync.warned,
+    )
+    return state, tuple(sync.outputs)
 
-    def all_deques_non_empty(self) -> bool:
-        return all(map(lt, self.split, map(len, self.held)))
 
-    def deque_empty(self, k: int) -> bool:
-        return self.split[k] == len(self.held[k])
+# --- the deques and past buffers -----------------------------------------------------------
 
-    def front(self, k: int) -> Message:
-        return self.held[k][self.split[k]]
+def _all_deques_non_empty(sync: _Sync) -> bool:
+    return all(map(lt, sync.split, map(len, sync.held)))
 
-    def move_to_past(self, k: int) -> None:
-        self.split[k] += 1
 
-    def delete_front(self, k: int, reason: str) -> None:
-        self.outputs.append(Dropped(self.held[k].pop(self.split[k]).id, reason))
+def _move_to_past(sync: _Sync, k: int) -> None:
+    sync.split[k] += 1
 
-    def recover_all(self) -> None:
-        """Put every past buffer back in front of its deque (upstream ``recover``)."""
-        self.split[:] = [0] * self.n
 
-    # --- process() ----------------------------------------------------------------------
+def _delete_front(sync: _Sync, k: int, reason: str) -> None:
+    """Discard the front of ``D[k]``, reported as ``Dropped`` (AT-R18)."""
+    sync.outputs.append(Dropped(sync.held[k].pop(sync.split[k]).id, reason))
 
-    def process(self) -> None:
-        """AT-R6: loop while every deque is non-empty."""
-        config, scale = self.config, self.scale
-        held, split = self.held, self.split
-        while self.all_deques_non_empty():
-            fronts = tuple([h[p].stamp for h, p in zip(held, split, strict=True)])
-            e, end_time = end_boundary(fronts)
-            s, start_time = start_boundary(fronts)
-            # AT-R7: clear the drop flag of every topic except the end topic.
-            if True in self.dropped:
-                self.dropped = [flag and k == e for k, flag in enumerate(self.dropped)]
-            if self.pivot == NO_PIVOT:
-                if end_time - start_time > config.max_interval_duration:
-                    self.delete_front(s, INTERVAL_TOO_WIDE)  # AT-R8
-                    continue
-                if self.dropped[e]:
-                    self.delete_front(s, PIVOT_REFUSED)  # AT-R9
-                    continue
-                self.make_candidate(start_time, end_time)  # AT-R10
-                self.pivot, self.pivot_time = e, end_time
-                self.move_to_past(s)
-            elif scale(end_time - self.candidate_end) >= start_time - self.candidate_start:
-                self.move_to_past(s)  # AT-R11: not better (a tie keeps the older one)
+
+def _recover_all(sync: _Sync) -> None:
+    """Put every past buffer back in front of its deque (upstream ``recover``)."""
+    sync.split[:] = [0] * sync.n
+
+
+def _clear_pivot(sync: _Sync) -> None:
+    sync.candidate, sync.pivot = (), NO_PIVOT
+    sync.candidate_start = sync.candidate_end = sync.pivot_time = 0
+
+
+# --- process() --------------------------------------------------------------------------
+
+def _process(sync: _Sync) -> None:
+    """AT-R6: loop while every deque is non-empty."""
+    scale, held, split = sync.scale, sync.held, sync.split
+    while _all_deques_non_empty(sync):
+        fronts = tuple([h[p].stamp for h, p in zip(held, split, strict=True)])
+        e, end_time = end_boundary(fronts)
+        s, start_time = start_boundary(fronts)
+        # AT-R7: clear the drop flag of every topic except the end topic.
+        if True in sync.dropped:
+            sync.dropped = [flag and k == e for k, flag in enumerate(sync.dropped)]
+        if sync.pivot == NO_PIVOT:
+            if end_time - start_time > sync.max_interval:
+                _delete_front(sync, s, INTERVAL_TOO_WIDE)  # AT-R8
+                continue
+            if sync.dropped[e]:
+                _delete_front(sync, s, PIVOT_REFUSED)  # AT-R9
+                continue
+            _make_candidate(sync, start_time, end_time)  # AT-R10
+            sync.pivot, sync.pivot_time = e, end_time
+            _move_to_past(sync, s)
+        elif scale(end_time - sync.candidate_end) >= start_time - sync.candidate_start:
+            _move_to_past(sync, s)  # AT-R11: not better (a tie keeps the older one)
+        else:
+            _make_candidate(sync, start_time, end_time)  # AT-R11: better
+            _move_to_past(sync, s)
+        # AT-R12: the publish checks, in this order: pivot exhausted (index-based,
+        # AT-D9), then provably optimal, then the virtual search if a deque emptied.
+        exhausted = s == sync.pivot
+        if exhausted or (scale(end_time - sync.candidate_end)
+                         >= sync.pivot_time - sync.candidate_start):
+            _publish(sync)
+        elif not _all_deques_non_empty(sync):
+            _virtual_search(sync)
+
+
+def _make_candidate(sync: _Sync, start_time: int, end_time: int) -> None:
+    """Candidate = the fronts; every past buffer is destroyed (AT-R10, AT-R11, AT-D1)."""
+    for k in range(sync.n):
+        if sync.split[k]:
+            past = sync.held[k][: sync.split[k]]
+            sync.outputs.extend(Dropped(m.id, SUPERSEDED) for m in past)
+            del sync.held[k][: sync.split[k]]
+            sync.split[k] = 0
+    sync.candidate = tuple(sync.held[k][0] for k in range(sync.n))
+    sync.candidate_start, sync.candidate_end = start_time, end_time
+
+
+def _publish(sync: _Sync) -> None:
+    """AT-R14: emit the candidate, recover the pasts, pop each candidate message."""
+    sync.outputs.append(Published(sync.candidate))
+    _clear_pivot(sync)
+    _recover_all(sync)
+    for k in range(sync.n):
+        del sync.held[k][0]
+
+
+def _virtual_search(sync: _Sync) -> None:
+    """AT-R13: try to prove the candidate optimal with virtual stamps for empty deques."""
+    bounds, pivot_time, scale = sync.bounds, sync.pivot_time, sync.scale
+    moves = [0] * sync.n
+    while True:
+        virtual = []
+        for k in range(sync.n):
+            if sync.split[k] != len(sync.held[k]):  # D[k] not empty: its front
+                virtual.append(sync.held[k][sync.split[k]].stamp)
             else:
-                self.make_candidate(start_time, end_time)  # AT-R11: better
-                self.move_to_past(s)
-            # AT-R12: the publish checks, in this order: pivot exhausted (index-based,
-            # AT-D9), then provably optimal, then the virtual search if a deque emptied.
-            exhausted = s == self.pivot
-            if exhausted or (scale(end_time - self.candidate_end)
-                             >= self.pivot_time - self.candidate_start):
-                self.publish()
-            elif not self.all_deques_non_empty():
-                self.virtual_search()
+                bound = sync.held[k][sync.split[k] - 1].stamp + bounds[k]
+                virtual.append(bound if bound > pivot_time else pivot_time)
+        stamps = tuple(virtual)
+        _, vend_time = end_boundary(stamps)
+        vstart, vstart_time = start_boundary(stamps)
+        age = scale(vend_time - sync.candidate_end)
+        if age >= pivot_time - sync.candidate_start:
+            _publish(sync)  # also undoes the virtual moves: they sit in the past
+            return
+        if age < vstart_time - sync.candidate_start:
+            for k in range(sync.n):  # cannot prove: undo the virtual moves by count
+                sync.split[k] -= moves[k]
+            return
+        _move_to_past(sync, vstart)
+        moves[vstart] += 1
 
-    def make_candidate(self, start_time: int, end_time: int) -> None:
-        """Candidate = the fronts; every past buffer is destroyed (AT-R10, AT-R11, AT-D1)."""
-        for k in range(self.n):
-            if self.split[k]:
-                past = self.held[k][: self.split[k]]
-                self.outputs.extend(Dropped(m.id, SUPERSEDED) for m in past)
-                del self.held[k][: self.split[k]]
-                self.split[k] = 0
-        self.candidate = tuple(self.held[k][0] for k in range(self.n))
-        self.candidate_start, self.candidate_end = start_time, end_time
 
-    def publish(self) -> None:
-        """AT-R14: emit the candidate, recover the pasts, pop each candidate message."""
-        self.outputs.append(Published(self.candidate))
-        self.candidate, self.pivot = (), NO_PIVOT
-        self.candidate_start = self.candidate_end = self.pivot_time = 0
-        self.recover_all()
-        for k in range(self.n):
-            del self.held[k][0]
+# --- overflow ------------------------------------------------------------------------------
 
-    def virtual_search(self) -> None:
-        """AT-R13: try to prove the candidate optimal with virtual stamps for empty deques."""
-        bounds, pivot_time, scale = self.config.inter_message_lower_bounds, self.pivot_time, \
-            self.scale
-        moves = [0] * self.n
-        while True:
-            virtual = []
-            for k in range(self.n):
-                if not self.deque_empty(k):
-                    virtual.append(self.front(k).stamp)
-                else:
-                    bound = self.held[k][self.split[k] - 1].stamp + bounds[k]
-                    virtual.append(bound if bound > pivot_time else pivot_time)
-            stamps = tuple(virtual)
-            _, vend_time = end_boundary(stamps)
-            vstart, vstart_time = start_boundary(stamps)
-            age = scale(vend_time - self.candidate_end)
-            if age >= pivot_time - self.candidate_start:
-                self.publish()  # also undoes the virtual moves: they sit in the past
-                return
-            if age < vstart_time - self.candidate_start:
-                for k in range(self.n):  # cannot prove: undo the virtual moves by count
-                    self.split[k] -= moves[k]
-                return
-            self.move_to_past(vstart)
-            moves[vstart] += 1
-
-    # --- overflow ---------------------------------------------------------------------
-
-    def overflow(self, i: int) -> None:
-        """AT-R5: recover, drop the oldest message of topic i, flag it, maybe re-process."""
-        self.recover_all()
-        self.outputs.append(Dropped(self.held[i].pop(0).id, QUEUE_OVERFLOW))
-        self.dropped[i] = True
-        if self.pivot != NO_PIVOT:
-            self.candidate, self.pivot = (), NO_PIVOT
-            self.candidate_start = self.candidate_end = self.pivot_time = 0
-            self.process()
+def _overflow(sync: _Sync, i: int) -> None:
+    """AT-R5: recover, drop the oldest message of topic i, flag it, maybe re-process."""
+    _recover_all(sync)
+    sync.outputs.append(Dropped(sync.held[i].pop(0).id, QUEUE_OVERFLOW))
+    sync.dropped[i] = True
+    if sync.pivot != NO_PIVOT:
+        _clear_pivot(sync)
+        _process(sync)

@@ -15,7 +15,7 @@ import attrs
 
 from timealign.approximate_time import ros1
 from timealign.approximate_time.arithmetic import scale_factor
-from timealign.errors import InvalidInput, require, require_ns
+from timealign.errors import require, require_ns
 
 INT64_MAX = 2**63 - 1
 DEFAULT_AGE_PENALTY = 0.1
@@ -220,27 +220,3 @@ class State:
         """The messages topic ``k`` holds, oldest first: ``P[k]`` then ``D[k]``."""
         return self.pasts[k] + self.deques[k]
 
-
-def initial(config: Config) -> State:
-    """The empty synchronizer."""
-    n = config.topics
-    return State(deques=((),) * n, pasts=((),) * n, dropped=(False,) * n, warned=(False,) * n)
-
-
-def check_message(config: Config, message: object) -> Message:
-    """AT-R2: a message input with a topic in range, an int64 ns stamp and a string id."""
-    if (type(message) is Message and type(message.topic) is int
-            and 0 <= message.topic < config.topics and type(message.stamp) is int
-            and 0 <= message.stamp <= INT64_MAX and type(message.id) is str and message.id):
-        return message  # the common, valid case, decided with exact type tests
-    if not isinstance(message, Message):
-        raise InvalidInput("input", "AT-R2", "must be a Message or End", message)
-    topic = message.topic
-    require(isinstance(topic, int) and not isinstance(topic, bool)
-            and 0 <= topic < config.topics, "topic", "AT-R2",
-            f"must be a topic index in [0, {config.topics})", topic)
-    require_ns(message.stamp, "stamp", "AT-R2")
-    require(message.stamp <= INT64_MAX, "stamp", "AT-R2", "must fit in int64 ns", message.stamp)
-    require(isinstance(message.id, str) and message.id != "", "id", "AT-R2",
-            "must be a non-empty string", message.id)
-    return message

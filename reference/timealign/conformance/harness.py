@@ -2,9 +2,11 @@
 compare what both report, shrink every divergence and report it by rule.
 
 Sources of traces (CF-R6 to CF-R8): the shipped or given vectors, random traces from the
-strategies of :mod:`timealign.conformance.strategies` (Hypothesis finds and shrinks a
-divergence), and every trace of the bounded explorer's small instances up to a depth
-(:mod:`timealign.conformance.instances`). The reference is an :class:`Algorithm`
+algorithm's strategies (Hypothesis finds and shrinks a divergence), and every trace of the
+bounded explorer's small instances up to a depth; each algorithm keeps its strategies,
+instances, profiles, rule map and targets in its own package (``Algorithm.traces``). With
+a target (CF-R18) traces outside its domain are skipped and counted; refusals are
+reported as refusals (CF-R19, CF-R20). The reference is an :class:`Algorithm`
 descriptor (``timealign.registry.get(name)`` by default); the implementation is anything
 with an ``ask(vector) -> Answer`` method: a :class:`~timealign.conformance.protocol.Command`
 or :class:`InProcess` around a Python function.

@@ -8,24 +8,9 @@ spec's :class:`~timealign.rate_aware_batcher.model.State` by :func:`to_spec` and
 differential tests compare them on random traces; the Spark adapter and the benchmarks run
 this one (``ALGORITHM.fast``).
 
-Theory of operation. A poll (one upstream ``batch(messages)`` call) first raises the
-high-water mark, clamped to three batch lengths past the window (RB-R9). The first
-non-empty poll bootstraps: all its messages form the first batch and the window starts at
-its newest timestamp (RB-R8). Later polls route each message (RB-R11, RB-R12): gated kinds
-register a stream and feed its period estimator; a gridded stream's message lands in a
-pulse slot of the window, or in ``overflow`` beyond the last slot (bumping the gate);
-ungridded and non-gated messages ahead of the window (up to 3L) are held in ``future``;
-anything else joins the active batch. Overflow with no gridded bucket triggers gap recovery
-(RB-R13). The window closes (at most once per poll) when the timeout fires or every
-gridded stream reached its last slot (RB-R10); the close refreshes grids, evicts absent
-streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and re-routes
-overflow and future into the next window.
-
-The ``esslivedata-head`` profile (RB-R17) switches a few of these places and adds the
-stall backstop (RB-R19 to RB-R27): the bootstrap anchors at the plausible anchor, routing
-sends disjoint-epoch stamps to ``non_gated`` and limits the overflow bump, a close without
-a gating stream ends at its messages' anchor, and a poll that closes nothing while traffic
-is buffered and the caller's clock is ``10·L`` past the last close re-places the window.
+The rules it follows, and the order in which a poll applies them, are the rule text's:
+see the theory of operation of :mod:`timealign.rate_aware_batcher.machine` and
+spec/rate_aware_batcher.md (RB-R1 to RB-R27). Only the mechanics differ.
 
 ``step`` is pure: it copies what it changes into a private scratch object (:class:`_Run`)
 and returns a new :class:`FastState`; the given state is never modified.
@@ -54,6 +39,7 @@ from timealign.rate_aware_batcher.grid import (
     sub_rate,
     timeout_distance,
 )
+from timealign.rate_aware_batcher.machine import advance_clock, refuse_head_only_kinds
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
     GATED_KINDS,
@@ -68,8 +54,6 @@ from timealign.rate_aware_batcher.model import (
     SetBatchLength,
     State,
     Stream,
-    advance_clock,
-    refuse_head_only_kinds,
     timeout_fits,
 )
 

@@ -20,10 +20,12 @@ close without a gating stream ends at its messages' anchor (RB-R25), and a poll 
 closes nothing while traffic is buffered and the caller's clock (RB-R18) is ``10·L`` past
 the last close re-places the window (RB-R26).
 
-One function per rule, over the spec's state (:class:`~timealign.rate_aware_batcher.model.State`),
-each message routed on its own; the arithmetic is the contract-checked helpers of
-``grid.py`` and ``estimator.py``. ``timealign.registry`` runs this module; ``fast.py`` is the
-same machine transcribed for throughput and checked against it.
+The public surface is ``initial``, ``step`` and the input checks ``fast.py`` shares
+(RB-R18, RB-R27); below them one private function per rule, over the spec's state
+(:class:`~timealign.rate_aware_batcher.model.State`), each message routed on its own; the
+arithmetic is the contract-checked helpers of ``grid.py`` and ``estimator.py``.
+``timealign.registry`` runs this module; ``fast.py`` is the same machine transcribed for
+throughput and checked against it.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from timealign.rate_aware_batcher.grid import (
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
     GATED_KINDS,
+    HEAD_ONLY_KINDS,
     Batch,
     Config,
     End,
@@ -63,8 +66,6 @@ from timealign.rate_aware_batcher.model import (
     SetBatchLength,
     State,
     Stream,
-    advance_clock,
-    refuse_head_only_kinds,
     timeout_fits,
 )
 
@@ -72,6 +73,26 @@ from timealign.rate_aware_batcher.model import (
 def initial(config: Config) -> State:
     """Before the first poll: no window, no streams, the configured batch length."""
     return State(config.batch_length, timeout_distance(config.factor, config.batch_length))
+
+
+def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[int, int]:
+    """RB-R18: the clock and ``last_close`` after a reading ``now``; a reading below the
+    clock is refused. ``last_close`` armed before any reading is armed at the first one
+    (RB-D17)."""
+    if clock is not None and now < clock:
+        raise InvalidInput("now", "RB-R18", f"goes back from {clock}", now)
+    return now, now if last_close is None else last_close
+
+
+def refuse_head_only_kinds(messages: tuple[Polled, ...]) -> None:
+    """RB-D3/RB-R27: the card profile knows the card revision's stream kinds only."""
+    if HEAD_ONLY_KINDS.isdisjoint([m.kind for m in messages]):
+        return
+    for index, message in enumerate(messages):
+        if message.kind in HEAD_ONLY_KINDS:
+            raise InvalidInput(f"messages[{index}].kind", "RB-D3",
+                               "is an upstream StreamKind of the head profile only (RB-R27)",
+                               message.kind)
 
 
 def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output, ...]]:
@@ -86,7 +107,7 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
             state = evolve(state, clock=clock, last_close=last_close)
         if not config.head:  # RB-R27
             refuse_head_only_kinds(item.messages)
-        return poll(config, state, item.messages)
+        return _poll(config, state, item.messages)
     if isinstance(item, SetBatchLength):  # RB-R15
         if not timeout_fits(config.factor, item.length):
             raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
@@ -99,7 +120,7 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     raise InvalidInput("op", "RB-D3", "unknown input", item)
 
 
-def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
+def _refresh_grid(stream: Stream, start: int, length: int) -> Stream:
     """RB-R7: rebuild the stream's grid from its current rate at ``start`` for length L.
 
     No rate keeps the existing grid (RB-D7); a sub-rate stream loses it; an origin within
@@ -124,14 +145,14 @@ def refresh_grid(stream: Stream, start: int, length: int) -> Stream:
     return evolve(stream, grid=Grid(origin, period_of(rate), slots_per_batch(rate, length)))
 
 
-def window(state: State) -> int:
+def _window(state: State) -> int:
     """The active window's start; only asked for after the bootstrap (RB-R8) set it."""
     if state.window is None:
         raise ValueError("the rate-aware batcher has no window before its first batch")
     return state.window
 
 
-def register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[Stream, ...], int]:
+def _register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[Stream, ...], int]:
     """RB-R1/RB-R11: the streams with ``(kind, name)`` registered, and its position."""
     for position, stream in enumerate(streams):
         if stream.kind == kind and stream.name == name:
@@ -139,21 +160,21 @@ def register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[S
     return (*streams, Stream(kind, name)), len(streams)
 
 
-def route(config: Config, state: State, message: Polled) -> State:
+def _route(config: Config, state: State, message: Polled) -> State:
     """RB-R11/RB-R12 (head: RB-R22, RB-R23): route one message against the active window."""
     t = message.timestamp
-    end = window(state) + state.batch_length
+    end = _window(state) + state.batch_length
     if config.head and t - end > MAX_ORIGIN_OFFSET_BATCHES * state.batch_length:
         streams = state.streams  # RB-R22: a disjoint epoch rides along, unobserved
         if message.kind in GATED_KINDS:
-            streams, _ = register(streams, message.kind, message.name)
+            streams, _ = _register(streams, message.kind, message.name)
         return evolve(state, streams=streams, non_gated=(*state.non_gated, message))
     held_back = end < t <= end + MAX_AHEAD_BATCHES * state.batch_length
     if message.kind not in GATED_KINDS:
         if held_back:
             return evolve(state, future=(*state.future, message))
         return evolve(state, non_gated=(*state.non_gated, message))
-    streams, position = register(state.streams, message.kind, message.name)
+    streams, position = _register(state.streams, message.kind, message.name)
     stream = streams[position]
     overflow = state.overflow
     if stream.grid is None and held_back:
@@ -164,7 +185,7 @@ def route(config: Config, state: State, message: Polled) -> State:
         stream = evolve(stream, bucket=(*stream.bucket, message))
     else:
         slots = stream.grid.slots
-        slot = slot_in_batch(t, window(state), stream.grid)
+        slot = slot_in_batch(t, _window(state), stream.grid)
         if slot >= slots:  # the overflow bump: at any distance (card), near (head, RB-R23)
             if not config.head or slot < slots * (1 + MAX_AHEAD_BATCHES):
                 stream = evolve(stream, max_slot=max(stream.max_slot, slots - 1))
@@ -176,14 +197,14 @@ def route(config: Config, state: State, message: Polled) -> State:
     return evolve(state, streams=streams, overflow=overflow)
 
 
-def route_all(config: Config, state: State, messages: Iterable[Polled]) -> State:
+def _route_all(config: Config, state: State, messages: Iterable[Polled]) -> State:
     """Route ``messages`` in order (RB-R11, RB-R12)."""
     for message in messages:
-        state = route(config, state, message)
+        state = _route(config, state, message)
     return state
 
 
-def drain(state: State) -> tuple[tuple[Polled, ...], State]:
+def _drain(state: State) -> tuple[tuple[Polled, ...], State]:
     """The batch contents (non-gated, then each bucket in stream order), and the state
     with them taken and every ``max_slot`` reset."""
     drained = (*state.non_gated, *(m for s in state.streams for m in s.bucket))
@@ -191,22 +212,22 @@ def drain(state: State) -> tuple[tuple[Polled, ...], State]:
     return drained, evolve(state, non_gated=(), streams=streams)
 
 
-def recover_from_gap(config: Config, state: State) -> State:
+def _recover_from_gap(config: Config, state: State) -> State:
     """RB-R13: jump the window whole batch lengths towards the earliest overflow and
     re-route drained, overflow and future messages, in that order."""
-    stashed, state = drain(state)
+    stashed, state = _drain(state)
     overflow, future = state.overflow, state.future
-    start, length = window(state), state.batch_length
+    start, length = _window(state), state.batch_length
     start += gap_steps(min(m.timestamp for m in overflow), start, length) * length
     state = evolve(state, window=start, overflow=(), future=())
-    return route_all(config, state, (*stashed, *overflow, *future))
+    return _route_all(config, state, (*stashed, *overflow, *future))
 
 
-def complete(state: State) -> bool:
+def _complete(state: State) -> bool:
     """RB-R10: timeout first (inclusive; none at head's infinite factor, RB-R19), else
     every gridded stream in its last slot."""
     if (state.hwm is not None and state.timeout is not None
-            and state.hwm >= window(state) + state.timeout):
+            and state.hwm >= _window(state) + state.timeout):
         return True
     gridded = [s for s in state.streams if s.grid is not None]
     return bool(gridded) and all(
@@ -214,23 +235,23 @@ def complete(state: State) -> bool:
     )
 
 
-def close(config: Config, state: State) -> tuple[State, Batch]:
+def _close(config: Config, state: State) -> tuple[State, Batch]:
     """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route (head: the
     clock is armed, RB-R24, and a close with no gating stream ends at the anchor of all
     it holds, RB-R25)."""
-    start, length, pending = window(state), state.batch_length, state.pending_length
+    start, length, pending = _window(state), state.batch_length, state.pending_length
     kept: list[Stream] = []
     for stream in state.streams:
         if stream.bucket:
-            stream = refresh_grid(evolve(stream, absent=0), start, length)
+            stream = _refresh_grid(evolve(stream, absent=0), start, length)
         elif stream.absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
             stream = evolve(stream, absent=stream.absent + 1)
         else:
             continue  # evicted
         if pending is not None:  # refreshed with the new length, bucket not yet drained
-            stream = refresh_grid(stream, start, pending)
+            stream = _refresh_grid(stream, start, pending)
         kept.append(stream)
-    drained, state = drain(evolve(state, streams=tuple(kept)))
+    drained, state = _drain(evolve(state, streams=tuple(kept)))
     if pending is not None:
         state = evolve(state, batch_length=pending, pending_length=None,
                        timeout=timeout_distance(config.factor, pending))
@@ -246,12 +267,12 @@ def close(config: Config, state: State) -> tuple[State, Batch]:
     batch = Batch(start, end, tuple(m.id for m in drained))
     overflow = state.overflow
     state = evolve(state, window=end, overflow=(), held=state.held.difference(batch.ids))
-    state = route_all(config, state, overflow)  # may hold some back in future
+    state = _route_all(config, state, overflow)  # may hold some back in future
     future = state.future
-    return route_all(config, evolve(state, future=()), future), batch
+    return _route_all(config, evolve(state, future=()), future), batch
 
 
-def admit(held: frozenset[str], messages: tuple[Polled, ...]) -> frozenset[str]:
+def _admit(held: frozenset[str], messages: tuple[Polled, ...]) -> frozenset[str]:
     """RB-D4: the held ids with the poll's added; refused when one repeats within the
     poll or among the messages still held."""
     for index, message in enumerate(messages):
@@ -262,7 +283,7 @@ def admit(held: frozenset[str], messages: tuple[Polled, ...]) -> frozenset[str]:
     return held
 
 
-def bootstrap(config: Config, state: State,
+def _bootstrap(config: Config, state: State,
               messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
     """RB-R8: the first non-empty poll is the first batch; the window starts at its max.
     Head (RB-R21): at the plausible anchor, observing only the gated stamps up to it, and
@@ -272,37 +293,37 @@ def bootstrap(config: Config, state: State,
     streams = state.streams
     for message in messages:
         if message.kind in GATED_KINDS and message.timestamp <= end:
-            streams, position = register(streams, message.kind, message.name)
+            streams, position = _register(streams, message.kind, message.name)
             stream = streams[position]
             last, diffs = observe(stream.last, stream.diffs, message.timestamp)
             streams = (*streams[:position], evolve(stream, last=last, diffs=diffs),
                        *streams[position + 1 :])
-    refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams)
+    refreshed = tuple(_refresh_grid(s, end, state.batch_length) for s in streams)
     after = evolve(state, window=end, hwm=end, streams=refreshed, last_close=state.clock)
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
-def poll(config: Config, state: State, messages: tuple[Polled, ...]
+def _poll(config: Config, state: State, messages: tuple[Polled, ...]
          ) -> tuple[State, tuple[Output, ...]]:
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
-    held = admit(state.held, messages)
+    held = _admit(state.held, messages)
     if state.window is None or state.hwm is None:
-        return (state, ()) if not messages else bootstrap(config, state, messages)
+        return (state, ()) if not messages else _bootstrap(config, state, messages)
     if messages:
         hwm = advance_hwm(state.hwm, max(m.timestamp for m in messages), state.window,
                           state.batch_length)
-        state = route_all(config, evolve(state, hwm=hwm, held=held), messages)
+        state = _route_all(config, evolve(state, hwm=hwm, held=held), messages)
     if state.overflow and not any(s.grid is not None and s.bucket for s in state.streams):
-        state = recover_from_gap(config, state)  # RB-R13, also for overflow a close left
-    if not complete(state) and config.head and stalled(state):
-        state = recover_from_stall(config, state)
-    if not complete(state):
+        state = _recover_from_gap(config, state)  # RB-R13, also for overflow a close left
+    if not _complete(state) and config.head and _stalled(state):
+        state = _recover_from_stall(config, state)
+    if not _complete(state):
         return state, ()
-    state, batch = close(config, state)
+    state, batch = _close(config, state)
     return state, (batch,)
 
 
-def stalled(state: State) -> bool:
+def _stalled(state: State) -> bool:
     """RB-R26 trigger: ``10·L`` of clock since the last close with traffic in the window
     (``non_gated`` or a bucket; overflow and future do not count)."""
     clock, last_close = state.clock, state.last_close
@@ -313,17 +334,17 @@ def stalled(state: State) -> bool:
     return bool(state.non_gated) or any(s.bucket for s in state.streams)
 
 
-def recover_from_stall(config: Config, state: State) -> State:
+def _recover_from_stall(config: Config, state: State) -> State:
     """RB-R26: re-arm; unless the buffered traffic's anchor lies in the window, re-place
     the window (and the HWM) at it and place every held message anew."""
     stamps = [*(m.timestamp for m in state.non_gated),
               *(m.timestamp for s in state.streams for m in s.bucket)]
     anchor = plausible_anchor(stamps, state.batch_length)
-    start = window(state)
+    start = _window(state)
     state = evolve(state, last_close=state.clock)
     if start <= anchor < start + state.batch_length:
         return state
-    taken, state = drain(state)
+    taken, state = _drain(state)
     taken = (*taken, *state.overflow, *state.future)
     state = evolve(state, window=anchor, hwm=anchor, overflow=(), future=())
     beyond = anchor + state.batch_length + MAX_AHEAD_BATCHES * state.batch_length
@@ -331,5 +352,5 @@ def recover_from_stall(config: Config, state: State) -> State:
         if message.timestamp > beyond:
             state = evolve(state, non_gated=(*state.non_gated, message))
         else:
-            state = route(config, state, message)
+            state = _route(config, state, message)
     return state

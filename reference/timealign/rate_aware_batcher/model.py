@@ -178,26 +178,6 @@ class Poll:
     now: int | None = attrs.field(default=None, converter=clock_reading)
 
 
-def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[int, int]:
-    """RB-R18: the clock and ``last_close`` after a reading ``now``; a reading below the
-    clock is refused. ``last_close`` armed before any reading is armed at the first one
-    (RB-D17)."""
-    if clock is not None and now < clock:
-        raise InvalidInput("now", "RB-R18", f"goes back from {clock}", now)
-    return now, now if last_close is None else last_close
-
-
-def refuse_head_only_kinds(messages: tuple[Polled, ...]) -> None:
-    """RB-D3/RB-R27: the card profile knows the card revision's stream kinds only."""
-    if HEAD_ONLY_KINDS.isdisjoint([m.kind for m in messages]):
-        return
-    for index, message in enumerate(messages):
-        if message.kind in HEAD_ONLY_KINDS:
-            raise InvalidInput(f"messages[{index}].kind", "RB-D3",
-                               "is an upstream StreamKind of the head profile only (RB-R27)",
-                               message.kind)
-
-
 @attrs.frozen
 class SetBatchLength:
     """Upstream ``set_batch_length(seconds)``: applied at the next close (RB-R15)."""

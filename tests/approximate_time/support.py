@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.approximate_time.literal import Literal
+from tests.approximate_time.literal_model import Literal
 from timealign.approximate_time import Config, Dropped, Output, Published, Warned
 
 
