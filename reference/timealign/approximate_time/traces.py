@@ -110,7 +110,7 @@ REFUSED = {
 def _settle_ros1(config: Any, inputs: list[Any]) -> list[Any]:
     """Drop the messages the reference refuses under AT-R19 (a generated ros1 trace mixes
     stamps near 0 with epoch stamps), so the rest of the trace stays inside the target."""
-    from timealign.approximate_time import initial, step
+    from timealign.approximate_time.machine import initial, step
     from timealign.errors import InvalidInput
 
     state, kept = initial(config), []

@@ -2,7 +2,8 @@
 
 Exit status (CF-R17, README "Exit codes"): 0 when every trace agreed, 1 when any trace
 differed, was refused or failed, 2 on a usage error or bad input (unknown algorithm or profile,
-unreadable vectors), raised as :class:`InvalidInput` and mapped by ``timealign.cli``.
+unreadable vectors), raised as :class:`InvalidInput` and mapped by
+:func:`timealign.command.guarded`.
 The report goes to stdout, progress lines to stderr, the JSON report to ``--report``.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 from timealign import registry, vectors
 from timealign.conformance import observe
 from timealign.conformance.protocol import Command
-from timealign.errors import InvalidInput
+from timealign.errors import EXIT_DIFFERENT, EXIT_OK, InvalidInput
 
 
 def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
@@ -39,7 +40,6 @@ def target_lines(algorithm: str | None = None) -> list[str]:
 
 
 def _conform(args: argparse.Namespace) -> int:
-    from timealign.cli import EXIT_DIFFERENT, EXIT_OK
     from timealign.conformance import check, find_target
 
     registry.get(args.algorithm)

@@ -194,7 +194,7 @@ class StateCodec:
             "state": self._encode(self.to_spec(checkpoint.state)),
             "timers": list(checkpoint.timers), "index": checkpoint.index,
             "arrival": checkpoint.arrival, "seq": seq, "open": open_ids,
-            "held": [list(attrs.astuple(record)) for record in checkpoint.held],
+            "held": [list(attrs.astuple(record)) for record in checkpoint.held_rows],
             "recent": recent or [],
         }
         return json.dumps(body, separators=(",", ":")).encode()
