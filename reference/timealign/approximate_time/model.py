@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from timealign.approximate_time import ros1
 from timealign.approximate_time.arithmetic import scale_factor
 from timealign.errors import require, require_ns
 
@@ -122,13 +123,18 @@ class Config:
         require(mode in ARITHMETICS, "arithmetic", "AT-R1",
                 f"must be one of {ARITHMETICS}", arithmetic)
         numerator, denominator = scale_factor(penalty)
+        bounds = _bounds(inter_message_lower_bounds, len(names))
+        if mode == "ros1":  # AT-R19: ROS 1's policy and its 32-bit durations
+            refusal = ros1.config_refusal(len(names), interval, bounds)
+            if refusal is not None:
+                raise refusal
         self.__attrs_init__(
             topics=len(names),
             topic_names=names,
             queue_size=queue_size,
             age_penalty=penalty,
             max_interval_duration=interval,
-            inter_message_lower_bounds=_bounds(inter_message_lower_bounds, len(names)),
+            inter_message_lower_bounds=bounds,
             arithmetic=mode,
             scale_numerator=numerator,
             scale_denominator=denominator,
