@@ -15,6 +15,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from timealign import options
 from timealign.errors import InvalidInput
 from timealign.plot import require_plot_extra
 from timealign.spark.cli import READ_FLAGS, flagged, input_settings, run_input_arguments
@@ -120,5 +121,6 @@ def register(commands: Any) -> None:
     plot.add_argument("--to", dest="stop", help="end, likewise (default: --from + 2s)")
     plot.add_argument("--no-arrivals", action="store_true",
                       help="leave out the arrival-time strip")
-    plot.add_argument("--width", type=float, default=10.0, help="width in inches (default 10)")
+    plot.add_argument("--width", type=options.number(1.0, 100.0), default=10.0,
+                      help="width in inches (default 10, 1 to 100)")
     plot.set_defaults(handler=flagged(_plot, READ_FLAGS))
