@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from timealign import __version__, native, vectors
-from timealign.command import add_debug, guarded
+from timealign.command import add_debug, guarded, leave
 from timealign.conformance import cli as conformance_cli
 from timealign.errors import (
     EXIT_BAD_INPUT,
@@ -178,6 +178,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script and of ``python -m timealign``."""
-    args = build_parser().parse_args(argv)
-    return guarded(lambda: int(args.handler(args)), args.debug)
+    """Entry point of the console script and of ``python -m timealign``: returns the exit
+    code, for bad usage too (argparse's own exit 2, CLI-R1)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # a usage error (2), or --help/--version (0)
+        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("timealign: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    code = guarded(lambda: int(args.handler(args)), args.debug)
+    if code == EXIT_INTERRUPTED and argv is None:
+        leave(code)
+    return code

@@ -10,12 +10,13 @@ without importing the CLI (ARCHITECTURE.md).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import traceback
 from collections.abc import Callable
 
-from timealign.errors import EXIT_FAILURE, EXIT_OK, failure_code
+from timealign.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, failure_code
 
 
 def one_line(error: BaseException) -> str:
@@ -38,7 +39,12 @@ def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timeal
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush fails otherwise
         return EXIT_OK
-    except (Exception, KeyboardInterrupt) as error:  # the one exit point of every command
+    except KeyboardInterrupt:  # CLI-R2: one line, exit 130, nothing else on stderr
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # the one exit point of every command
         code = failure_code(error)
         if debug:
             traceback.print_exc()
@@ -54,3 +60,13 @@ def add_debug(parser: argparse.ArgumentParser, top: bool = False) -> None:
     parser.add_argument("--debug", action="store_true",
                         default=False if top else argparse.SUPPRESS,
                         help="print the full traceback of a failure")
+
+
+def leave(code: int) -> None:
+    """End the process now (CLI-R2): after Ctrl-C, interpreter shutdown would run Spark's
+    exit hooks against a JVM that is going away, and py4j's threads would log tracebacks.
+    The one line is already on stderr; the JVM exits when its parent does."""
+    logging.disable(logging.CRITICAL)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

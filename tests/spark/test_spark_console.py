@@ -15,7 +15,8 @@ from pyspark.sql import SparkSession
 
 from tests.spark.machines import REAL_CONFIGS
 from timealign.cli import main
-from timealign.spark.progress import PHASES, Progress, clock, estimate
+from timealign.progress import Progress
+from timealign.spark.progress import PHASES, StageWatch, clock, estimate
 from timealign.spark.session import NOISE, log_level
 
 SPARK_LINES = (
@@ -67,7 +68,7 @@ def test_sp_r33_one_progress_line_per_change() -> None:
     """SP-R33: the line names the fraction, the phase and the time left."""
     out = io.StringIO()
     session = type("Session", (), {"sparkContext": _Context()})()
-    progress = Progress(session, "run", stream=out)  # type: ignore[arg-type]
+    progress = StageWatch(session, "run", Progress(True), stream=out)  # type: ignore[arg-type]
     assert "starting" in progress.line()
     with progress.phase("replay"):
         line = progress.line()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -27,10 +26,11 @@ from typing import Any, Protocol
 
 import attrs
 
-from timealign import Algorithm
+from timealign import Algorithm, jsontext
 from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
 from timealign.conformance.protocol import Answer, Failed, Outputs, Refused
+from timealign.progress import Progress as Progress  # re-exported: the harness API
 from timealign.traces import Target
 from timealign.vectors import Vector
 
@@ -157,6 +157,12 @@ class SourceReport:
         self.in_a_row = self.in_a_row + 1 if verdict.status == "failed" else 0
         self.refused_in_a_row = self.refused_in_a_row + 1 if verdict.status == "refused" else 0
 
+    def progress_line(self, total: int | None) -> str:
+        """The progress line of CF-R15 (:class:`timealign.progress.Progress`)."""
+        of = f"/{total}" if total else ""
+        return (f"conform: {self.source} {self.run}{of} traces, {self.differ} differ, "
+                f"{self.failed} failed")
+
     def given_up(self) -> bool:
         """CF-R5, CF-R20: a command failing or refusing trace after trace is not run any
         further."""
@@ -282,14 +288,14 @@ class Judge:
                 return Verdict("agree", expected)  # the reference refuses the config too
             return Verdict("refused", expected, message=answer.message)
         if config_refused:  # CF-R19: whatever the profile, the config is the difference
-            if list(answer.outputs) == list(expected):
+            if jsontext.same(list(answer.outputs), list(expected)):  # VEC-R12
                 return Verdict("agree", expected, answer.outputs)
             return Verdict("differ", expected, answer.outputs, at=None, message=(
                 f"the reference refuses the config ({expected[0].get('rule')}, field "
                 f"{expected[0].get('field')}); the implementation accepted it"))
         want = observe.project(self.profile, expected)
         got = observe.project(self.profile, answer.outputs)
-        if want == got:
+        if jsontext.same(want, got):  # with JSON types: 0.0 and false are not 0 (VEC-R12)
             return Verdict("agree", expected, answer.outputs)
         at = _first_input(want, got)
         refusal = _refused_input(expected, answer.outputs, at)
@@ -347,9 +353,9 @@ def _first_input(want: list[JSON], got: list[JSON]) -> int | None:
     for position in range(max(len(want), len(got))):
         a = want[position] if position < len(want) else None
         b = got[position] if position < len(got) else None
-        if a != b:  # the earlier input of the two outputs is the first that differs
+        if not jsontext.same(a, b):  # the earlier input of the two is the first that differs
             inputs = [int(o["input"]) for o in (a, b)
-                      if o is not None and isinstance(o.get("input"), int)]
+                      if o is not None and jsontext.kind(o.get("input")) == "integer"]
             return min(inputs, default=None)
     return None
 
@@ -368,21 +374,6 @@ def shrink(vector: Vector, diverges: Callable[[Vector], bool]) -> Vector:
                 start += chunk
         chunk //= 2
     return attrs.evolve(vector, inputs=tuple(inputs))
-
-
-class Progress:
-    """A progress line on stderr at most every ``every`` seconds (CF-R15)."""
-
-    def __init__(self, enabled: bool, every: float = 2.0) -> None:
-        self.enabled, self.every, self.last = enabled, every, time.monotonic()
-
-    def __call__(self, report: SourceReport, total: int | None = None) -> None:
-        now = time.monotonic()
-        if self.enabled and now - self.last >= self.every:
-            self.last = now
-            of = f"/{total}" if total else ""
-            print(f"conform: {report.source} {report.run}{of} traces, {report.differ} differ, "
-                  f"{report.failed} failed", file=sys.stderr, flush=True)
 
 
 def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,

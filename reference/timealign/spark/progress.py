@@ -21,6 +21,8 @@ from typing import TextIO
 
 from pyspark.sql import SparkSession
 
+from timealign.progress import Progress
+
 #: The phases of a batch job, in order (run_rows enters the first five).
 PHASES: tuple[str, ...] = ("census", "replay", "outcomes", "reconcile", "publish", "summary")
 
@@ -46,16 +48,19 @@ def clock(seconds: float | None) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
-class Progress:
-    """``with Progress(spark, "run") as progress:`` shows progress until the block ends;
-    ``progress.phase(name)`` is the hook the batch job enters around each phase."""
+class StageWatch:
+    """``with StageWatch(spark, "run", progress) as watch:`` shows the job's progress line
+    until the block ends (nothing when ``progress`` is disabled; at most one line every
+    ``progress.every`` seconds off a terminal); ``watch.phase(name)`` is the hook the batch
+    job enters around each phase."""
 
-    def __init__(self, spark: SparkSession, label: str, every: float = 3.0,
-                 enabled: bool = True, stream: TextIO | None = None) -> None:
+    def __init__(self, spark: SparkSession, label: str, progress: Progress,
+                 stream: TextIO | None = None) -> None:
         self.tracker = spark.sparkContext.statusTracker()
         self.label = label
-        self.every = every
-        self.enabled = enabled
+        self.progress = progress
+        self.every = progress.every
+        self.enabled = progress.enabled
         self.stream = stream if stream is not None else sys.stderr
         self.terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.monotonic()
@@ -111,7 +116,7 @@ class Progress:
                 self._show(text)
                 shown, last = key, now
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> StageWatch:
         if self.enabled:
             self._thread.start()
         return self
