@@ -134,7 +134,8 @@ def test_pl_r10_plot_of_a_bag_run(spark: SparkSession, fleet: Path, tmp_path: Pa
     topics): the picture draws the source's configured messages in the window (chosen so
     that header and log stamps select different messages) and one labelled set per group
     of the run's `groups/` table holding them. Without the run's `--skip-bad-files` the
-    truncated bag stops the picture (exit 2), writing nothing."""
+    truncated bag stops the picture (exit 2), writing nothing; with the run's manifest
+    (SP-R32) no option is needed."""
     out, bag_options = bag_run
     capsys.readouterr()
 
@@ -160,8 +161,18 @@ def test_pl_r10_plot_of_a_bag_run(spark: SparkSession, fleet: Path, tmp_path: Pa
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", picture.read_text(encoding="utf-8"))
     assert {t for t in texts if t.startswith("r3.bag:")} == wanted  # ids beside marks
     assert {t for t in texts if t.startswith("#")} == {f"#{seq}" for seq in seqs}
+    # SP-R32: from the run's manifest alone, the same picture
+    alone = tmp_path / "alone.svg"
+    assert main([*plot[:10], "--out", str(alone)]) == 0, capsys.readouterr().err
+    assert alone.read_bytes() == picture.read_bytes()
+    capsys.readouterr()
+    plain = tmp_path / "plain"  # a run without a manifest: the options as given
+    plain.mkdir()
+    for table in ("groups", "outcomes"):
+        (plain / table).symlink_to(out / table)
     refused = tmp_path / "refused.svg"
-    assert main([*plot[:-1], "--out", str(refused)]) == 2  # without --skip-bad-files
+    unrecorded = [o if o != str(out) else str(plain) for o in plot]
+    assert main([*unrecorded[:-1], "--out", str(refused)]) == 2  # without --skip-bad-files
     err = capsys.readouterr().err
     assert "BAG-R6" in err and "r9" in err and not refused.exists()
 
@@ -210,9 +221,23 @@ def test_bag_r10_verify_over_bags(spark: SparkSession, fleet: Path, tmp_path: Pa
     err = capsys.readouterr().err
     assert "SP-R6" in err and f"r2/{dropped['id']}: 1 row(s), 0 outcome(s)" in err, err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
+    # SP-R32: the run's manifest holds its bag options: `timealign verify OUT` needs none,
+    # and refuses one that differs
+    assert main(["verify", str(out)]) == 0, capsys.readouterr().err
+    assert f"verified: {configured} rows" in capsys.readouterr().out
     other_stamps = [o for o in verify if o != "/camera_info=log" and o != "--stamp"]
+    assert verify_main([*other_stamps, "--stamp", "log"]) == 2
+    err = capsys.readouterr().err
+    assert "--stamp" in err and "differs from the run's manifest" in err
+    # a run without a manifest: the options as given are used as they are
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for table in ("groups", "outcomes"):
+        (plain / table).symlink_to(out / table)
+    unrecorded = [o if o != str(out) else str(plain) for o in verify]
+    other_stamps = [o for o in unrecorded if o != "/camera_info=log" and o != "--stamp"]
     assert verify_main([*other_stamps, "--stamp", "log"]) == 3
     assert "row(s) of the re-run missing" in capsys.readouterr().err
-    assert verify_main(verify[:-1]) == 2  # without --skip-bad-files
+    assert verify_main(unrecorded[:-1]) == 2  # without --skip-bad-files
     err = capsys.readouterr().err
     assert "BAG-R6" in err and "r9" in err
