@@ -241,3 +241,25 @@ def test_bag_r10_verify_over_bags(spark: SparkSession, fleet: Path, tmp_path: Pa
     assert verify_main(unrecorded[:-1]) == 2  # without --skip-bad-files
     err = capsys.readouterr().err
     assert "BAG-R6" in err and "r9" in err
+
+
+def test_bag_r13_a_configured_topic_in_no_bag_is_said(
+        spark: SparkSession, fleet: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """BAG-R13: a configured topic no bag holds is a warning in the summary (text and
+    JSON), an error with --strict (exit 2, naming it, before the replay)."""
+    config = json.dumps({**CONFIG, "topics": [*TOPICS, "/lidar"]})
+    common = ["run", "approximate_time", "--format", "rosbag", "--input", str(fleet),
+              "--config", config, "--quiet"]
+    summary = tmp_path / "summary.json"
+    assert main([*common, "--output", str(tmp_path / "out"), "--summary", str(summary)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: the configured topic /lidar is in no bag" in out
+    assert json.loads(summary.read_text(encoding="utf-8"))["absent_topics"] == ["/lidar"]
+    assert main([*common, "--output", str(tmp_path / "strict"), "--strict"]) == 2
+    err = capsys.readouterr().err
+    assert "BAG-R13" in err and "/lidar" in err
+    assert not (tmp_path / "strict" / "groups").exists()
+    assert main(["run", "approximate_time", "--input", str(fleet), "--output",
+                 str(tmp_path / "x"), "--strict"]) == 2  # BAG-R9: only with rosbag
+    assert "BAG-R9" in capsys.readouterr().err

@@ -111,7 +111,8 @@ def check_input_options(args: argparse.Namespace) -> None:
                                "rows have fixed columns (BAG-R2)", args.column[0])
         return
     given = (("--stamp", bool(args.stamp)), ("--source-from", args.source_from is not None),
-             ("--skip-bad-files", getattr(args, "skip_bad_files", False)))
+             ("--skip-bad-files", getattr(args, "skip_bad_files", False)),
+             ("--strict", getattr(args, "strict", False)))
     for option, present in given:
         if present:
             raise InvalidInput(option, "BAG-R9", "only with --format rosbag", args.format)
@@ -213,7 +214,7 @@ def _run(args: argparse.Namespace) -> int:
     started, began = time.monotonic(), time.time()
     with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33
         result, bag_report = run(spark, algorithm, config, source, paths,
-                                 args.sources_per_file, watch.phase)
+                                 args.sources_per_file, watch.phase, args.strict)
         elapsed = time.monotonic() - started
         with watch.phase("summary"):
             summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
@@ -337,6 +338,9 @@ def register(commands: Any) -> None:
                           "as read, without a shuffle or sort (fails if a file is out of "
                           "order)")
     bag_arguments(run, "run")
+    run.add_argument("--strict", action="store_true",
+                     help="with --format rosbag: a configured topic that no bag holds is an "
+                          "error, not a warning (BAG-R13)")
     run.add_argument("--report", metavar="DIR",
                      help="also write an HTML report to DIR/index.html (needs the plot extra)")
     run.set_defaults(handler=flagged(_run, RUN_FLAGS))

@@ -95,14 +95,15 @@ def read_rows(spark: SparkSession, source: RunInput) -> Iterator[DataFrame]:
 def run(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
         source: RunInput, paths: JobPaths, per_file: bool = False,
         phase: Callable[[str], AbstractContextManager[object]] = no_phase,
-        ) -> tuple[BatchResult, bags.BagReport | None]:
+        strict: bool = False) -> tuple[BatchResult, bags.BagReport | None]:
     """The batch job over ``source`` into the checked ``paths``; for bags, also what the
     summary adds (skipped bags, rows of other topics). ``phase`` is entered around each of
-    the job's phases (the progress line, SP-R33)."""
+    the job's phases (the progress line, SP-R33); ``strict``: a configured topic in no bag
+    stops the job (BAG-R13)."""
     if source.bag is None:
         return run_table(spark, algorithm, config, paths, source.format, source.columns,
                          per_file, phase), None
-    return bags.run_bags(spark, algorithm, config, paths, source.bag, per_file, phase)
+    return bags.run_bags(spark, algorithm, config, paths, source.bag, per_file, phase, strict)
 
 
 def stream(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
@@ -134,7 +135,7 @@ def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], 
     manifest = None if "://" in paths.output else read_manifest(paths.output, "the output")
     with read_rows(spark, source) as rows:  # the page shows the run's manifest (SP-R32)
         report = build_report(algorithm, config, rows, paths.output, summary,
-                              manifest=manifest)
+                              manifest=manifest, warnings=summary.get("warnings", ()))
     return write(report, paths.report)
 
 
