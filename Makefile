@@ -25,7 +25,7 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-pure test-cluster info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures clean
+.PHONY: install test test-pure test-cluster info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,11 @@ vectors: $(STAMP)
 # The spec's pictures (spec/figures/*.svg), drawn from the vectors; a test fails when stale.
 figures: $(STAMP)
 	$(BIN)/python -m cases.figures
+
+# spec/index.md and each spec section's cross-reference line (code, tests, vectors per id);
+# a test fails when they are stale.
+spec-index: $(STAMP)
+	$(BIN)/python -m tools.spec_index
 
 demo: $(STAMP)
 	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)

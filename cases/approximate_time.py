@@ -222,3 +222,29 @@ CASES: list[Vector] = [
          config(2), [msg("a0", 0, 100), msg("a1", 0, 100), msg("b0", 1, 105),
                      msg("a2", 0, 103), msg("a3", 0, 106), END]),
 ]
+
+
+def typical_run() -> list[JSON]:
+    """A robot's camera (30 Hz), IMU (50 Hz) and lidar (10 Hz) over a quarter of a second,
+    each message arriving a fixed latency after its stamp (IMU 1 ms, camera 8 ms, lidar
+    25 ms), in arrival order: the lidar, the slowest topic, paces the sets, and the camera
+    and IMU messages between two sets are dropped, as the policy intends."""
+    ms = 1_000_000
+    streams = [
+        ("camera", 0, [k * 33 + (1 if k % 2 else 0) for k in range(8)], 8),
+        ("imu", 1, [k * 20 for k in range(13)], 1),
+        ("lidar", 2, [5 + k * 100 for k in range(3)], 25),
+    ]
+    rows = sorted((stamp + latency, topic, stamp, f"{name}{k}")
+                  for name, topic, stamps, latency in streams
+                  for k, stamp in enumerate(stamps))
+    return [msg(ident, topic, stamp * ms) for _arrival, topic, stamp, ident in rows] + [END]
+
+
+# The overview figure of spec/approximate_time.md.
+CASES.append(case(
+    "typical_run", "AT-R3 AT-R5 AT-R11 AT-R12 AT-R14 AT-R17",
+    "A typical run: camera 30 Hz, IMU 50 Hz and lidar 10 Hz with their latencies; one set "
+    "per lidar scan, the camera and IMU messages in between dropped (superseded or by "
+    "overflow), the newest left pending at the end.",
+    config(["camera", "imu", "lidar"], queue_size=5), typical_run()))

@@ -102,6 +102,7 @@ class Driver(Generic[C, S, I, O]):
         return self.held[-1].arrival if self.held else self.arrival
 
     def _step(self, item: I) -> Step[I, O]:
+        # DRV-R7: every input delivered gets the next index; its outputs carry that index.
         self.state, outputs = self.algorithm.step(self.config, self.state, item)
         index = self.index
         self.index += 1
