@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +108,15 @@ def _diff(args: argparse.Namespace) -> int:
                   size=args.size, explore=args.explore, progress=not args.quiet)
     print(report.text())
     if args.save:
-        for path in save(report, args.save, pictures=not args.no_pictures):
+        pictures = not args.no_pictures
+        if pictures:
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                pictures = False
+                print("diff: no pictures: they need matplotlib (pip install 'timealign[plot]')",
+                      file=sys.stderr)
+        for path in save(report, args.save, pictures=pictures):
             print(f"saved {path}")
     if args.report:
         Path(args.report).write_text(json.dumps(report.to_json(), indent=1) + "\n",

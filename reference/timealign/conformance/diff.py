@@ -399,22 +399,50 @@ def census(reference: Algorithm[Any, Any, Any, Any], a: Variant, b: Variant,
     return {r: found[r] for r in sorted(found, key=rules.order)}
 
 
-def save(report: DiffReport, folder: str | Path) -> list[Path]:
+def picture(report: DiffReport, d: Divergence, width: float = 12.0) -> bytes | None:
+    """The difference's trace drawn under each variant, side by side on one scale (SVG,
+    PL-R11); ``None`` when a variant refuses the config (nothing to draw). Needs the
+    ``plot`` extra (matplotlib)."""
+    from timealign.plot.draw import render_side_by_side
+    from timealign.plot.timeline import from_vector
+
+    sides = []
+    for name, chosen in (("A", report.a), ("B", report.b)):
+        vector = attrs.evolve(d.vector, config=chosen.config(d.vector.config))
+        try:
+            timeline = from_vector(vector)
+        except InvalidInput:
+            return None
+        sides.append(attrs.evolve(timeline, title=f"{name}: {chosen.label}"))
+    return render_side_by_side(sides[0], sides[1], width=width)
+
+
+def save(report: DiffReport, folder: str | Path, pictures: bool = True) -> list[Path]:
     """CF-R25: each difference as two ``timealign.vector/1`` files inside ``folder``, one
-    per variant (its config, the reference's outputs), under safe names."""
+    per variant (its config, the reference's outputs), and with ``pictures`` its picture,
+    under safe names."""
     target = Path(folder)
     target.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+
+    def write(name: str, suffix: str, data: bytes) -> None:
+        path = target / f"{file_name(name)}{suffix}"
+        assert path.resolve().parent == target.resolve(), path  # never outside
+        path.write_bytes(data)
+        written.append(path)
+
     for number, d in enumerate(report.divergences, 1):
-        for side, variant_, outputs in (("a", report.a, d.outputs_a),
-                                        ("b", report.b, d.outputs_b)):
-            name = f"{report.algorithm}_diff_{number}_{side}"
+        stem = f"{report.algorithm}_diff_{number}"
+        for side, chosen, outputs in (("a", report.a, d.outputs_a),
+                                      ("b", report.b, d.outputs_b)):
             vector = attrs.evolve(
-                d.vector, name=name, config=variant_.config(d.vector.config),
+                d.vector, name=f"{stem}_{side}", config=chosen.config(d.vector.config),
                 outputs=outputs, rules=d.only_a if side == "a" else d.only_b,
-                description=f"timealign diff: {variant_.label} ({describe(d, report.a, report.b)})")
-            path = target / f"{file_name(name)}.json"
-            assert path.resolve().parent == target.resolve(), path  # never outside
-            path.write_text(json.dumps(vector.to_json(), indent=1) + "\n", encoding="utf-8")
-            written.append(path)
+                description=f"timealign diff: {chosen.label} "
+                            f"({describe(d, report.a, report.b)})")
+            write(f"{stem}_{side}", ".json",
+                  (json.dumps(vector.to_json(), indent=1) + "\n").encode("utf-8"))
+        drawn = picture(report, d) if pictures else None
+        if drawn is not None:
+            write(stem, ".svg", drawn)
     return written
