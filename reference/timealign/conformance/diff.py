@@ -135,7 +135,8 @@ class Tried:
 @attrs.define
 class DiffReport:
     """The outcome of a diff (CF-R24): every distinct difference with its minimal trace,
-    and per rule whether both variants run it or only one, over the traces shown."""
+    and per rule whether both variants run it or only one, over the traces shown; the
+    specs' "What changes between profiles" sections are written from it (CF-R26)."""
 
     algorithm: str
     a: Variant
@@ -199,6 +200,9 @@ class Compare:
         self.reference, self.a, self.b = reference, a, b
 
     def __call__(self, source: str, vector: Vector) -> Divergence | None:
+        changed = {*self.a.changes, *self.b.changes}  # each variant sets them: not shown
+        vector = attrs.evolve(vector, config={k: v for k, v in vector.config.items()
+                                              if k not in changed})
         config_a, config_b = self.a.config(vector.config), self.b.config(vector.config)
         outputs_a = tuple(run_json(self.reference, config_a, vector.inputs))
         outputs_b = tuple(run_json(self.reference, config_b, vector.inputs))
