@@ -221,6 +221,34 @@ CASES: list[Vector] = [
          "minimal {a3, b0} (1 ns) is published.",
          config(2), [msg("a0", 0, 100), msg("a1", 0, 100), msg("b0", 1, 105),
                      msg("a2", 0, 103), msg("a3", 0, 106), END]),
+    case("ros1_config_rejects_a_single_topic", "AT-R19 AT-R1",
+         "The ROS 1 policy takes two message types or more: a one-topic ros1 config is "
+         "refused (ROS 2 takes it, AT-D15).",
+         config(1, arithmetic="ros1"), [msg("a0", 0, 0)]),
+    case("ros1_config_rejects_a_bound_beyond_a_ros1_duration", "AT-R19 AT-R1",
+         "A lower bound of 2^31 s does not fit ROS 1's signed 32-bit seconds.",
+         config(2, inter_message_lower_bounds=[0, 2**31 * 10**9], arithmetic="ros1"),
+         [msg("a0", 0, 0)]),
+    case("ros1_rejects_an_age_beyond_a_ros1_duration", "AT-R19 AT-R16 AT-R12 AT-R14",
+         "Sim time next to wall-clock time, age penalty 0.5: a1 at 1.7e9 s would scale an "
+         "age of 1.7e9 s to 2.55e9 s, beyond ROS 1's 2^31 s (ROS 1 throws inside add() and "
+         "keeps a half-updated synchronizer); refused, the run goes on from the state before "
+         "it and a2 publishes {a0, b0}.",
+         config(2, age_penalty=0.5, arithmetic="ros1"),
+         [msg("b0", 1, 1), msg("a0", 0, 0), msg("a1", 0, 1_700_000_000_123_456_789),
+          msg("a2", 0, 5), END]),
+    case("ros1_accepts_sim_and_wall_clock_with_a_small_penalty", "AT-R19 AT-R16",
+         "The same stamps with the default age penalty 0.1: 1.87e9 s still fits ROS 1's "
+         "durations, so a1 is taken and proves {a0, b0} optimal at once.",
+         config(2, arithmetic="ros1"),
+         [msg("b0", 1, 1), msg("a0", 0, 0), msg("a1", 0, 1_700_000_000_123_456_789), END]),
+    case("ros1_rejects_a_stamp_beyond_a_ros1_time", "AT-R19",
+         "ROS 1 time is unsigned 32-bit seconds: a stamp of 2^32 s cannot be expressed, and "
+         "2^31 s next to 0 is an age no ROS 1 duration holds (ROS 1 throws at b0); both "
+         "refused, the run goes on.",
+         config(2, arithmetic="ros1"),
+         [msg("a0", 0, 0), msg("x1", 1, 2**32 * 10**9), msg("b0", 1, 2**31 * 10**9),
+          msg("b1", 1, 3), END]),
 ]
 
 

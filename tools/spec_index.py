@@ -55,6 +55,7 @@ PACKAGES: dict[str, tuple[str, ...]] = {
             "spark/verify.py"),
     "PL": ("plot",),
     "CF": ("conformance",),
+    "CLI": ("cli.py", "command.py", "options.py", "outputs.py", "spark/ship.py"),
 }
 
 

@@ -133,7 +133,7 @@ class Algorithm(Generic[C, S, I, O]):
     another implementation's output, the run's inputs given for the ids it names).
 
     Two hooks serve pictures (``spec/plots.md``) and read, never decide:
-    ``records_of(config, input)`` lists the messages an input carries, as records (the
+    ``timeline_records(config, input)`` lists the messages an input carries, as records (the
     inverse of ``inputs_from_records``, for adapters that start from inputs, such as
     vectors), and ``slots_of(config, state)`` reports the slot grid of the active window
     for machines that have one.
@@ -161,7 +161,7 @@ class Algorithm(Generic[C, S, I, O]):
     fast: Fast[C, S, I, O] | None = None
     check: Callable[[C, Sequence[I], Sequence[tuple[int, O]]], list[str]] | None = None
     output_from_json: Callable[[Mapping[str, Any], Sequence[I]], O] | None = None
-    records_of: Callable[[C, I], tuple[Record, ...]] | None = None
+    timeline_records: Callable[[C, I], tuple[Record, ...]] | None = None
     slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
     traces: Traces | None = None
 

@@ -25,8 +25,10 @@ from tests.rosbag.bags import (
     write_rosbag2,
 )
 from timealign.errors import InvalidInput
+from timealign.rosbag.discovery import Bag, Options, bags_under, source_of
 from timealign.rosbag.header import stamp_layout
-from timealign.rosbag.reader import Bag, BagError, Options, bags_under, read_bag, source_of
+from timealign.rosbag.read import read_bag
+from timealign.rosbag.rows import BagError
 
 LOG_CHATTER = Options(log_stamp_topics=frozenset({"/chatter"}))
 

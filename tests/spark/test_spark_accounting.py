@@ -171,8 +171,8 @@ def test_sp_r12_codec_round_trip(state: PairsState, timers: tuple[int, ...], ind
     checkpoint = Checkpoint(state, timers, index, arrival, held)
     blob = CODEC.encode(checkpoint, 7, open_ids)
     assert CODEC.decode(blob) == (checkpoint, 7, open_ids, [])
-    bare = CODEC.encode(attrs.evolve(checkpoint, held=()), 7, open_ids)
-    assert CODEC.decode(bare.replace(b',"held":[]', b""))[0].held == ()
+    bare = CODEC.encode(attrs.evolve(checkpoint, held_rows=()), 7, open_ids)
+    assert CODEC.decode(bare.replace(b',"held":[]', b""))[0].held_rows == ()
 
 
 def test_sp_r12_codec_is_independent_of_import_paths_and_versioned() -> None:

@@ -18,7 +18,7 @@ from tests.spark.expected import expected_of_records, spark_tables
 from timealign import registry
 from timealign.algorithm import Record
 from timealign.cli import main
-from timealign.rosbag.reader import bags_under
+from timealign.rosbag.discovery import bags_under
 from timealign.spark.rosbag_source import register
 from timealign.spark.streaming import held_ids, read_table
 from timealign.spark.verify import main as verify_main

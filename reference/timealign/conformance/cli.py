@@ -2,7 +2,8 @@
 
 Exit status (CF-R17, README "Exit codes"): 0 when every trace agreed, 1 when any trace
 differed, was refused or failed, 2 on a usage error or bad input (unknown algorithm or profile,
-unreadable vectors), raised as :class:`InvalidInput` and mapped by ``timealign.cli``.
+unreadable vectors), raised as :class:`InvalidInput` and mapped by
+:func:`timealign.command.guarded`.
 The report goes to stdout, progress lines to stderr, the JSON report to ``--report``.
 """
 
@@ -14,10 +15,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from timealign import registry, vectors
+from timealign import options, registry, vectors
 from timealign.conformance import observe
 from timealign.conformance.protocol import Command
-from timealign.errors import InvalidInput
+from timealign.errors import EXIT_DIFFERENT, EXIT_OK, InvalidInput
+
+# Bounds of the numeric options, checked at parse time (CLI-R1): a --fuzz trace longer than
+# MAX_SIZE inputs is beyond what Hypothesis generates, an --explore depth beyond MAX_DEPTH
+# would not end in a lifetime.
+MAX_TRACES = 10**9
+MAX_SIZE = 1000
+MAX_DEPTH = 20
 
 
 def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
@@ -40,7 +48,6 @@ def target_lines(algorithm: str | None = None) -> list[str]:
 
 
 def _conform(args: argparse.Namespace) -> int:
-    from timealign.cli import EXIT_DIFFERENT, EXIT_OK
     from timealign.conformance import check, find_target
 
     registry.get(args.algorithm)
@@ -64,11 +71,18 @@ def _conform(args: argparse.Namespace) -> int:
         except ImportError:
             raise InvalidInput("--fuzz", "CF-R7", "needs Hypothesis: pip install "
                                "'timealign[conform]'", args.fuzz) from None
+    if args.no_vectors and args.vectors:
+        raise InvalidInput("--no-vectors", "CF-R17", "contradicts --vectors: give one",
+                           args.vectors)
     chosen: list[vectors.Vector] | None = None
     if args.no_vectors:
         chosen = []
     elif args.vectors:
         chosen = _vectors(args.algorithm, args.vectors)
+    if chosen == [] and not args.fuzz and not args.explore:
+        raise InvalidInput("--vectors" if args.vectors else "--no-vectors", "VEC-R13",
+                           "nothing to check: no vector found and no --fuzz or --explore",
+                           args.vectors)
     with Command(args.cmd, timeout=args.timeout) as command:
         report = check(args.algorithm, command, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                        size=args.size, explore=args.explore, observe=observed,
@@ -77,28 +91,28 @@ def _conform(args: argparse.Namespace) -> int:
     if args.report:
         Path(args.report).write_text(json.dumps(report.to_json(), indent=1) + "\n",
                                      encoding="utf-8")
+    if not any(source.run for source in report.sources):  # VEC-R13: no trace ran
+        raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
     return EXIT_OK if report.ok else EXIT_DIFFERENT
 
 
 def _diff(args: argparse.Namespace) -> int:
     """``timealign diff``: exit 0 when the variants agree on everything tried, 1 when they
     differ, 2 on bad usage (CF-R25)."""
-    from timealign.cli import EXIT_DIFFERENT, EXIT_OK
     from timealign.conformance.diff import diff, save, variant
 
     registry.get(args.algorithm)
     a = variant(args.algorithm, args.a, "--a")
     b = variant(args.algorithm, args.b, "--b")
-    for option, value, least in (("--fuzz", args.fuzz, 0), ("--explore", args.explore, 0),
-                                 ("--size", args.size, 1)):
-        if value < least:
-            raise InvalidInput(option, "CF-R25", f"must be at least {least}", value)
     if args.fuzz:
         try:
             import hypothesis  # noqa: F401
         except ImportError:
             raise InvalidInput("--fuzz", "CF-R22", "needs Hypothesis: pip install "
                                "'timealign[conform]'", args.fuzz) from None
+    if args.no_vectors and args.vectors:
+        raise InvalidInput("--no-vectors", "CF-R25", "contradicts --vectors: give one",
+                           args.vectors)
     chosen: list[vectors.Vector] | None = None
     if args.no_vectors:
         chosen = []
@@ -145,13 +159,17 @@ def _register_diff(commands: Any) -> None:
     parser.add_argument("--vectors", nargs="+", metavar="PATH",
                         help="vector files or folders instead of the shipped suite")
     parser.add_argument("--no-vectors", action="store_true", help="skip the vector suite")
-    parser.add_argument("--explore", type=int, default=3, metavar="DEPTH",
+    parser.add_argument("--explore", type=options.integer(0, MAX_DEPTH), default=3,
+                        metavar="DEPTH",
                         help="every trace of the explorer's instances up to DEPTH (default 3)")
-    parser.add_argument("--fuzz", type=int, default=100, metavar="N",
+    parser.add_argument("--fuzz", type=options.integer(0, MAX_TRACES), default=100,
+                        metavar="N",
                         help="random traces per strategy and search round (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --fuzz (default 0)")
-    parser.add_argument("--size", type=int, default=12, metavar="INPUTS",
-                        help="maximum inputs of a random trace (default 12)")
+    parser.add_argument("--seed", type=options.integer(0, 2**64 - 1), default=0,
+                        help="seed of --fuzz (default 0)")
+    parser.add_argument("--size", type=options.integer(1, MAX_SIZE), default=12,
+                        metavar="INPUTS",
+                        help=f"maximum inputs of a random trace (default 12, at most {MAX_SIZE})")
     parser.add_argument("--save", metavar="DIR",
                         help="write each difference as two timealign.vector/1 files (one per "
                              "variant) and its picture")
@@ -181,12 +199,15 @@ def register(commands: Any) -> None:
     parser.add_argument("--vectors", nargs="+", metavar="PATH",
                         help="vector files or folders instead of the shipped suite")
     parser.add_argument("--no-vectors", action="store_true", help="skip the vector suite")
-    parser.add_argument("--fuzz", type=int, default=0, metavar="N",
+    parser.add_argument("--fuzz", type=options.integer(0, MAX_TRACES), default=0, metavar="N",
                         help="N random traces; the first divergence is shrunk by Hypothesis")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --fuzz (default 0)")
-    parser.add_argument("--size", type=int, default=30, metavar="INPUTS",
-                        help="maximum inputs of a --fuzz trace (default 30)")
-    parser.add_argument("--explore", type=int, default=0, metavar="DEPTH",
+    parser.add_argument("--seed", type=options.integer(0, 2**64 - 1), default=0,
+                        help="seed of --fuzz (default 0)")
+    parser.add_argument("--size", type=options.integer(1, MAX_SIZE), default=30,
+                        metavar="INPUTS",
+                        help=f"maximum inputs of a --fuzz trace (default 30, at most {MAX_SIZE})")
+    parser.add_argument("--explore", type=options.integer(0, MAX_DEPTH), default=0,
+                        metavar="DEPTH",
                         help="every trace of the bounded explorer's instances up to DEPTH")
     parser.add_argument("--observe",
                         help="what the implementation reports: full or upstream (default: "
@@ -194,7 +215,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--save", metavar="DIR",
                         help="write each minimal divergence as a timealign.vector/1 file")
     parser.add_argument("--report", metavar="FILE", help="write the report as JSON")
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=options.number(0.001, 86_400.0), default=10.0,
+                        metavar="SECONDS",
                         help="per-trace answer timeout (default 10)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.set_defaults(handler=_conform)

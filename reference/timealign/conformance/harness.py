@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from timealign import Algorithm
+from timealign import Algorithm, jsontext
 from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
 from timealign.conformance.protocol import Answer, Failed, Outputs, Refused
@@ -282,14 +282,14 @@ class Judge:
                 return Verdict("agree", expected)  # the reference refuses the config too
             return Verdict("refused", expected, message=answer.message)
         if config_refused:  # CF-R19: whatever the profile, the config is the difference
-            if list(answer.outputs) == list(expected):
+            if jsontext.same(list(answer.outputs), list(expected)):  # VEC-R12
                 return Verdict("agree", expected, answer.outputs)
             return Verdict("differ", expected, answer.outputs, at=None, message=(
                 f"the reference refuses the config ({expected[0].get('rule')}, field "
                 f"{expected[0].get('field')}); the implementation accepted it"))
         want = observe.project(self.profile, expected)
         got = observe.project(self.profile, answer.outputs)
-        if want == got:
+        if jsontext.same(want, got):  # with JSON types: 0.0 and false are not 0 (VEC-R12)
             return Verdict("agree", expected, answer.outputs)
         at = _first_input(want, got)
         refusal = _refused_input(expected, answer.outputs, at)
@@ -347,9 +347,9 @@ def _first_input(want: list[JSON], got: list[JSON]) -> int | None:
     for position in range(max(len(want), len(got))):
         a = want[position] if position < len(want) else None
         b = got[position] if position < len(got) else None
-        if a != b:  # the earlier input of the two outputs is the first that differs
+        if not jsontext.same(a, b):  # the earlier input of the two is the first that differs
             inputs = [int(o["input"]) for o in (a, b)
-                      if o is not None and isinstance(o.get("input"), int)]
+                      if o is not None and jsontext.kind(o.get("input")) == "integer"]
             return min(inputs, default=None)
     return None
 

@@ -53,7 +53,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=codec.output_from_json,
-    records_of=codec.records_of,
+    timeline_records=codec.timeline_records,
     traces=TRACES,
 )
 

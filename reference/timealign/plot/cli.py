@@ -15,6 +15,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from timealign import options
 from timealign.errors import InvalidInput
 
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "": 10**9}
@@ -127,5 +128,6 @@ def register(commands: Any) -> None:
     plot.add_argument("--to", dest="stop", help="end, likewise (default: --from + 2s)")
     plot.add_argument("--no-arrivals", action="store_true",
                       help="leave out the arrival-time strip")
-    plot.add_argument("--width", type=float, default=10.0, help="width in inches (default 10)")
+    plot.add_argument("--width", type=options.number(1.0, 100.0), default=10.0,
+                      help="width in inches (default 10, 1 to 100)")
     plot.set_defaults(handler=_plot)

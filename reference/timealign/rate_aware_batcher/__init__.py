@@ -51,7 +51,7 @@ ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=codec.output_from_json,
-    records_of=codec.records_of,
+    timeline_records=codec.timeline_records,
     slots_of=codec.slots_of,
     traces=TRACES,
 )

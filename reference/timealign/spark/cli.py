@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from timealign import registry, vectors
+from timealign import options, registry, vectors
 from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
 
@@ -315,22 +315,28 @@ def register(commands: Any) -> None:
     stream.add_argument("--checkpoint", required=True, help="Spark checkpoint folder")
     stream.add_argument("--available-now", action="store_true",
                         help="process the files present, then stop")
-    stream.add_argument("--trigger-seconds", type=float, default=1.0,
+    stream.add_argument("--trigger-seconds", type=options.number(0.001, 86_400.0), default=1.0,
                         help="micro-batch interval (default 1)")
-    stream.add_argument("--max-files-per-trigger", type=int, help="files per micro-batch")
+    stream.add_argument("--max-files-per-trigger",
+                        type=options.integer(1, 10**9), help="files per micro-batch")
     bag_arguments(stream, "stream")
     stream.set_defaults(handler=_stream)
 
     gen = commands.add_parser("generate", help="write a synthetic robot-fleet dataset")
     gen.add_argument("--output", required=True, help="folder for the Parquet files")
-    gen.add_argument("--robots", type=int, default=10, help="sources (default 10)")
-    gen.add_argument("--messages", type=int, default=1_000_000,
+    gen.add_argument("--robots", type=options.integer(1, 100_000), default=10,
+                     help="sources (default 10)")
+    gen.add_argument("--messages", type=options.integer(1, 10**11), default=1_000_000,
                      help="about how many messages (default 1000000)")
-    gen.add_argument("--seconds", type=float, help="recording length (overrides --messages)")
-    gen.add_argument("--seed", type=int, default=0)
-    gen.add_argument("--loss", type=float, default=0.01, help="share of lost messages")
-    gen.add_argument("--jitter-ms", type=float, default=1.0, help="stamp jitter (std, ms)")
-    gen.add_argument("--files", type=int, default=8, help="number of Parquet files")
+    gen.add_argument("--seconds", type=options.number(most=10**7, above=0),
+                     help="recording length (overrides --messages)")
+    gen.add_argument("--seed", type=options.integer(0, 2**32 - 1), default=0)
+    gen.add_argument("--loss", type=options.number(0.0, 0.99), default=0.01,
+                     help="share of lost messages")
+    gen.add_argument("--jitter-ms", type=options.number(0.0, 10_000.0), default=1.0,
+                     help="stamp jitter (std, ms)")
+    gen.add_argument("--files", type=options.integer(1, 100_000), default=8,
+                     help="number of Parquet files")
     gen.add_argument("--file-per-robot", action="store_true",
                      help="one file per robot, robot-NNN.parquet (overrides --files)")
     gen.set_defaults(handler=_generate)

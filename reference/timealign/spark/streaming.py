@@ -239,8 +239,9 @@ def run_stream(
                 print(f"[timealign stream] batch {seen}: {progress['numInputRows']} rows, "
                       f"{progress.get('processedRowsPerSecond', 0):.0f} rows/s",
                       file=sys.stderr, flush=True)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # CLI-R2: stop the query, then end the command with 130
         query.stop()
+        raise
     except Exception as failed:  # StreamingQueryException from awaitTermination
         raise_job_error(failed, "--source")
     error = query.exception()

@@ -155,7 +155,7 @@ class VerificationError(ConsistencyError):
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m timealign.spark.verify``: exit 0 when verified, else the codes of the
     README's "Exit codes" table (3 when a check fails), one line on stderr."""
-    from timealign.cli import add_debug, guarded
+    from timealign.command import add_debug, guarded
     from timealign.spark.cli import input_rows, input_settings, run_input_arguments
     from timealign.spark.session import build_session
 
