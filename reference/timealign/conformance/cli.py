@@ -10,6 +10,7 @@ The report goes to stdout, progress lines to stderr, the JSON report to ``--repo
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -123,13 +124,10 @@ def _diff(args: argparse.Namespace) -> int:
     print(report.text())
     if args.save:
         pictures = not args.no_pictures
-        if pictures:
-            try:
-                import matplotlib  # noqa: F401
-            except ImportError:
-                pictures = False
-                print("diff: no pictures: they need matplotlib (pip install 'timealign[plot]')",
-                      file=sys.stderr)
+        if pictures and importlib.util.find_spec("matplotlib") is None:
+            pictures = False
+            print("diff: no pictures: they need matplotlib (pip install 'timealign[plot]')",
+                  file=sys.stderr)
         for path in save(report, args.save, pictures=pictures):
             print(f"saved {path}")
     if args.report:
