@@ -25,7 +25,7 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-pure test-cluster conform-ros1 info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs clean
+.PHONY: install test test-pure test-cluster conform-ros1 test-browser info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,12 +46,18 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/timealign info
-	$(BIN)/pytest -q -m "not cluster"
+	$(BIN)/pytest -q -m "not cluster and not browser"
 
 # The jobs on a Spark standalone cluster started on 127.0.0.1 (tests/spark/test_spark_cluster.py):
 # separate driver and executor JVMs do not fit the time of `make test`; CI runs both.
 test-cluster: $(STAMP)
 	$(BIN)/pytest -q -m cluster
+
+# The report page in headless Chromium (tests/plot/test_plot_report_browser.py): installing
+# the browser (Debian's chromium, as root) does not fit `make test`; CI runs both.
+test-browser: $(STAMP)
+	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+	TIMEALIGN_BROWSER_REQUIRED=1 $(BIN)/pytest -q -m browser
 
 crosshair: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(CROSSHAIR_SECONDS)

@@ -58,7 +58,7 @@ class Scale:
     The offset is subtracted in integers, so large stamps keep their ns precision.
     """
 
-    def __init__(self, values: Iterable[int]) -> None:
+    def __init__(self, values: Iterable[int], origin: int | None = None) -> None:
         values = list(values) or [0]
         low, high = min(values), max(values)
         span = high - low
@@ -68,7 +68,10 @@ class Scale:
                 self.factor, self.unit = factor, unit
                 break
         far = abs(low) > 100 * max(span, 1) and abs(low) >= self.factor
-        self.origin = (low // self.factor) * self.factor if far else 0
+        if origin is not None:  # a given origin (PL-R14), written on the axis
+            self.origin = origin
+        else:
+            self.origin = (low // self.factor) * self.factor if far else 0
 
     def __call__(self, value: int) -> float:
         return (value - self.origin) / self.factor
@@ -377,7 +380,7 @@ def _draw(parent: Any, timeline: Timeline, strip: bool, width: float,
     """Draw ``timeline`` into a figure or subfigure, on the scale of ``view_of`` (itself by
     default); return its legend handles."""
     bounds, times = _bounds(view_of or [timeline])
-    scale = Scale(times)
+    scale = Scale(times, timeline.origin)
     count = len(timeline.marks)
     size = 7.0 if count <= 60 else 5.0 if count <= 200 else 3.5
     heights = _heights(timeline, strip)
