@@ -14,38 +14,13 @@ here; they are compared as normalised strings.
 from __future__ import annotations
 
 import os
-import posixpath
 from collections.abc import Mapping
-from urllib.parse import urlparse
 
 from timealign.errors import InvalidInput
+from timealign.outputs import is_local, overlap, resolved
 
 RULE_OVERLAP = "SP-R20"
 TABLES: tuple[str, ...] = ("groups", "outcomes")
-
-
-def _is_local(path: str) -> bool:
-    scheme = urlparse(path).scheme
-    return scheme in ("", "file") or len(scheme) == 1  # a Windows drive letter
-
-
-def resolved(path: str) -> str:
-    """The absolute, symlink-free form of a local path; a normalised URI otherwise."""
-    if not _is_local(path):
-        return posixpath.normpath(path)
-    if path.startswith("file:"):
-        path = urlparse(path).path
-    return os.path.realpath(os.path.abspath(path))
-
-
-def _within(inner: str, outer: str) -> bool:
-    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
-
-
-def overlap(a: str, b: str) -> bool:
-    """Whether two locations are equal or one lies inside the other (after resolving)."""
-    ra, rb = resolved(a), resolved(b)
-    return _within(ra, rb) or _within(rb, ra)
 
 
 def table_paths(output: str) -> dict[str, str]:
@@ -71,7 +46,7 @@ def check_separate(inputs: Mapping[str, str], outputs: Mapping[str, str]) -> Non
 
 def check_output_folder(option: str, path: str) -> None:
     """An output folder must be a folder (or not exist yet), not a file."""
-    if _is_local(path):
+    if is_local(path):
         local = resolved(path)
         if os.path.exists(local) and not os.path.isdir(local):
             raise InvalidInput(option, RULE_OVERLAP, "is a file, not a folder", path)
