@@ -25,7 +25,7 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-pure test-cluster conform-ros1 info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index clean
+.PHONY: install test test-pure test-cluster conform-ros1 info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -105,6 +105,12 @@ figures: $(STAMP)
 # a test fails when they are stale.
 spec-index: $(STAMP)
 	$(BIN)/python -m tools.spec_index
+
+# The "What changes between profiles" sections of the specs with profiles, from seeded
+# `timealign diff` runs (spec/figures/diffs/); a test fails when they are stale. Run
+# `make spec-index` after it.
+spec-diffs: $(STAMP)
+	$(BIN)/python -m tools.spec_diffs
 
 demo: $(STAMP)
 	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)

@@ -6,7 +6,8 @@ The package is four layers, each importing only from the layers below it:
           ``reference/timealign/*.py``)
       <- algorithm packages (one per registered algorithm; never each other)
       <- adapters (spark/, rosbag/, plot/, conformance/; they may use each other)
-      <- CLI (``timealign.cli``, ``timealign.__main__`` and each adapter's ``cli.py``)
+      <- CLI (``timealign.cli``, ``timealign.__main__``, each adapter's ``cli.py`` and
+             ``__main__.py`` entry points such as ``timealign.spark.verify.__main__``)
 
 The walk reads the source (nothing is imported): every ``import`` and ``from ... import``
 anywhere in a module (in a function too, since a late import is still an arrow), and every
@@ -73,6 +74,8 @@ def layer(module: str) -> tuple[int, str]:
     parts = module.split(".")
     if module in ("timealign.cli", "timealign.__main__"):
         return CLI, "cli"
+    if parts[-1] == "__main__":  # a `python -m` entry point, as timealign.__main__
+        return CLI, parts[1]
     if len(parts) == 1 or (len(parts) == 2 and module in MODULES
                            and MODULES[module].name != "__init__.py"):
         return CORE, "core"

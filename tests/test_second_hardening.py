@@ -298,7 +298,7 @@ def test_cf_r4_session_ends_the_adapters_background_children(tmp_path: Path) -> 
 def _codec_and_blob() -> tuple[object, dict[str, object]]:
     pytest.importorskip("pyspark", reason="the spark extra is not installed")
     from timealign.drive import Checkpoint
-    from timealign.spark.codec import StateCodec
+    from timealign.spark.checkpoint_codec import StateCodec
 
     algorithm = registry.get("approximate_time")
     config = algorithm.config_from_json({"topics": 2, "queue_size": 3})

@@ -110,3 +110,20 @@ def test_cli_r4_check_targets_rules(tmp_path: Path) -> None:
         with pytest.raises(InvalidInput) as error:
             outputs.check_targets(reads, files, folders)
         assert error.value.field == option and error.value.rule == "CLI-R4"
+
+
+@pytest.mark.parametrize("extra", [["--report", "VECTOR"], ["--save", "VECTORS"]])
+def test_cli_r4_diff_targets_refused_before_any_trace(
+        extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-R4: `diff` writes `--report` and `--save` like `conform`: a report over a vector
+    read, or saved differences among the vectors, are refused before any trace (exit 2)."""
+    folder = _vectors(tmp_path)
+    vector = next(folder.iterdir())
+    extra = [str(vector) if a == "VECTOR" else str(folder) if a == "VECTORS" else a
+             for a in extra]
+    before = _digest(tmp_path)
+    code = main(["diff", "approximate_time", "--a", "arithmetic=ros2", "--b",
+                 "arithmetic=ros1", "--vectors", str(folder), "--quiet", *extra])
+    captured = capsys.readouterr()
+    assert code == 2 and "CLI-R4" in captured.err, captured
+    assert _digest(tmp_path) == before

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -31,6 +30,7 @@ from timealign import Algorithm, jsontext
 from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
 from timealign.conformance.protocol import Answer, Failed, Outputs, Refused
+from timealign.progress import Progress as Progress  # re-exported: the harness API
 from timealign.traces import Target
 from timealign.vectors import Vector
 
@@ -156,6 +156,12 @@ class SourceReport:
             self.failed += 1
         self.in_a_row = self.in_a_row + 1 if verdict.status == "failed" else 0
         self.refused_in_a_row = self.refused_in_a_row + 1 if verdict.status == "refused" else 0
+
+    def progress_line(self, total: int | None) -> str:
+        """The progress line of CF-R15 (:class:`timealign.progress.Progress`)."""
+        of = f"/{total}" if total else ""
+        return (f"conform: {self.source} {self.run}{of} traces, {self.differ} differ, "
+                f"{self.failed} failed")
 
     def given_up(self) -> bool:
         """CF-R5, CF-R20: a command failing or refusing trace after trace is not run any
@@ -368,21 +374,6 @@ def shrink(vector: Vector, diverges: Callable[[Vector], bool]) -> Vector:
                 start += chunk
         chunk //= 2
     return attrs.evolve(vector, inputs=tuple(inputs))
-
-
-class Progress:
-    """A progress line on stderr at most every ``every`` seconds (CF-R15)."""
-
-    def __init__(self, enabled: bool, every: float = 2.0) -> None:
-        self.enabled, self.every, self.last = enabled, every, time.monotonic()
-
-    def __call__(self, report: SourceReport, total: int | None = None) -> None:
-        now = time.monotonic()
-        if self.enabled and now - self.last >= self.every:
-            self.last = now
-            of = f"/{total}" if total else ""
-            print(f"conform: {report.source} {report.run}{of} traces, {report.differ} differ, "
-                  f"{report.failed} failed", file=sys.stderr, flush=True)
 
 
 def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,

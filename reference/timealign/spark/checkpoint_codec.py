@@ -1,4 +1,5 @@
-"""The versioned, explicit codec of a source's streaming state (SP-R12).
+"""The checkpoint codec: the versioned, explicit encoding of a source's streaming state
+in the state store (SP-R12); not an algorithm's vector codec (``<algorithm>/codec.py``).
 
 Spark keeps one binary value per source in its state store; it outlives the code that wrote
 it, so it must not depend on import paths (raw pickle does). The value is compact JSON:
