@@ -127,3 +127,48 @@ def test_cli_r4_diff_targets_refused_before_any_trace(
     captured = capsys.readouterr()
     assert code == 2 and "CLI-R4" in captured.err, captured
     assert _digest(tmp_path) == before
+
+
+AT_CONFIG = '{"topics": ["a", "b"], "queue_size": 2}'
+
+
+@pytest.mark.parametrize("case", ["summary_is_the_config", "checkpoint_in_output_groups",
+                                  "output_in_proc", "output_under_a_file",
+                                  "summary_inside_output", "checkpoint_is_output"])
+def test_cli_r4_sp_r20_job_targets_refused_before_spark(
+        case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-R4, SP-R20: `run --config at.json --summary at.json` replaced the config by the
+    summary; `stream --checkpoint OUT/groups` left a table Spark could not read;
+    `--output /proc/o1` and `--output FILE/sub` ran the whole job and then failed. Each is
+    refused before Spark starts (exit 2, the option named), nothing changed."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "part-0.csv").write_text("source,id,topic,stamp\n", encoding="utf-8")
+    config = tmp_path / "at.json"
+    config.write_text(AT_CONFIG, encoding="utf-8")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("mine\n", encoding="utf-8")
+    out = tmp_path / "out"
+    run = ["run", "approximate_time", "--input", str(data), "--format", "csv", "--config",
+           str(config), "--quiet"]
+    stream = ["stream", "approximate_time", "--source", str(data), "--format", "csv",
+              "--config", str(config), "--quiet", "--available-now"]
+    argv, option = {
+        "summary_is_the_config": ([*run, "--output", str(out), "--summary", str(config)],
+                                  "--summary"),
+        "checkpoint_in_output_groups": ([*stream, "--output", str(out), "--checkpoint",
+                                         str(out / "groups")], "--checkpoint"),
+        "output_in_proc": ([*run, "--output", "/proc/o1"], "--output"),
+        "output_under_a_file": ([*run, "--output", str(plain / "sub")], "--output"),
+        "summary_inside_output": ([*run, "--output", str(out), "--summary",
+                                   str(out / "s.json")], "--summary"),
+        "checkpoint_is_output": ([*stream, "--output", str(out), "--checkpoint", str(out)],
+                                 "--checkpoint"),
+    }[case]
+    before = _digest(tmp_path)
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.split(":")[1].strip() == option or f"{option}:" in err, err
+    assert "Traceback" not in err
+    assert _digest(tmp_path) == before

@@ -19,13 +19,14 @@ here; they are compared as normalised strings.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
 from timealign.errors import InvalidInput
-from timealign.outputs import is_local, overlap, resolved
+from timealign.outputs import check_targets, is_local, overlap, resolved
 
 RULE_OVERLAP = "SP-R20"
 TABLES: tuple[str, ...] = ("groups", "outcomes")
@@ -128,12 +129,17 @@ class JobPaths:
     checkpoint: str | None = None
     summary: str | None = None
     report: str | None = None
+    config: str | None = None
 
     @classmethod
     def check(cls, input: str, output: str, *, checkpoint: str | None = None,
-              summary: str | None = None, report: str | None = None) -> JobPaths:
+              summary: str | None = None, report: str | None = None,
+              config: str | None = None) -> JobPaths:
         """SP-R20 (and PL-R9 for the report): every target writable, none overlapping the
-        input; :class:`PathError` naming roles otherwise."""
+        input; then CLI-R4, the check every command shares: no target overlaps the config
+        file read (``config``: the option's value when it names a file) or another target,
+        and each can be created where it goes; :class:`PathError` naming roles
+        otherwise."""
         tables = table_paths(output)
         check_output_folder("output", output)
         if checkpoint is not None:
@@ -145,7 +151,16 @@ class JobPaths:
             check_file_target("summary", summary, taken)
         if report is not None:
             check_report_folder(report, taken)
-        return cls(input, output, checkpoint, summary, report)
+        config_file = config if config is not None and os.path.isfile(config) else None
+        try:
+            check_targets({"{input}": input, "{config}": config_file},
+                          {"{summary}": summary},
+                          {"{output}": output, "{checkpoint}": checkpoint,
+                           "{report}": report})
+        except InvalidInput as error:
+            raise PathError(error.field.strip("{}"), error.rule,
+                            re.split(r"(\{[a-z]+\})", error.message), error.value) from None
+        return cls(input, output, checkpoint, summary, report, config_file)
 
     def tables(self) -> dict[str, str]:
         """The output tables' folders (:func:`table_paths`)."""
