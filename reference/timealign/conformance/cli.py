@@ -13,10 +13,9 @@ import argparse
 import importlib.util
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from timealign import options, registry, vectors
+from timealign import options, outputs, registry, vectors
 from timealign.conformance import observe
 from timealign.conformance.protocol import Command
 from timealign.errors import EXIT_DIFFERENT, EXIT_OK, InvalidInput
@@ -37,6 +36,21 @@ def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
                                f"a vector of another algorithm than {algorithm}",
                                vector.algorithm)
     return found
+
+
+def _check_targets(args: argparse.Namespace) -> None:
+    """CLI-R4 (``conform``, ``diff``): ``--report`` and ``--save`` checked before the first
+    trace: neither may be,
+    hold or lie inside a vector file or folder read (given or the shipped suite), nor each
+    other; the report's folder must exist, ``--save`` must be a folder; both writable."""
+    from timealign.conformance.suites import bundle
+
+    read: list[str] = [] if args.no_vectors else list(args.vectors or [])
+    if not args.no_vectors and not args.vectors:
+        read.append(str(bundle(args.algorithm)))
+    reads = {(f"--vectors {path}" if args.vectors else "the shipped suite"): path
+             for path in read}
+    outputs.check_targets(reads, {"--report": args.report}, {"--save": args.save})
 
 
 def target_lines(algorithm: str | None = None) -> list[str]:
@@ -84,14 +98,14 @@ def _conform(args: argparse.Namespace) -> int:
         raise InvalidInput("--vectors" if args.vectors else "--no-vectors", "VEC-R13",
                            "nothing to check: no vector found and no --fuzz or --explore",
                            args.vectors)
+    _check_targets(args)
     with Command(args.cmd, timeout=args.timeout) as command:
         report = check(args.algorithm, command, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                        size=args.size, explore=args.explore, observe=observed,
                        save_to=args.save, progress=not args.quiet, target=args.target)
     print(report.text())
     if args.report:
-        Path(args.report).write_text(json.dumps(report.to_json(), indent=1) + "\n",
-                                     encoding="utf-8")
+        outputs.write_file(args.report, json.dumps(report.to_json(), indent=1) + "\n")
     if not any(source.run for source in report.sources):  # VEC-R13: no trace ran
         raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
     return EXIT_OK if report.ok else EXIT_DIFFERENT
@@ -119,6 +133,7 @@ def _diff(args: argparse.Namespace) -> int:
         chosen = []
     elif args.vectors:
         chosen = _vectors(args.algorithm, args.vectors)
+    _check_targets(args)
     report = diff(args.algorithm, a, b, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                   size=args.size, explore=args.explore, progress=not args.quiet)
     print(report.text())
@@ -131,8 +146,7 @@ def _diff(args: argparse.Namespace) -> int:
         for path in save(report, args.save, pictures=pictures):
             print(f"saved {path}")
     if args.report:
-        Path(args.report).write_text(json.dumps(report.to_json(), indent=1) + "\n",
-                                     encoding="utf-8")
+        outputs.write_file(args.report, json.dumps(report.to_json(), indent=1) + "\n")
     return EXIT_OK if report.ok else EXIT_DIFFERENT
 
 
