@@ -15,6 +15,7 @@ import argparse
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from timealign import options, outputs, registry
