@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from timealign import options, registry
+from timealign import options, outputs, registry
 from timealign.algorithm import Algorithm
 from timealign.command import add_debug, guarded
 from timealign.errors import InvalidInput
@@ -28,9 +28,10 @@ from timealign.spark.paths import PathError
 
 # The options that name each role of a job's paths, per command.
 RUN_FLAGS: dict[str, str] = {"input": "--input", "output": "--output",
-                             "summary": "--summary", "report": "--report"}
+                             "summary": "--summary", "report": "--report",
+                             "config": "--config"}
 STREAM_FLAGS: dict[str, str] = {"input": "--source", "output": "--output",
-                                "checkpoint": "--checkpoint"}
+                                "checkpoint": "--checkpoint", "config": "--config"}
 READ_FLAGS: dict[str, str] = {"input": "--input", "output": "--output"}
 
 
@@ -209,7 +210,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
     # SP-R20, PL-R9: refused before Spark starts, naming both paths.
-    paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report)
+    paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report,
+                           config=args.config)
     algorithm, config, source, spark = _setup(args, "run", paths.input)
     started, began = time.monotonic(), time.time()
     with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33
@@ -229,7 +231,7 @@ def _run(args: argparse.Namespace) -> int:
     remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
              began, time.time(), summary)  # SP-R32
     if paths.summary:
-        Path(paths.summary).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
     if paths.report is not None:
         print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
     return 0
@@ -242,7 +244,8 @@ def _stream(args: argparse.Namespace) -> int:
     require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35
     check_input_options(args)  # BAG-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
-    paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint)
+    paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
+                           config=args.config)
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
     record, began = _record(args, algorithm, config, paths.input), time.time()
     if "://" not in paths.output:

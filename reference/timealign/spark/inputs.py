@@ -140,7 +140,7 @@ def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], 
 
 
 def _same_path(a: str, b: str) -> bool:
-    from timealign.spark.paths import resolved
+    from timealign.outputs import resolved
 
     return a == b or resolved(a) == resolved(b)
 
@@ -193,7 +193,7 @@ class RunRecord:
            fmt: str, columns: Sequence[str] = (), stamps: Sequence[str] = (),
            source_from: str | None = None, skip_bad_files: bool = False) -> RunRecord:
         """The record of a run's options (the path made absolute when local)."""
-        from timealign.spark.paths import resolved
+        from timealign.outputs import resolved
 
         return cls(algorithm.name, algorithm.config_to_json(config), resolved(path), fmt,
                    tuple(columns), tuple(stamps), source_from, skip_bad_files)
