@@ -4,8 +4,11 @@ three small bags (MCAP, SQLite 3, ROS 1), each robot its own source."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -263,3 +266,18 @@ def test_bag_r13_a_configured_topic_in_no_bag_is_said(
     assert main(["run", "approximate_time", "--input", str(fleet), "--output",
                  str(tmp_path / "x"), "--strict"]) == 2  # BAG-R9: only with rosbag
     assert "BAG-R9" in capsys.readouterr().err
+
+
+def test_bag_r12_a_fresh_session_finds_the_rosbag_source(fleet: Path) -> None:
+    """BAG-R12: with the package installed, `spark.read.format("rosbag")` works in a fresh
+    session that never called `register` (PySpark's discovery of `pyspark_rosbag`)."""
+    script = ("import sys\nfrom pyspark.sql import SparkSession\n"
+              "spark = SparkSession.builder.master('local[1]')"
+              ".config('spark.ui.enabled', 'false').getOrCreate()\n"
+              "frame = spark.read.format('rosbag').option('stamp', 'log').load(sys.argv[1])\n"
+              "print('rows', frame.where(frame.error.isNull()).count())\n")
+    done = subprocess.run([sys.executable, "-c", script, str(fleet)], capture_output=True,
+                          text=True, timeout=600, check=False,
+                          env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split("rows")[-1]) > 0
