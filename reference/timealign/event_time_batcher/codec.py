@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from timealign.algorithm import JSON, Account, Grouped, Record, Settled
-from timealign.errors import InvalidInput, output_fields, require
+from timealign.errors import INT64_MAX, InvalidInput, output_fields, require
 from timealign.event_time_batcher.model import (
     Batch,
     Config,
@@ -90,10 +92,35 @@ def output_from_json(raw: Mapping[str, Any], _inputs: Sequence[Input] = ()) -> O
     raise InvalidInput("kind", "EB-R2", "must be 'batch', 'timer', 'rejected' or 'dropped'", kind)
 
 
+# A row whose fields pass EB-R2's checks written as exact type tests (every row the driver
+# hands over has passed DRV-R9's, so only the non-empty names are new) becomes a Message by
+# filling its slots: the validating ``__init__`` measured a third of the driver's time per
+# row. Any other row goes through ``Message()``, which raises EB-R2 naming the field. The
+# check below keeps this in step with the class (the same four fields, no converter).
+if [(f.name, f.converter, f.validator) for f in attrs.fields(Message)] != [
+        ("key", None, None), ("event_time", None, None), ("at", None, None), ("id", None, None)]:
+    raise TypeError("codec.py fills Message by slot: its fields changed")
+_set_key: Any = Message.__dict__["key"].__set__
+_set_event_time: Any = Message.__dict__["event_time"].__set__
+_set_at: Any = Message.__dict__["at"].__set__
+_set_id: Any = Message.__dict__["id"].__set__
+
+
 def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[Input]:
     """Rows in arrival order: topic is the key, stamp the event time, arrival the ``at``."""
+    new, str_, int_, top = object.__new__, str, int, INT64_MAX
     for record in records:
-        yield Message(record.topic, record.stamp, record.arrival, record.id)
+        key, t, at, identity = record.topic, record.stamp, record.arrival, record.id
+        if (type(key) is str_ and key and type(identity) is str_ and identity
+                and type(t) is int_ and 0 <= t <= top and type(at) is int_ and 0 <= at <= top):
+            message = new(Message)
+            _set_key(message, key)
+            _set_event_time(message, t)
+            _set_at(message, at)
+            _set_id(message, identity)
+            yield message
+        else:
+            yield Message(key, t, at, identity)  # raises EB-R2
 
 
 def account(output: Output) -> Account:
