@@ -25,7 +25,7 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-pure test-cluster info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures clean
+.PHONY: install test test-pure test-cluster conform-ros1 info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,29 @@ test: lint typecheck unit crosshair
 test-pure: $(STAMP)
 	TIMEALIGN_PURE=1 $(BIN)/pytest -q $(PURE_CHECKS)
 
+# The real ROS 1 ApproximateTime (Debian's libmessage-filters-dev, unmodified) behind the
+# conformance protocol: examples/ros1_message_filters/. CI runs it after `make test`.
+ROS1_ADAPTER := build/ros1_adapter
+ROS1_LIBS := -lmessage_filters -lroscpp -lrostime -lroscpp_serialization -lrosconsole \
+	-lboost_system -lboost_thread
+ROS1_HEADERS := /usr/include/message_filters/sync_policies/approximate_time.h \
+	/usr/include/nlohmann/json.hpp
+CONFORM_ROS1_FUZZ ?= 2000
+CONFORM_ROS1_EXPLORE ?= 5
+
+$(ROS1_ADAPTER): examples/ros1_message_filters/adapter.cpp
+	@for header in $(ROS1_HEADERS); do test -f $$header || missing=1; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing libmessage-filters-dev nlohmann-json3-dev (apt-get, needs root)"; \
+		apt-get update -q && apt-get install -y -q libmessage-filters-dev nlohmann-json3-dev; \
+	fi
+	mkdir -p build
+	$(CXX) -std=c++17 -O2 -o $@ $< $(ROS1_LIBS)
+
+conform-ros1: $(STAMP) $(ROS1_ADAPTER)
+	$(BIN)/timealign conform approximate_time --target ros1 --cmd ./$(ROS1_ADAPTER) \
+		--fuzz $(CONFORM_ROS1_FUZZ) --seed 1 --explore $(CONFORM_ROS1_EXPLORE) --timeout 60 --quiet
+
 info: $(STAMP)
 	$(BIN)/timealign info
 
@@ -68,7 +91,7 @@ proofs: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(PROOF_SECONDS) --report-all
 	$(BIN)/python -m proofs.explore
 	$(BIN)/python -m proofs.explore_rate_aware_batcher  # liveness probes (spec RB, bounded exploration)
-	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py  # the bad-input fuzz, longer
+	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py tests/test_cli_fuzz.py  # the bad-input and command-line fuzz, longer
 	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
 
 vectors: $(STAMP)
@@ -77,6 +100,11 @@ vectors: $(STAMP)
 # The spec's pictures (spec/figures/*.svg), drawn from the vectors; a test fails when stale.
 figures: $(STAMP)
 	$(BIN)/python -m cases.figures
+
+# spec/index.md and each spec section's cross-reference line (code, tests, vectors per id);
+# a test fails when they are stale.
+spec-index: $(STAMP)
+	$(BIN)/python -m tools.spec_index
 
 demo: $(STAMP)
 	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)

@@ -3,7 +3,7 @@
 Writes a rosbag2 MCAP bag of camera-sized messages (``sensor_msgs/msg/Image``, default
 1,000,000 messages of 4 KB: a small camera frame; about 4.3 GB), three quarters on a camera
 topic and a quarter on an IMU topic, receive times jittered out of order, then reads it
-with :func:`timealign.rosbag.reader.read_bag` on one core and prints messages per second
+with :func:`timealign.rosbag.read.read_bag` on one core and prints messages per second
 (CPU time of the reading process; the first read after writing also warms the page cache
 and the library's imports, so the best of ``--repeat`` reads is reported), the peak
 resident memory, and, for comparison, the same bag read through the library's own message
@@ -26,7 +26,8 @@ import numpy as np
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-from timealign.rosbag.reader import Bag, Options, read_bag
+from timealign.rosbag.discovery import Bag, Options
+from timealign.rosbag.read import read_bag
 
 
 def write_bag(path: Path, messages: int, payload: int) -> None:

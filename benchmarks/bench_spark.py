@@ -8,7 +8,7 @@ per-file path, ``--sources-per-file``). Then:
     order each source's rows (SP-R2) and drive the machine through them (spec/drivers.md);
 (b) the batch job (``timealign.spark.batch.run_batch``) on each master of ``--masters``
     (``local[1]``, ``local[2]``, and ``standalone``: a master and one 2-core worker started on
-    127.0.0.1, :mod:`timealign.spark.standalone`), for each path of ``--paths``.
+    127.0.0.1, :mod:`tests.spark.standalone`), for each path of ``--paths``.
 
 Printed per run: messages per second and the ratio to (a); the CPU seconds of the JVMs and
 of the Python workers; the CPU microseconds per row (JVM + Python), the scale-out
@@ -204,7 +204,9 @@ class Masters:
 
     def session(self, master: str) -> Any:
         from timealign.spark.session import build_session
-        from timealign.spark.standalone import start_cluster
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' launcher
+        from tests.spark.standalone import start_cluster
 
         self.close()
         if master != "standalone":

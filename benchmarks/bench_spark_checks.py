@@ -20,7 +20,7 @@ from pathlib import Path
 
 from timealign import registry
 from timealign.spark.batch import run_batch
-from timealign.spark.check import Census, check_unique_ids
+from timealign.spark.census import Census, check_unique_ids
 from timealign.spark.generate import Plan, generate
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.session import build_session

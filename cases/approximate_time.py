@@ -5,6 +5,12 @@ reference; ``tests/approximate_time/test_at_vectors.py`` checks the key ones aga
 outputs derived by hand from the note. The algorithm description has no numeric worked
 examples; the worked examples of the note (the float64 trap of §7.1, the ROS 1 rounding
 example of §14, the livelock of §10) are here under ``note_…`` names.
+
+Every case whose behaviour does not depend on the age penalty uses ``age_penalty`` 0, so a
+port without an age penalty can run most of the suite and every ``AT-R…`` rule is covered
+at 0 (``tests/test_vector_suites.py``); the cases about the penalty name it. The
+``pitfall_…`` cases are defects the conformance harness found in a real third-party port,
+named for the pitfall.
 """
 
 from __future__ import annotations
@@ -15,13 +21,14 @@ from timealign.vectors import Vector
 
 JSON = dict[str, Any]
 END: JSON = {"op": "end"}
+SECOND = 1_000_000_000
 
 
 def msg(ident: str, topic: int, stamp: int) -> JSON:
     return {"op": "message", "topic": topic, "stamp": stamp, "id": ident}
 
 
-def config(topics: int | list[str], queue_size: int = 10, age_penalty: float | None = None,
+def config(topics: int | list[str], queue_size: int = 10, age_penalty: float | None = 0.0,
            max_interval_duration: int | None = None,
            inter_message_lower_bounds: list[int] | None = None,
            arithmetic: str | None = None) -> JSON:
@@ -129,7 +136,16 @@ CASES: list[Vector] = [
     case("default_age_penalty_is_0_1", "AT-D14 AT-R15 AT-R1",
          "age_penalty null means 0.1: age 10 scales to 11 >= gain 11, so the older "
          "{a0, b11} is kept (with 0 the newer {a21, b11} would win).",
+         config(2, age_penalty=None),
+         [msg("a0", 0, 0), msg("b11", 1, 11), msg("a21", 0, 21), END]),
+    case("age_penalty_zero_ros2", "AT-R15 AT-D8",
+         "age_penalty 0 in ROS 2 arithmetic: age 10 scales to 10 < gain 11, so the newer "
+         "{a21, b11} wins (the default 0.1 keeps {a0, b11}).",
          config(2), [msg("a0", 0, 0), msg("b11", 1, 11), msg("a21", 0, 21), END]),
+    case("age_penalty_zero_ros1", "AT-R16",
+         "The same in ROS 1 arithmetic: 10.0 x 1.0 is 10 < gain 11: {a21, b11}.",
+         config(2, arithmetic="ros1"),
+         [msg("a0", 0, 0), msg("b11", 1, 11), msg("a21", 0, 21), END]),
     case("tie_rule_start_lowest_index", "AT-R6 AT-D2",
          "Start ties go to the lowest index: nothing is published here, whereas the "
          "highest-index rule would publish {a0, b1, c2} at c4.",
@@ -186,4 +202,77 @@ CASES: list[Vector] = [
          config(2), [msg("a0", 0, 0), msg("x1", 2, 0), msg("x2", 1, -1),
                      {"op": "message", "topic": 1, "stamp": 1.5, "id": "x3"},
                      msg("b0", 1, 0), END]),
+    case("pitfall_stamp_zero_is_a_stamp", "AT-R2 AT-R10 AT-R12 AT-D6",
+         "Stamp 0 is a stamp like any other (a port that uses 0 as 'unset' never makes a "
+         "message stamped 0 the pivot, and then publishes nothing ever): three exact "
+         "matches, three sets at once.",
+         config(2), [msg("a0", 0, 0), msg("b0", 1, 0), msg("a1", 0, SECOND),
+                     msg("b1", 1, SECOND), msg("a2", 0, 2 * SECOND), msg("b2", 1, 2 * SECOND),
+                     END]),
+    case("pitfall_stamp_zero_obeys_max_interval", "AT-R8 AT-D10",
+         "A set starting at stamp 0 obeys the maximum interval too (a port using 0 as "
+         "'unset' skips the check and publishes {a0, b10}, a 10 ns span): max 5 ns drops "
+         "a0, then b10.",
+         config(2, max_interval_duration=5),
+         [msg("a0", 0, 0), msg("b10", 1, 10), msg("a20", 0, 20), END]),
+    case("pitfall_equal_stamps_in_a_queue", "AT-R11 AT-R12 AT-D1 AT-D12",
+         "Two queued messages with equal stamps do not end the search (a port that stops "
+         "there publishes {a0, b0}, a 5 ns span): a2 and a3 improve the candidate, and the "
+         "minimal {a3, b0} (1 ns) is published.",
+         config(2), [msg("a0", 0, 100), msg("a1", 0, 100), msg("b0", 1, 105),
+                     msg("a2", 0, 103), msg("a3", 0, 106), END]),
+    case("ros1_config_rejects_a_single_topic", "AT-R19 AT-R1",
+         "The ROS 1 policy takes two message types or more: a one-topic ros1 config is "
+         "refused (ROS 2 takes it, AT-D15).",
+         config(1, arithmetic="ros1"), [msg("a0", 0, 0)]),
+    case("ros1_config_rejects_a_bound_beyond_a_ros1_duration", "AT-R19 AT-R1",
+         "A lower bound of 2^31 s does not fit ROS 1's signed 32-bit seconds.",
+         config(2, inter_message_lower_bounds=[0, 2**31 * 10**9], arithmetic="ros1"),
+         [msg("a0", 0, 0)]),
+    case("ros1_rejects_an_age_beyond_a_ros1_duration", "AT-R19 AT-R16 AT-R12 AT-R14",
+         "Sim time next to wall-clock time, age penalty 0.5: a1 at 1.7e9 s would scale an "
+         "age of 1.7e9 s to 2.55e9 s, beyond ROS 1's 2^31 s (ROS 1 throws inside add() and "
+         "keeps a half-updated synchronizer); refused, the run goes on from the state before "
+         "it and a2 publishes {a0, b0}.",
+         config(2, age_penalty=0.5, arithmetic="ros1"),
+         [msg("b0", 1, 1), msg("a0", 0, 0), msg("a1", 0, 1_700_000_000_123_456_789),
+          msg("a2", 0, 5), END]),
+    case("ros1_accepts_sim_and_wall_clock_with_a_small_penalty", "AT-R19 AT-R16",
+         "The same stamps with the default age penalty 0.1: 1.87e9 s still fits ROS 1's "
+         "durations, so a1 is taken and proves {a0, b0} optimal at once.",
+         config(2, arithmetic="ros1"),
+         [msg("b0", 1, 1), msg("a0", 0, 0), msg("a1", 0, 1_700_000_000_123_456_789), END]),
+    case("ros1_rejects_a_stamp_beyond_a_ros1_time", "AT-R19",
+         "ROS 1 time is unsigned 32-bit seconds: a stamp of 2^32 s cannot be expressed, and "
+         "2^31 s next to 0 is an age no ROS 1 duration holds (ROS 1 throws at b0); both "
+         "refused, the run goes on.",
+         config(2, arithmetic="ros1"),
+         [msg("a0", 0, 0), msg("x1", 1, 2**32 * 10**9), msg("b0", 1, 2**31 * 10**9),
+          msg("b1", 1, 3), END]),
 ]
+
+
+def typical_run() -> list[JSON]:
+    """A robot's camera (30 Hz), IMU (50 Hz) and lidar (10 Hz) over a quarter of a second,
+    each message arriving a fixed latency after its stamp (IMU 1 ms, camera 8 ms, lidar
+    25 ms), in arrival order: the lidar, the slowest topic, paces the sets, and the camera
+    and IMU messages between two sets are dropped, as the policy intends."""
+    ms = 1_000_000
+    streams = [
+        ("camera", 0, [k * 33 + (1 if k % 2 else 0) for k in range(8)], 8),
+        ("imu", 1, [k * 20 for k in range(13)], 1),
+        ("lidar", 2, [5 + k * 100 for k in range(3)], 25),
+    ]
+    rows = sorted((stamp + latency, topic, stamp, f"{name}{k}")
+                  for name, topic, stamps, latency in streams
+                  for k, stamp in enumerate(stamps))
+    return [msg(ident, topic, stamp * ms) for _arrival, topic, stamp, ident in rows] + [END]
+
+
+# The overview figure of spec/approximate_time.md.
+CASES.append(case(
+    "typical_run", "AT-R3 AT-R5 AT-R11 AT-R12 AT-R14 AT-R17",
+    "A typical run: camera 30 Hz, IMU 50 Hz and lidar 10 Hz with their latencies; one set "
+    "per lidar scan, the camera and IMU messages in between dropped (superseded or by "
+    "overflow), the newest left pending at the end.",
+    config(["camera", "imu", "lidar"], queue_size=5), typical_run()))

@@ -214,4 +214,19 @@ UC3_ROWS = [("a1", 110, 120), ("b1", 120, 130), ("c1", 130, 140), ("a2", 140, 15
             ("a3", 155, 170)]
 MUTATIONS = mutations("uc1", UC1_ROWS) + mutations("uc3", UC3_ROWS)
 
-CASES: list[Vector] = USE_CASES + RULES + HAZARDS + MUTATIONS
+# The overview figure of spec/event_time_batcher.md: three sensors of a thin-edge device
+# measured about once a second, W = 50 ms, D = 20 ms, fed through the batch driver (rows in
+# ms: id, event time, arrival); the key is the id's letters.
+TYPICAL_ROWS = [("temp1", 1000, 1004), ("hum1", 1003, 1006), ("press1", 1008, 1012),
+                ("temp2", 2000, 2003), ("hum2", 2006, 2010), ("press2", 2004, 2031),
+                ("temp3", 3000, 3002), ("press3", 3005, 3009), ("hum3", 3020, 3024),
+                ("temp4", 3030, 3033)]
+TYPICAL = [case("typical_run", "A typical run: three sensors measured once a second; each "
+                "second's measurements form a batch closed D after its window; press2 is "
+                "delivered 27 ms late and rejected too_old; temp4, a second temperature in "
+                "the third window, splits it at the midpoint.",
+                "EB-R5 EB-R7 EB-R8 EB-R9 EB-R11 EB-R12 EB-R13 EB-R14 EB-R15",
+                config(scale=MS),
+                driven(config(scale=MS), [(i, t * MS, at * MS) for i, t, at in TYPICAL_ROWS]))]
+
+CASES: list[Vector] = USE_CASES + RULES + HAZARDS + MUTATIONS + TYPICAL

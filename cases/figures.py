@@ -3,8 +3,9 @@
 Each entry of :data:`FIGURES` names the spec id or section a figure shows and the vector it
 is drawn from; the figure is ``spec/figures/<prefix>_<vector>.svg`` and the spec of the
 algorithm embeds it next to that hazard or scenario. The SVG is the same bytes for the same
-vector (``timealign.plot.draw``), so ``tests/test_plot_figures.py`` regenerates every
-figure in memory and fails when a committed one is stale or not embedded.
+vector (``timealign.plot.draw``), so ``tests/plot/test_plot_figures.py`` regenerates every
+figure in memory and fails when a committed one is stale, not embedded, or has no caption
+("*What to look at:*" after the image), or when two of its marks lie at one point (PL-D4).
 
     python -m cases.figures        # or: make figures
 """
@@ -24,12 +25,14 @@ PREFIX = {"approximate_time": "at", "event_time_batcher": "eb", "rate_aware_batc
 
 # (what the figure shows in the spec, algorithm, vector name)
 FIGURES: tuple[tuple[str, str, str], ...] = (
+    ("Overview", "approximate_time", "typical_run"),
     ("AT-H1", "approximate_time", "note_livelock_after_last_topic_overflow"),
     ("AT-H1", "approximate_time", "overflow_of_topic0_recovers"),
     ("AT-H3", "approximate_time", "wiki_optimality_fails_with_too_large_bound"),
     ("AT-H4", "approximate_time", "wiki_sets_cross_with_out_of_order_stamps"),
     ("AT-H5", "approximate_time", "wiki_arrival_order_matters_with_overflow_a"),
     ("AT-H5", "approximate_time", "wiki_arrival_order_matters_with_overflow_b"),
+    ("Overview", "event_time_batcher", "typical_run"),
     ("UC1", "event_time_batcher", "uc1_window"),
     ("UC2", "event_time_batcher", "uc2_timeout"),
     ("UC3", "event_time_batcher", "uc3_conflicts"),
@@ -45,6 +48,7 @@ FIGURES: tuple[tuple[str, str, str], ...] = (
     ("EB-H6", "event_time_batcher", "hazard_order_ab"),
     ("EB-H6", "event_time_batcher", "hazard_order_ba"),
     ("EB-H7", "event_time_batcher", "hazard_zero_window"),
+    ("Overview", "rate_aware_batcher", "typical_run"),
     ("Happy path", "rate_aware_batcher", "happy_path_14hz"),
     ("Missing pulse", "rate_aware_batcher", "missing_pulse"),
     ("Split messages", "rate_aware_batcher", "split_messages"),

@@ -526,3 +526,15 @@ CASES: list[Vector] = [
               poll(log(2**63, "beyond")), END]),
     ) for vector in pair],
 ]
+
+# The overview figure of spec/rate_aware_batcher.md: a detector (14 Hz) and a monitor
+# (5 Hz) gate the windows, a log stream rides along, polled every 100 ms for 4.5 s.
+CASES.append(case(
+    "typical_run",
+    "A typical run: a 14 Hz detector and a 5 Hz monitor gate 1 s windows, log lines ride "
+    "along; the bootstrap batch, a timeout close while the grids form, then a close each "
+    "time both streams reach their last slot; the partial last window is pending at the end.",
+    ["RB-R8", "RB-R10", "RB-R11", "RB-R12", "RB-R14", "RB-R16"],
+    [*polled(train("det", 14, 4.5), train("mon", 5, 4.5, kind=MON, phase=20 * MS),
+             [(T0 + k * 450 * MS, log(T0 + k * 450 * MS, f"log{k}")) for k in range(10)],
+             until=4.5), END]))

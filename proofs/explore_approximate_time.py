@@ -17,7 +17,7 @@ from proofs.explore import Instance
 from timealign import run
 from timealign.approximate_time import ALGORITHM, Config, End, Input, Message
 from timealign.approximate_time import invariants as inv
-from timealign.conformance.instances import any_order, in_order
+from timealign.approximate_time.traces import any_order, in_order
 
 Trace = tuple[Any, ...]
 Outputs = tuple[tuple[int, Any], ...]

@@ -13,9 +13,9 @@ run holds on the open one (``check_open_prefixes=False`` halves the time).
 from __future__ import annotations
 
 from proofs.explore import Instance
-from timealign.conformance.instances import eb_moves
 from timealign.event_time_batcher import ALGORITHM, Config
 from timealign.event_time_batcher.invariants import check
+from timealign.event_time_batcher.traces import eb_moves
 
 
 def _instance(name: str, config: Config, steps: tuple[int, ...], keys: str, depth: int) -> Instance:

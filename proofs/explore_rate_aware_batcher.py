@@ -28,14 +28,6 @@ from typing import Any
 
 from proofs.explore import Instance, Trace
 from timealign.algorithm import run
-from timealign.conformance.instances import (
-    RB_PULSE,
-    RB_STALL,
-    rb_alphabet,
-    rb_at,
-    rb_clock_of,
-    rb_one,
-)
 from timealign.rate_aware_batcher import (
     ALGORITHM,
     Batch,
@@ -46,8 +38,15 @@ from timealign.rate_aware_batcher import (
     Poll,
     invariants,
 )
-
-HEAD = "esslivedata-head"
+from timealign.rate_aware_batcher.traces import (
+    EXPLORED,
+    RB_PULSE,
+    RB_STALL,
+    Explored,
+    rb_at,
+    rb_clock_of,
+    rb_one,
+)
 
 
 def check(config: Config, inputs: Trace, outputs: Any) -> list[str]:
@@ -64,39 +63,25 @@ def check(config: Config, inputs: Trace, outputs: Any) -> list[str]:
     return problems + invariants.hwm_monotone(h for h, _ in observed)
 
 
-def instance(name: str, moves: Sequence[str], depth: int, **config: Any) -> Instance:
-    settings = Config(batch_length_s=1e-6, **config)
-    factor = f", factor {settings.factor}" if "timeout_factor" in config else ""
+def instance(explored: Explored) -> Instance:
+    """The package's instance (``rate_aware_batcher.traces.EXPLORED``, which ``timealign
+    conform --target esslivedata-card``/``-head`` walk too) with its depth and checks."""
+    settings, moves = explored.config, explored.moves
+    factor = f", factor {settings.factor}" if settings.timeout_factor is not None else ""
     head = settings.head
     return Instance(
-        name=name,
+        name=explored.name,
         algorithm=ALGORITHM,
         config=settings,
-        moves=rb_alphabet(*moves, clocked=head),
-        depth=depth,
+        moves=explored.instance().moves,
+        depth=explored.depth,
         check=check,
         bounds=(f"L=1000 ns, pulse 250 ns{factor}{', head, clock' if head else ''}; "
                 f"moves {', '.join(moves)}"),
     )
 
 
-INSTANCES = [
-    instance("rb/one-stream-late-log", ["pulse", "late", "log", "empty"], 8),
-    instance("rb/two-streams-ahead", ["pulse", "mon", "log_ahead", "empty"], 7),
-    instance("rb/length-changes", ["pulse", "empty", "length_2L", "length_half"], 8),
-    instance("rb/far-outliers", ["pulse", "log_far", "det_far", "empty"], 7),
-    instance("rb/factor-3.5", ["pulse", "log", "empty"], 9, timeout_factor=3.5),
-    instance("rb-head/one-stream-late-log", ["pulse", "late", "log", "stall"], 7,
-             profile=HEAD),
-    instance("rb-head/two-streams-ahead", ["pulse", "mon", "log_ahead", "stall"], 6,
-             profile=HEAD),
-    instance("rb-head/length-changes", ["pulse", "stall", "length_2L", "length_half"], 7,
-             profile=HEAD),
-    instance("rb-head/far-outliers", ["pulse", "log_far", "det_far", "stall"], 7,
-             profile=HEAD),
-    instance("rb-head/no-timeout", ["pulse", "log", "stall"], 8, timeout_factor=float("inf"),
-             profile=HEAD),
-]
+INSTANCES = [instance(explored) for explored in EXPLORED]
 
 
 def probes(item: Instance, depth: int = 6) -> tuple[int, int, int, list[Input]]:

@@ -4,17 +4,18 @@
 repeatable; ``nightly`` explores far more. Choose with ``--hypothesis-profile=nightly`` or
 ``HYPOTHESIS_PROFILE=nightly``.
 
-Without the ``spark`` extra (``pip install timealign[dev]`` only) the Spark and ROS bag
-tests (``tests/spark``, ``tests/rosbag``) are not collected, and the report header says
-why, instead of failing at collection. The helper modules of the tests are registered for
-pytest's assertion rewriting, so their ``assert`` statements run under ``python -O`` too
-(test modules are rewritten anyway).
+Without an extra (``pip install timealign[dev]`` only) the tests that need it (the Spark and
+ROS bag tests without ``spark``, the pictures without ``plot``) are not collected, and the
+report header says why, instead of failing at collection. The helper modules of the tests
+are registered for pytest's assertion rewriting, so their ``assert`` statements run under
+``python -O`` too (test modules are rewritten anyway).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -49,16 +50,33 @@ def _missing(modules: tuple[str, ...]) -> list[str]:
     return missing
 
 
-#: What the Spark adapter and its tests import (the ``spark`` extra of pyproject.toml).
-SPARK_MISSING = _missing(("pyspark", "pyarrow", "pandas", "numpy", "rosbags"))
-collect_ignore = ["spark", "rosbag"] if SPARK_MISSING else []
+#: Per extra of pyproject.toml: the modules it brings, and the test folders and files that
+#: need it. Without an extra (``pip install timealign[dev]`` only) its tests are not
+#: collected and the report header names the extra and the missing modules: the suite
+#: skips them with a reason instead of failing at collection.
+EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "spark": (("pyspark", "pyarrow", "pandas", "numpy", "rosbags"), ("spark", "rosbag")),
+    "plot": (("matplotlib",), ("plot", "spark/test_spark_pictures.py")),
+}
+MISSING = {extra: missing for extra, (modules, _) in EXTRAS.items()
+           if (missing := _missing(modules))}
+SPARK_MISSING = MISSING.get("spark", [])
+IGNORED = tuple(Path(__file__).parent / path for extra in MISSING for path in EXTRAS[extra][1])
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Leave out the tests of a missing extra, even when named on the command line."""
+    if any(collection_path == path or path in collection_path.parents for path in IGNORED):
+        return True
+    return None
 
 
 def pytest_report_header() -> str | None:
-    if SPARK_MISSING:
-        return (f"Spark and ROS bag tests skipped: the 'spark' extra is not installed "
-                f"(missing {', '.join(SPARK_MISSING)})")
-    return None
+    if not MISSING:
+        return None
+    return "; ".join(f"{extra} tests skipped ({', '.join(EXTRAS[extra][1])}): the "
+                     f"'{extra}' extra is not installed (missing {', '.join(missing)})"
+                     for extra, missing in MISSING.items())
 
 
 pytest.register_assert_rewrite(

@@ -192,5 +192,5 @@ def test_drv_r8_without_runs_a_cut_would_split_a_poll() -> None:
     assert chunked(RB, records, [1]) == whole
     assert chunked(attrs.evolve(RB, record_run=None), records, [1]) != whole
     driver = Driver(RB, RB_CONFIG)
-    assert list(driver.feed(records)) == [] and driver.checkpoint().held == tuple(records)
+    assert list(driver.feed(records)) == [] and driver.checkpoint().held_rows == tuple(records)
     assert driver.last_arrival == 1 and driver.arrival is None

@@ -96,5 +96,5 @@ def test_sp_r20_separate_paths_pass(tmp_path: Path) -> None:
     assert not overlap(str(tmp_path / "data"), str(tmp_path / "data2"))
     assert overlap("hdfs://n/a/b", "hdfs://n/a/")
     assert not overlap("hdfs://n/a/b", "hdfs://n/a/c")
-    check_separate({"--input": str(tmp_path / "data")},
-                   {"--output groups/": str(tmp_path / "groups")})
+    check_separate({"input": str(tmp_path / "data")},
+                   {"output groups/": str(tmp_path / "groups")})

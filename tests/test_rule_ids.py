@@ -1,7 +1,9 @@
 """Every rule id defined in ``spec/`` is cited by at least one test (spec/README.md).
 
-An id is *defined* where a spec line starts a rule with it: a table row ``| AT-R3 |`` or a
-bold/heading marker ``**AT-R3**`` / ``### AT-R3``. An id is *cited* only by a test: in the
+An id is *defined* where a spec line starts a rule with it: its section heading
+``### AT-R3 Title`` (the form of spec/README.md), or, for a rule added in the older form, a
+table row ``| AT-R3 |`` or a bold ``**AT-R3**``. The generated ``spec/index.md`` defines
+nothing. An id is *cited* only by a test: in the
 name of a test function (``test_at_r3_...``; ``test_sp_i3_d1_...`` cites SP-I3 and SP-D1)
 or in its docstring, where a test is a ``test_*`` function or method, or a rule, invariant
 or initialize step of a Hypothesis state machine. A mention anywhere else (a comment, a
@@ -23,11 +25,31 @@ NAME_PART = re.compile(r"[ridh]\d+")
 STATEFUL = {"rule", "invariant", "initialize"}
 
 
+HEADING = re.compile(rf"^#+\s+({ID})\b(.*)$", re.MULTILINE)
+GENERATED = {"index.md"}  # written by `make spec-index` from the other files
+LONGEST_LINE = 200
+
+
+def spec_files() -> list[Path]:
+    """The hand-written spec documents (the generated index is not one)."""
+    return [spec for spec in sorted((ROOT / "spec").glob("*.md")) if spec.name not in GENERATED]
+
+
+def without_code(text: str) -> str:
+    """``text`` with its fenced code blocks blanked (an example there defines nothing)."""
+    return re.sub(r"^```.*?^```[^\n]*$", "", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def definitions() -> list[tuple[str, str]]:
+    """Every (id, file) definition, in file order, repeats included."""
+    return [(match.group(1), spec.name) for spec in spec_files()
+            for match in DEFINITION.finditer(without_code(spec.read_text(encoding="utf-8")))]
+
+
 def defined_ids() -> dict[str, str]:
     ids: dict[str, str] = {}
-    for spec in sorted((ROOT / "spec").glob("*.md")):
-        for match in DEFINITION.finditer(spec.read_text(encoding="utf-8")):
-            ids.setdefault(match.group(1), spec.name)
+    for rule, name in definitions():
+        ids.setdefault(rule, name)
     return ids
 
 
@@ -111,6 +133,56 @@ class Machine:
         """Cites AT-I2."""
 ''', encoding="utf-8")
     assert cited_ids(tmp_path) == {"AT-R4", "AT-I1", "AT-R5", "AT-I2"}
+
+
+def test_each_id_is_defined_once() -> None:
+    """An id names one statement: it is defined in exactly one place (ids are never reused)."""
+    seen: dict[str, str] = {}
+    repeated = []
+    for rule, name in definitions():
+        if rule in seen:
+            repeated.append(f"{rule} ({seen[rule]}, {name})")
+        seen[rule] = name
+    assert not repeated, f"ids defined twice: {repeated}"
+
+
+def test_each_section_heading_has_a_title() -> None:
+    """``### AT-R5 Overflow drops the oldest message of the topic``: a reader scanning the
+    headings (or a link to one) sees what the statement is about, not only its number."""
+    untitled = [f"{spec.name}: {match.group(0)}" for spec in spec_files()
+                for match in HEADING.finditer(without_code(spec.read_text(encoding="utf-8")))
+                if not match.group(2).strip()]
+    assert not untitled, f"headings without a title: {untitled}"
+
+
+def long_lines(text: str) -> list[int]:
+    """Numbers of the lines longer than LONGEST_LINE characters outside fenced code blocks."""
+    found = []
+    fenced = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and len(line) > LONGEST_LINE:
+            found.append(number)
+    return found
+
+
+def test_spec_lines_are_of_normal_length() -> None:
+    """A reviewer reads spec/ without scrolling sideways and a one-word change is a one-line
+    diff: no line outside code blocks is longer than 200 characters (tables included, so a
+    table keeps short cells; a long statement is a section of prose)."""
+    offending = {spec.name: lines for spec in sorted((ROOT / "spec").glob("*.md"))
+                 if (lines := long_lines(spec.read_text(encoding="utf-8")))}
+    assert not offending, f"lines longer than {LONGEST_LINE} characters: {offending}"
+
+
+def test_long_lines_and_definitions_skip_code_blocks() -> None:
+    """The length check and the definitions read fenced code as code, everything else as
+    prose or table."""
+    text = "short\n```\n" + "x" * 300 + "\n### AT-R99 Example\n```\n" + "| " + "y" * 300 + " |\n"
+    assert long_lines(text) == [6]
+    assert "AT-R99" not in without_code(text)
+    assert "short" in without_code(text)
 
 
 def test_spec_stands_on_its_own() -> None:

@@ -63,3 +63,19 @@ def test_installed_suite_is_what_make_vectors_writes(family: str) -> None:
     installed = ROOT / "reference" / "timealign" / "suites" / f"{family}.jsonl"
     assert installed.read_text(encoding="utf-8") == generate.bundle_text(family), \
         "run `make vectors`"
+
+
+def test_every_approximate_time_rule_has_a_vector_without_age_penalty() -> None:
+    """Issue 20: a port without an age penalty runs most of the ApproximateTime suite, and
+    every ``AT-R…`` rule is exercised by a vector with ``age_penalty`` 0 (the pitfall
+    vectors among them)."""
+    spec = (ROOT / "spec" / "approximate_time.md").read_text(encoding="utf-8")
+    defined = set(re.findall(r"^\s*(?:\|\s*|\*\*|#+\s+)(AT-R\d+)\b", spec, re.M))
+    cases = generate.cases("approximate_time")
+    at_zero = [c for c in cases if c.config.get("age_penalty") == 0]
+    covered = {rule for case in at_zero for rule in case.rules}
+    assert defined and not sorted(defined - covered)
+    assert len(at_zero) > 3 * len(cases) // 4
+    assert {c.name for c in at_zero} >= {"pitfall_stamp_zero_is_a_stamp",
+                                         "pitfall_stamp_zero_obeys_max_interval",
+                                         "pitfall_equal_stamps_in_a_queue"}

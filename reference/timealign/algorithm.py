@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from timealign.errors import InvalidInput
+from timealign.traces import Traces
 
 C = TypeVar("C")
 S = TypeVar("S")
@@ -132,10 +133,14 @@ class Algorithm(Generic[C, S, I, O]):
     another implementation's output, the run's inputs given for the ids it names).
 
     Two hooks serve pictures (``spec/plots.md``) and read, never decide:
-    ``records_of(config, input)`` lists the messages an input carries, as records (the
+    ``timeline_records(config, input)`` lists the messages an input carries, as records (the
     inverse of ``inputs_from_records``, for adapters that start from inputs, such as
     vectors), and ``slots_of(config, state)`` reports the slot grid of the active window
     for machines that have one.
+
+    ``traces`` is the package's conformance knowledge (``<algorithm>/traces.py``: explorer
+    instances, fuzz strategy, observability profiles, output -> rule map, targets), read by
+    ``timealign conform`` (spec/conformance.md).
     """
 
     name: str
@@ -156,8 +161,9 @@ class Algorithm(Generic[C, S, I, O]):
     fast: Fast[C, S, I, O] | None = None
     check: Callable[[C, Sequence[I], Sequence[tuple[int, O]]], list[str]] | None = None
     output_from_json: Callable[[Mapping[str, Any], Sequence[I]], O] | None = None
-    records_of: Callable[[C, I], tuple[Record, ...]] | None = None
+    timeline_records: Callable[[C, I], tuple[Record, ...]] | None = None
     slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
+    traces: Traces | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
@@ -245,3 +251,32 @@ def check_json_run(
                                raw.get("input"))
         produced.append((renumber[raw["input"]], algorithm.output_from_json(raw, decoded)))
     return algorithm.check(algorithm.config_from_json(config), decoded, produced)
+
+
+def run_json(
+    algorithm: Algorithm[C, S, I, O], config: Mapping[str, Any],
+    inputs: Iterable[Mapping[str, Any]],
+) -> list[JSON]:
+    """Run ``algorithm`` over a trace in vector form and return its outputs in vector form
+    (VEC-R4, VEC-R5): a config it refuses is the single ``error`` output of input ``None``;
+    an input it refuses is an ``error`` output of that input, and the run goes on from the
+    state before it. The one loop behind ``timealign replay``/``check``, the vectors and the
+    conformance harness."""
+    try:
+        decoded = algorithm.config_from_json(config)
+    except InvalidInput as error:
+        return [_error_output(None, error)]
+    state, step, encode = algorithm.initial(decoded), algorithm.step, algorithm.output_to_json
+    produced: list[JSON] = []
+    for index, raw in enumerate(inputs):
+        try:
+            state, outputs = step(decoded, state, algorithm.input_from_json(raw))
+        except InvalidInput as error:
+            produced.append(_error_output(index, error))
+            continue
+        produced.extend({"input": index, **encode(output)} for output in outputs)
+    return produced
+
+
+def _error_output(index: int | None, error: InvalidInput) -> JSON:
+    return {"input": index, "kind": "error", "field": error.field, "rule": error.rule}

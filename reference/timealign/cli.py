@@ -1,37 +1,45 @@
 """The ``timealign`` command line: replay and check conformance vectors.
 
-The CLI is an adapter: it decodes files, drives the reference through the registry and
-prints JSON lines. Sub-commands of optional adapters (the Spark jobs) register themselves
-through ``_EXTENSIONS`` and import their heavy dependencies only when run.
+The top layer (ARCHITECTURE.md): it parses options, hands the work to the core or to an
+adapter, and maps failures to exit codes (:func:`timealign.command.guarded`). Each
+adapter's ``cli.py`` adds its sub-commands (``register``) and imports its heavy
+dependencies (pyspark, matplotlib, Hypothesis) only when run, so importing them here costs
+nothing and keeps every arrow visible: this module imports them; they never import it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
-import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from timealign import __version__, native, vectors
-from timealign.errors import ConsistencyError, InvalidInput
+from timealign.command import add_debug, guarded, leave
+from timealign.conformance import cli as conformance_cli
+from timealign.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_DIFFERENT,
+    EXIT_FAILURE,
+    EXIT_INCONSISTENT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    InvalidInput,
+    failure_code,
+)
+from timealign.plot import cli as plot_cli
+from timealign.spark import cli as spark_cli
 from timealign.vectors import Vector
 
-_EXTENSIONS: tuple[str, ...] = (
-    "timealign.conformance.cli",
-    "timealign.spark.cli",
-    "timealign.plot.cli",
-)
+__all__ = [  # the exit codes and the exit point are re-exported for callers of old
+    "EXIT_BAD_INPUT", "EXIT_DIFFERENT", "EXIT_FAILURE", "EXIT_INCONSISTENT",
+    "EXIT_INTERRUPTED", "EXIT_OK", "add_debug", "build_description", "build_parser",
+    "failure_code", "guarded", "main",
+]
 
-# Exit codes (README "Exit codes"); 1 is `check`'s "some vector differs" (VEC-R6).
-EXIT_OK = 0
-EXIT_DIFFERENT = 1
-EXIT_BAD_INPUT = 2
-EXIT_INCONSISTENT = 3
-EXIT_FAILURE = 4
-EXIT_INTERRUPTED = 130
+#: The adapters whose sub-commands ``timealign`` offers, in the order of ``--help``.
+_EXTENSIONS = (conformance_cli, spark_cli, plot_cli)
 
 
 def _vectors(args: argparse.Namespace) -> Iterator[tuple[Path, Vector | InvalidInput]]:
@@ -141,60 +149,25 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("files", nargs="+", help=".json/.jsonl vector files or directories")
     check.add_argument("-v", "--verbose", action="store_true", help="list passing vectors")
     check.set_defaults(handler=_check)
-    for module in _EXTENSIONS:
-        importlib.import_module(module).register(commands)
+    for extension in _EXTENSIONS:
+        extension.register(commands)
     add_debug(parser, top=True)
     for sub in commands.choices.values():
         add_debug(sub)
     return parser
 
 
-def failure_code(error: BaseException) -> int:
-    """The exit code of an exception that ended a command (README "Exit codes")."""
-    if isinstance(error, InvalidInput | OSError | UnicodeError):
-        return EXIT_BAD_INPUT
-    if isinstance(error, ConsistencyError):
-        return EXIT_INCONSISTENT
-    if isinstance(error, KeyboardInterrupt):
-        return EXIT_INTERRUPTED
-    return EXIT_FAILURE
-
-
-def _one_line(error: BaseException) -> str:
-    """The first line of an error's text, cut short: Java errors run to hundreds of lines."""
-    lines = str(error).strip().splitlines()
-    text = lines[0] if lines else type(error).__name__
-    return text if len(text) <= 500 else text[:500] + "..."
-
-
-def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timealign") -> int:
-    """Run a command; turn any exception into one line on stderr and its exit code.
-
-    Every handler of ``timealign`` (and ``python -m timealign.spark.verify``) runs through
-    this, so a new sub-command gets the same codes and quiet failures for free; ``--debug``
-    adds the full traceback.
-    """
-    try:
-        return command()
-    except (Exception, KeyboardInterrupt) as error:  # the one exit point of every command
-        code = failure_code(error)
-        if debug:
-            traceback.print_exc()
-        kind = "error" if code != EXIT_FAILURE else f"failed ({type(error).__name__})"
-        print(f"{prog}: {kind}: {_one_line(error)}", file=sys.stderr)
-        if code == EXIT_FAILURE and not debug:
-            print(f"{prog}: run again with --debug for the traceback", file=sys.stderr)
-        return code
-
-
-def add_debug(parser: argparse.ArgumentParser, top: bool = False) -> None:
-    """``--debug`` on a parser; sub-commands get it without overriding the top level."""
-    parser.add_argument("--debug", action="store_true",
-                        default=False if top else argparse.SUPPRESS,
-                        help="print the full traceback of a failure")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script and of ``python -m timealign``."""
-    args = build_parser().parse_args(argv)
-    return guarded(lambda: int(args.handler(args)), args.debug)
+    """Entry point of the console script and of ``python -m timealign``: returns the exit
+    code, for bad usage too (argparse's own exit 2, CLI-R1)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # a usage error (2), or --help/--version (0)
+        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("timealign: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    code = guarded(lambda: int(args.handler(args)), args.debug)
+    if code == EXIT_INTERRUPTED and argv is None:
+        leave(code)
+    return code

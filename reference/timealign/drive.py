@@ -26,18 +26,17 @@ from timealign.algorithm import Algorithm, C, I, O, Record, S
 from timealign.errors import INT64_MAX, InvalidInput, require, require_ns
 
 Step = tuple[int, I, tuple[O, ...]]
-_STR, _INT = str, int
 
 
 def check_record(record: Record) -> None:
     """DRV-R9: a row has the field types of :class:`Record`, times within int64 ns
     (DRV-D9); otherwise :class:`InvalidInput` naming the row's field. Exact type tests keep
     this cheap on the hot path (bool, a subclass of int, is refused too)."""
-    if type(record.id) is _STR and type(record.topic) is _STR \
-            and type(record.stamp) is _INT and 0 <= record.stamp <= INT64_MAX \
-            and type(record.arrival) is _INT and 0 <= record.arrival <= INT64_MAX \
-            and (record.kind is None or type(record.kind) is _STR) \
-            and (record.poll is None or type(record.poll) is _INT):
+    if type(record.id) is str and type(record.topic) is str \
+            and type(record.stamp) is int and 0 <= record.stamp <= INT64_MAX \
+            and type(record.arrival) is int and 0 <= record.arrival <= INT64_MAX \
+            and (record.kind is None or type(record.kind) is str) \
+            and (record.poll is None or type(record.poll) is int):
         return
     for name, kind in (("id", str), ("topic", str), ("kind", str | None)):
         value = getattr(record, name)
@@ -58,7 +57,7 @@ class Checkpoint(Generic[S]):
     timers: tuple[int, ...] = ()
     index: int = 0
     arrival: int | None = None
-    held: tuple[Record, ...] = ()  # the trailing run of rows not yet mapped (DRV-R8)
+    held_rows: tuple[Record, ...] = ()  # the trailing run not yet mapped (DRV-R8)
 
 
 class Driver(Generic[C, S, I, O]):
@@ -72,7 +71,7 @@ class Driver(Generic[C, S, I, O]):
         timers: Iterable[int] = (),
         index: int = 0,
         arrival: int | None = None,
-        held: Iterable[Record] = (),
+        held_rows: Iterable[Record] = (),
     ) -> None:
         self.algorithm = algorithm
         self.config = config
@@ -82,7 +81,7 @@ class Driver(Generic[C, S, I, O]):
         self.index = index
         self.arrival = arrival
         self._clocked = algorithm.clocked
-        self.held: list[Record] = list(held)
+        self.held_rows: list[Record] = list(held_rows)
 
     @classmethod
     def resume(
@@ -90,19 +89,20 @@ class Driver(Generic[C, S, I, O]):
     ) -> Driver[C, S, I, O]:
         """A driver that continues exactly where :meth:`checkpoint` was taken (DRV-R6)."""
         return cls(algorithm, config, checkpoint.state, checkpoint.timers, checkpoint.index,
-                   checkpoint.arrival, checkpoint.held)
+                   checkpoint.arrival, checkpoint.held_rows)
 
     def checkpoint(self) -> Checkpoint[S]:
         """The driver's resumable state (DRV-R6)."""
         return Checkpoint(self.state, tuple(sorted(self.timers)), self.index, self.arrival,
-                          tuple(self.held))
+                          tuple(self.held_rows))
 
     @property
     def last_arrival(self) -> int | None:
         """The arrival of the last row accepted: held back (DRV-R8) or mapped."""
-        return self.held[-1].arrival if self.held else self.arrival
+        return self.held_rows[-1].arrival if self.held_rows else self.arrival
 
     def _step(self, item: I) -> Step[I, O]:
+        # DRV-R7: every input delivered gets the next index; its outputs carry that index.
         self.state, outputs = self.algorithm.step(self.config, self.state, item)
         index = self.index
         self.index += 1
@@ -175,7 +175,7 @@ class Driver(Generic[C, S, I, O]):
         """DRV-R8: the held rows and ``records`` as whole runs; the trailing run is held."""
         run_of = self.algorithm.record_run
         assert run_of is not None
-        pending, self.held = self.held, []
+        pending, self.held_rows = self.held_rows, []
         key = run_of(pending[-1]) if pending else None
         for record in records:
             check_record(record)  # before run_of reads it
@@ -185,7 +185,7 @@ class Driver(Generic[C, S, I, O]):
             pending.append(record)
             key = run_of(record)
         if pending and key is not None:
-            self.held = pending  # the last run may continue in the next chunk
+            self.held_rows = pending  # the last run may continue in the next chunk
         elif pending:
             yield pending
 
@@ -220,7 +220,7 @@ class Driver(Generic[C, S, I, O]):
     def finish(self) -> Iterator[Step[I, O]]:
         """End a finite input: map the held rows (DRV-R8), fire every remaining timer in
         order, then deliver the end input."""
-        held, self.held = self.held, []
+        held, self.held_rows = self.held_rows, []
         yield from self._map(held)
         yield from self.fire_until(None)
         yield self._step(self.algorithm.end(self.config))

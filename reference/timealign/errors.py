@@ -3,6 +3,8 @@
 Every check that rejects something names the offending field and the spec rule it
 breaks, so a caller (or a conformance vector) can tell *why* without reading a traceback.
 Raising happens before any state is built, so the state given to ``step`` stays usable.
+The exit code of each kind of failure lives here too (README "Exit codes"), so that every
+command, whichever layer it sits in, maps errors alike without importing the CLI.
 """
 
 from __future__ import annotations
@@ -10,6 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+
+# Exit codes (README "Exit codes"); 1 is `check`'s "some vector differs" (VEC-R6).
+EXIT_OK = 0
+EXIT_DIFFERENT = 1
+EXIT_BAD_INPUT = 2
+EXIT_INCONSISTENT = 3
+EXIT_FAILURE = 4
+EXIT_INTERRUPTED = 130
 
 SHOWN = 200  # characters of a rejected value an error message shows at most
 
@@ -94,3 +104,14 @@ def wrong_object(function: str, config: object, state: object, config_type: type
                                        ("state", state, state_type))
              if type(value) is not kind]
     return TypeError(f"{function}: {'; '.join(wrong)}")
+
+
+def failure_code(error: BaseException) -> int:
+    """The exit code of an exception that ended a command (README "Exit codes")."""
+    if isinstance(error, InvalidInput | OSError | UnicodeError):
+        return EXIT_BAD_INPUT
+    if isinstance(error, ConsistencyError):
+        return EXIT_INCONSISTENT
+    if isinstance(error, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    return EXIT_FAILURE

@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 
-from timealign import registry
-from timealign.algorithm import check_json_run
+from timealign import jsontext, registry
+from timealign.algorithm import check_json_run, run_json
 from timealign.errors import InvalidInput, require
 
 FORMAT = "timealign.vector/1"
@@ -59,10 +59,6 @@ def _json_error(where: str, message: str) -> InvalidInput:
     return InvalidInput(where, LOADER_RULE, message, None)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def parse_json(body: bytes, where: str) -> Any:
     """UTF-8 JSON text -> value; every failure is :class:`InvalidInput` naming ``where``
     (and the line and column for syntax errors), never echoing the input (VEC-R10)."""
@@ -72,12 +68,12 @@ def parse_json(body: bytes, where: str) -> Any:
         raise _json_error(where, f"not UTF-8 text (byte {error.start}); a vector file is "
                                  "UTF-8 JSON, optionally gzip-compressed") from None
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return jsontext.loads(text)
+    except jsontext.JSONLimit as error:  # size and depth are checked before parsing
+        raise _json_error(where, f"{error} (limit of VEC-R11)") from None
     except json.JSONDecodeError as error:
         raise _json_error(f"{where}:{error.lineno}:{error.colno}",
                           f"not valid JSON: {error.msg}") from None
-    except RecursionError:
-        raise _json_error(where, "JSON nested too deeply") from None
     except ValueError as error:  # NaN/Infinity, or an integer of too many digits
         raise _json_error(where, f"not JSON the reference reads: {str(error)[:120]}") from None
 
@@ -110,6 +106,11 @@ def from_json(body: Any, source: str = "") -> Vector:
     _require_list_of(body, "outputs", dict, where, required=False)
     _require_list_of(body, "rules", str, where, required=False)
     outputs = body.get("outputs")
+    for position, output in enumerate(outputs or ()):
+        index = output.get("input")
+        require(index is None or jsontext.kind(index) == "integer",
+                f"{where}.outputs[{position}].input", "VEC-R1",
+                "must be an integer input index or null (VEC-R12)", index)
     return Vector(
         algorithm=body["algorithm"],
         name=body["name"],
@@ -126,6 +127,21 @@ def _is_lines(path: Path) -> bool:
     return path.name.removesuffix(".gz").endswith(".jsonl")
 
 
+def _read_limited(path: Path) -> bytes:
+    """The file's bytes, gunzipped when compressed; a file (or its decompressed content)
+    over :data:`jsontext.MAX_TEXT_BYTES` is refused before it is held in memory (VEC-R11)."""
+    limit = jsontext.MAX_TEXT_BYTES
+    with path.open("rb") as raw:
+        compressed = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        stream = gzip.GzipFile(fileobj=raw) if compressed else raw
+        body = stream.read(limit + 1)
+    if len(body) > limit:
+        raise OSError(f"over {limit} bytes{' decompressed' if compressed else ''}, "
+                      "the limit of a vector file (rule VEC-R11)")
+    return body
+
+
 def read(path: str | Path) -> Iterator[Vector | InvalidInput]:
     """Every vector of a ``.json`` file (one vector) or ``.jsonl`` file (one per line),
     either possibly ``.gz``-compressed; a malformed vector (or an unreadable file) is
@@ -133,9 +149,7 @@ def read(path: str | Path) -> Iterator[Vector | InvalidInput]:
     vectors of the file are still read (VEC-R10)."""
     path = Path(path)
     try:
-        body = path.read_bytes()
-        if body[:2] == GZIP_MAGIC:
-            body = gzip.decompress(body)
+        body = _read_limited(path)
     except (OSError, EOFError, zlib.error) as error:
         yield _json_error(str(path), f"cannot read the file: {error}")
         return
@@ -144,11 +158,20 @@ def read(path: str | Path) -> Iterator[Vector | InvalidInput]:
     else:
         parts = [(f"{path}:{number}", line)
                  for number, line in enumerate(body.split(b"\n"), start=1) if line.strip()]
+    seen: dict[str, str] = {}
     for where, part in parts:
         try:
-            yield from_json(parse_json(part, where), where)
+            vector = from_json(parse_json(part, where), where)
         except InvalidInput as error:
             yield error
+            continue
+        first = seen.setdefault(vector.name, where)
+        if first != where:  # a name is unique (VEC-R1, VEC-R13): reports and --name pick by it
+            yield InvalidInput(f"{where}.name", LOADER_RULE,
+                               f"a second vector of this name in the file (first at {first})",
+                               vector.name)
+            continue
+        yield vector
 
 
 def load(path: str | Path) -> list[Vector]:
@@ -175,35 +198,15 @@ def files(paths: Iterable[str | Path]) -> Iterator[Path]:
             yield path
 
 
-def _error(index: int | None, error: InvalidInput) -> JSON:
-    return {"input": index, "kind": "error", "field": error.field, "rule": error.rule}
-
-
 def reference_outputs(vector: Vector, fast: bool = False) -> list[JSON]:
     """Run the reference (the registered rule text) over the vector's inputs; return the
-    outputs in file form.
+    outputs in file form (:func:`timealign.algorithm.run_json`).
 
     ``fast`` runs the algorithm's fast path instead (``Algorithm.fast_path``, compiled or
     pure as ``timealign.native`` chose): the vectors check both.
     """
     algorithm = registry.get(vector.algorithm)
-    if fast:
-        algorithm = algorithm.fast_path()
-    try:
-        config = algorithm.config_from_json(vector.config)
-    except InvalidInput as error:
-        return [_error(None, error)]
-    state = algorithm.initial(config)
-    produced: list[JSON] = []
-    for index, raw in enumerate(vector.inputs):
-        try:
-            item = algorithm.input_from_json(raw)
-            state, outputs = algorithm.step(config, state, item)
-        except InvalidInput as error:
-            produced.append(_error(index, error))
-            continue
-        produced.extend({"input": index, **algorithm.output_to_json(o)} for o in outputs)
-    return produced
+    return run_json(algorithm.fast_path() if fast else algorithm, vector.config, vector.inputs)
 
 
 def invariant_violations(vector: Vector) -> list[str]:
@@ -223,7 +226,7 @@ def invariant_violations(vector: Vector) -> list[str]:
 def first_difference(expected: Sequence[JSON], actual: Sequence[JSON]) -> str | None:
     """Describe the first position where two output lists differ, or ``None``."""
     for position, (want, got) in enumerate(zip(expected, actual, strict=False)):
-        if want != got:
+        if not jsontext.same(want, got):  # with JSON types: 2 is not 2.0 (VEC-R12)
             return f"output {position}: expected {json.dumps(want)}, got {json.dumps(got)}"
     if len(expected) != len(actual):
         shorter = min(len(expected), len(actual))

@@ -16,7 +16,7 @@ from timealign.approximate_time import (
     fast,
     machine,
 )
-from timealign.conformance.strategies import at_runs as runs
+from timealign.approximate_time.strategies import at_runs as runs
 from timealign.lockstep import Lockstep
 
 

@@ -23,7 +23,7 @@ from timealign.approximate_time import (
     Warned,
 )
 from timealign.approximate_time import invariants as inv
-from timealign.conformance.strategies import at_runs as runs
+from timealign.approximate_time.strategies import at_runs as runs
 
 M = Message
 

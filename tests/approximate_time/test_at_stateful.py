@@ -27,7 +27,7 @@ from timealign.approximate_time import (
     State,
 )
 from timealign.approximate_time import invariants as inv
-from timealign.conformance.strategies import at_configs as configs
+from timealign.approximate_time.strategies import at_configs as configs
 from timealign.lockstep import Lockstep
 
 

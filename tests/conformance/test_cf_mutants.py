@@ -12,7 +12,7 @@ import pytest
 from tests.conformance.mutants import FAULTS, command
 from timealign import vectors
 from timealign.cli import main
-from timealign.conformance import Command, check
+from timealign.conformance import Command, check, targets
 
 FUZZ, SEED, DEPTH = 100, 1, 2
 
@@ -43,3 +43,21 @@ def test_seeded_fault_is_caught_shrunk_and_saved_cf_i1(fault: str, tmp_path: Pat
         saved = [v for p in vectors.files([tmp_path]) for v in vectors.load(p)]
         again = check(algorithm, implementation, vectors=saved)
         assert again.sources[0].differ == len(saved) == len(differences)
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_seeded_fault_is_caught_within_a_target_cf_i1_cf_r18(fault: str) -> None:
+    """CF-I1 with targets (CF-R18): every fault is caught within some target of its
+    algorithm, on that target's traces only (``observe full``: the faults report
+    everything). Targets are tried in order; fuzz stops at the first divergence."""
+    algorithm = FAULTS[fault][0]
+    tried = []
+    for target in targets(algorithm):
+        with Command(command(fault)) as implementation:
+            report = check(algorithm, implementation, fuzz=300, seed=SEED, explore=DEPTH,
+                           target=target, observe="full")
+        if not report.ok:
+            assert all(s.refused == 0 for s in report.sources), report.text()
+            return
+        tried.append(target)
+    raise AssertionError(f"{fault} was caught within none of {tried}")

@@ -94,15 +94,19 @@ def test_missing_command_fails_every_trace_then_stops_cf_r5() -> None:
 
 
 def test_refusal_agrees_only_with_a_rejected_config_cf_r3() -> None:
-    """CF-R3: refusing a trace the reference runs is a difference; refusing a config the
-    reference rejects agrees."""
+    """CF-R3, CF-R19: refusing a trace the reference runs is a refusal, reported with the
+    trace as sent (not shrunk); refusing a config the reference rejects agrees."""
     rejected = Vector(algorithm="approximate_time", name="bad_config",
                       config={"topics": 2, "queue_size": 0}, inputs=INPUTS)
     with misbehaving("refuse") as command:
         report = check("approximate_time", command, vectors=[trace("bad"), rejected])
     source = report.sources[0]
-    assert (source.agree, source.differ) == (1, 1)
-    assert source.differences[0].message == "refused the trace: config not supported"
+    assert (source.agree, source.differ, source.refused) == (1, 0, 1)
+    assert not report.ok
+    [refusal] = source.differences
+    assert (refusal.status, refusal.message) == ("refused", "config not supported")
+    assert len(refusal.vector.inputs) == len(INPUTS) == refusal.original_size
+    assert "refused: config not supported" in report.text()
 
 
 def test_parse_answer_lines_cf_r2_cf_r3_cf_r5() -> None:

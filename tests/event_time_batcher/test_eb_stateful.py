@@ -20,7 +20,6 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from tests.event_time_batcher.literal_model import LiteralBatcher
 from tests.event_time_batcher.support import plain
 from timealign import InvalidInput
-from timealign.conformance import strategies
 from timealign.event_time_batcher import (
     ALGORITHM,
     Config,
@@ -31,6 +30,7 @@ from timealign.event_time_batcher import (
     State,
     Tick,
     Timer,
+    strategies,
 )
 from timealign.event_time_batcher.invariants import check
 from timealign.lockstep import Lockstep

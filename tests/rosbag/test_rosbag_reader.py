@@ -25,8 +25,10 @@ from tests.rosbag.bags import (
     write_rosbag2,
 )
 from timealign.errors import InvalidInput
+from timealign.rosbag.discovery import Bag, Options, bags_under, source_of
 from timealign.rosbag.header import stamp_layout
-from timealign.rosbag.reader import Bag, BagError, Options, bags_under, read_bag, source_of
+from timealign.rosbag.read import read_bag
+from timealign.rosbag.rows import BagError
 
 LOG_CHATTER = Options(log_stamp_topics=frozenset({"/chatter"}))
 
@@ -244,7 +246,7 @@ def test_bag_r9_pl_r10_options_of_the_format(tmp_path: Path,
     and the rule), before Spark starts or anything is written; `plot` and `verify` refuse
     a bad bag option before Spark starts too."""
     from timealign.cli import main
-    from timealign.spark.verify import main as verify_main
+    from timealign.spark.cli import verify_main
 
     bags, out = str(tmp_path / "bags"), str(tmp_path / "out")
     (tmp_path / "run" / "groups").mkdir(parents=True)

@@ -20,11 +20,11 @@ from tests.spark.machines import CASES, Case, make_fleet
 from timealign.algorithm import Grouped, Record, Settled
 from timealign.drive import Checkpoint, Driver
 from timealign.errors import InvalidInput
-from timealign.spark.batch import records_of
-from timealign.spark.codec import StateCodec
+from timealign.spark.checkpoint_codec import StateCodec
 from timealign.spark.failures import OrderError
 from timealign.spark.generate import Plan
 from timealign.spark.outcomes import LossError, SourceRun, timer_ms
+from timealign.spark.replay import records_from_batches
 
 CONFIG = PairsConfig(window=5, timeout=10)
 
@@ -100,11 +100,11 @@ def test_sp_r10_order_check_fails_loudly() -> None:
     """SP-R10: rows out of (arrival, file, position) order stop the replay."""
     good = batch(id=["a", "b"], topic=["x", "y"], stamp=[1, 2], arrival=[5, 5],
                  order_file=["f1", "f1"], order_row=[0, 1])
-    assert [r.id for r in records_of("s", iter([good]))] == ["a", "b"]
+    assert [r.id for r in records_from_batches("s", iter([good]))] == ["a", "b"]
     bad = batch(id=["c"], topic=["x"], stamp=[1], arrival=[5], order_file=["f0"],
                 order_row=[9])
     with pytest.raises(OrderError, match="SP-R10"):
-        list(records_of("s", iter([good, bad])))
+        list(records_from_batches("s", iter([good, bad])))
 
 
 keys = st.tuples(st.integers(0, 3), st.sampled_from(["f0", "f1"]), st.integers(0, 3))
@@ -129,11 +129,11 @@ def test_sp_r10_vectorized_order_check_matches_row_by_row(
         start = part.stop
     seen: list[str] = []
     if first_bad is None:
-        seen.extend(r.id for r in records_of("s", iter(batches)))
+        seen.extend(r.id for r in records_from_batches("s", iter(batches)))
         assert seen == ids
     else:
         with pytest.raises(OrderError, match=f"row 'm{first_bad}' .*SP-R10"):
-            seen.extend(r.id for r in records_of("s", iter(batches)))
+            seen.extend(r.id for r in records_from_batches("s", iter(batches)))
         assert len(seen) <= first_bad  # nothing at or after the broken row was replayed
 
 
@@ -142,7 +142,7 @@ def test_sp_r1_null_required_field_is_invalid_input() -> None:
     bad = batch(id=["a"], topic=["x"], stamp=[None], arrival=[1], order_file=["f"],
                 order_row=[0])
     with pytest.raises(InvalidInput) as caught:
-        list(records_of("s", iter([bad])))
+        list(records_from_batches("s", iter([bad])))
     assert (caught.value.field, caught.value.rule) == ("stamp", "SP-R1")
 
 
@@ -171,8 +171,8 @@ def test_sp_r12_codec_round_trip(state: PairsState, timers: tuple[int, ...], ind
     checkpoint = Checkpoint(state, timers, index, arrival, held)
     blob = CODEC.encode(checkpoint, 7, open_ids)
     assert CODEC.decode(blob) == (checkpoint, 7, open_ids, [])
-    bare = CODEC.encode(attrs.evolve(checkpoint, held=()), 7, open_ids)
-    assert CODEC.decode(bare.replace(b',"held":[]', b""))[0].held == ()
+    bare = CODEC.encode(attrs.evolve(checkpoint, held_rows=()), 7, open_ids)
+    assert CODEC.decode(bare.replace(b',"held":[]', b""))[0].held_rows == ()
 
 
 def test_sp_r12_codec_is_independent_of_import_paths_and_versioned() -> None:

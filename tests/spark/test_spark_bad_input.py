@@ -18,13 +18,13 @@ from tests.pairs_toy import PAIRS, PairsConfig
 from tests.spark.test_spark_processor import frame
 from timealign import registry
 from timealign.cli import main
-from timealign.errors import InvalidInput
-from timealign.spark.check import Census
+from timealign.spark.census import Census
+from timealign.spark.cli import verify_main
 from timealign.spark.failures import job_error
 from timealign.spark.outcomes import RECENT_IDS, DuplicateIdError
+from timealign.spark.paths import PathError
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.streaming import MachineProcessor
-from timealign.spark.verify import main as verify_main
 
 CONFIG = json.dumps({"window": 3})
 
@@ -124,10 +124,12 @@ def test_sp_r24_r23_stream_checkpoint_binding_and_bad_file(
                                        "CHECKPOINT_FILE_CHECKSUM_VERIFICATION_FAILED"])
 def test_sp_r12_r23_damaged_state_store_names_the_checkpoint(condition: str) -> None:
     """SP-R12, SP-R23: Spark's error classes for a checkpoint it cannot use (names from
-    Spark's error-conditions.json) become exit-2 errors naming --checkpoint."""
+    Spark's error-conditions.json) become exit-2 errors naming the checkpoint (worded
+    --checkpoint by the command line)."""
     error = job_error(RuntimeError(f"[{condition}] An error occurred during loading state."
                                    f" SQLSTATE: 58030\n\tat org.apache.spark.Foo(Foo.scala:1)"))
-    assert isinstance(error, InvalidInput) and error.field == "--checkpoint"
+    assert isinstance(error, PathError) and error.field == "checkpoint"
+    assert error.naming({"checkpoint": "--checkpoint"}).field == "--checkpoint"
     assert condition.split(".")[0] in str(error) and "Foo.scala" not in str(error)
 
 

@@ -20,7 +20,7 @@ from timealign import registry
 from timealign.cli import main
 from timealign.errors import InvalidInput
 from timealign.spark.batch import run_batch
-from timealign.spark.check import check_counts, check_no_loss
+from timealign.spark.census import check_counts, check_no_loss
 from timealign.spark.outcomes import LossError
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.summary import summarize

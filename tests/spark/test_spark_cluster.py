@@ -1,7 +1,7 @@
 """The jobs on a real Spark standalone cluster (SP-R17), run by ``make test-cluster``.
 
 A master and one worker start on 127.0.0.1 from the PySpark installation
-(:mod:`timealign.spark.standalone`). The executors' Python is a bare environment that has
+(:mod:`tests.spark.standalone`). The executors' Python is a bare environment that has
 pyspark, pyarrow and pandas but not ``timealign``: the jobs must ship the package
 themselves. ``timealign run`` and ``timealign stream --available-now`` run as separate
 driver processes with ``--master spark://…`` and must write the same tables as
@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 
 from tests.spark.bare import bare_python
 from tests.spark.machines import CASES
-from timealign.spark.standalone import Cluster, start_cluster
+from tests.spark.standalone import Cluster, start_cluster
 from timealign.spark.streaming import read_table, run_stream
 
 pytestmark = pytest.mark.cluster

@@ -8,7 +8,7 @@ import pandas as pd
 from pyspark.sql.streaming.tws_tester import TwsTester
 
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, PairsConfig
-from timealign.spark.codec import StateCodec
+from timealign.spark.checkpoint_codec import StateCodec
 from timealign.spark.streaming import STATE_NAME, MachineProcessor
 
 CONFIG = PairsConfig(window=5, timeout=10_000_000)  # 10 ms

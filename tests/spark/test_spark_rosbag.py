@@ -18,10 +18,10 @@ from tests.spark.expected import expected_of_records, spark_tables
 from timealign import registry
 from timealign.algorithm import Record
 from timealign.cli import main
-from timealign.rosbag.reader import bags_under
+from timealign.rosbag.discovery import bags_under
+from timealign.spark.cli import verify_main
 from timealign.spark.rosbag_source import register
-from timealign.spark.streaming import held_ids, read_table
-from timealign.spark.verify import main as verify_main
+from timealign.spark.streaming import open_ids, read_table
 
 TOPICS = ["/imu", "/camera_info"]
 CONFIG = {"topics": TOPICS, "queue_size": 10, "max_interval_duration": 8_000_000}
@@ -96,7 +96,7 @@ def test_bag_r8_r7_stream_of_bags(spark: SparkSession, fleet: Path, tmp_path: Pa
                  json.dumps(CONFIG), "--available-now", "--quiet"]) == 0
     outcomes: Any = read_table(spark, str(out), "outcomes")
     seen = {(r["source"], r["id"]) for r in outcomes.collect()}
-    seen |= {(r["source"], r["id"]) for r in held_ids(spark, algorithm, config,
+    seen |= {(r["source"], r["id"]) for r in open_ids(spark, algorithm, config,
                                                       str(checkpoint)).collect()}
     want = {(source, r.id) for source, records in driver_records(fleet).items()
             for r in records}

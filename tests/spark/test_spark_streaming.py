@@ -21,10 +21,10 @@ from tests.spark.expected import source_records, table
 from tests.spark.formats import write_formats
 from tests.spark.machines import CASES, Case
 from timealign.spark.batch import run_batch
-from timealign.spark.check import check_no_loss
+from timealign.spark.census import check_no_loss
 from timealign.spark.outcomes import SourceRun
 from timealign.spark.schema import ColumnMap, read_input
-from timealign.spark.streaming import held_ids, read_table, run_stream
+from timealign.spark.streaming import open_ids, read_table, run_stream
 
 # Clock-free machines; the real ones when they exist (the test-only pairs then add nothing
 # but time), and the kill test runs the last of them.
@@ -92,7 +92,7 @@ def test_sp_i3_d1_r15_stream_equals_batch_minus_the_end(
     assert sorted({r["batch"] for r in streamed.select("batch").collect()}) == [0, 1, 2]
     got_groups = group_rows(read_table(spark, str(output), "groups"))
     got_outcomes = outcome_rows(read_table(spark, str(output), "outcomes"))
-    held = sorted(map(tuple, held_ids(spark, case.algorithm, case.config,
+    held = sorted(map(tuple, open_ids(spark, case.algorithm, case.config,
                                       str(checkpoint)).collect()))
     assert (got_groups, got_outcomes, held) == fed_without_end(case, fleet)
     assert not Counter(map(repr, got_groups)) - Counter(map(repr, batch_groups))
@@ -130,7 +130,7 @@ def test_sp_r16_i1_available_now_with_timers_terminates(spark: SparkSession, fle
     case = next(c for c in CASES if c.clocked)
     output, checkpoint = stream(spark, case, fleet, tmp_path)
     outcomes = read_table(spark, str(output), "outcomes")
-    held = held_ids(spark, case.algorithm, case.config, str(checkpoint))
+    held = open_ids(spark, case.algorithm, case.config, str(checkpoint))
     rows = read_input(spark, str(fleet), "parquet", ColumnMap())
     assert check_no_loss(rows, outcomes, held) == rows.count()
     reasons = {r["reason"] for r in outcomes.select("reason").distinct().collect()}
@@ -186,6 +186,6 @@ def test_sp_i4_r15_sigkill_and_restart_loses_and_duplicates_nothing(
     assert got == outcome_rows(read_table(spark, str(reference), "outcomes"))
     assert group_rows(read_table(spark, str(output), "groups")) == \
         group_rows(read_table(spark, str(reference), "groups"))
-    held = held_ids(spark, KILLED.algorithm, KILLED.config, str(checkpoint))
-    again = held_ids(spark, KILLED.algorithm, KILLED.config, str(reference_checkpoint))
+    held = open_ids(spark, KILLED.algorithm, KILLED.config, str(checkpoint))
+    again = open_ids(spark, KILLED.algorithm, KILLED.config, str(reference_checkpoint))
     assert sorted(map(tuple, held.collect())) == sorted(map(tuple, again.collect()))

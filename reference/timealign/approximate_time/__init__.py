@@ -20,7 +20,7 @@ from timealign.approximate_time.codec import (
     inputs_from_records,
     output_from_json,
     output_to_json,
-    records_of,
+    timeline_records,
 )
 from timealign.approximate_time.machine import initial, step
 from timealign.approximate_time.model import (
@@ -35,6 +35,7 @@ from timealign.approximate_time.model import (
     State,
     Warned,
 )
+from timealign.approximate_time.traces import TRACES
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="approximate_time",
@@ -51,7 +52,8 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=output_from_json,
-    records_of=records_of,
+    timeline_records=timeline_records,
+    traces=TRACES,
 )
 
 __all__ = [

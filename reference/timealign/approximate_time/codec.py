@@ -138,7 +138,7 @@ def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[I
         yield Message(topic, record.stamp, record.id)
 
 
-def records_of(config: Config, item: Input) -> tuple[Record, ...]:
+def timeline_records(config: Config, item: Input) -> tuple[Record, ...]:
     """The message an input carries, as a record (topic by name), for pictures."""
     if not isinstance(item, Message):
         return ()

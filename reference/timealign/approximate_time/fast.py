@@ -42,6 +42,7 @@ from typing import Any, Final, NamedTuple
 
 import attrs
 
+from timealign.approximate_time import ros1
 from timealign.approximate_time.machine import check_message, scaler
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
@@ -171,6 +172,16 @@ def _published(messages: tuple[Message, ...]) -> Published:
     _set_messages(output, messages)
     return output
 
+def _check_ros1(config: Config, state: FastState, topic: int, stamp: int) -> None:
+    """AT-R19 over the stamps in play: every held message and the pivot time."""
+    in_play = [m.stamp for held in state.lanes for m in held.messages()]
+    if state.pivot != NO_PIVOT:
+        in_play.append(state.pivot_time)
+    bounds = config.inter_message_lower_bounds
+    ros1.check_message(stamp, bounds[topic], max(bounds),
+                       config.scale_numerator / config.scale_denominator, in_play)
+
+
 # The scalar part of the state that process() reads and writes:
 # (candidate, candidate_start, candidate_end, pivot, pivot_time).
 _Pivot = tuple[tuple[Message, ...], int, int, int, int]
@@ -202,6 +213,8 @@ def step(config: object, state: object,
     else:
         check_message(config, item)  # raises AT-R2
         raise AssertionError(f"AT-R2 accepted {item!r}")  # pragma: no cover
+    if config.arithmetic == "ros1":  # AT-R19: ROS 1's 32-bit time, a slow path
+        _check_ros1(config, state, i, stamp)
     lanes, candidate, candidate_start, candidate_end, pivot, pivot_time, dropped, warned = \
         state
     front, start, rear, rear_len, split = lanes[i]

@@ -25,6 +25,7 @@ from operator import lt
 
 from attrs import evolve
 
+from timealign.approximate_time import ros1
 from timealign.approximate_time.arithmetic import (
     end_boundary,
     scale_ros1,
@@ -98,6 +99,8 @@ def step(config: Config, state: State, item: Input) -> Step:
     if type(item) is End:
         return _end(config, state)
     message = check_message(config, item)  # AT-R2, before anything changes
+    if config.arithmetic == "ros1":  # AT-R19: ROS 1's 32-bit time, before anything changes
+        _check_ros1(config, state, message)
     i = message.topic
     old = state.deques[i]
     deques = (*state.deques[:i], (*old, message), *state.deques[i + 1:])
@@ -123,6 +126,16 @@ def step(config: Config, state: State, item: Input) -> Step:
         _overflow(sync, i)
         state, outputs = _freeze(sync)
     return state, outputs
+
+
+def _check_ros1(config: Config, state: State, message: Message) -> None:
+    """AT-R19 over the stamps in play: every held message and the pivot time."""
+    in_play = [m.stamp for k in range(config.topics) for m in state.held(k)]
+    if state.pivot != NO_PIVOT:
+        in_play.append(state.pivot_time)
+    bounds = config.inter_message_lower_bounds
+    ros1.check_message(message.stamp, bounds[message.topic], max(bounds),
+                       config.scale_numerator / config.scale_denominator, in_play)
 
 
 def _bound_warning(config: Config, message: Message, previous: Message) -> Warned | None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from timealign.approximate_time import ros1
 from timealign.approximate_time.arithmetic import scale_factor
 from timealign.errors import require, require_ns
 
@@ -21,6 +22,9 @@ DEFAULT_AGE_PENALTY = 0.1
 DEFAULT_MAX_INTERVAL = 2_147_483_647_999_999_999
 ARITHMETICS = ("ros2", "ros1")
 NO_PIVOT = -1
+#: The most topics a config may name (AT-R1): checked before the per-topic state is built,
+#: so ``{"topics": 10**15}`` is refused at once instead of allocating without bound.
+MAX_TOPICS = 1024
 
 # Dropped reasons (AT-R18).
 INTERVAL_TOO_WIDE = "interval_too_wide"
@@ -37,12 +41,15 @@ END_OF_INPUT = "end_of_input"
 def _topic_names(topics: object) -> tuple[str, ...]:
     if isinstance(topics, int) and not isinstance(topics, bool):
         require(topics >= 1, "topics", "AT-R1", "needs at least one topic", topics)
+        require(topics <= MAX_TOPICS, "topics", "AT-R1", f"at most {MAX_TOPICS} topics", topics)
         return tuple(str(k) for k in range(topics))
     require(isinstance(topics, Sequence) and not isinstance(topics, str), "topics", "AT-R1",
             "must be a topic count or a list of topic names", topics)
     assert isinstance(topics, Sequence)
     names = tuple(topics)
     require(len(names) >= 1, "topics", "AT-R1", "needs at least one topic", topics)
+    require(len(names) <= MAX_TOPICS, "topics", "AT-R1", f"at most {MAX_TOPICS} topics",
+            len(names))
     require(all(isinstance(n, str) and n for n in names), "topics", "AT-R1",
             "topic names must be non-empty strings", topics)
     require(len(set(names)) == len(names), "topics", "AT-R1",
@@ -116,13 +123,18 @@ class Config:
         require(mode in ARITHMETICS, "arithmetic", "AT-R1",
                 f"must be one of {ARITHMETICS}", arithmetic)
         numerator, denominator = scale_factor(penalty)
+        bounds = _bounds(inter_message_lower_bounds, len(names))
+        if mode == "ros1":  # AT-R19: ROS 1's policy and its 32-bit durations
+            refusal = ros1.config_refusal(len(names), interval, bounds)
+            if refusal is not None:
+                raise refusal
         self.__attrs_init__(
             topics=len(names),
             topic_names=names,
             queue_size=queue_size,
             age_penalty=penalty,
             max_interval_duration=interval,
-            inter_message_lower_bounds=_bounds(inter_message_lower_bounds, len(names)),
+            inter_message_lower_bounds=bounds,
             arithmetic=mode,
             scale_numerator=numerator,
             scale_denominator=denominator,

@@ -38,12 +38,32 @@ from timealign.conformance.harness import (
 )
 from timealign.conformance.protocol import Command
 from timealign.conformance.suites import shipped
+from timealign.errors import InvalidInput
+from timealign.traces import Target
 from timealign.vectors import Vector
 
 __all__ = [
     "Command", "Difference", "InProcess", "Refusal", "Report", "SourceReport", "check",
-    "implementation", "run_reference", "shipped",
+    "find_target", "implementation", "run_reference", "shipped", "targets",
 ]
+
+
+def targets(algorithm: str | Algorithm[Any, Any, Any, Any]) -> dict[str, Target]:
+    """The targets of ``algorithm`` by name (CF-R18): the real upstreams it claims
+    equality with, each on its own domain."""
+    reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
+    return dict(reference.traces.targets) if reference.traces is not None else {}
+
+
+def find_target(algorithm: str | Algorithm[Any, Any, Any, Any], name: str) -> Target:
+    """The target ``name`` of ``algorithm``; :class:`InvalidInput` (CF-R18) when unknown."""
+    known = targets(algorithm)
+    if name not in known:
+        shown = algorithm if isinstance(algorithm, str) else algorithm.name
+        raise InvalidInput("target", "CF-R18",
+                           f"unknown target for {shown}, expected one of {sorted(known)}",
+                           name)
+    return known[name]
 
 
 def check(
@@ -55,9 +75,10 @@ def check(
     seed: int = 0,
     size: int = 30,
     explore: int = 0,
-    observe: str = "full",
+    observe: str | None = None,
     save_to: str | Path | None = None,
     progress: bool = False,
+    target: str | None = None,
 ) -> Report:
     """Check ``implementation`` against the reference of ``algorithm`` (CF-R6 to CF-R17).
 
@@ -65,15 +86,21 @@ def check(
     :class:`Algorithm` descriptor used as the reference. ``implementation`` is a function
     ``(config JSON, inputs JSON) -> outputs JSON`` (raise :class:`Refusal` to refuse a
     trace), a :class:`Command`, or any object with ``ask(request) -> Answer``. ``vectors``
-    defaults to the shipped suite of the algorithm; pass ``[]`` to skip it.
+    defaults to the shipped suite of the algorithm; pass ``[]`` to skip it. ``target``
+    names a real upstream (CF-R18, :func:`targets`): only traces inside its domain are
+    generated and compared, and ``observe`` defaults to its profile (``full`` without a
+    target).
     """
     reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
+    chosen_target = find_target(reference, target) if target is not None else None
+    if observe is None:
+        observe = chosen_target.observe if chosen_target is not None else "full"
     subject: Subject = implementation if hasattr(implementation, "ask") else \
         InProcess(implementation)
-    judge = Judge(reference, subject, observe)
+    judge = Judge(reference, subject, observe, chosen_target)
     shown = getattr(implementation, "command", None) or getattr(
         implementation, "__qualname__", type(implementation).__name__)
-    report = Report(reference.name, str(shown), observe)
+    report = Report(reference.name, str(shown), observe, target=target)
     ticker = Progress(progress)
     chosen = shipped(reference.name) if vectors is None else list(vectors)
     if chosen:

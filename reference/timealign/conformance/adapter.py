@@ -14,11 +14,30 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from timealign import Algorithm, registry
+from timealign import Algorithm, jsontext, registry
 from timealign.conformance.harness import run_reference
 
 JSON = dict[str, Any]
 Runner = Callable[[JSON, list[JSON]], list[JSON]]
+
+
+def _answer(run: Runner, line: str) -> JSON:
+    """The answer to one line: its outputs, or an ``error`` answer for a line that is not
+    a trace this adapter can take (CF-R3), never an exception."""
+    try:
+        trace = jsontext.loads(line)
+    except ValueError as error:
+        return {"name": None, "error": f"not a JSON trace: {str(error)[:200]}"}
+    if not isinstance(trace, dict):
+        return {"name": None, "error": f"a trace is a JSON object, got {jsontext.kind(trace)}"}
+    name, config, inputs = trace.get("name"), trace.get("config"), trace.get("inputs")
+    if not isinstance(config, dict) or not isinstance(inputs, list) \
+            or not all(isinstance(item, dict) for item in inputs):
+        return {"name": name, "error": "a trace needs a config object and a list of inputs"}
+    try:
+        return {"name": name, "outputs": run(config, list(inputs))}
+    except ValueError as error:  # a trace this implementation cannot take (CF-R3)
+        return {"name": name, "error": str(error)}
 
 
 def serve(run: Runner, source: IO[str], sink: IO[str]) -> None:
@@ -26,13 +45,7 @@ def serve(run: Runner, source: IO[str], sink: IO[str]) -> None:
     for line in source:
         if not line.strip():
             continue
-        trace = json.loads(line)
-        try:
-            answer: JSON = {"name": trace["name"],
-                            "outputs": run(trace["config"], list(trace["inputs"]))}
-        except ValueError as error:  # a trace this implementation cannot take (CF-R3)
-            answer = {"name": trace.get("name"), "error": str(error)}
-        sink.write(json.dumps(answer, separators=(",", ":")) + "\n")
+        sink.write(json.dumps(_answer(run, line), separators=(",", ":")) + "\n")
         sink.flush()
 
 
@@ -41,13 +54,22 @@ def runner(algorithm: Algorithm[Any, Any, Any, Any]) -> Runner:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m timealign.conformance.adapter ALGORITHM``: the README's exit codes (2 for
+    a bad usage or an unknown algorithm, 130 for Ctrl-C), one line, never a traceback."""
+    from timealign.command import guarded
+    from timealign.errors import EXIT_BAD_INPUT
+
     names = list(sys.argv[1:] if argv is None else argv)
-    if len(names) != 1:
+    if len(names) != 1 or names[0] not in registry.names():
         print(f"usage: python -m timealign.conformance.adapter {{{','.join(registry.names())}}}",
               file=sys.stderr)
-        return 2
-    serve(runner(registry.get(names[0])), sys.stdin, sys.stdout)
-    return 0
+        return EXIT_BAD_INPUT
+
+    def command() -> int:
+        serve(runner(registry.get(names[0])), sys.stdin, sys.stdout)
+        return 0
+
+    return guarded(command, prog="timealign.conformance.adapter")
 
 
 if __name__ == "__main__":

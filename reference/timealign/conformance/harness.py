@@ -2,9 +2,11 @@
 compare what both report, shrink every divergence and report it by rule.
 
 Sources of traces (CF-R6 to CF-R8): the shipped or given vectors, random traces from the
-strategies of :mod:`timealign.conformance.strategies` (Hypothesis finds and shrinks a
-divergence), and every trace of the bounded explorer's small instances up to a depth
-(:mod:`timealign.conformance.instances`). The reference is an :class:`Algorithm`
+algorithm's strategies (Hypothesis finds and shrinks a divergence), and every trace of the
+bounded explorer's small instances up to a depth; each algorithm keeps its strategies,
+instances, profiles, rule map and targets in its own package (``Algorithm.traces``). With
+a target (CF-R18) traces outside its domain are skipped and counted; refusals are
+reported as refusals (CF-R19, CF-R20). The reference is an :class:`Algorithm`
 descriptor (``timealign.registry.get(name)`` by default); the implementation is anything
 with an ``ask(vector) -> Answer`` method: a :class:`~timealign.conformance.protocol.Command`
 or :class:`InProcess` around a Python function.
@@ -12,26 +14,32 @@ or :class:`InProcess` around a Python function.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import sys
+import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from random import Random
 from typing import Any, Protocol
 
 import attrs
 
-from timealign import Algorithm
+from timealign import Algorithm, jsontext
+from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
 from timealign.conformance.protocol import Answer, Failed, Outputs, Refused
-from timealign.errors import InvalidInput
+from timealign.progress import Progress as Progress  # re-exported: the harness API
+from timealign.traces import Target
 from timealign.vectors import Vector
 
 JSON = dict[str, Any]
 Implementation = Callable[[JSON, list[JSON]], list[JSON]]
 DETAILED = 10  # differences per source shrunk, detailed and saved; the rest are counted
 FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed traces (CF-R5)
+REFUSALS_IN_A_ROW = 10  # ... or refused traces (CF-R20)
+SAFE_NAME = 80  # characters of a vector name kept in a saved file's name (CF-R16)
 
 
 class Subject(Protocol):
@@ -65,27 +73,9 @@ class InProcess:
         return Outputs(tuple(produced))
 
 
-def run_reference(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
-                  inputs: Sequence[JSON]) -> list[JSON]:
-    """The outputs of ``algorithm`` in vector form (VEC-R4, VEC-R5): what the reference
-    expects, and what :func:`implementation` answers for an in-process descriptor."""
-    try:
-        decoded = algorithm.config_from_json(config)
-    except InvalidInput as error:
-        return [{"input": None, "kind": "error", "field": error.field, "rule": error.rule}]
-    state, step, encode = algorithm.initial(decoded), algorithm.step, algorithm.output_to_json
-    produced: list[JSON] = []
-    for index, raw in enumerate(inputs):
-        try:
-            state, outputs = step(decoded, state, algorithm.input_from_json(raw))
-        except InvalidInput as error:
-            produced.append({"input": index, "kind": "error", "field": error.field,
-                             "rule": error.rule})
-            continue
-        for output in outputs:
-            body = encode(output)
-            produced.append({"input": index, **body})
-    return produced
+#: The reference's outputs in vector form: one loop for the harness, the vectors and
+#: ``timealign check`` (:func:`timealign.algorithm.run_json`).
+run_reference = run_json
 
 
 def implementation(algorithm: Algorithm[Any, Any, Any, Any]) -> Implementation:
@@ -100,7 +90,8 @@ def request(vector: Vector) -> JSON:
 
 @attrs.frozen
 class Verdict:
-    """How one trace went: ``agree``, ``differ`` or ``failed`` (CF-R15)."""
+    """How one trace went: ``agree``, ``differ``, ``refused`` (CF-R19), ``failed`` (CF-R15),
+    or ``skipped`` (outside the target, CF-R18; the implementation was not asked)."""
 
     status: str
     expected: tuple[JSON, ...]
@@ -135,40 +126,66 @@ class Difference:
 
 @attrs.define
 class SourceReport:
-    """The counts of one source of traces (CF-R15)."""
+    """The counts of one source of traces (CF-R15, CF-R18, CF-R19)."""
 
     source: str
     run: int = 0
     agree: int = 0
     differ: int = 0
     failed: int = 0
+    refused: int = 0
+    skipped: Counter[str] = attrs.Factory(Counter)  # reason -> traces outside the target
     differences: list[Difference] = attrs.Factory(list)
     note: str = ""
 
     in_a_row: int = 0
+    refused_in_a_row: int = 0
 
     def count(self, verdict: Verdict) -> None:
+        if verdict.status == "skipped":
+            self.skipped[verdict.message] += 1
+            return
         self.run += 1
         if verdict.status == "agree":
             self.agree += 1
         elif verdict.status == "differ":
             self.differ += 1
+        elif verdict.status == "refused":
+            self.refused += 1
         else:
             self.failed += 1
         self.in_a_row = self.in_a_row + 1 if verdict.status == "failed" else 0
+        self.refused_in_a_row = self.refused_in_a_row + 1 if verdict.status == "refused" else 0
+
+    def progress_line(self, total: int | None) -> str:
+        """The progress line of CF-R15 (:class:`timealign.progress.Progress`)."""
+        of = f"/{total}" if total else ""
+        return (f"conform: {self.source} {self.run}{of} traces, {self.differ} differ, "
+                f"{self.failed} failed")
 
     def given_up(self) -> bool:
-        """CF-R5: a command failing trace after trace is not run any further."""
-        if self.in_a_row < FAILURES_IN_A_ROW:
+        """CF-R5, CF-R20: a command failing or refusing trace after trace is not run any
+        further."""
+        if self.in_a_row >= FAILURES_IN_A_ROW:
+            said = f"stopped after {FAILURES_IN_A_ROW} failed traces in a row"
+        elif self.refused_in_a_row >= REFUSALS_IN_A_ROW:
+            said = (f"the implementation refused {REFUSALS_IN_A_ROW} traces in a row: wrong "
+                    "algorithm, or does it need `--target`?")
+        else:
             return False
-        self.note = (self.note + "; " if self.note else "") + \
-            f"stopped after {FAILURES_IN_A_ROW} failed traces in a row"
+        self.note = (self.note + "; " if self.note else "") + said
         return True
+
+    def skipped_text(self) -> str:
+        """``12 skipped: ros1 arithmetic (AT-R16); 2 skipped: ...`` (CF-R18)."""
+        return "; ".join(f"{n} skipped: {why}" for why, n in sorted(
+            self.skipped.items(), key=lambda item: (-item[1], item[0])))
 
     def to_json(self) -> JSON:
         return {"run": self.run, "agree": self.agree, "differ": self.differ,
-                "failed": self.failed, "note": self.note,
-                "differences": [d.to_json() for d in self.differences]}
+                "refused": self.refused, "failed": self.failed,
+                "skipped": sum(self.skipped.values()), "skipped_why": dict(self.skipped),
+                "note": self.note, "differences": [d.to_json() for d in self.differences]}
 
 
 @attrs.define
@@ -179,11 +196,12 @@ class Report:
     implementation: str
     observe: str
     sources: list[SourceReport] = attrs.Factory(list)
+    target: str | None = None
 
     @property
     def ok(self) -> bool:
         """True when every trace of every source agreed (CF-R17: exit status 0)."""
-        return all(s.differ == 0 and s.failed == 0 for s in self.sources)
+        return all(s.differ == 0 and s.failed == 0 and s.refused == 0 for s in self.sources)
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -192,27 +210,37 @@ class Report:
 
     def to_json(self) -> JSON:
         return {"format": "timealign.conformance/1", "algorithm": self.algorithm,
-                "implementation": self.implementation, "observe": self.observe,
+                "implementation": self.implementation, "target": self.target,
+                "observe": self.observe,
                 "ok": self.ok, "differs_on": list(self.rules),
                 "sources": {s.source: s.to_json() for s in self.sources}}
 
     def text(self) -> str:
         """The human report printed by ``timealign conform``."""
+        aimed = f"target: {self.target}, " if self.target else ""
         lines = [f"conformance of {self.implementation!r} to {self.algorithm} "
-                 f"(observe: {self.observe})"]
+                 f"({aimed}observe: {self.observe})"]
         for s in self.sources:
+            refused = f"  refused {s.refused:4}" if s.refused else ""
+            notes = "; ".join(n for n in (s.skipped_text(), s.note) if n)
             lines.append(f"  {s.source:8} run {s.run:6}  agree {s.agree:6}  differ {s.differ:4}"
-                         f"  failed {s.failed:4}{'  (' + s.note + ')' if s.note else ''}")
+                         f"{refused}  failed {s.failed:4}{'  (' + notes + ')' if notes else ''}")
         for s in self.sources:
             for d in s.differences:
-                where = "config" if d.at is None else f"input {d.at}"
-                lines.append(f"- {s.source} {d.status}: {d.vector.name}, {len(d.vector.inputs)} "
-                             f"inputs (from {d.original_size}), first at {where}: "
-                             f"{json.dumps(d.input)}")
-                if d.message:
-                    lines.append(f"    {d.message}")
+                if d.status == "refused":
+                    lines.append(f"- {s.source} refused: {d.vector.name}, "
+                                 f"{len(d.vector.inputs)} inputs (the trace as sent)")
+                    lines.append(f"    refused: {d.message}")
+                else:
+                    where = "config" if d.at is None else f"input {d.at}"
+                    lines.append(f"- {s.source} {d.status}: {d.vector.name}, "
+                                 f"{len(d.vector.inputs)} inputs (from {d.original_size}), "
+                                 f"first at {where}: {json.dumps(d.input)}")
+                    if d.message:
+                        lines.append(f"    {d.message}")
                 lines.append(f"    expected {json.dumps(list(d.expected))}")
-                lines.append(f"    observed {json.dumps(list(d.observed))}")
+                if d.status != "refused":
+                    lines.append(f"    observed {json.dumps(list(d.observed))}")
                 if d.rules:
                     lines.append(f"    rules {', '.join(d.rules)}")
                 if d.saved:
@@ -224,43 +252,79 @@ class Report:
 
 
 class Judge:
-    """Runs traces through reference and implementation and compares them (CF-R10)."""
+    """Runs traces through reference and implementation and compares them (CF-R10); with a
+    target, traces outside its domain are skipped without asking (CF-R18)."""
 
     def __init__(self, reference: Algorithm[Any, Any, Any, Any], subject: Subject,
-                 profile: str = "full") -> None:
-        self.reference, self.subject = reference, subject
-        self.profile = observe.profile(reference.name, profile)
+                 profile: str = "full", target: Target | None = None) -> None:
+        self.reference, self.subject, self.target = reference, subject, target
+        self.profile = observe.profile(reference, profile)
+
+    def outside(self, vector: Vector, expected: tuple[JSON, ...]) -> str | None:
+        """Why ``vector`` lies outside the target (CF-R18), or ``None``."""
+        if self.target is None:
+            return None
+        reason = self.target.outside(vector.config, vector.inputs)
+        if reason is not None:
+            return reason
+        for output in expected:
+            if output.get("kind") == "error":
+                rule = str(output.get("rule"))
+                return self.target.refused.get(rule, f"refused by the reference ({rule})")
+        return None
 
     def __call__(self, vector: Vector) -> Verdict:
-        expected = tuple(run_reference(self.reference, vector.config, vector.inputs))
+        expected = tuple(run_json(self.reference, vector.config, vector.inputs))
+        reason = self.outside(vector, expected)
+        if reason is not None:
+            return Verdict("skipped", expected, message=reason)
         answer = self.subject.ask(request(vector))
         if isinstance(answer, Failed):
             return Verdict("failed", expected, message=answer.message)
+        config_refused = len(expected) == 1 and expected[0].get("input") is None \
+            and expected[0].get("kind") == "error"
         if isinstance(answer, Refused):
-            if len(expected) == 1 and expected[0].get("input") is None:
+            if config_refused:
                 return Verdict("agree", expected)  # the reference refuses the config too
-            return Verdict("differ", expected, message=f"refused the trace: {answer.message}",
-                           at=None)
+            return Verdict("refused", expected, message=answer.message)
+        if config_refused:  # CF-R19: whatever the profile, the config is the difference
+            if jsontext.same(list(answer.outputs), list(expected)):  # VEC-R12
+                return Verdict("agree", expected, answer.outputs)
+            return Verdict("differ", expected, answer.outputs, at=None, message=(
+                f"the reference refuses the config ({expected[0].get('rule')}, field "
+                f"{expected[0].get('field')}); the implementation accepted it"))
         want = observe.project(self.profile, expected)
         got = observe.project(self.profile, answer.outputs)
-        if want == got:
+        if jsontext.same(want, got):  # with JSON types: 0.0 and false are not 0 (VEC-R12)
             return Verdict("agree", expected, answer.outputs)
-        return Verdict("differ", expected, answer.outputs, at=_first_input(want, got))
+        at = _first_input(want, got)
+        refusal = _refused_input(expected, answer.outputs, at)
+        if refusal is not None:  # CF-R19: pinned to the input the reference refuses
+            return Verdict("differ", expected, answer.outputs, at=refusal[0], message=(
+                f"the reference refuses input {refusal[0]} ({refusal[1]}); the "
+                "implementation did not"))
+        return Verdict("differ", expected, answer.outputs, at=at)
 
     def difference(self, source: str, vector: Vector, verdict: Verdict,
                    original_size: int) -> Difference:
         """The report entry of a diverging trace: the outputs at its first diverging input
-        (projected), and the rules they exercise (CF-R14)."""
+        (projected, unless the reference refused the config or that input: then as they
+        are), and the rules they exercise (CF-R14, CF-R19)."""
         at = verdict.at
         want = observe.project(self.profile, verdict.expected)
         got = observe.project(self.profile, verdict.observed)
-        if verdict.status == "failed" or verdict.message:
+        raw_want = [o for o in verdict.expected if o.get("input") == at]
+        refused_here = verdict.status == "differ" and any(
+            o.get("kind") == "error" for o in raw_want)
+        if refused_here:
+            shown_want = raw_want
+            shown_got = [o for o in verdict.observed if o.get("input") == at]
+        elif verdict.status in ("failed", "refused") or verdict.message:
             shown_want, shown_got = want, got
         else:
             shown_want = [o for o in want if o.get("input") == at]
             shown_got = [o for o in got if o.get("input") == at]
-        raw_want = [o for o in verdict.expected if o.get("input") == at]
-        named = set(vector.rules) | set(rules.exercised(self.reference.name, raw_want + shown_got))
+        named = set(vector.rules) | set(rules.exercised(self.reference, raw_want + shown_got))
         named_rules = tuple(sorted(named, key=rules.order))
         saved = attrs.evolve(vector, outputs=verdict.expected, rules=named_rules)
         item = vector.inputs[at] if isinstance(at, int) and 0 <= at < len(vector.inputs) else None
@@ -268,14 +332,30 @@ class Judge:
                           tuple(shown_got), verdict.message, named_rules, original_size)
 
 
+def _refused_input(expected: Iterable[JSON], observed: Iterable[JSON],
+                   at: int | None) -> tuple[int, str] | None:
+    """The first input up to ``at`` that the reference refuses and the implementation did
+    not refuse the same way: (index, rule), or ``None``."""
+    theirs = [o for o in observed if o.get("kind") == "error"]
+    for output in expected:
+        index = output.get("input")
+        if output.get("kind") != "error" or not isinstance(index, int):
+            continue
+        if at is not None and index > at:
+            break
+        if output not in theirs:
+            return index, str(output.get("rule"))
+    return None
+
+
 def _first_input(want: list[JSON], got: list[JSON]) -> int | None:
     """The input index of the first position where the projected outputs differ."""
     for position in range(max(len(want), len(got))):
         a = want[position] if position < len(want) else None
         b = got[position] if position < len(got) else None
-        if a != b:  # the earlier input of the two outputs is the first that differs
+        if not jsontext.same(a, b):  # the earlier input of the two is the first that differs
             inputs = [int(o["input"]) for o in (a, b)
-                      if o is not None and isinstance(o.get("input"), int)]
+                      if o is not None and jsontext.kind(o.get("input")) == "integer"]
             return min(inputs, default=None)
     return None
 
@@ -296,21 +376,6 @@ def shrink(vector: Vector, diverges: Callable[[Vector], bool]) -> Vector:
     return attrs.evolve(vector, inputs=tuple(inputs))
 
 
-class Progress:
-    """A progress line on stderr at most every ``every`` seconds (CF-R15)."""
-
-    def __init__(self, enabled: bool, every: float = 2.0) -> None:
-        self.enabled, self.every, self.last = enabled, every, time.monotonic()
-
-    def __call__(self, report: SourceReport, total: int | None = None) -> None:
-        now = time.monotonic()
-        if self.enabled and now - self.last >= self.every:
-            self.last = now
-            of = f"/{total}" if total else ""
-            print(f"conform: {report.source} {report.run}{of} traces, {report.differ} differ, "
-                  f"{report.failed} failed", file=sys.stderr, flush=True)
-
-
 def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
                   reduce: bool = True) -> SourceReport:
     """CF-R6: every vector; each divergence shrunk by input deletion."""
@@ -320,7 +385,7 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
         verdict = judge(vector)
         report.count(verdict)
         progress(report, len(chosen))
-        if verdict.status != "agree" and len(report.differences) < DETAILED:
+        if verdict.status not in ("agree", "skipped") and len(report.differences) < DETAILED:
             minimal = vector
             if verdict.status == "differ" and reduce:
                 minimal = shrink(vector, lambda candidate: judge(candidate).status == "differ")
@@ -340,7 +405,8 @@ class _OutOfBudget(BaseException):
 def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
                size: int = 30, budget: float = 20.0) -> SourceReport:
     """CF-R7: ``count`` random traces; Hypothesis shrinks the first divergence for at most
-    ``budget`` seconds, then greedy input deletion finishes the job."""
+    ``budget`` seconds, then greedy input deletion finishes the job. A failed or refused
+    trace stops the search and is reported as sent (CF-R19)."""
     from hypothesis import HealthCheck, Phase, Verbosity, find, settings
     from hypothesis.errors import NoSuchExample
 
@@ -351,14 +417,15 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     first: list[tuple[int, float]] = []  # size of the first divergence, when it was found
 
     def diverges(vector: Vector) -> bool:
-        if found and (found[0][1].status == "failed"  # a failure is not shrunk (restarts)
+        if found and (found[0][1].status in ("failed", "refused")  # reported as sent
                       or time.monotonic() - first[0][1] > budget):
             raise _OutOfBudget
         verdict = judge(vector)
         if not first:
             report.count(verdict)
             progress(report, count)
-        if verdict.status == "differ" or (verdict.status == "failed" and not found):
+        if verdict.status == "differ" or (verdict.status in ("failed", "refused")
+                                          and not found):
             first[:] = first or [(len(vector.inputs), time.monotonic())]
             found[:] = [(vector, verdict)]
             return True
@@ -368,7 +435,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
                       phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
                       suppress_health_check=list(HealthCheck))
     try:
-        find(traces(judge.reference.name, size), diverges, settings=chosen,
+        find(traces(judge.reference, size, judge.target), diverges, settings=chosen,
              random=Random(seed))
     except _OutOfBudget:
         pass
@@ -380,8 +447,9 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
         vector = shrink(vector, lambda candidate: judge(candidate).status == "differ")
         verdict = judge(vector)
     vector = attrs.evolve(vector, name=f"{judge.reference.name}_fuzz_seed{seed}")
-    report.note = f"seed {seed}; stopped at the first divergence, shrunk in " \
-                  f"{time.monotonic() - first[0][1]:.1f} s"
+    report.note = f"seed {seed}; stopped at the first divergence" + (
+        f", shrunk in {time.monotonic() - first[0][1]:.1f} s" if verdict.status == "differ"
+        else "")
     report.differences.append(judge.difference("fuzz", vector, verdict, first[0][0]))
     return report
 
@@ -393,11 +461,11 @@ def check_explore(judge: Judge, depth: int, progress: Progress) -> SourceReport:
 
     report = SourceReport("explore")
     diverged: set[str] = set()
-    for instance, vector in traces(judge.reference.name, depth):
+    for instance, vector in traces(judge.reference, depth, judge.target):
         verdict = judge(vector)
         report.count(verdict)
         progress(report)
-        if verdict.status != "agree" and instance not in diverged \
+        if verdict.status not in ("agree", "skipped") and instance not in diverged \
                 and len(report.differences) < DETAILED:
             diverged.add(instance)
             report.differences.append(judge.difference("explore", vector, verdict,
@@ -408,20 +476,36 @@ def check_explore(judge: Judge, depth: int, progress: Progress) -> SourceReport:
     return report
 
 
+def file_name(name: str) -> str:
+    """A file name (without ``.json``) for a vector named ``name``, safe whatever the name
+    holds (``/``, ``..``, an absolute path, thousands of characters): letters, digits,
+    ``.``, ``_`` and ``-`` only, no leading dot, at most :data:`SAFE_NAME` characters; a
+    changed name gets a short hash of the original, so distinct names stay distinct
+    (CF-R16)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip("._-")[:SAFE_NAME].rstrip("._-")
+    if stem != name or not stem:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        stem = f"{stem or 'trace'}_{digest}"
+    return stem
+
+
 def save(report: Report, folder: str | Path) -> list[Path]:
-    """CF-R16: write every reported divergence as a ``timealign.vector/1`` file."""
+    """CF-R16: write every reported divergence as a ``timealign.vector/1`` file inside
+    ``folder``, under a safe name (:func:`file_name`)."""
     target = Path(folder)
     target.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for source in report.sources:
         for position, difference in enumerate(source.differences):
             name = f"{difference.vector.name}_{source.source}_{position}"
+            where = "config" if difference.at is None else f"input {difference.at}"
             vector = attrs.evolve(difference.vector, name=name, description=(
-                f"timealign conform ({source.source}): {difference.status} at "
-                f"{'config' if difference.at is None else f'input {difference.at}'}"))
-            path = target / f"{name}.json"
+                f"timealign conform ({source.source}): {difference.status}" + (
+                    f": {difference.message}" if difference.status == "refused"
+                    else f" at {where}")))
+            path = target / f"{file_name(name)}.json"
+            assert path.resolve().parent == target.resolve(), path  # never outside
             path.write_text(json.dumps(vector.to_json(), indent=1) + "\n", encoding="utf-8")
             source.differences[position] = attrs.evolve(difference, saved=str(path))
             written.append(path)
     return written
-

@@ -7,7 +7,8 @@ comparing (CF-R10). Projection only forgets: an output of a kind the profile doe
 list disappears, a field it does not list is removed, and a field marked as a set has its
 ids sorted. The ``input`` index of every output is always kept, so a difference is still
 pinned to the input that produced it. ``full`` keeps everything (exact VEC-R6 comparison);
-``upstream`` is what the upstream implementation of each algorithm can report:
+``upstream`` is what the upstream implementation of each algorithm can report (each
+algorithm lists its profiles in ``<algorithm>/traces.py``):
 
 - ApproximateTime (ROS 2 ``message_filters``, CF-R11): ``published`` sets as ids in topic
   order; no drops, warnings, pending or error outputs.
@@ -22,34 +23,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from timealign import Algorithm, registry
 from timealign.errors import InvalidInput
+from timealign.traces import Profile
 
 JSON = dict[str, Any]
-# kind -> (kept fields, fields compared as sets); None keeps every field.
-Profile = Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] | None
-
-PROFILES: dict[str, dict[str, Profile]] = {
-    "approximate_time": {
-        "full": None,
-        "upstream": {"published": (("ids",), ())},
-    },
-    "event_time_batcher": {
-        "full": None,
-        "upstream": {"batch": (("ids",), ("ids",)), "timer": (("at",), ())},
-    },
-    "rate_aware_batcher": {
-        "full": None,
-        "upstream": {"batch": (("start", "end", "ids"), ())},
-    },
-}
 
 
-def profile(algorithm: str, name: str) -> Profile:
+def profiles(algorithm: str | Algorithm[Any, Any, Any, Any]) -> Mapping[str, Profile]:
+    """The profiles of ``algorithm`` by name (its ``traces.profiles``; ``full`` only when
+    it has none)."""
+    found = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
+    return found.traces.profiles if found.traces is not None else {"full": None}
+
+
+def profile(algorithm: str | Algorithm[Any, Any, Any, Any], name: str) -> Profile:
     """The profile ``name`` of ``algorithm``; :class:`InvalidInput` (CF-R10) when unknown."""
-    known = PROFILES.get(algorithm, {"full": None})
+    known = profiles(algorithm)
     if name not in known:
+        shown = algorithm if isinstance(algorithm, str) else algorithm.name
         raise InvalidInput("observe", "CF-R10",
-                           f"unknown profile for {algorithm}, expected one of {sorted(known)}",
+                           f"unknown profile for {shown}, expected one of {sorted(known)}",
                            name)
     return known[name]
 

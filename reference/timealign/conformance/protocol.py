@@ -25,6 +25,8 @@ from typing import Any
 
 import attrs
 
+from timealign import jsontext
+
 JSON = dict[str, Any]
 STDERR_TAIL = 1500  # characters of the command's stderr quoted in a failure
 
@@ -58,7 +60,9 @@ def parse(line: bytes, name: str) -> Answer:
     text = line.decode("utf-8", errors="replace").strip()
     shown = text if len(text) <= 200 else text[:200] + "..."
     try:
-        body = json.loads(text)
+        body = jsontext.loads(text)
+    except jsontext.JSONLimit as error:  # checked before parsing: never a RecursionError
+        return Failed(f"answer over a limit (rule VEC-R11): {error}")
     except ValueError:
         return Failed(f"garbage answer (not JSON): {shown!r}")
     if not isinstance(body, dict):
@@ -154,6 +158,9 @@ class Command:
                         if not chunk:
                             return self._died()
                         self.buffer += chunk
+                        if len(self.buffer) > jsontext.MAX_TEXT_BYTES:  # VEC-R11
+                            return Failed(f"answer line over {jsontext.MAX_TEXT_BYTES} "
+                                          "bytes without a newline (rule VEC-R11)")
 
     def _died(self) -> Failed:
         """The process closed its output: report its exit status and stderr tail."""
@@ -181,9 +188,11 @@ class Command:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+        # The whole process group, even when its leader (the shell) has exited: a child it
+        # left in the background must not outlive the session (CF-R4). Linux does not reuse
+        # the id of a group that still has members, so this reaches no other process.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait()
 
     def close(self) -> None:

@@ -33,6 +33,7 @@ from timealign.event_time_batcher.model import (
     Tick,
     Timer,
 )
+from timealign.event_time_batcher.traces import TRACES
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="event_time_batcher",
@@ -52,7 +53,8 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=codec.output_from_json,
-    records_of=codec.records_of,
+    timeline_records=codec.timeline_records,
+    traces=TRACES,
 )
 
 __all__ = [

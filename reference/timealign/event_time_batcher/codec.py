@@ -141,7 +141,7 @@ def clock_of(item: Input) -> int | None:
     return None if isinstance(item, Flush) else item.at
 
 
-def records_of(_config: Config, item: Input) -> tuple[Record, ...]:
+def timeline_records(_config: Config, item: Input) -> tuple[Record, ...]:
     """The message an input carries, as a record (key as topic, ``at`` as arrival)."""
     if not isinstance(item, Message):
         return ()

@@ -129,7 +129,8 @@ class OpenBatch:
     members: tuple[Member, ...]
 
     def closed(self) -> Batch:
-        """The output emitted when this batch closes."""
+        """The output emitted when this batch closes: its window at closing time and its
+        member ids in arrival order, also when it has no member (EB-R16)."""
         return Batch(self.start, self.end, tuple(m.id for m in self.members))
 
 

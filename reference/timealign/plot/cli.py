@@ -3,19 +3,22 @@
 Registered through ``timealign.cli._EXTENSIONS``. Matplotlib (the ``plot`` extra) is
 imported only when a picture is drawn; a run's tables are read with Spark (the ``spark``
 extra), so the vector form works without Spark. A run's input, tables or bags, is read by
-the same code as ``run`` reads it (:func:`timealign.spark.cli.input_rows`, PL-R10).
+the same code as ``run`` reads it (:func:`timealign.spark.inputs.read_rows`, PL-R10); its
+options are ``run``'s (:func:`timealign.spark.cli.run_input_arguments`).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from timealign import options
 from timealign.errors import InvalidInput
+from timealign.plot import require_plot_extra
+from timealign.spark.cli import READ_FLAGS, flagged, input_settings, run_input_arguments
 
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "": 10**9}
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(ns|us|µs|ms|s)?\s*$")
@@ -34,13 +37,6 @@ def duration(text: str, field: str = "--from") -> int:
     if value != value.to_integral_value():
         raise InvalidInput(field, "PL-R6", "must be a whole number of ns", text)
     return int(value)
-
-
-def require_plot_extra(option: str) -> None:
-    """Refuse up front, with the fix, when matplotlib (the ``plot`` extra) is missing."""
-    if importlib.util.find_spec("matplotlib") is None:
-        raise InvalidInput(option, "PL-R7", "pictures need the plot extra: "
-                           "pip install 'timealign[plot]'", None)
 
 
 def output_format(path: str) -> str:
@@ -72,13 +68,13 @@ def _vector_timeline(args: argparse.Namespace) -> Any:
 
 def _run_timeline(args: argparse.Namespace) -> Any:
     from timealign import registry
-    from timealign.spark.cli import input_rows, input_settings
+    from timealign.spark.inputs import read_rows
     from timealign.spark.pictures import source_timeline
     from timealign.spark.session import build_session
 
     algorithm = registry.get(args.target)
     # BAG-R9, PL-R10: bad combinations and bad bag options refused before Spark starts
-    config, columns = input_settings(args, algorithm)
+    config, source = input_settings(args, algorithm, args.input)
     if args.input is None or args.source is None:
         raise InvalidInput("--input", "PL-R6", "a run's picture needs --input and --source",
                            None)
@@ -91,7 +87,7 @@ def _run_timeline(args: argparse.Namespace) -> Any:
     if stop < start:
         raise InvalidInput("--to", "PL-R6", "must not be before --from", args.stop)
     spark = build_session(args.master, f"timealign plot {args.target}")
-    with input_rows(spark, args, config, columns) as rows:  # as `run` reads it (PL-R10)
+    with read_rows(spark, source) as rows:  # as `run` reads it (PL-R10)
         return source_timeline(algorithm, config, rows, args.run, args.source, start, stop)
 
 
@@ -109,8 +105,6 @@ def _plot(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     """Add ``plot`` to the ``timealign`` parser."""
-    from timealign.spark.cli import run_input_arguments
-
     plot = commands.add_parser(
         "plot", help="draw a timeline of a vector, or of one source of a run",
         description="Draw a vector (TARGET is a .json/.jsonl file) or one source of a run "
@@ -127,5 +121,6 @@ def register(commands: Any) -> None:
     plot.add_argument("--to", dest="stop", help="end, likewise (default: --from + 2s)")
     plot.add_argument("--no-arrivals", action="store_true",
                       help="leave out the arrival-time strip")
-    plot.add_argument("--width", type=float, default=10.0, help="width in inches (default 10)")
-    plot.set_defaults(handler=_plot)
+    plot.add_argument("--width", type=options.number(1.0, 100.0), default=10.0,
+                      help="width in inches (default 10, 1 to 100)")
+    plot.set_defaults(handler=flagged(_plot, READ_FLAGS))

@@ -1,4 +1,4 @@
-"""Draw a :class:`~timealign.plot.timeline.Timeline` with matplotlib (PL-R2, PL-R3, PL-R5).
+"""Draw a :class:`~timealign.plot.timeline.Timeline` with matplotlib (PL-R2 to PL-R5, PL-D4).
 
 One lane per topic, key or stream on the event-time axis; each message a mark coloured by
 its group; sets drawn as a line through their members, every group's window as a shaded
@@ -44,6 +44,11 @@ OUTCOME_COLOURS = {"dropped": "#d62728", "rejected": "#9467bd"}
 REASON_MARKERS = ("X", "D", "s", "^", "v", "P", "*", "<", ">")
 LABEL_LIMIT = 40  # ids written next to their marks up to this many messages
 GROUP_LABEL_LIMIT = 30
+LABEL_SIZE = 7  # points
+CHAR_WIDTH = 0.62  # of the font size: DejaVu Sans' average advance, for label extents
+STACK_DISTANCE = 1 / 250  # of the axis: marks of a lane closer than this are stacked (PL-D4)
+STACK_STEP = 0.2  # lane heights between stacked marks, shrunk to fit a tall stack
+AXIS_MARGIN = 1.3  # inches of the figure's width outside the lane axis (lane names, padding)
 UNITS = ((10_000, 1, "ns"), (10_000_000, 1_000, "µs"), (10_000_000_000, 1_000_000, "ms"))
 
 
@@ -121,40 +126,87 @@ def _marker(mark: Mark, reasons: dict[tuple[str, str | None], str]) -> dict[str,
     return {"marker": reasons[key], "markerfacecolor": colour, "markeredgecolor": colour}
 
 
-def _staggered(xs: Sequence[float], gap: float) -> list[int]:
-    """A level per label (0, 1, 2) so labels closer than ``gap`` do not overlap."""
-    levels: list[int] = []
-    last: dict[int, float] = {}
-    for x in xs:
-        level = next((k for k in range(3) if x - last.get(k, float("-inf")) >= gap), 0)
-        last[level] = x
-        levels.append(level)
-    return levels
+def _staggered(xs: Sequence[float], widths: Sequence[float], levels: int = 4) -> list[int]:
+    """A level per label so that no two labels of one level overlap (PL-D1): each label is
+    centred on its x and ``widths`` wide; a label goes to the lowest level where it clears
+    the labels already placed there, or, when none is free, the level it overlaps least."""
+    placed: list[list[tuple[float, float]]] = [[] for _ in range(levels)]
+    chosen: list[int] = []
+    for x, width in zip(xs, widths, strict=True):
+        left, right = x - width / 2, x + width / 2
+
+        def overlap(level: int, left: float = left, right: float = right) -> float:
+            return sum(max(0.0, min(right, b) - max(left, a)) for a, b in placed[level])
+
+        level = min(range(levels), key=lambda k: (overlap(k) > 0, overlap(k), k))
+        placed[level].append((left, right))
+        chosen.append(level)
+    return chosen
+
+
+def stacked(marks: Sequence[Mark], scale: Scale, row: dict[str, int],
+            distance: float) -> list[tuple[float, bool]]:
+    """The y of each mark (PL-D4): its lane's row, except that marks of one lane lying
+    closer together than ``distance`` on the axis (the same stamp, or a few ns apart on an
+    axis of seconds) are stacked across the lane, the first to arrive on top, so a mark is
+    never hidden under another. Each mark's (y, whether it is stacked)."""
+    ys = [(float(row[m.lane]), False) for m in marks]
+    lanes: dict[str, list[int]] = {}
+    for position, mark in enumerate(marks):
+        lanes.setdefault(mark.lane, []).append(position)
+    for positions in lanes.values():
+        positions.sort(key=lambda k: (scale(marks[k].stamp), k))
+        clusters: list[list[int]] = []
+        for k in positions:
+            x = scale(marks[k].stamp)
+            if clusters and x - scale(marks[clusters[-1][-1]].stamp) <= distance:
+                clusters[-1].append(k)
+            else:
+                clusters.append([k])
+        for cluster in clusters:
+            if len(cluster) < 2:
+                continue
+            cluster.sort()  # arrival order: the first on top
+            step = min(STACK_STEP, 0.6 / (len(cluster) - 1))
+            for place, k in enumerate(cluster):
+                ys[k] = (ys[k][0] + ((len(cluster) - 1) / 2 - place) * step, True)
+    return ys
 
 
 def _off_scale(ax: Axes, marks: Sequence[Mark], bounds: tuple[int, int],
-               row: dict[str, int]) -> None:
-    """Marks outside the view: one arrow per lane and side, with how far they lie."""
+               row: dict[str, int], per_point: float) -> None:
+    """Marks outside the view: one arrow per lane and side, with how far they lie. The axis
+    is widened on that side by the width of the text, so the text lies between the last
+    mark drawn and the arrow instead of over the marks."""
     sides: dict[tuple[str, bool], list[int]] = {}
     for mark in marks:
         ahead = mark.stamp > bounds[1]
         sides.setdefault((mark.lane, ahead), []).append(
             mark.stamp - bounds[1] if ahead else mark.stamp - bounds[0])
-    low, high = ax.get_xlim()
-    for (lane, ahead), offsets in sides.items():
+    texts: dict[tuple[str, bool], str] = {}
+    for key, offsets in sides.items():
         near, far = min(offsets, key=abs), max(offsets, key=abs)
-        text = (distance(near) if near == far
-                else f"{len(offsets)}× {distance(near)}…{distance(far)}")
+        texts[key] = (distance(near) if near == far
+                      else f"{len(offsets)}× {distance(near)}…{distance(far)}")
+    low, high = ax.get_xlim()
+    for ahead in (False, True):
+        longest = max((len(t) for (_lane, side), t in texts.items() if side == ahead), default=0)
+        if longest:
+            room = (longest * LABEL_SIZE * CHAR_WIDTH + 14) * per_point
+            low, high = (low, high + room) if ahead else (low - room, high)
+    ax.set_xlim(low, high)
+    for (lane, ahead), text in texts.items():
         ax.annotate(text, (high if ahead else low, row[lane]), xytext=(-8 if ahead else 8, 0),
                     textcoords="offset points", ha="right" if ahead else "left", va="center",
-                    fontsize=7, color="#444444")
+                    fontsize=LABEL_SIZE, color="#444444")
         ax.plot([high if ahead else low], [row[lane]], marker=">" if ahead else "<",
                 color="#444444", markersize=6, clip_on=False, zorder=4)
 
 
 def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
-           bounds: tuple[int, int]) -> list[Any]:
-    """The lane axes: slots, spans, set lines, marks; returns the legend handles."""
+           bounds: tuple[int, int], axis_points: float) -> list[Any]:
+    """The lane axes: slots, spans, set lines, marks; returns the legend handles.
+    ``axis_points`` is the width of the axis in points (for label extents)."""
     row = {lane: len(timeline.lanes) - 1 - k for k, lane in enumerate(timeline.lanes)}
     grid_x: list[float] = []
     grid_y: list[float] = []
@@ -166,6 +218,12 @@ def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
             grid_y += [y - 0.32, y + 0.32, math.nan]
     if grid_x:
         ax.plot(grid_x, grid_y, color="#d0d0d0", linewidth=0.7, zorder=0)
+    low, high = bounds
+    shown = [m for m in timeline.marks if low <= m.stamp <= high]
+    width = ax.get_xlim()[1] - ax.get_xlim()[0]
+    places = stacked(shown, scale, row, width * STACK_DISTANCE)
+    at = {id(m): y for m, (y, _) in zip(shown, places, strict=True)}
+    aside = {id(m) for m, (_, moved) in zip(shown, places, strict=True) if moved}
     by_id = {m.id: m for m in timeline.marks}
     for position, span in enumerate(timeline.groups):
         colour = PALETTE[position % len(PALETTE)]
@@ -183,15 +241,13 @@ def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
                    if i in by_id and bounds[0] <= by_id[i].stamp <= bounds[1]]
         if len(members) > 1 and len({m.lane for m in members}) == len(members):
             members.sort(key=lambda m: row[m.lane])
-            ax.plot([scale(m.stamp) for m in members], [row[m.lane] for m in members],
+            ax.plot([scale(m.stamp) for m in members], [at[id(m)] for m in members],
                     color=colour, linewidth=1.0, alpha=0.8, zorder=2)
     reasons: dict[tuple[str, str | None], str] = {}
-    points: dict[tuple[tuple[str, Any], ...], tuple[list[float], list[int]]] = {}
-    low, high = bounds
-    _off_scale(ax, [m for m in timeline.marks if not low <= m.stamp <= high], bounds, row)
-    for mark in timeline.marks:  # one line object per style keeps the SVG small
-        if not low <= mark.stamp <= high:
-            continue
+    points: dict[tuple[tuple[str, Any], ...], tuple[list[float], list[float]]] = {}
+    _off_scale(ax, [m for m in timeline.marks if not low <= m.stamp <= high], bounds, row,
+               width / axis_points)
+    for mark in shown:  # one line object per style keeps the SVG small
         if mark.outcome == GROUPED and mark.group is not None:
             colour = PALETTE[mark.group % len(PALETTE)]
             style = {"marker": "o", "markerfacecolor": colour, "markeredgecolor": colour}
@@ -199,10 +255,10 @@ def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
             style = _marker(mark, reasons)
         xs, ys = points.setdefault(tuple(style.items()), ([], []))
         xs.append(scale(mark.stamp))
-        ys.append(row[mark.lane])
+        ys.append(at[id(mark)])
     for style_items, (xs, ys) in points.items():
         ax.plot(xs, ys, linestyle="none", markersize=size, zorder=3, **dict(style_items))
-    _labels(ax, timeline, scale, row)
+    _labels(ax, timeline, shown, at, aside, scale, axis_points)
     ax.set_yticks(range(len(timeline.lanes)), list(reversed(timeline.lanes)))
     ax.set_ylim(-0.7, len(timeline.lanes) - 0.2)
     ax.grid(axis="x", color="#eeeeee", linewidth=0.6)
@@ -210,23 +266,40 @@ def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
     return _legend(timeline, reasons)
 
 
-def _labels(ax: Axes, timeline: Timeline, scale: Scale, row: dict[str, int]) -> None:
-    """Ids beside their marks and group numbers on top, when few enough to stay apart."""
+def _labels(ax: Axes, timeline: Timeline, shown: Sequence[Mark], at: dict[int, float],
+            aside: set[int], scale: Scale, axis_points: float) -> None:
+    """Ids beside their marks and group numbers on top, when few enough (PL-D1). A label
+    is as wide as its text; labels of one lane are raised to the level where they clear
+    their neighbours; a stacked mark (PL-D4) is labelled on its right, at its own height."""
     low, high = ax.get_xlim()
-    gap = (high - low) / 28
+    per_point = (high - low) / axis_points
+
+    def extent(text: str) -> float:
+        return (len(text) * LABEL_SIZE * CHAR_WIDTH + 4) * per_point
+
     if len(timeline.marks) <= LABEL_LIMIT:
         for lane in timeline.lanes:
-            marks = sorted((m for m in timeline.marks if m.lane == lane), key=lambda m: m.stamp)
-            xs = [scale(m.stamp) for m in marks]
-            for mark, x, level in zip(marks, xs, _staggered(xs, gap), strict=True):
-                ax.annotate(mark.id, (x, row[lane]), xytext=(0, 7 + 8 * level),
-                            textcoords="offset points", ha="center", fontsize=7, color="#333333")
+            marks = sorted((m for m in shown if m.lane == lane), key=lambda m: m.stamp)
+            alone = [m for m in marks if id(m) not in aside]
+            for mark in marks:
+                if id(mark) in aside:
+                    ax.annotate(mark.id, (scale(mark.stamp), at[id(mark)]), xytext=(6, 0),
+                                textcoords="offset points", ha="left", va="center",
+                                fontsize=LABEL_SIZE, color="#333333")
+            xs = [scale(m.stamp) for m in alone]
+            levels = _staggered(xs, [extent(m.id) for m in alone])
+            for mark, x, level in zip(alone, xs, levels, strict=True):
+                ax.annotate(mark.id, (x, at[id(mark)]), xytext=(0, 7 + 8 * level),
+                            textcoords="offset points", ha="center", fontsize=LABEL_SIZE,
+                            color="#333333")
     if len(timeline.groups) <= GROUP_LABEL_LIMIT:
         xs = [(scale(g.start) + scale(g.end)) / 2 for g in timeline.groups]
         top = len(timeline.lanes) - 0.2
-        for group, x, level in zip(timeline.groups, xs, _staggered(xs, gap), strict=True):
+        levels = _staggered(xs, [extent(f"#{g.seq}") for g in timeline.groups])
+        for group, x, level in zip(timeline.groups, xs, levels, strict=True):
             ax.annotate(f"#{group.seq}", (x, top), xytext=(0, -9 - 8 * level),
-                        textcoords="offset points", ha="center", fontsize=7, color="#555555")
+                        textcoords="offset points", ha="center", fontsize=LABEL_SIZE,
+                        color="#555555")
 
 
 def _legend(timeline: Timeline, reasons: dict[tuple[str, str | None], str]) -> list[Any]:
@@ -301,7 +374,7 @@ def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figur
                         gridspec_kw={"height_ratios": heights})[:, 0]
     main = axes[0]
     main.set_xlim(*_limits([scale(t) for t in times]))
-    handles = _lanes(main, timeline, scale, size, bounds)
+    handles = _lanes(main, timeline, scale, size, bounds, (width - AXIS_MARGIN) * 72)
     main.set_title(timeline.title, loc="left")
     if strip:
         handles += _arrivals(axes[1], timeline, scale, bounds)
@@ -325,7 +398,8 @@ def _limits(xs: Sequence[float]) -> tuple[float, float]:
 
 def render(timeline: Timeline, fmt: str = "svg", strip: bool = True,
            width: float = 10.0) -> bytes:
-    """The picture as SVG or PNG bytes; the same timeline gives the same SVG bytes."""
+    """The picture as SVG or PNG bytes; the same timeline gives the same SVG bytes, so the
+    spec's figures can be compared with a fresh rendering (PL-R5, PL-R8)."""
     if fmt not in FORMATS:
         raise InvalidInput("format", "PL-R5", f"must be one of {FORMATS}", fmt)
     with rc_context(SETTINGS):

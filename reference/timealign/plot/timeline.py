@@ -107,8 +107,8 @@ def from_vector(vector: Vector) -> Timeline:
     counted in the notes; a refused config raises :class:`InvalidInput`.
     """
     algorithm: Algorithm[Any, Any, Any, Any] = registry.get(vector.algorithm)
-    if algorithm.records_of is None:
-        raise InvalidInput("algorithm", "PL-R1", "this algorithm has no records_of hook",
+    if algorithm.timeline_records is None:
+        raise InvalidInput("algorithm", "PL-R1", "this algorithm has no timeline_records hook",
                            vector.algorithm)
     config = algorithm.config_from_json(vector.config)
     state = algorithm.initial(config)
@@ -126,7 +126,7 @@ def from_vector(vector: Vector) -> Timeline:
             continue
         # Unclocked machines read no time of arrival: the input index stands for it.
         at = algorithm.clock_of(item) if algorithm.clocked else index
-        for record in algorithm.records_of(config, item):
+        for record in algorithm.timeline_records(config, item):
             records.append(record if algorithm.clocked else attrs.evolve(record, arrival=index))
         for output in outputs:
             account = algorithm.account(output)

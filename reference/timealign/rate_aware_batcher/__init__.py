@@ -33,6 +33,7 @@ from timealign.rate_aware_batcher.model import (
     State,
     Stream,
 )
+from timealign.rate_aware_batcher.traces import TRACES
 
 ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     name="rate_aware_batcher",
@@ -50,8 +51,9 @@ ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=codec.output_from_json,
-    records_of=codec.records_of,
+    timeline_records=codec.timeline_records,
     slots_of=codec.slots_of,
+    traces=TRACES,
 )
 
 __all__ = [

@@ -162,7 +162,7 @@ def inputs_from_records(_config: Config, records: Iterable[Record]) -> Iterator[
         yield Poll(tuple(current), arrival)
 
 
-def records_of(_config: Config, item: Input) -> tuple[Record, ...]:
+def timeline_records(_config: Config, item: Input) -> tuple[Record, ...]:
     """The messages a poll carries, as records (stream name as topic)."""
     if not isinstance(item, Poll):
         return ()

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from timealign import options
+
 STORAGES = ("mcap", "sqlite3", "ros1")
 TOPICS = (("/camera/camera_info", "sensor_msgs/msg/CameraInfo", 30),
           ("/imu", "sensor_msgs/msg/Imu", 100), ("/status", "std_msgs/msg/String", 1))
@@ -72,22 +74,30 @@ def write_robot(path: Path, storage: str, seconds: float, seed: int) -> int:
     return len(messages)
 
 
-def main() -> None:
+def main() -> int:
+    """``python -m timealign.rosbag.demo``: the README's exit codes, never a traceback."""
+    from timealign.command import guarded
+
     parser = argparse.ArgumentParser(description="write a small robot fleet as ROS bags")
     parser.add_argument("--output", required=True)
-    parser.add_argument("--robots", type=int, default=6)
-    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--robots", type=options.integer(1, 1000), default=6)
+    parser.add_argument("--seconds", type=options.number(most=3600.0, above=0), default=20.0)
     args = parser.parse_args()
-    root = Path(args.output)
-    root.mkdir(parents=True, exist_ok=True)
-    total = 0
-    for robot in range(args.robots):
-        storage = STORAGES[robot % len(STORAGES)]
-        name = f"robot{robot:02d}" + (".bag" if storage == "ros1" else "")
-        if not (root / name).exists():
-            total += write_robot(root / name, storage, args.seconds, robot)
-    print(f"wrote {total} messages from {args.robots} robots to {root}")
+
+    def command() -> int:
+        root = Path(args.output)
+        root.mkdir(parents=True, exist_ok=True)
+        total = 0
+        for robot in range(args.robots):
+            storage = STORAGES[robot % len(STORAGES)]
+            name = f"robot{robot:02d}" + (".bag" if storage == "ros1" else "")
+            if not (root / name).exists():  # an existing bag is kept, never overwritten
+                total += write_robot(root / name, storage, args.seconds, robot)
+        print(f"wrote {total} messages from {args.robots} robots to {root}")
+        return 0
+
+    return guarded(command, prog="timealign.rosbag.demo")
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

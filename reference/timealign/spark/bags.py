@@ -23,6 +23,7 @@ from timealign.errors import InvalidInput
 from timealign.spark import schema
 from timealign.spark.batch import BatchResult, run_rows
 from timealign.spark.failures import raise_job_error
+from timealign.spark.paths import JobPaths
 from timealign.spark.rosbag_source import options_of, register
 
 
@@ -102,18 +103,15 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
 
 
 def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
-             path: str, output: str, options: dict[str, str], per_file: bool = False
+             paths: JobPaths, options: dict[str, str], per_file: bool = False
              ) -> tuple[BatchResult, BagReport]:
-    """The batch job over a folder of bags; with ``per_file`` every bag is one source in
-    arrival order, replayed as read (SP-R18: the data source reads a bag as one partition,
-    and its positions only increase, with gaps where rows of other topics were set aside)."""
-    from timealign.spark.paths import check_output_folder, check_separate, table_paths
-
-    check_separate({"--input": path}, table_paths(output))  # SP-R20, as for tables
-    check_output_folder("--output", output)
-    rows, frame, report = read_bags(spark, path, options, configured_topics(config))
+    """The batch job over the folder of bags of ``paths`` (checked, SP-R20); with
+    ``per_file`` every bag is one source in arrival order, replayed as read (SP-R18: the
+    data source reads a bag as one partition, and its positions only increase, with gaps
+    where rows of other topics were set aside)."""
+    rows, frame, report = read_bags(spark, paths.input, options, configured_topics(config))
     try:
-        result = run_rows(spark, algorithm, config, rows, output, per_file, dense=False)
+        result = run_rows(spark, algorithm, config, rows, paths.output, per_file, dense=False)
     finally:
         frame.unpersist()
     return result, report

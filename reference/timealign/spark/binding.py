@@ -15,8 +15,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from timealign.algorithm import Algorithm
-from timealign.errors import InvalidInput
-from timealign.spark.codec import VERSION
+from timealign.spark.checkpoint_codec import VERSION
+from timealign.spark.paths import PathError
 from timealign.spark.publish import hadoop_fs
 
 NAME = "timealign.json"
@@ -54,7 +54,7 @@ def differences(stored: Any, wanted: dict[str, Any]) -> list[str]:
 
 def bind(spark: SparkSession, checkpoint: str, algorithm: Algorithm[Any, Any, Any, Any],
          config: Any) -> None:
-    """Write the binding on a first start; on a restart, raise :class:`InvalidInput`
+    """Write the binding on a first start; on a restart, raise :class:`PathError`
     (exit 2) when the algorithm, config or codec version differ, or when the checkpoint
     holds a stream but no binding (written by another program or an older version)."""
     jvm: Any = spark.sparkContext._jvm
@@ -73,14 +73,15 @@ def bind(spark: SparkSession, checkpoint: str, algorithm: Algorithm[Any, Any, An
             stored = None
         changed = differences(stored, wanted)
         if changed:
-            raise InvalidInput("--checkpoint", RULE, "was written for another configuration ("
-                               + "; ".join(changed) + "); resume with the same algorithm and "
-                               "config, or start a new checkpoint folder", checkpoint)
+            raise PathError("checkpoint", RULE, [
+                "was written for another configuration (" + "; ".join(changed) + "); resume "
+                "with the same algorithm and config, or start a new checkpoint folder"],
+                checkpoint)
         return
     if fs.exists(make(f"{checkpoint.rstrip('/')}/offsets")):
-        raise InvalidInput("--checkpoint", RULE, f"holds a stream but no {NAME}: it was not "
-                           "written by this version of timealign; use a new checkpoint folder",
-                           checkpoint)
+        raise PathError("checkpoint", RULE, [
+            f"holds a stream but no {NAME}: it was not written by this version of timealign; "
+            "use a new checkpoint folder"], checkpoint)
     out = fs.create(path, True)
     try:
         out.write(bytearray(json.dumps(wanted, indent=1).encode()))

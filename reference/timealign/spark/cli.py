@@ -1,48 +1,49 @@
-"""The ``run``, ``stream`` and ``generate`` sub-commands of ``timealign``.
+"""The ``run``, ``stream`` and ``generate`` sub-commands of ``timealign``, and the options
+of ``python -m timealign.spark.verify``.
 
-Registered through ``timealign.cli._EXTENSIONS``. This module imports neither pyspark nor
-pyarrow: each handler imports what it needs when it runs, so ``timealign replay`` and
-``timealign check`` work where Spark is not installed.
+Registered through ``timealign.cli._EXTENSIONS``. Only option parsing and the wording of
+errors: the jobs' paths are checked once into a :class:`~timealign.spark.paths.JobPaths`,
+whose errors name roles ("the input"), worded here with the command's options
+(:func:`flagged`); a run's input is read by :mod:`timealign.spark.inputs`. This module
+imports neither pyspark nor pyarrow: each handler imports what it needs when it runs, so
+``timealign replay`` and ``timealign check`` work where Spark is not installed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from timealign import registry, vectors
+from timealign import options, registry
 from timealign.algorithm import Algorithm
+from timealign.command import add_debug, guarded
 from timealign.errors import InvalidInput
+from timealign.plot import require_plot_extra
+from timealign.spark.paths import PathError
+
+# The options that name each role of a job's paths, per command.
+RUN_FLAGS: dict[str, str] = {"input": "--input", "output": "--output",
+                             "summary": "--summary", "report": "--report"}
+STREAM_FLAGS: dict[str, str] = {"input": "--source", "output": "--output",
+                                "checkpoint": "--checkpoint"}
+READ_FLAGS: dict[str, str] = {"input": "--input", "output": "--output"}
 
 
-def _config_json(text: str) -> Any:
-    """The JSON value of ``--config``: a file's content when ``text`` names a file,
-    otherwise ``text`` itself as inline JSON. Every failure names ``--config``."""
-    if text.lstrip()[:1] in ("{", "[", '"') or not text.strip():
-        return vectors.parse_json(text.encode(), "--config")
-    path = Path(text)
-    if not path.is_file():
-        raise InvalidInput("--config", "VEC-R1", "no such file (and not inline JSON)", text)
-    return vectors.parse_json(path.read_bytes(), f"--config {text}")
+def flagged(handler: Callable[[argparse.Namespace], int], names: Mapping[str, str]
+            ) -> Callable[[argparse.Namespace], int]:
+    """``handler`` with its path errors worded by ``names``, the command's options."""
 
+    def handle(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except PathError as error:
+            raise error.naming(names) from None
 
-def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> Any:
-    """The config from a JSON file, an inline JSON object, or ``{}`` when absent; an error
-    names ``--config`` and the field inside it."""
-    raw = {} if text is None else _config_json(text)
-    if not isinstance(raw, dict):
-        raise InvalidInput("--config", "VEC-R1", "the config must be a JSON object", raw)
-    try:
-        return algorithm.config_from_json(raw)
-    except InvalidInput as error:
-        raise InvalidInput(f"--config {error.field}", error.rule, error.message,
-                           error.value) from None
+    return handle
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -109,59 +110,26 @@ def check_input_options(args: argparse.Namespace) -> None:
             raise InvalidInput(option, "BAG-R9", "only with --format rosbag", args.format)
 
 
-def input_settings(args: argparse.Namespace,
-                   algorithm: Algorithm[Any, Any, Any, Any]) -> tuple[Any, Any]:
-    """(config, column map) of a command that reads a run's input as ``run`` reads it
-    (``plot``, ``verify``): the option combinations of BAG-R9 and bad bag options are
-    refused here, before Spark starts."""
-    from timealign.spark.schema import ColumnMap
+def input_settings(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any],
+                   path: str | None) -> tuple[Any, Any]:
+    """(config, :class:`~timealign.spark.inputs.RunInput`) of a command that reads a run's
+    input as ``run`` reads it: the option combinations of BAG-R9, a bad config, column map
+    or bag option are refused here, before Spark starts."""
+    from timealign.spark.inputs import RunInput, load_config
 
     check_input_options(args)  # BAG-R9
     config = load_config(algorithm, args.config)
-    columns = ColumnMap.parse(args.column)
-    if args.format == "rosbag":
-        bag_options(args, config)
-    return config, columns
+    source = RunInput.of(path or "", args.format, args.column, config, args.stamp, args.source_from,
+                         getattr(args, "skip_bad_files", False))
+    return config, source
 
 
-def bag_options(args: argparse.Namespace, config: Any) -> dict[str, str]:
-    """The data source options of the bag options and the config's topics."""
-    from timealign.spark.bags import configured_topics, reader_options
-
-    return reader_options(args.stamp, args.source_from or "bag",
-                          getattr(args, "skip_bad_files", False), configured_topics(config))
-
-
-@contextmanager
-def input_rows(spark: Any, args: argparse.Namespace, config: Any,
-               columns: Any) -> Iterator[Any]:
-    """The canonical rows of a run's ``--input``, read as ``run`` reads them: tables with
-    ``--format``/``--column`` (SP-R1), bags with the bag options and the config's topics
-    (BAG-R1 to BAG-R7; rows of skipped bags and other topics left out). Bag rows stay
-    persisted while the block runs."""
-    if args.format != "rosbag":
-        from timealign.spark.schema import read_input
-
-        yield read_input(spark, args.input, args.format, columns)
-        return
-    from timealign.spark.bags import configured_topics, read_bags
-
-    rows, frame, _ = read_bags(spark, args.input, bag_options(args, config),
-                               configured_topics(config))
-    try:
-        yield rows
-    finally:
-        frame.unpersist()
-
-
-def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
-    """The algorithm, its config, the column map and the session of a Spark command."""
-    from timealign.spark.schema import ColumnMap
+def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any, Any, Any]:
+    """The algorithm, its config, the run input and the session of a Spark command."""
     from timealign.spark.session import build_session
 
     algorithm = registry.get(args.algorithm)
-    config = load_config(algorithm, args.config)
-    columns = ColumnMap.parse(args.column)
+    config, source = input_settings(args, algorithm, path)
     settings: dict[str, str] = {}
     for item in args.conf:
         key, sep, value = item.partition("=")
@@ -173,71 +141,29 @@ def _setup(args: argparse.Namespace, command: str) -> tuple[Any, Any, Any, Any]:
     # SP-R23: failures are one line on stderr; Spark's own log (with the Java and Python
     # stack traces of a failed task) only with --debug.
     spark.sparkContext.setLogLevel("ERROR" if getattr(args, "debug", False) else "OFF")
-    return algorithm, config, columns, spark
-
-
-def check_report_folder(path: str, taken: dict[str, str]) -> None:
-    """PL-R9: ``--report`` must name a folder that can be created or written, outside the
-    input and the tables (SP-R20), checked before Spark starts, so a run never ends
-    without the page it was asked for."""
-    from timealign.plot.cli import require_plot_extra
-    from timealign.spark.paths import check_output_folder, check_separate
-
-    require_plot_extra("--report")
-    check_output_folder("--report", path)
-    check_separate(taken, {"--report": path})
-    target = Path(path)
-    existing = next(p for p in (target, *target.parents) if p.exists())
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise InvalidInput("--report", "PL-R9", f"cannot create or write in {existing}", path)
-
-
-def write_report(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any],
-                 config: Any, columns: Any, spark: Any, summary: dict[str, Any]) -> Path:
-    """PL-R9: the report page of a finished run, written to ``args.report``."""
-    from timealign.plot.report import write
-    from timealign.spark.pictures import build_report
-
-    with input_rows(spark, args, config, columns) as rows:
-        report = build_report(algorithm, config, rows, args.output, summary)
-    return write(report, args.report)
+    return algorithm, config, source, spark
 
 
 def _run(args: argparse.Namespace) -> int:
-    from timealign.spark.batch import run_batch
-    from timealign.spark.paths import (
-        check_file_target,
-        check_output_folder,
-        check_separate,
-        table_paths,
-    )
-    from timealign.spark.progress import Progress
+    from timealign.progress import Progress
+    from timealign.spark.inputs import run, write_report
+    from timealign.spark.paths import JobPaths
+    from timealign.spark.progress import StageWatch
     from timealign.spark.summary import format_summary, summarize
 
     check_input_options(args)  # BAG-R9
-    # SP-R20: refused before Spark starts, naming both paths.
-    inputs = {"--input": args.input}
-    check_output_folder("--output", args.output)
-    check_separate(inputs, table_paths(args.output))
-    check_file_target("--summary", args.summary, {**inputs, **table_paths(args.output)})
     if args.report is not None:
-        check_report_folder(args.report, {**inputs, **table_paths(args.output)})
-    algorithm, config, columns, spark = _setup(args, "run")
+        require_plot_extra("--report")  # PL-R9
+    # SP-R20, PL-R9: refused before Spark starts, naming both paths.
+    paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report)
+    algorithm, config, source, spark = _setup(args, "run", paths.input)
     started = time.monotonic()
-    bag_report = None
-    with Progress(spark, "run", enabled=not args.quiet):
-        if args.format == "rosbag":
-            from timealign.spark.bags import run_bags
-
-            result, bag_report = run_bags(spark, algorithm, config, args.input,
-                                          args.output, bag_options(args, config),
-                                          args.sources_per_file)
-        else:
-            result = run_batch(spark, algorithm, config, args.input, args.output,
-                               args.format, columns, args.sources_per_file)
+    with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)):
+        result, bag_report = run(spark, algorithm, config, source, paths,
+                                 args.sources_per_file)
         elapsed = time.monotonic() - started
-        summary = summarize(spark.read.parquet(f"{args.output}/groups"),
-                            spark.read.parquet(f"{args.output}/outcomes"))
+        summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
+                            spark.read.parquet(f"{paths.output}/outcomes"))
     if bag_report is not None:
         summary.update(bag_report.as_json())
     summary["seconds"] = round(elapsed, 3)
@@ -245,37 +171,70 @@ def _run(args: argparse.Namespace) -> int:
     print(format_summary(summary))
     print(f"no loss: every one of {result.rows} rows has exactly one outcome; "
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
-    if args.summary:
-        Path(args.summary).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    if args.report is not None:
-        print(f"report: {write_report(args, algorithm, config, columns, spark, summary)}")
+    if paths.summary:
+        Path(paths.summary).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if paths.report is not None:
+        print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
     return 0
 
 
 def _stream(args: argparse.Namespace) -> int:
-    from timealign.spark.paths import check_output_folder, check_separate, table_paths
-    from timealign.spark.streaming import run_stream
+    from timealign.spark.inputs import stream
+    from timealign.spark.paths import JobPaths
 
     check_input_options(args)  # BAG-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
-    check_output_folder("--output", args.output)
-    check_output_folder("--checkpoint", args.checkpoint)
-    check_separate({"--source": args.source},
-                   {**table_paths(args.output), "--checkpoint": args.checkpoint})
-    algorithm, config, columns, spark = _setup(args, "stream")
-    rows = set_aside = None
-    if args.format == "rosbag":
-        from timealign.spark.bags import NOT_CONFIGURED, configured_topics, stream_bags
-
-        rows, other = stream_bags(spark, args.source, bag_options(args, config),
-                                  configured_topics(config))
-        set_aside = None if other is None else (NOT_CONFIGURED, other)
-    batches = run_stream(spark, algorithm, config, args.source, args.output,
-                         args.checkpoint, args.format, columns, args.available_now,
-                         args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
-                         rows, set_aside)
+    paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint)
+    algorithm, config, source, spark = _setup(args, "stream", paths.input)
+    batches = stream(spark, algorithm, config, source, paths, args.available_now,
+                     args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
     print(f"stream stopped after {batches} micro-batch(es)")
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from timealign.spark.failures import raise_job_error
+    from timealign.spark.inputs import read_rows
+    from timealign.spark.session import build_session
+    from timealign.spark.verify import VerificationError, verify_rows
+
+    algorithm = registry.get(args.algorithm)
+    config, source = input_settings(args, algorithm, args.input)  # BAG-R9, before Spark
+    spark = build_session(args.master, "timealign verify")
+    try:
+        with read_rows(spark, source) as rows:  # as `run` reads it (BAG-R10)
+            result = verify_rows(spark, algorithm, config, rows, args.output)
+    except AssertionError as error:
+        raise VerificationError(str(error)) from None
+    except Exception as error:
+        raise_job_error(error)
+    checked = "its executable invariants" if result["invariants"] else "no invariants"
+    print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
+          f"re-run and checked against {checked}; written tables equal the re-run")
+    return 0
+
+
+def verify_parser() -> argparse.ArgumentParser:
+    """The options of ``python -m timealign.spark.verify``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m timealign.spark.verify",
+        description="Verify a finished batch run from what it wrote: "
+                    "``python -m timealign.spark.verify``.")
+    parser.add_argument("algorithm", help=f"one of {', '.join(registry.names())}")
+    parser.add_argument("--output", required=True,
+                        help="the run's --output (groups/ and outcomes/)")
+    run_input_arguments(parser, "verify", required=True)  # as given to the run (BAG-R10)
+    add_debug(parser, top=True)
+    return parser
+
+
+def verify_main(argv: Sequence[str] | None = None) -> int:
+    """``python -m timealign.spark.verify``: exit 0 when verified, else the codes of the
+    README's "Exit codes" table (3 when a check fails), one line on stderr."""
+    parser = verify_parser()
+    args = parser.parse_args(argv)
+    handler = flagged(_verify, READ_FLAGS)
+    return guarded(lambda: handler(args), args.debug, parser.prog)
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -307,7 +266,7 @@ def register(commands: Any) -> None:
     bag_arguments(run, "run")
     run.add_argument("--report", metavar="DIR",
                      help="also write an HTML report to DIR/index.html (needs the plot extra)")
-    run.set_defaults(handler=_run)
+    run.set_defaults(handler=flagged(_run, RUN_FLAGS))
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")
     _common(stream)
@@ -315,22 +274,28 @@ def register(commands: Any) -> None:
     stream.add_argument("--checkpoint", required=True, help="Spark checkpoint folder")
     stream.add_argument("--available-now", action="store_true",
                         help="process the files present, then stop")
-    stream.add_argument("--trigger-seconds", type=float, default=1.0,
+    stream.add_argument("--trigger-seconds", type=options.number(0.001, 86_400.0), default=1.0,
                         help="micro-batch interval (default 1)")
-    stream.add_argument("--max-files-per-trigger", type=int, help="files per micro-batch")
+    stream.add_argument("--max-files-per-trigger",
+                        type=options.integer(1, 10**9), help="files per micro-batch")
     bag_arguments(stream, "stream")
-    stream.set_defaults(handler=_stream)
+    stream.set_defaults(handler=flagged(_stream, STREAM_FLAGS))
 
     gen = commands.add_parser("generate", help="write a synthetic robot-fleet dataset")
     gen.add_argument("--output", required=True, help="folder for the Parquet files")
-    gen.add_argument("--robots", type=int, default=10, help="sources (default 10)")
-    gen.add_argument("--messages", type=int, default=1_000_000,
+    gen.add_argument("--robots", type=options.integer(1, 100_000), default=10,
+                     help="sources (default 10)")
+    gen.add_argument("--messages", type=options.integer(1, 10**11), default=1_000_000,
                      help="about how many messages (default 1000000)")
-    gen.add_argument("--seconds", type=float, help="recording length (overrides --messages)")
-    gen.add_argument("--seed", type=int, default=0)
-    gen.add_argument("--loss", type=float, default=0.01, help="share of lost messages")
-    gen.add_argument("--jitter-ms", type=float, default=1.0, help="stamp jitter (std, ms)")
-    gen.add_argument("--files", type=int, default=8, help="number of Parquet files")
+    gen.add_argument("--seconds", type=options.number(most=10**7, above=0),
+                     help="recording length (overrides --messages)")
+    gen.add_argument("--seed", type=options.integer(0, 2**32 - 1), default=0)
+    gen.add_argument("--loss", type=options.number(0.0, 0.99), default=0.01,
+                     help="share of lost messages")
+    gen.add_argument("--jitter-ms", type=options.number(0.0, 10_000.0), default=1.0,
+                     help="stamp jitter (std, ms)")
+    gen.add_argument("--files", type=options.integer(1, 100_000), default=8,
+                     help="number of Parquet files")
     gen.add_argument("--file-per-robot", action="store_true",
                      help="one file per robot, robot-NNN.parquet (overrides --files)")
     gen.set_defaults(handler=_generate)

@@ -6,7 +6,7 @@ whose text runs to hundreds of lines. :func:`marked` tags the error inside the w
 a one-line, JSON-encoded marker; :func:`job_error` finds the marker again in the driver's
 exception and rebuilds the original error type, so the CLI prints one line and exits with
 the documented code. A Spark failure reading an input file becomes
-:class:`~timealign.errors.InvalidInput` naming the file.
+:class:`~timealign.spark.paths.PathError` naming the file and its role.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import NoReturn
 
 from timealign.errors import SHOWN, ConsistencyError, InvalidInput, shown
+from timealign.spark.paths import PathError
 
 MARK = "TIMEALIGN-ERROR:"
 _FILE = re.compile(r"(?:reading|in) file (\S+?)[.,]?(?:\s|$)")
@@ -60,10 +61,10 @@ def marked(where: str) -> Iterator[None]:
         raise RuntimeError(MARK + json.dumps(detail)) from error
 
 
-def job_error(error: BaseException, option: str = "--input") -> BaseException:
+def job_error(error: BaseException) -> BaseException:
     """The error a failed Spark action stands for: the package's own error when a worker
-    marked one, :class:`InvalidInput` naming the file when Spark could not read an input
-    file (``option`` names where it came from), else ``error`` itself."""
+    marked one, a :class:`PathError` naming the file and its role (the input, the
+    checkpoint) when Spark could not read it, else ``error`` itself."""
     text = str(error)
     if MARK in text:
         detail = json.loads(text.split(MARK, 1)[1].splitlines()[0])
@@ -76,14 +77,14 @@ def job_error(error: BaseException, option: str = "--input") -> BaseException:
         return OrderError(line.split("OrderError: ", 1)[-1])
     state = _STATE.search(text)
     if state:
-        return InvalidInput("--checkpoint", "SP-R12", f"Spark cannot use the checkpoint's "
-                            f"state store ({state.group(1)}); restore the checkpoint folder or "
-                            f"start a new one", _first_line(text))
+        return PathError("checkpoint", "SP-R12", [
+            f"Spark cannot use the checkpoint's state store ({state.group(1)}); restore the "
+            f"checkpoint folder or start a new one"], _first_line(text))
     found = _FILE.search(text) if "FAILED_READ_FILE" in text or "reading file" in text \
         else None
     if found:
-        return InvalidInput(option, "SP-R1", f"Spark cannot read the file {found.group(1)}: "
-                            f"{_first_line(text)}; fix or remove that file", found.group(1))
+        return PathError("input", "SP-R1", [f"Spark cannot read the file {found.group(1)}: "
+                         f"{_first_line(text)}; fix or remove that file"], found.group(1))
     return error
 
 
@@ -91,9 +92,9 @@ def _first_line(text: str) -> str:
     return next((x for x in text.splitlines() if x.strip()), "")[:300]
 
 
-def raise_job_error(error: BaseException, option: str = "--input") -> NoReturn:
+def raise_job_error(error: BaseException) -> NoReturn:
     """Raise :func:`job_error` of ``error`` (without the Java chain when it was rebuilt)."""
-    rebuilt = job_error(error, option)
+    rebuilt = job_error(error)
     if rebuilt is error:
         raise error
     raise rebuilt from None

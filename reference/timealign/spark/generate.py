@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from timealign.errors import require
+from timealign.outputs import check_fillable, filled
 
 EPOCH_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
 
@@ -102,11 +103,14 @@ def _robot(plan: Plan, rng: np.random.Generator, robot: int) -> dict[str, np.nda
 
 def generate(plan: Plan, output: str | Path) -> int:
     """Write the dataset as ``output/part-NNNNN.parquet`` (or ``output/robot-NNN.parquet``
-    with ``per_robot``); return the number of rows."""
+    with ``per_robot``); return the number of rows. A folder holding anything but an
+    earlier output of ``generate`` is refused before any work, and the files are moved into
+    place only when all are written (CLI-R3)."""
     require(plan.robots >= 1, "--robots", "SP-R1", "must be >= 1", plan.robots)
     require(plan.seconds > 0, "--seconds", "SP-R1", "must be > 0", plan.seconds)
     require(0.0 <= plan.loss < 1.0, "--loss", "SP-R1", "must be in [0, 1)", plan.loss)
     require(plan.files >= 1, "--files", "SP-R1", "must be >= 1", plan.files)
+    check_fillable(output, "generate", "--output")  # before any work (CLI-R3)
     rng = np.random.default_rng(plan.seed)
     parts = [_robot(plan, rng, robot) for robot in range(plan.robots)]
     data = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
@@ -122,20 +126,18 @@ def generate(plan: Plan, output: str | Path) -> int:
         "source": source, "id": ids, "topic": topic,
         "stamp": data["stamp"], "arrival": data["arrival"], "size": data["size"],
     })
-    folder = Path(output)
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in [*folder.glob("part-*.parquet"), *folder.glob("robot-*.parquet")]:
-        stale.unlink()
     rows = int(table.num_rows)
-    if plan.per_robot:  # a stable sort by robot keeps each robot's rows in arrival order
-        by_robot = table.take(pa.array(np.argsort(data["robot"], kind="stable")))
-        counts = np.bincount(data["robot"], minlength=plan.robots)
-        offsets = np.concatenate([[0], np.cumsum(counts)])
-        for robot, name in enumerate(robots.to_pylist()):
-            mine = by_robot.slice(int(offsets[robot]), int(counts[robot]))
-            pq.write_table(mine, folder / f"{name}.parquet")
-        return rows
-    per_file = max(1, math.ceil(rows / plan.files))
-    for number, offset in enumerate(range(0, max(rows, 1), per_file)):
-        pq.write_table(table.slice(offset, per_file), folder / f"part-{number:05d}.parquet")
+    # Only an earlier output of generate is replaced, whole; a user's file is never deleted.
+    with filled(output, "generate", "--output") as folder:
+        if plan.per_robot:  # a stable sort by robot keeps each robot's rows in arrival order
+            by_robot = table.take(pa.array(np.argsort(data["robot"], kind="stable")))
+            counts = np.bincount(data["robot"], minlength=plan.robots)
+            offsets = np.concatenate([[0], np.cumsum(counts)])
+            for robot, name in enumerate(robots.to_pylist()):
+                mine = by_robot.slice(int(offsets[robot]), int(counts[robot]))
+                pq.write_table(mine, folder / f"{name}.parquet")
+            return rows
+        per_file = max(1, math.ceil(rows / plan.files))
+        for number, offset in enumerate(range(0, max(rows, 1), per_file)):
+            pq.write_table(table.slice(offset, per_file), folder / f"part-{number:05d}.parquet")
     return rows

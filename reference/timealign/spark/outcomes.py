@@ -13,7 +13,7 @@ Pure Python, no Spark: the batch UDF, the streaming processor and the tests shar
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from timealign.algorithm import Algorithm, Grouped, Record
@@ -117,8 +117,9 @@ class SourceRun:
         # SP-R22: a stream remembers the last RECENT_IDS settled ids (None: a batch run,
         # whose duplicates Spark finds over the whole input instead).
         self.recent: dict[str, None] | None = None if recent is None else dict.fromkeys(recent)
-        if self.recent is not None:
-            self._close = self._close_remembering  # type: ignore[method-assign]
+        # Chosen once: the hot loop calls one bound method, with no test per row.
+        self._close: Callable[[str], None] = (
+            self._close_open if self.recent is None else self._close_remembering)
         self.rows = Rows()
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
@@ -127,12 +128,13 @@ class SourceRun:
             if record.id in self.open or (recent is not None and record.id in recent):
                 raise DuplicateIdError(
                     f"source {self.source!r}: id {record.id!r} fed again while "
-                    f"{'still held' if record.id in self.open else 'recently settled'}; "
+                    f"{'still open' if record.id in self.open else 'recently settled'}; "
                     f"ids must be unique within a source (SP-R1, SP-R22)")
             self.open[record.id] = None
             yield record
 
-    def _close(self, message_id: str) -> None:
+    def _close_open(self, message_id: str) -> None:
+        """Settle an open id (SP-R6): accounted for once, and only after it was fed."""
         try:
             del self.open[message_id]
         except KeyError:
@@ -140,7 +142,8 @@ class SourceRun:
                             f"or never fed (SP-R6)") from None
 
     def _close_remembering(self, message_id: str) -> None:
-        SourceRun._close(self, message_id)
+        """:meth:`_close_open`, then remember the id among the recent ones (SP-R22)."""
+        self._close_open(message_id)
         recent = self.recent
         assert recent is not None
         recent[message_id] = None

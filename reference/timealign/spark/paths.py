@@ -1,11 +1,16 @@
-"""Where the jobs may write, checked before Spark starts (SP-R20, SP-R21).
+"""Where the jobs may write, checked once before Spark starts (SP-R20, SP-R21, PL-R9).
 
 A job must never write over what it reads: ``--input data/groups --output data`` would
-overwrite the input while Spark still reads it. :func:`check_separate` refuses any output
-location that equals, contains or lies inside an input location, after resolving relative
-paths and symlinks; :func:`check_output_folder` and :func:`check_file_target` refuse
-targets that cannot be written (a file where a folder goes, a missing parent). All of them
-raise :class:`timealign.errors.InvalidInput` (exit 2) naming both paths.
+overwrite the input while Spark still reads it. :meth:`JobPaths.check` checks a job's
+paths once, at its entry (the command line, or a library entry such as
+:func:`timealign.spark.batch.run_batch`), and returns them as one frozen value the job
+reads and never checks again: no output location may equal, contain or lie inside an input
+location, after resolving relative paths and symlinks (:func:`check_separate`), and every
+target must be writable (a folder where a folder goes, an existing parent).
+
+Errors are :class:`PathError` (an :class:`timealign.errors.InvalidInput`, exit 2) naming
+both paths by their role in the job ("the input", "the output groups/"); a command line
+words them again with its own option names (:meth:`PathError.naming`).
 
 Paths with a URI scheme other than ``file:`` (``hdfs://``, ``s3a://``) cannot be resolved
 here; they are compared as normalised strings.
@@ -15,13 +20,44 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from urllib.parse import urlparse
+
+import attrs
 
 from timealign.errors import InvalidInput
 
 RULE_OVERLAP = "SP-R20"
 TABLES: tuple[str, ...] = ("groups", "outcomes")
+ROLES: tuple[str, ...] = ("input", "output", "checkpoint", "summary", "report")
+
+
+def _role_name(role: str) -> str:
+    return f"the {role}"
+
+
+class PathError(InvalidInput):
+    """:class:`InvalidInput` about a job's path. ``field`` is the role (``"output"``);
+    the text names paths by role (``words``: text, and ``{role}`` tokens such as
+    ``"{output} groups/"``), as "the output"; :meth:`naming` words it with other names
+    (a command's options)."""
+
+    def __init__(self, role: str, rule: str, words: Sequence[str], value: object = None,
+                 names: Mapping[str, str] | None = None) -> None:
+        self.role, self.words, self.names = role, tuple(words), dict(names or {})
+        super().__init__(self.names.get(role, role), rule, "".join(map(self._said, words)),
+                         value)
+
+    def _said(self, word: str) -> str:
+        if word.startswith("{") and word.endswith("}"):
+            role = word[1:-1]
+            return self.names.get(role, _role_name(role))
+        return word
+
+    def naming(self, names: Mapping[str, str]) -> PathError:
+        """The same error, each role worded as ``names`` says (``{"input": "--input"}``)."""
+        return PathError(self.role, self.rule, self.words, self.value, names)
 
 
 def _is_local(path: str) -> bool:
@@ -48,44 +84,94 @@ def overlap(a: str, b: str) -> bool:
     return _within(ra, rb) or _within(rb, ra)
 
 
+def _spoken(spec: str) -> list[str]:
+    """``"output groups/"`` as words: the role token, then the rest."""
+    role, _, rest = spec.partition(" ")
+    return ["{" + role + "}", f" {rest}" if rest else ""]
+
+
 def table_paths(output: str) -> dict[str, str]:
-    """The folders a batch or stream writes under ``output``: ``groups/`` and ``outcomes/``."""
-    return {f"--output {table}/": f"{output.rstrip('/')}/{table}" for table in TABLES}
+    """The folders a batch or stream writes under ``output``: ``groups/`` and ``outcomes/``,
+    keyed by role (``"output groups/"``)."""
+    return {f"output {table}/": f"{output.rstrip('/')}/{table}" for table in TABLES}
 
 
 def check_separate(inputs: Mapping[str, str], outputs: Mapping[str, str]) -> None:
-    """SP-R20: raise :class:`InvalidInput` if any output location overlaps an input one.
+    """SP-R20: raise :class:`PathError` if any output location overlaps an input one.
 
-    ``inputs`` and ``outputs`` map an option name (``--input``, ``--output groups/``) to
-    its path; the message names both options and both resolved paths.
+    ``inputs`` and ``outputs`` map a role (``"input"``, ``"output groups/"``: the role, then
+    what inside it) to its path; the message names both roles and both resolved paths.
     """
     for out_name, out_path in outputs.items():
         for in_name, in_path in inputs.items():
             if overlap(out_path, in_path):
-                raise InvalidInput(
+                raise PathError(
                     out_name.split()[0], RULE_OVERLAP,
-                    f"{out_name} {resolved(out_path)!r} overlaps {in_name} "
-                    f"{resolved(in_path)!r}: a job never writes where it reads; choose an "
-                    f"output folder outside the input", out_path)
+                    [*_spoken(out_name), f" {resolved(out_path)!r} overlaps ",
+                     *_spoken(in_name), f" {resolved(in_path)!r}: a job never writes where "
+                     f"it reads; choose an output folder outside the input"], out_path)
 
 
-def check_output_folder(option: str, path: str) -> None:
+def check_output_folder(role: str, path: str) -> None:
     """An output folder must be a folder (or not exist yet), not a file."""
     if _is_local(path):
         local = resolved(path)
         if os.path.exists(local) and not os.path.isdir(local):
-            raise InvalidInput(option, RULE_OVERLAP, "is a file, not a folder", path)
+            raise PathError(role, RULE_OVERLAP, ["is a file, not a folder"], path)
 
 
-def check_file_target(option: str, path: str | None, inputs: Mapping[str, str]) -> None:
-    """A file the job writes at the end (``--summary``): its folder exists, it is not a
+def check_file_target(role: str, path: str, inputs: Mapping[str, str]) -> None:
+    """A file the job writes at the end (the summary): its folder exists, it is not a
     folder, and it is not inside an input; checked before the job starts, so a long run
     does not fail at its last step."""
-    if path is None:
-        return
     local = resolved(path)
     if os.path.isdir(local):
-        raise InvalidInput(option, RULE_OVERLAP, "is a folder, not a file", path)
+        raise PathError(role, RULE_OVERLAP, ["is a folder, not a file"], path)
     if not os.path.isdir(os.path.dirname(local)):
-        raise InvalidInput(option, RULE_OVERLAP, "its folder does not exist", path)
-    check_separate(inputs, {option: path})
+        raise PathError(role, RULE_OVERLAP, ["its folder does not exist"], path)
+    check_separate(inputs, {role: path})
+
+
+def check_report_folder(path: str, taken: Mapping[str, str]) -> None:
+    """PL-R9: the report must go to a folder that can be created or written, outside the
+    input and the tables (SP-R20), so a run never ends without the page it was asked for."""
+    check_output_folder("report", path)
+    check_separate(taken, {"report": path})
+    target = Path(path)
+    existing = next(p for p in (target, *target.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise PathError("report", "PL-R9", [f"cannot create or write in {existing}"], path)
+
+
+@attrs.frozen
+class JobPaths:
+    """The checked paths of one job: built by :meth:`check` only, once, at the job's
+    entry; the job reads them and never checks them again."""
+
+    input: str
+    output: str
+    checkpoint: str | None = None
+    summary: str | None = None
+    report: str | None = None
+
+    @classmethod
+    def check(cls, input: str, output: str, *, checkpoint: str | None = None,
+              summary: str | None = None, report: str | None = None) -> JobPaths:
+        """SP-R20 (and PL-R9 for the report): every target writable, none overlapping the
+        input; :class:`PathError` naming roles otherwise."""
+        tables = table_paths(output)
+        check_output_folder("output", output)
+        if checkpoint is not None:
+            check_output_folder("checkpoint", checkpoint)
+            tables = {**tables, "checkpoint": checkpoint}
+        check_separate({"input": input}, tables)
+        taken = {"input": input, **table_paths(output)}
+        if summary is not None:
+            check_file_target("summary", summary, taken)
+        if report is not None:
+            check_report_folder(report, taken)
+        return cls(input, output, checkpoint, summary, report)
+
+    def tables(self) -> dict[str, str]:
+        """The output tables' folders (:func:`table_paths`)."""
+        return table_paths(self.output)

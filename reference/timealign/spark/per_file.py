@@ -4,13 +4,13 @@ Recordings usually hold one source per file, already in arrival order (a bag per
 run file per instrument). Then there is nothing to shuffle or sort: each file is one scan
 partition (:data:`ONE_FILE_PER_TASK`), read whole by one task (``coalesce`` hands a task
 several whole files in turn), and a ``mapInArrow`` step right after the scan replays each
-file's rows in the order they are read, through the same
-:func:`timealign.spark.batch.records_of` and :class:`SourceRun` as the shuffled path. The
+file's rows in the order they are read, through the same replay as the shuffled path
+(:mod:`timealign.spark.replay`). The
 order check of SP-R10 still runs on every row; here a row out of order means the file is
 not in arrival order, and the job fails naming the file and the first offending row. The
 row positions must count 0, 1, 2, … within each file, which proves that the file was read
 whole, in order, by one task. That a source is in one file only is checked by the job's
-census before the replay (:class:`timealign.spark.check.Census` with ``one_file=True``).
+census before the replay (:class:`timealign.spark.census.Census` with ``one_file=True``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pyspark.sql import DataFrame
 from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
 from timealign.spark import schema
-from timealign.spark.batch import records_of, replay_records
 from timealign.spark.failures import OrderError
+from timealign.spark.replay import records_from_batches, replay
 
 # The file scan packs files into tasks and splits large ones. With the open cost of a file
 # as large as the largest split, every file is one split and no two files share a task.
@@ -85,8 +85,8 @@ def checked(file: str, batches: Iterator[pa.RecordBatch], source: str, dense: bo
     expected = 0
     for batch in batches:
         sources = batch.column("source")
-        # count_distinct, not equal-to-a-Python-string: the latter cost up to 0.9 s on its
-        # first calls in a fresh Python worker (measured in Spark, benchmarks/bench_spark.py)
+        # count_distinct, not equal-to-a-Python-string: see benchmarks/README.md ("The
+        # per-file path") for why
         if sources.null_count or sources[0].as_py() != source \
                 or pc.count_distinct(sources).as_py() != 1:
             row = int(pc.index(pc.fill_null(pc.not_equal(sources, source), True), True)
@@ -122,8 +122,8 @@ def replay_files_function(
                 raise OrderError(f"file {file} reached its task in two runs (SP-R18)")
             done.add(file)
             source, rows = opened(file, pieces, dense)
-            yield from replay_records(algorithm, config, source,
-                               records_of(source, rows, file_disordered))
+            yield from replay(algorithm, config, source,
+                              records_from_batches(source, rows, file_disordered))
 
     return replay_task
 
@@ -137,9 +137,9 @@ def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any]
     (:data:`ONE_FILE_PER_TASK`) while the frame is computed; ``coalesce`` then gives each of
     ``tasks`` tasks (default: two per core) several whole files, one after the other, so
     that a thousand small files do not cost a thousand tasks, Python runs and output files
-    (measured: 100 files of 3,000 rows took 2.5 times the CPU of the shuffled path when
-    each file was a task of its own). ``dense`` false: the rows are a ROS bag data source's,
-    one partition per bag, whose positions may have gaps (:func:`checked`)."""
+    (see benchmarks/README.md, "The per-file path"). ``dense`` false: the rows are a ROS
+    bag data source's, one partition per bag, whose positions may have gaps
+    (:func:`checked`)."""
     count = tasks or 2 * rows.sparkSession.sparkContext.defaultParallelism
     return rows.coalesce(count).mapInArrow(
         replay_files_function(algorithm.fast_path(), config, dense), schema.COMBINED)

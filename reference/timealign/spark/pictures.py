@@ -23,7 +23,7 @@ from timealign.errors import InvalidInput
 from timealign.plot.report import Histogram, Report
 from timealign.plot.timeline import GROUPED, Span, Timeline, assemble
 from timealign.spark import schema
-from timealign.spark.batch import records_of
+from timealign.spark.replay import records_from_batches
 
 MAX_MARKS = 2000
 NS = 1_000_000_000
@@ -32,7 +32,7 @@ NS = 1_000_000_000
 def _records(frame: DataFrame, source: str) -> list[Record]:
     ordered = frame.orderBy("arrival", schema.FILE, schema.POSITION)
     table: pa.Table = ordered.toArrow()
-    return list(records_of(source, iter(table.to_batches())))
+    return list(records_from_batches(source, iter(table.to_batches())))
 
 
 def _slots(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: DataFrame,

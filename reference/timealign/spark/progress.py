@@ -1,29 +1,28 @@
 """Visible progress while a job runs: a daemon thread that reports Spark's stage progress.
 
 Spark's own console bar is off (it garbles logs); instead, every few seconds, the active
-stages and their finished/total task counts go to stderr, but only when something changed.
+stages and their finished/total task counts go to stderr through the package's one
+:class:`timealign.progress.Progress`, but only when something changed.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
-import time
 from types import TracebackType
 
 from pyspark.sql import SparkSession
 
+from timealign.progress import Progress
 
-class Progress:
-    """``with Progress(spark, "run"):`` reports progress until the block ends."""
 
-    def __init__(self, spark: SparkSession, label: str, every: float = 3.0,
-                 enabled: bool = True) -> None:
+class StageWatch:
+    """``with StageWatch(spark, "run", progress):`` reports Spark's stages until the block
+    ends (nothing when ``progress`` is disabled)."""
+
+    def __init__(self, spark: SparkSession, label: str, progress: Progress) -> None:
         self.tracker = spark.sparkContext.statusTracker()
         self.label = label
-        self.every = every
-        self.enabled = enabled
-        self.started = time.monotonic()
+        self.progress = progress
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -38,16 +37,15 @@ class Progress:
 
     def _loop(self) -> None:
         shown = ""
-        while not self._stop.wait(self.every):
+        while not self._stop.wait(self.progress.every):
             line = self.line()
             if line and line != shown:
-                elapsed = time.monotonic() - self.started
-                print(f"[timealign {self.label} {elapsed:6.1f}s] {line}", file=sys.stderr,
-                      flush=True)
+                self.progress.say(f"[timealign {self.label} {self.progress.elapsed():6.1f}s] "
+                                  f"{line}")
                 shown = line
 
-    def __enter__(self) -> Progress:
-        if self.enabled:
+    def __enter__(self) -> StageWatch:
+        if self.progress.enabled:
             self._thread.start()
         return self
 

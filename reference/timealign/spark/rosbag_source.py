@@ -13,7 +13,7 @@ picks up bags as they appear (BAG-R8). Options (all strings):
 - ``skipBadFiles``: ``true`` to report a bad bag as one row with ``error`` set instead of
   failing the read (BAG-R6).
 
-The reading itself is :mod:`timealign.rosbag.reader`; this module only maps bags to
+The reading itself is :mod:`timealign.rosbag.read`; this module only maps bags to
 partitions and offsets.
 """
 
@@ -33,15 +33,9 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from timealign.errors import InvalidInput
-from timealign.rosbag.reader import (
-    DDL,
-    Bag,
-    Options,
-    bags_under,
-    check_source_rule,
-    is_bag,
-    read_bag,
-)
+from timealign.rosbag.discovery import Bag, Options, bags_under, check_source_rule, is_bag
+from timealign.rosbag.read import read_bag
+from timealign.rosbag.rows import DDL
 from timealign.spark.failures import marked
 
 

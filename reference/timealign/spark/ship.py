@@ -16,6 +16,7 @@ import atexit
 import importlib.machinery
 import os
 import shutil
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 import timealign
+from timealign.errors import InvalidInput
 
 SKIPPED = ("__pycache__",)
 NATIVE = tuple(importlib.machinery.EXTENSION_SUFFIXES)
@@ -33,18 +35,37 @@ def package_folder() -> Path:
     return Path(timealign.__file__).resolve().parent
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
 def package_zip(target: Path) -> Path:
-    """Write ``target/timealign.zip``: every file of the package but byte-code caches."""
+    """Write ``target/timealign.zip``: every file of the package but byte-code caches.
+
+    The files are listed before the zip is opened and the zip is written to a temporary
+    sibling, then moved into place (CLI-R3): a zip never contains itself or another output
+    of this command, whatever ``target`` is (SP-R17)."""
     folder = package_folder()
     archive = target / "timealign.zip"
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as handle:
-        for path in sorted(folder.rglob("*")):
-            relative = path.relative_to(folder.parent)
-            # Byte code and compiled extensions stay out: Python cannot load an extension
-            # from a zip, so executors run the pure fast paths (timealign.native).
-            if path.is_file() and not any(p in SKIPPED for p in relative.parts) \
-                    and path.suffix != ".pyc" and not path.name.endswith(NATIVE):
-                handle.write(path, relative.as_posix())
+    if _inside(target.resolve(), folder):
+        raise InvalidInput("the target folder", "CLI-R3", "lies inside the package it would "
+                           f"zip ({folder}): the zip would contain itself", str(target))
+    # Byte code and compiled extensions stay out: Python cannot load an extension from a
+    # zip, so executors run the pure fast paths (timealign.native).
+    chosen = [path for path in sorted(folder.rglob("*"))
+              if path.is_file() and not any(p in SKIPPED for p in path.relative_to(
+                  folder.parent).parts)
+              and path.suffix != ".pyc" and not path.name.endswith(NATIVE)]
+    handle_fd, staging = tempfile.mkstemp(prefix=".timealign.zip.", dir=target)
+    os.close(handle_fd)
+    try:
+        with zipfile.ZipFile(staging, "w", zipfile.ZIP_DEFLATED) as handle:
+            for path in chosen:
+                handle.write(path, path.relative_to(folder.parent).as_posix())
+        os.replace(staging, archive)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
     return archive
 
 
@@ -90,14 +111,34 @@ sys.exit(main(sys.argv[1:]))
 def write_submit_files(target: Path) -> tuple[Path, Path]:
     """``target/timealign.zip`` and ``target/timealign_submit.py``: what ``spark-submit
     --py-files timealign.zip timealign_submit.py run …`` needs."""
+    if _inside(target.resolve(), package_folder()):
+        package_zip(target)  # refuses it, before anything is written
     target.mkdir(parents=True, exist_ok=True)
+    archive = package_zip(target)
     entry = target / "timealign_submit.py"
-    entry.write_text(ENTRY, encoding="utf-8")
-    return package_zip(target), entry
+    staging = target / ".timealign_submit.py.new"
+    staging.write_text(ENTRY, encoding="utf-8")
+    os.replace(staging, entry)
+    return archive, entry
+
+
+def main(argv: list[str]) -> int:
+    """``python -m timealign.spark.ship [FOLDER]``: the README's exit codes, one line on
+    failure (2 for a folder that cannot be written), never a traceback."""
+    from timealign.command import guarded
+    from timealign.errors import EXIT_BAD_INPUT
+
+    if len(argv) > 1 or (argv and argv[0].startswith("-")):
+        print("usage: python -m timealign.spark.ship [FOLDER]", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    def command() -> int:
+        for written in write_submit_files(Path(argv[0] if argv else ".")):
+            print(written)
+        return 0
+
+    return guarded(command, prog="timealign.spark.ship")
 
 
 if __name__ == "__main__":
-    import sys
-
-    for written in write_submit_files(Path(sys.argv[1] if len(sys.argv) > 1 else ".")):
-        print(written)
+    sys.exit(main(sys.argv[1:]))

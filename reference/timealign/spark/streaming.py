@@ -4,7 +4,7 @@ New Parquet, CSV or JSON-lines files in ``--source`` become micro-batches. Rows 
 source and handed to :class:`MachineProcessor`, a ``transformWithStateInPandas``
 processor (RocksDB state store) that keeps, per source, ONE binary state value: the
 driver's checkpoint plus the adapter's bookkeeping, in the versioned codec of
-:mod:`timealign.spark.codec` (SP-R11, SP-R12). It is read once and written once per
+:mod:`timealign.spark.checkpoint_codec` (SP-R11, SP-R12). It is read once and written once per
 micro-batch. Ticks of clocked machines are delivered by one processing-time timer per
 source, re-armed only when the earliest pending instant changes (SP-R13).
 
@@ -31,15 +31,15 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from timealign.algorithm import Algorithm, Record
+from timealign.algorithm import Algorithm
 from timealign.drive import Driver
-from timealign.errors import InvalidInput
 from timealign.spark import schema
 from timealign.spark.binding import bind
-from timealign.spark.codec import StateCodec
+from timealign.spark.checkpoint_codec import StateCodec
 from timealign.spark.failures import marked, raise_job_error
 from timealign.spark.outcomes import COLUMNS, SourceRun, timer_ms
-from timealign.spark.paths import check_separate, table_paths
+from timealign.spark.paths import JobPaths, PathError
+from timealign.spark.replay import REQUIRED_VALUES, records_from, require_values, source_name
 
 STATE_NAME = "machine"
 STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType(), False)])
@@ -111,13 +111,9 @@ class MachineProcessor(StatefulProcessor):
             output = self._replay(source, frame)
         yield output
 
-    def _replay(self, source: Any, frame: pd.DataFrame) -> pd.DataFrame:
-        if source is None or (isinstance(source, float) and pd.isna(source)):
-            raise InvalidInput("source", "SP-R1", "null source", None)
-        source = str(source)
-        for field in ("id", "topic", "stamp", "arrival"):
-            if frame[field].isna().any():
-                raise InvalidInput(field, "SP-R1", f"null {field}", None)
+    def _replay(self, value: Any, frame: pd.DataFrame) -> pd.DataFrame:
+        source = source_name(None if isinstance(value, float) and pd.isna(value) else value)
+        require_values(source, [f for f in REQUIRED_VALUES if frame[f].isna().any()])
         run = self._load(source)
         timers = run.driver.timers
         armed = timer_ms(min(timers)) if timers else None
@@ -126,8 +122,7 @@ class MachineProcessor(StatefulProcessor):
         for row_id in frame.loc[late, "id"].tolist():  # SP-R14
             run.rows.outcome(source, row_id, "rejected", None, LATE, None, None)
         fresh = frame.loc[~late]
-        records = map(
-            Record,
+        records = records_from(
             fresh["id"].tolist(), fresh["topic"].tolist(), fresh["stamp"].tolist(),
             fresh["arrival"].tolist(), _optional(fresh["kind"].tolist()),
             [None if v is None else int(v) for v in _optional(fresh["poll"].tolist())],
@@ -159,8 +154,8 @@ def stream_frame(
     try:
         found = spark.read.format(fmt).options(**options).load(source_dir).schema
     except Exception:
-        raise InvalidInput("--source", "SP-R1", "no readable files to take the schema from",
-                           source_dir) from None
+        raise PathError("input", "SP-R1", ["no readable files to take the schema from"],
+                        source_dir) from None
     reader = spark.readStream.format(fmt).options(**options).schema(found)
     if max_files:
         reader = reader.option("maxFilesPerTrigger", max_files)
@@ -204,14 +199,37 @@ def run_stream(
     rows: DataFrame | None = None,
     set_aside: tuple[str, DataFrame] | None = None,
 ) -> int:
-    """Run the stream; return the number of micro-batches seen (SP-R16 for available-now).
-    ``rows``: canonical streaming rows from another reader (bags) instead of the files;
-    ``set_aside``: a table name and streaming rows of the combined schema written beside
-    the outputs (see :func:`write_batch`)."""
-    check_separate({"--source": source_dir}, {**table_paths(output), "--checkpoint": checkpoint})
+    """Run the stream over the files of ``source_dir``: the library's entry, which checks
+    the paths (SP-R20) once, here; as :func:`stream_job` otherwise."""
+    paths = JobPaths.check(source_dir, output, checkpoint=checkpoint)
+    return stream_job(spark, algorithm, config, paths, fmt, columns, available_now,
+                      trigger_seconds, max_files, report, rows, set_aside)
+
+
+def stream_job(
+    spark: SparkSession,
+    algorithm: Algorithm[Any, Any, Any, Any],
+    config: Any,
+    paths: JobPaths,
+    fmt: str = "parquet",
+    columns: schema.ColumnMap | None = None,
+    available_now: bool = False,
+    trigger_seconds: float = 1.0,
+    max_files: int | None = None,
+    report: bool = True,
+    rows: DataFrame | None = None,
+    set_aside: tuple[str, DataFrame] | None = None,
+) -> int:
+    """Run the stream of ``paths`` (checked: the watched folder is the input); return the
+    number of micro-batches seen (SP-R16 for available-now). ``rows``: canonical streaming
+    rows from another reader (bags) instead of the files; ``set_aside``: a table name and
+    streaming rows of the combined schema written beside the outputs (see
+    :func:`write_batch`)."""
+    output, checkpoint = paths.output, paths.checkpoint
+    assert checkpoint is not None, "a stream's paths name its checkpoint"
     bind(spark, checkpoint, algorithm, config)  # SP-R24
     if rows is None:
-        rows = stream_frame(spark, source_dir, fmt, columns or schema.ColumnMap(), max_files)
+        rows = stream_frame(spark, paths.input, fmt, columns or schema.ColumnMap(), max_files)
     # SP-R16: with available-now, empty micro-batches would run forever (timers never let
     # the query finish); without them timers fire in batches that carry data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled",
@@ -239,20 +257,22 @@ def run_stream(
                 print(f"[timealign stream] batch {seen}: {progress['numInputRows']} rows, "
                       f"{progress.get('processedRowsPerSecond', 0):.0f} rows/s",
                       file=sys.stderr, flush=True)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # CLI-R2: stop the query, then end the command with 130
         query.stop()
+        raise
     except Exception as failed:  # StreamingQueryException from awaitTermination
-        raise_job_error(failed, "--source")
+        raise_job_error(failed)
     error = query.exception()
     if error is not None:
-        raise_job_error(RuntimeError(str(error)), "--source")
+        raise_job_error(RuntimeError(str(error)))
     return len(query.recentProgress)
 
 
-def held_ids(
+def open_ids(
     spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any, checkpoint: str
 ) -> DataFrame:
-    """(source, id) of every row still held in the state store after a stream (SP-D1)."""
+    """(source, id) of every row still open (fed, no outcome yet) in the state store after
+    a stream (SP-D1)."""
     codec = StateCodec.for_algorithm(algorithm, config)
     state = spark.read.format("statestore").option("stateVarName", STATE_NAME).load(checkpoint)
     pairs = [

@@ -1,4 +1,5 @@
-"""The versioned, explicit codec of a source's streaming state (SP-R12).
+"""The checkpoint codec: the versioned, explicit encoding of a source's streaming state
+in the state store (SP-R12); not an algorithm's vector codec (``<algorithm>/codec.py``).
 
 Spark keeps one binary value per source in its state store; it outlives the code that wrote
 it, so it must not depend on import paths (raw pickle does). The value is compact JSON:
@@ -37,9 +38,10 @@ from typing import Any
 
 import attrs
 
+from timealign import jsontext
 from timealign.algorithm import Algorithm, Record
 from timealign.drive import Checkpoint
-from timealign.errors import InvalidInput
+from timealign.errors import INT64_MAX, InvalidInput
 
 VERSION = 2
 #: Versions whose blobs this codec still reads, for algorithms without a fast path.
@@ -102,8 +104,11 @@ class StateCodec:
 
     def __init__(self, algorithm_name: str, state_type: type,
                  to_spec: Callable[[Any], Any] = _same,
-                 from_spec: Callable[[Any], Any] = _same) -> None:
+                 from_spec: Callable[[Any], Any] = _same,
+                 admits: Callable[[Any], bool] | None = None) -> None:
         self.algorithm = algorithm_name
+        self.state_type = state_type
+        self.admits = admits  # does the algorithm's input rule accept this held input?
         self.classes = reachable_classes(state_type)
         self.to_spec, self.from_spec = to_spec, from_spec
         self.readable = SAME_FORM_VERSIONS if to_spec is _same else frozenset({VERSION})
@@ -113,9 +118,11 @@ class StateCodec:
         """The codec of ``algorithm``'s checkpoints: the spec's state (the rule text's),
         converted from and to the fast path's form when the driver runs the fast path."""
         state_type = type(algorithm.initial(config))
+        admits = _input_rule(algorithm, config)
         if algorithm.fast is None:
-            return cls(algorithm.name, state_type)
-        return cls(algorithm.name, state_type, algorithm.fast.to_spec, algorithm.fast.from_spec)
+            return cls(algorithm.name, state_type, admits=admits)
+        return cls(algorithm.name, state_type, algorithm.fast.to_spec, algorithm.fast.from_spec,
+                   admits)
 
     def _encode(self, value: Any) -> Any:
         if value is None or isinstance(value, bool | int | str | float):
@@ -194,7 +201,7 @@ class StateCodec:
             "state": self._encode(self.to_spec(checkpoint.state)),
             "timers": list(checkpoint.timers), "index": checkpoint.index,
             "arrival": checkpoint.arrival, "seq": seq, "open": open_ids,
-            "held": [list(attrs.astuple(record)) for record in checkpoint.held],
+            "held": [list(attrs.astuple(record)) for record in checkpoint.held_rows],
             "recent": recent or [],
         }
         return json.dumps(body, separators=(",", ":")).encode()
@@ -204,8 +211,11 @@ class StateCodec:
         :class:`InvalidInput` (SP-R12) on a foreign or damaged value, and on a version-1
         value of an algorithm with a fast path (it stored the fast path's private state)."""
         try:
-            body = json.loads(blob)
+            body = jsontext.loads(bytes(blob))  # size and depth bounded first (VEC-R11)
             version, algorithm = body.get("v"), body.get("algorithm")
+        except jsontext.JSONLimit as error:
+            raise InvalidInput("state", RULE, f"damaged state value: {error} (VEC-R11)",
+                               None) from None
         except (ValueError, AttributeError):
             raise InvalidInput("state", RULE, "damaged state value: not a JSON object",
                                bytes(blob[:40])) from None
@@ -218,11 +228,163 @@ class StateCodec:
             raise InvalidInput("state.algorithm", RULE, f"checkpoint of another algorithm, "
                                f"expected {self.algorithm!r}", algorithm)
         try:
+            _require_fields(body)
             held = tuple(Record(*fields) for fields in body.get("held", ()))
-            checkpoint = Checkpoint(self.from_spec(self._decode(body["state"])),
-                                    tuple(body["timers"]), body["index"], body["arrival"],
-                                    held)
+            for record in held:
+                _require_typed(record, Record, "state.held")
+            state = self._decode(body["state"])
+            _require_typed(state, self.state_type, "state.state")
+            self._require_admitted(state)
+            checkpoint = Checkpoint(self.from_spec(state), tuple(body["timers"]),
+                                    body["index"], body["arrival"], held)
             return checkpoint, body["seq"], list(body["open"]), list(body.get("recent", ()))
         except (KeyError, TypeError, ValueError, AttributeError) as error:
+            if isinstance(error, InvalidInput):
+                raise
             raise InvalidInput("state", RULE, f"damaged state value: {type(error).__name__} "
                                f"{str(error)[:100]}", None) from None
+
+    def _require_admitted(self, state: Any) -> None:
+        """Every input the state holds passes the algorithm's input rule for this config
+        (SP-R12): a message of topic 7 in the state of a 2-topic config is refused here,
+        not a wrong group or an IndexError later."""
+        if self.admits is None:
+            return
+        for value in _records(state):
+            if not self.admits(value):
+                raise InvalidInput("state.state", RULE, "damaged state value: it holds an "
+                                   "input its config refuses", value)
+
+
+def _input_rule(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> Callable[[Any], bool]:
+    """Whether a value held in a state is acceptable as an input under ``config``: values
+    of a class the algorithm takes as input (its vector codec round-trips them) are
+    stepped once on a fresh state; others (members, batches) are not inputs and pass."""
+    kinds: dict[type, bool] = {}
+
+    def is_input(value: Any) -> bool:
+        kind = type(value)
+        if kind not in kinds:
+            try:
+                kinds[kind] = type(algorithm.input_from_json(
+                    algorithm.input_to_json(value))) is kind
+            except Exception:  # not an input of this algorithm
+                kinds[kind] = False
+        return kinds[kind]
+
+    def admits(value: Any) -> bool:
+        if not is_input(value):
+            return True
+        try:
+            algorithm.step(config, algorithm.initial(config), value)
+        except InvalidInput:
+            return False
+        return True
+
+    return admits
+
+
+def _records(value: Any) -> Any:
+    """Every attrs instance or named tuple inside a decoded state, depth first."""
+    if _is_record(type(value)):
+        yield value
+        for name in _field_names(type(value)):
+            yield from _records(getattr(value, name))
+    elif isinstance(value, tuple | list | frozenset):
+        for item in value:
+            yield from _records(item)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _records(key)
+            yield from _records(item)
+
+
+def _natural(body: Mapping[str, Any], key: str, optional: bool = False) -> None:
+    value = body.get(key)
+    if optional and value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= INT64_MAX:
+        raise InvalidInput(f"state.{key}", RULE, "damaged state value: must be an integer in "
+                           "[0, 2**63 - 1] (VEC-R12)", value)
+
+
+def _strings(body: Mapping[str, Any], key: str) -> None:
+    value = body.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise InvalidInput(f"state.{key}", RULE, "damaged state value: must be a list of "
+                           "strings", value)
+
+
+def _require_fields(body: Any) -> None:
+    """The bookkeeping fields of a state value with their JSON types (SP-R12, VEC-R12)."""
+    if not isinstance(body, dict):
+        raise InvalidInput("state", RULE, "damaged state value: not a JSON object",
+                           jsontext.kind(body))
+    for key in ("index", "seq"):
+        _natural(body, key)
+    _natural(body, "arrival", optional=True)
+    timers = body.get("timers")
+    if not isinstance(timers, list):
+        raise InvalidInput("state.timers", RULE, "damaged state value: must be a list", timers)
+    for position in range(len(timers)):
+        _natural({"timers": timers[position]}, "timers")
+    _strings(body, "open")
+    if "open" not in body:
+        raise InvalidInput("state.open", RULE, "damaged state value: missing", None)
+    _strings(body, "recent")
+    held = body.get("held", [])
+    if not isinstance(held, list) or not all(isinstance(item, list) for item in held):
+        raise InvalidInput("state.held", RULE, "damaged state value: must be a list of rows",
+                           held)
+
+
+def _require_typed(value: Any, hint: Any, where: str) -> None:
+    """``value`` has the type ``hint`` says, all the way down (VEC-R12): an integer field
+    holds an ``int`` (not a ``bool``, not a string), a tuple field a tuple, a record field
+    a record of that class; :class:`InvalidInput` naming the field otherwise."""
+    if not _typed(value, hint, where):
+        raise InvalidInput(where, RULE, f"damaged state value: not of type {hint}", value)
+
+
+def _typed(value: Any, hint: Any, where: str) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any or isinstance(hint, typing.TypeVar):
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_typed(value, option, where) for option in args)
+    if hint is None or hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if origin is tuple:
+        if not isinstance(value, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_typed(item, args[0], where) for item in value)
+        return len(args) == len(value) and all(
+            _typed(item, kind, where) for item, kind in zip(value, args, strict=True))
+    if origin in (frozenset, list):
+        return isinstance(value, origin) and all(_typed(item, args[0], where) for item in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(
+            _typed(k, args[0], where) and _typed(v, args[1], where) for k, v in value.items())
+    if _is_record(hint):
+        if type(value) is not hint:
+            return False
+        try:
+            hints = typing.get_type_hints(hint)
+        except (NameError, TypeError):
+            return True
+        for name in _field_names(hint):
+            if name in hints:
+                _require_typed(getattr(value, name), hints[name], f"{where}.{name}")
+        return True
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True

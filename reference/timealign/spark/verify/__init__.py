@@ -1,4 +1,5 @@
-"""Verify a finished batch run from what it wrote: ``python -m timealign.spark.verify``.
+"""Verify a finished batch run from what it wrote (``python -m timealign.spark.verify``,
+whose options are parsed by :func:`timealign.spark.cli.verify_main`).
 
 Three checks, all over every source and all failing loudly:
 
@@ -10,15 +11,13 @@ Three checks, all over every source and all failing loudly:
 
 The re-run happens in a grouped Arrow UDF, so the check is as parallel as the job itself.
 The input is read as ``timealign run`` reads it, tables or ROS bags with the run's bag
-options (:func:`timealign.spark.cli.input_rows`, BAG-R10), so the rows checked are the rows
-the run replayed.
+options (:func:`timealign.spark.inputs.read_rows`, BAG-R10), so the rows checked are the
+rows the run replayed.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -26,15 +25,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from timealign import registry
 from timealign.algorithm import Algorithm, check_invariants
-from timealign.errors import ConsistencyError, InvalidInput
+from timealign.errors import ConsistencyError
 from timealign.spark import schema
-from timealign.spark.batch import records_of, source_of, to_batch
-from timealign.spark.check import check_no_loss, check_unique_ids
-from timealign.spark.failures import marked, raise_job_error
-from timealign.spark.outcomes import SourceRun
-from timealign.spark.paths import TABLES
+from timealign.spark.census import check_no_loss, check_unique_ids
+from timealign.spark.failures import marked
+from timealign.spark.paths import TABLES, PathError
+from timealign.spark.replay import records_from_batches, replay, source_of, to_batch
 
 PROBLEMS = pa.schema([pa.field("source", pa.string(), False),
                       pa.field("problem", pa.string(), False)])
@@ -74,19 +71,15 @@ def verify_function(
         with marked("verify"):
             source = source_of(key)
         recorded, inputs, outputs = _recording(algorithm)
-        with marked(f"source {source!r}"):
-            run = SourceRun(recorded, config, source)
-            run.feed_all(records_of(source, batches))
-            run.finish()
-        rows = run.take()
-        problems = check_invariants(algorithm, config, inputs, outputs)
-        for problem in problems[:20]:
-            rows["table"].append("problems")
-            rows["source"].append(source)
-            rows["reason"].append(problem)
-            for name in schema.ARROW_COMBINED.names:
-                if name not in ("table", "source", "reason"):
-                    rows[name].append(None)
+        yield from replay(recorded, config, source, records_from_batches(source, batches))
+        problems = check_invariants(algorithm, config, inputs, outputs)[:20]
+        if not problems:
+            return
+        rows: dict[str, list[Any]] = {name: [None] * len(problems)
+                                      for name in schema.ARROW_COMBINED.names}
+        rows["table"] = ["problems"] * len(problems)
+        rows["source"] = [source] * len(problems)
+        rows["reason"] = list(problems)
         yield to_batch(rows)
 
     return verify_source
@@ -135,8 +128,8 @@ def _written(spark: SparkSession, output: str, table: str) -> DataFrame:
     try:
         return spark.read.parquet(f"{output}/{table}")
     except Exception:  # AnalysisException: missing or not Parquet
-        raise InvalidInput("--output", "SP-R4", f"no readable {table}/ table here: run the "
-                           f"batch job first", output) from None
+        raise PathError("output", "SP-R4", [f"no readable {table}/ table here: run the "
+                        f"batch job first"], output) from None
 
 
 def _differences(expected: DataFrame, written: DataFrame, name: str) -> list[str]:
@@ -150,43 +143,3 @@ def _differences(expected: DataFrame, written: DataFrame, name: str) -> list[str
 
 class VerificationError(ConsistencyError):
     """The written tables are not what the run should have written (exit 3)."""
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m timealign.spark.verify``: exit 0 when verified, else the codes of the
-    README's "Exit codes" table (3 when a check fails), one line on stderr."""
-    from timealign.cli import add_debug, guarded
-    from timealign.spark.cli import input_rows, input_settings, run_input_arguments
-    from timealign.spark.session import build_session
-
-    parser = argparse.ArgumentParser(prog="python -m timealign.spark.verify",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("algorithm", help=f"one of {', '.join(registry.names())}")
-    parser.add_argument("--output", required=True,
-                        help="the run's --output (groups/ and outcomes/)")
-    run_input_arguments(parser, "verify", required=True)  # as given to the run (BAG-R10)
-    add_debug(parser, top=True)
-    args = parser.parse_args(argv)
-
-    def run() -> int:
-        algorithm = registry.get(args.algorithm)
-        config, columns = input_settings(args, algorithm)  # BAG-R9, before Spark starts
-        spark = build_session(args.master, "timealign verify")
-        try:
-            with input_rows(spark, args, config, columns) as rows:  # as `run` reads it
-                result = verify_rows(spark, algorithm, config, rows, args.output)
-        except AssertionError as error:
-            raise VerificationError(str(error)) from None
-        except Exception as error:
-            raise_job_error(error)
-        checked = "its executable invariants" if result["invariants"] else \
-            "no invariants"
-        print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
-              f"re-run and checked against {checked}; written tables equal the re-run")
-        return 0
-
-    return guarded(run, args.debug, parser.prog)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,5 @@
-"""The no-loss reconciliation of a finished run (SP-R6, SP-I1), done by Spark over the outputs.
+"""The census of a run's input and the no-loss reconciliation of a finished run (SP-R6,
+SP-I1, SP-R22), done by Spark over the outputs.
 
 Every input row must have exactly one outcome. Inside the UDF, :class:`SourceRun
 <timealign.spark.outcomes.SourceRun>` already enforces it id by id, where a fault happens;
@@ -10,7 +11,7 @@ these checks reconcile what Spark actually read with what it actually wrote:
   write, compared with the outcome rows per source (SP-D6).
 - :func:`check_counts`: the same count comparison for a given input and outcomes.
 - :func:`check_no_loss` (``timealign.spark.verify``, ``make demo``, the stream tests): the
-  same per (source, id), plus for a stream the ids still held in the state store.
+  same per (source, id), plus for a stream the ids still open in the state store.
 
 A difference fails loudly with a few examples.
 """
@@ -28,13 +29,13 @@ from timealign.spark.outcomes import DuplicateIdError, LossError
 from timealign.spark.schema import FILE
 
 
-def _reconcile(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None,
+def _reconcile(rows: DataFrame, outcomes: DataFrame, open_ids: DataFrame | None,
                keys: list[str], what: str) -> int:
-    """Input rows count +1, outcomes (and held ids) -1, per ``keys``; one shuffle."""
+    """Input rows count +1, outcomes (and open ids) -1, per ``keys``; one shuffle."""
     given = rows.select(*keys, F.lit(1).alias("given"), F.lit(0).alias("settled"))
     settled = outcomes.select(*keys)
-    if held is not None:
-        settled = settled.unionByName(held.select(*keys))
+    if open_ids is not None:
+        settled = settled.unionByName(open_ids.select(*keys))
     marks = given.unionByName(settled.select(*keys, F.lit(0).alias("given"),
                                              F.lit(1).alias("settled")))
     joined = marks.groupBy(*keys).agg(F.sum("given").alias("given"),
@@ -101,12 +102,12 @@ class Census:
                                f"must be in one file; e.g. {examples}", split[0]["source"])
         return int(totals["given"] or 0) if totals else 0
 
-    def check_outcomes(self, outcomes: DataFrame, held: DataFrame | None = None) -> int:
-        """SP-R6, SP-D6: per source, outcome rows (plus held ids) equal input rows; return
+    def check_outcomes(self, outcomes: DataFrame, open_ids: DataFrame | None = None) -> int:
+        """SP-R6, SP-D6: per source, outcome rows (plus open ids) equal input rows; return
         the number of input rows."""
         settled = outcomes.select("source")
-        if held is not None:
-            settled = settled.unionByName(held.select("source"))
+        if open_ids is not None:
+            settled = settled.unionByName(open_ids.select("source"))
         counted = settled.groupBy("source").agg(F.count(F.lit(1)).alias("settled"))
         joined = self.per_source.select("source", "given").join(
             counted, "source", "full_outer").select(
@@ -118,20 +119,22 @@ class Census:
         self.per_source.unpersist()
 
 
-def check_counts(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:
+def check_counts(rows: DataFrame, outcomes: DataFrame,
+                 open_ids: DataFrame | None = None) -> int:
     """Return the number of input rows; raise :class:`LossError` if any source's count of
-    outcome rows (plus held ids) differs from its count of input rows (SP-D6)."""
+    outcome rows (plus open ids) differs from its count of input rows (SP-D6)."""
     census = Census(rows)
     try:
-        return census.check_outcomes(outcomes, held)
+        return census.check_outcomes(outcomes, open_ids)
     finally:
         census.close()
 
 
-def check_no_loss(rows: DataFrame, outcomes: DataFrame, held: DataFrame | None = None) -> int:
+def check_no_loss(rows: DataFrame, outcomes: DataFrame,
+                  open_ids: DataFrame | None = None) -> int:
     """Return the number of input rows; raise :class:`LossError` on any (source, id) whose
-    outcome rows (plus held ids) do not match its input rows one for one."""
-    return _reconcile(rows, outcomes, held, ["source", "id"], "(source, id) pair(s)")
+    outcome rows (plus open ids) do not match its input rows one for one."""
+    return _reconcile(rows, outcomes, open_ids, ["source", "id"], "(source, id) pair(s)")
 
 
 def check_unique_ids(rows: DataFrame) -> None:

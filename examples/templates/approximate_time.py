@@ -1,11 +1,13 @@
-"""Template: a conformance adapter (spec/conformance.md) around a Python step function.
+"""Template: an ApproximateTime conformance adapter (spec/conformance.md) in Python.
 
 Copy this file next to your implementation and replace the three marked parts: how your
 implementation is built from a config, how one input is fed to it, and how its outputs
 are written. As shipped it wraps the reference's own ApproximateTime step, so it runs out
 of the box and agrees:
 
-    timealign conform approximate_time --cmd "python examples/python_adapter.py"
+    timealign conform approximate_time --cmd "python examples/templates/approximate_time.py"
+
+(add ``--target ros2`` or ``--target ros1`` for a port of one of the real upstreams).
 
 The protocol: one JSON line per trace on stdin (a ``timealign.vector/1`` object without
 ``outputs``), one JSON line per trace on stdout, ``{"name": ..., "outputs": [...]}`` where

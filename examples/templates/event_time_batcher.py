@@ -1,0 +1,82 @@
+"""Template: an event-time batcher conformance adapter (spec/conformance.md) in Python.
+
+Copy this file next to your implementation and replace the marked parts: how your batcher
+is built from a config, how one input is fed to it, and how its outputs are written. As
+shipped it wraps the reference's own event-time batcher, so it runs out of the box and
+agrees:
+
+    timealign conform event_time_batcher --cmd "python examples/templates/event_time_batcher.py"
+
+(add ``--target thin-edge`` for a port of thin-edge.io's batcher: whole-millisecond
+configs, outputs compared as upstream reports them). The protocol: one JSON line per trace
+on stdin, one answer line per trace on stdout, ``{"name": ..., "outputs": [...]}`` with
+each output tagged with its input's index, or ``{"name": ..., "error": "..."}`` for a
+trace your implementation cannot take. Diagnostics go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+# (1) Your implementation. Here: the reference event-time batcher.
+from timealign.event_time_batcher import Batch, Dropped, Rejected, Timer, initial, step
+from timealign.event_time_batcher.codec import config_from_json, input_from_json
+
+
+def build(config: dict[str, Any]) -> tuple[Any, Any]:
+    """(2) Build a batcher from the trace's config (ns); raise ValueError to refuse it."""
+    decoded = config_from_json(config)
+    return decoded, initial(decoded)
+
+
+def feed(instance: tuple[Any, Any], item: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    """(3) Feed one input (message, tick or flush); return the new instance and its outputs
+    in vector form."""
+    config, state = instance
+    # Decoding: {"op": "message", "key", "event_time", "at", "id"}, {"op": "tick", "at"},
+    # {"op": "flush"}. Here the reference's decoder, which names the field and rule of a
+    # malformed input (an InvalidInput, a ValueError).
+    event = input_from_json(item)
+    state, produced = step(config, state, event)
+    outputs = []
+    for out in produced:
+        if isinstance(out, Batch):
+            outputs.append({"kind": "batch", "start": out.start, "end": out.end,
+                            "ids": list(out.ids)})
+        elif isinstance(out, Timer):
+            outputs.append({"kind": "timer", "at": out.at})
+        elif isinstance(out, Rejected):
+            outputs.append({"kind": "rejected", "id": out.id, "reason": out.reason})
+        elif isinstance(out, Dropped):
+            outputs.append({"kind": "dropped", "id": out.id, "reason": out.reason})
+    return (config, state), outputs
+
+
+def answer(trace: dict[str, Any]) -> dict[str, Any]:
+    """One trace: build, feed every input, tag each output with its input's index."""
+    try:
+        instance = build(trace["config"])
+    except ValueError as error:
+        return {"name": trace["name"], "error": str(error)}
+    outputs: list[dict[str, Any]] = []
+    for index, item in enumerate(trace["inputs"]):
+        try:
+            instance, produced = feed(instance, item)
+        except ValueError as error:  # a rejected input: report it, keep the old instance
+            field, rule = getattr(error, "field", "?"), getattr(error, "rule", "?")
+            outputs.append({"input": index, "kind": "error", "field": field, "rule": rule})
+            continue
+        outputs += [{"input": index, **output} for output in produced]
+    return {"name": trace["name"], "outputs": outputs}
+
+
+def main() -> None:
+    for line in sys.stdin:
+        if line.strip():
+            print(json.dumps(answer(json.loads(line))), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""What every command entry point shares: one exit point and ``--debug``.
+
+``timealign`` and its sub-commands, and the adapters' own entry points
+(``python -m timealign.spark.verify``), end through :func:`guarded`: a failure becomes one
+line on stderr and the exit code :func:`timealign.errors.failure_code` gives it. A core
+helper (it imports only :mod:`timealign.errors`), so an entry point in any layer can use it
+without importing the CLI (ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable
+
+from timealign.errors import EXIT_FAILURE, EXIT_INTERRUPTED, failure_code
+
+
+def one_line(error: BaseException) -> str:
+    """The first line of an error's text, cut short: Java errors run to hundreds of lines."""
+    lines = str(error).strip().splitlines()
+    text = lines[0] if lines else type(error).__name__
+    return text if len(text) <= 500 else text[:500] + "..."
+
+
+def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timealign") -> int:
+    """Run a command; turn any exception into one line on stderr and its exit code.
+
+    Every handler of ``timealign`` (and ``python -m timealign.spark.verify``) runs through
+    this, so a new sub-command gets the same codes and quiet failures for free; ``--debug``
+    adds the full traceback.
+    """
+    try:
+        return command()
+    except KeyboardInterrupt:  # CLI-R2: one line, exit 130, nothing else on stderr
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # the one exit point of every command
+        code = failure_code(error)
+        if debug:
+            traceback.print_exc()
+        kind = "error" if code != EXIT_FAILURE else f"failed ({type(error).__name__})"
+        print(f"{prog}: {kind}: {one_line(error)}", file=sys.stderr)
+        if code == EXIT_FAILURE and not debug:
+            print(f"{prog}: run again with --debug for the traceback", file=sys.stderr)
+        return code
+
+
+def add_debug(parser: argparse.ArgumentParser, top: bool = False) -> None:
+    """``--debug`` on a parser; sub-commands get it without overriding the top level."""
+    parser.add_argument("--debug", action="store_true",
+                        default=False if top else argparse.SUPPRESS,
+                        help="print the full traceback of a failure")
+
+
+def leave(code: int) -> None:
+    """End the process now (CLI-R2): after Ctrl-C, interpreter shutdown would run Spark's
+    exit hooks against a JVM that is going away, and py4j's threads would log tracebacks.
+    The one line is already on stderr; the JVM exits when its parent does."""
+    logging.disable(logging.CRITICAL)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,94 @@
+"""JSON text the package reads: bounded before it is parsed, compared with its types.
+
+Every JSON text from outside (a vector file or line, ``--config``, an adapter's answer line,
+a checkpoint's state value) goes through :func:`loads`: its size and nesting depth are
+checked *before* the parser runs (VEC-R11), so a hostile text can neither exhaust memory
+nor the interpreter's recursion limit. :func:`same` compares decoded values with their
+JSON types (VEC-R12): ``0``, ``0.0`` and ``false`` are three different values, as they
+are in the formats, although Python finds them equal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import accumulate
+from typing import Any
+
+#: The deepest nesting of arrays and objects a JSON text may have (VEC-R11): a vector is
+#: 4 deep, a checkpoint's state value about 10; the parser's recursion is never near.
+MAX_DEPTH = 64
+#: The longest JSON text (a file, a line of a ``.jsonl`` file or of the protocol), bytes.
+MAX_TEXT_BYTES = 256 * 1024 * 1024
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class JSONLimit(ValueError):
+    """A JSON text over a documented limit (VEC-R11), raised before parsing it."""
+
+
+def depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in ``text`` (strings skipped), found
+    without parsing: a linear scan, so it is safe on any text."""
+    brackets = _BRACKETS.sub("", _STRING.sub("", text))
+    return max(accumulate(_STEP[c] for c in brackets), default=0)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads(text: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse a JSON text after checking its size and depth (VEC-R11); ``NaN`` and
+    ``Infinity`` are refused (they are not JSON). Raises :class:`JSONLimit` for a text over
+    a limit and :class:`ValueError` (``json.JSONDecodeError``) for one that is not JSON."""
+    if len(text) > MAX_TEXT_BYTES:
+        raise JSONLimit(f"JSON text too long: {len(text)} bytes, the limit is "
+                        f"{MAX_TEXT_BYTES}")
+    if isinstance(text, bytes):
+        text = text.decode("utf-8-sig")
+    deepest = depth(text)
+    if deepest > max_depth:
+        raise JSONLimit(f"JSON nested too deeply: {deepest} levels, the limit is "
+                        f"{max_depth}")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:  # unreachable after the depth check; kept as a last guard
+        raise JSONLimit("JSON nested too deeply") from None
+
+
+def kind(value: object) -> str:
+    """The JSON type of a decoded value: ``null``, ``boolean``, ``integer``, ``number``,
+    ``string``, ``array`` or ``object`` (``bool`` is not an integer, ``1.0`` is not one)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def same(a: object, b: object) -> bool:
+    """Equality of two decoded JSON values with their types (VEC-R12): ``0 != 0.0 !=
+    false``; a tuple and a list are both arrays."""
+    if kind(a) != kind(b):
+        return False
+    if isinstance(a, list | tuple):
+        assert isinstance(b, list | tuple)
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return a.keys() == b.keys() and all(same(a[key], b[key]) for key in a)
+    return a == b

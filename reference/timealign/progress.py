@@ -1,0 +1,49 @@
+"""Progress lines on stderr while a long job runs (CF-R15; the Spark jobs' stage lines).
+
+One class for every job of the package: at most one line every ``every`` seconds, none
+when disabled; each caller words its own line (a :class:`Worded` report, or a line it
+builds and hands to :meth:`Progress.say`). Here, beside the core, so that every adapter
+can import it without importing another adapter.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Protocol
+
+
+class Worded(Protocol):
+    """What reports its own progress line (``total``: the number of items, if known)."""
+
+    def progress_line(self, total: int | None) -> str: ...
+
+
+class Progress:
+    """A progress line on stderr at most every ``every`` seconds, only when ``enabled``."""
+
+    def __init__(self, enabled: bool, every: float = 2.0) -> None:
+        self.enabled, self.every = enabled, every
+        self.started = self.last = time.monotonic()
+
+    def elapsed(self) -> float:
+        """Seconds since the progress began."""
+        return time.monotonic() - self.started
+
+    def due(self) -> bool:
+        """Whether a line may be shown now (enabled, ``every`` seconds since the last)."""
+        now = time.monotonic()
+        if self.enabled and now - self.last >= self.every:
+            self.last = now
+            return True
+        return False
+
+    def say(self, line: str) -> None:
+        """Show ``line`` now (when enabled)."""
+        if self.enabled:
+            print(line, file=sys.stderr, flush=True)
+
+    def __call__(self, report: Worded, total: int | None = None) -> None:
+        """Show ``report``'s line if one is due."""
+        if self.due():
+            self.say(report.progress_line(total))

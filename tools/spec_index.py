@@ -1,0 +1,323 @@
+"""Write the cross-reference of the spec ids: ``spec/index.md`` and each section's last line.
+
+For every id defined in ``spec/`` (spec/README.md, "Identifier convention") it gathers
+where the id is defined, the code of ``reference/`` whose comments, docstrings or strings
+cite it (file and enclosing function), the tests that cite it (by name or docstring, as
+``tests/test_rule_ids.py`` counts them) and the shipped vectors that list it in their
+``rules``. It writes the full listing to ``spec/index.md`` and a short
+``*Cross-reference:*`` paragraph at the end of each id's section, so a reader of a rule
+sees its code and vectors without leaving the page. ``tests/test_spec_index.py`` fails
+when either is out of date.
+
+    python -m tools.spec_index        # or: make spec-index
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import sys
+import textwrap
+import tokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.test_rule_ids import functions_under_test, ids_in_name
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "spec"
+INDEX = SPEC / "index.md"
+CODE = ROOT / "reference" / "timealign"
+TESTS = ROOT / "tests"
+VECTORS = ROOT / "vectors"
+
+ID = r"[A-Z]{2,4}-[RIDH]\d+"
+CITATION = re.compile(rf"\b({ID})\b")
+DEFINITION = re.compile(rf"^\s*(?:\|\s*|\*\*|#+\s+)({ID})\b", re.MULTILINE)
+HEADING = re.compile(rf"^(#+)\s+({ID})\b[ \t]*(.*)$")
+XREF = "*Cross-reference:*"
+MODULE = "(module)"  # a citation outside any function or class
+WIDTH = 92
+
+# Where the code implementing each family's rules lives (paths under reference/timealign/).
+PACKAGES: dict[str, tuple[str, ...]] = {
+    "AT": ("approximate_time",),
+    "EB": ("event_time_batcher",),
+    "RB": ("rate_aware_batcher",),
+    "VEC": ("vectors.py", "cli.py", "algorithm.py", "errors.py", "approximate_time/codec.py",
+            "event_time_batcher/codec.py", "rate_aware_batcher/codec.py"),
+    "DRV": ("drive.py",),
+    "SP": ("spark",),
+    "BAG": ("rosbag", "spark/rosbag_source.py", "spark/bags.py", "spark/cli.py",
+            "spark/verify.py"),
+    "PL": ("plot",),
+    "CF": ("conformance",),
+    "CLI": ("cli.py", "command.py", "options.py", "outputs.py", "spark/ship.py"),
+}
+
+
+@dataclass
+class Entry:
+    """What is known about one id."""
+
+    rule: str
+    file: str
+    title: str = ""
+    anchor: str = ""
+    code: dict[str, list[str]] = field(default_factory=dict)  # file -> enclosing names
+    tests: list[str] = field(default_factory=list)  # "tests/path.py::name"
+    vectors: list[str] = field(default_factory=list)  # "algorithm/name"
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def spec_files() -> list[Path]:
+    return [p for p in sorted(SPEC.glob("*.md")) if p != INDEX]
+
+
+def definitions() -> dict[str, Entry]:
+    """Every defined id with its file, and for a section its title and anchor."""
+    entries: dict[str, Entry] = {}
+    for path in spec_files():
+        text = re.sub(r"^```.*?^```[^\n]*$", "", path.read_text(encoding="utf-8"),
+                      flags=re.MULTILINE | re.DOTALL)
+        for match in DEFINITION.finditer(text):
+            start = text.rfind("\n", 0, match.start(1)) + 1
+            line = text[start:text.find("\n", start)].strip()
+            entry = entries.setdefault(match.group(1), Entry(match.group(1), path.name))
+            heading = HEADING.match(line)
+            if heading and not entry.anchor:
+                entry.title = heading.group(3)
+                entry.anchor = slug(f"{heading.group(2)} {heading.group(3)}")
+    return entries
+
+
+def _scopes(tree: ast.AST) -> list[tuple[int, int, str]]:
+    """(first line, last line, qualified name) of every function and class."""
+    found: list[tuple[int, int, str]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                found.append((child.lineno, child.end_lineno or child.lineno, name))
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found
+
+
+def code_citations(root: Path = CODE) -> dict[str, dict[str, list[str]]]:
+    """id -> {file under reference/timealign: names of the enclosing functions or classes}.
+
+    A citation is an id in a comment, a docstring or another string literal (an error's
+    rule, ``InvalidInput(field, "AT-R1", ...)``); outside any function it is the module's."""
+    cited: dict[str, dict[str, list[str]]] = {}
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        scopes = _scopes(ast.parse(source))
+        relative = path.relative_to(root).as_posix()
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type not in (tokenize.COMMENT, tokenize.STRING):
+                continue
+            for rule in CITATION.findall(token.string):
+                line = token.start[0]
+                inside = [name for first, last, name in scopes if first <= line <= last]
+                where = inside[-1] if inside else MODULE
+                names = cited.setdefault(rule, {}).setdefault(relative, [])
+                if where not in names:
+                    names.append(where)
+    return cited
+
+
+def test_citations(known: set[str], root: Path = TESTS) -> dict[str, list[str]]:
+    """id -> tests citing it by name or docstring (``tests/path.py::name``), counted as
+    ``tests/test_rule_ids.py`` counts them."""
+    cited: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "test_rule_ids.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in functions_under_test(tree):
+            rules = ids_in_name(node.name, known) | set(
+                CITATION.findall(ast.get_docstring(node) or ""))
+            label = f"{path.relative_to(ROOT).as_posix()}::{node.name}"
+            for rule in rules:
+                cited.setdefault(rule, []).append(label)
+    return cited
+
+
+def vector_citations(root: Path = VECTORS) -> dict[str, list[str]]:
+    """id -> shipped vectors listing it in ``rules`` (``algorithm/name``)."""
+    cited: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.json")):
+        vector = json.loads(path.read_text(encoding="utf-8"))
+        for rule in vector.get("rules") or []:
+            cited.setdefault(rule, []).append(f"{vector['algorithm']}/{vector['name']}")
+    return cited
+
+
+def gather() -> dict[str, Entry]:
+    entries = definitions()
+    known = {rule.split("-")[0].lower() for rule in entries}
+    code, tests, vectors = code_citations(), test_citations(known), vector_citations()
+    for rule, entry in entries.items():
+        entry.code = code.get(rule, {})
+        entry.tests = sorted(tests.get(rule, []))
+        entry.vectors = sorted(vectors.get(rule, []))
+    return entries
+
+
+def own_code(rule: str, entry: Entry) -> list[str]:
+    """The files of the id's own package that cite it."""
+    own = PACKAGES.get(rule.split("-")[0], ())
+    return [f for f in entry.code if any(f == p or f.startswith(f"{p}/") for p in own)]
+
+
+def uncited_rules(entries: dict[str, Entry]) -> list[str]:
+    """Rule (``-R``) ids that no code of their own package cites."""
+    return [rule for rule, entry in entries.items()
+            if rule.split("-")[1].startswith("R") and not own_code(rule, entry)]
+
+
+def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
+    protected = re.sub(r"`[^`]*`", lambda m: m.group(0).replace(" ", "\x00"), text)
+    lines = textwrap.wrap(protected, width=WIDTH, initial_indent=first, subsequent_indent=rest,
+                          break_long_words=False, break_on_hyphens=False)
+    return [line.replace("\x00", " ") for line in lines]
+
+
+def _code_list(code: dict[str, list[str]]) -> list[str]:
+    """``file`` (``function``, ...) per citing file; a module-level citation names the file."""
+    listed = []
+    for name, names in code.items():
+        inside = [f"`{n}`" for n in names if n != MODULE]
+        listed.append(f"`{name}` ({', '.join(inside)})" if inside else f"`{name}`")
+    return listed
+
+
+def _some(items: Sequence[str], limit: int) -> str:
+    shown = ", ".join(items[:limit])
+    return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"
+
+
+def xref(entry: Entry) -> list[str]:
+    """The section's last paragraph: code, tests and vectors in short, linked to the index."""
+    parts = []
+    code = _code_list(entry.code)
+    parts.append(f"code {_some(code, 3)}" if code else "no code")
+    tests = len(entry.tests)
+    parts.append(f"{tests} test{'s' if tests != 1 else ''}")
+    vectors = [f"`{v.split('/', 1)[1]}`" for v in entry.vectors]
+    if vectors:
+        noun = "vector" if len(vectors) == 1 else "vectors"
+        parts.append(f"{noun} {_some(vectors, 3)}")
+    else:
+        parts.append("no vector")
+    text = f"{XREF} {'; '.join(parts)} ([index](index.md#{entry.rule.lower()}))."
+    return _wrap(text)
+
+
+def index(entries: dict[str, Entry]) -> str:
+    """The text of spec/index.md."""
+    lines = [
+        "# Index of the spec ids",
+        "",
+        "Written by `make spec-index` (`tools/spec_index.py`); do not edit. For each id defined in",
+        "`spec/`: where it is defined, the code of `reference/timealign/` that cites it in a",
+        "comment, docstring or string (file and enclosing function), the tests that cite it in",
+        "their name or docstring, and the shipped vectors that list it in their `rules`.",
+    ]
+    families: dict[str, list[Entry]] = {}
+    for entry in entries.values():
+        families.setdefault(entry.rule.split("-")[0], []).append(entry)
+    order = {"R": 0, "I": 1, "D": 2, "H": 3}
+    for family, members in families.items():
+        lines += ["", f"## {family} ([{members[0].file}]({members[0].file}))"]
+        members.sort(key=lambda e: (order[e.rule.split("-")[1][0]], int(e.rule.split("-")[1][1:])))
+        for entry in members:
+            target = f"{entry.file}#{entry.anchor}" if entry.anchor else entry.file
+            title = [f"{entry.title}."] if entry.title else []
+            defined = f"Defined in [{entry.file}]({target})."
+            lines += ["", f"### {entry.rule}", "", *title, defined, ""]
+            lines += _listing("Code", _code_list(entry.code))
+            lines += _listing("Tests", [f"`{t}`" for t in entry.tests])
+            by_algorithm: dict[str, list[str]] = {}
+            for vector in entry.vectors:
+                algorithm, name = vector.split("/", 1)
+                by_algorithm.setdefault(algorithm, []).append(f"`{name}`")
+            if not by_algorithm:
+                lines += _listing("Vectors", [])
+            for algorithm, names in by_algorithm.items():
+                lines += _listing(f"Vectors ({algorithm})", names)
+    return "\n".join(lines) + "\n"
+
+
+def _listing(label: str, items: list[str]) -> list[str]:
+    if not items:
+        return [f"- {label}: none"]
+    return _wrap(f"{label}: {', '.join(items)}", first="- ", rest="  ")
+
+
+def with_xrefs(text: str, entries: dict[str, Entry]) -> str:
+    """``text`` (a spec file) with the cross-reference paragraph of each id section renewed."""
+    out: list[str] = []
+    current: Entry | None = None
+
+    def close() -> None:
+        if current is None:
+            return
+        while out and out[-1] == "":
+            out.pop()
+        out.extend(["", *xref(current), ""])
+
+    lines = text.splitlines()
+    skipping = False
+    fenced = False
+    for line in lines:
+        if line.startswith("```"):
+            fenced = not fenced
+        if skipping:
+            skipping = line != ""
+            continue
+        if not fenced and line.startswith(XREF):
+            skipping = True
+            continue
+        if not fenced and line.startswith("#"):
+            close()
+            heading = HEADING.match(line)
+            current = entries.get(heading.group(2)) if heading else None
+        out.append(line)
+    close()
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def rendered() -> dict[Path, str]:
+    """Every file this script writes, with the text it should hold."""
+    entries = gather()
+    files = {path: with_xrefs(path.read_text(encoding="utf-8"), entries) for path in spec_files()}
+    files[INDEX] = index(entries)
+    return files
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    del argv
+    for path, text in rendered().items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
