@@ -152,7 +152,7 @@ class Driver(Generic[C, S, I, O]):
         """DRV-R9 then DRV-R1 per row; :func:`check_record`'s exact type tests are inlined
         (a call per row measured a tenth of the driver's own time), and a row failing them
         goes through :func:`check_record` for the error naming its field."""
-        str_, int_ = _STR, _INT
+        str_, int_ = str, int
         for record in records:
             arrival = record.arrival
             if not (type(record.id) is str_ and type(record.topic) is str_

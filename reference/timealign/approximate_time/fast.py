@@ -174,7 +174,7 @@ def _published(messages: tuple[Message, ...]) -> Published:
 
 def _check_ros1(config: Config, state: FastState, topic: int, stamp: int) -> None:
     """AT-R19 over the stamps in play: every held message and the pivot time."""
-    in_play = [m.stamp for held in state.lanes for m in held.messages()]
+    in_play = [m.stamp for held in state.lanes for m in messages(held)]
     if state.pivot != NO_PIVOT:
         in_play.append(state.pivot_time)
     bounds = config.inter_message_lower_bounds
