@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from timealign.algorithm import Account, Grouped, Record, Settled, slot_setters
+from timealign.algorithm import Account, Grouped, Record, settled, slot_setters
 from timealign.approximate_time.model import (
     END_OF_INPUT,
     Config,
@@ -114,9 +114,9 @@ def account(output: Output) -> Account:
         stamps = output.stamps
         return Grouped(output.ids, min(stamps), max(stamps))
     if isinstance(output, Dropped):
-        return Settled(output.id, "dropped", output.reason)
+        return settled(output.id, "dropped", output.reason)
     if isinstance(output, Pending):
-        return Settled(output.id, "pending", END_OF_INPUT)
+        return settled(output.id, "pending", END_OF_INPUT)
     return None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from timealign.algorithm import JSON, Account, Grouped, Record, Settled, slot_setters
+from timealign.algorithm import JSON, Account, Grouped, Record, settled, slot_setters
 from timealign.errors import INT64_MAX, InvalidInput, output_fields, require
 from timealign.event_time_batcher.model import (
     Batch,
@@ -119,9 +119,9 @@ def account(output: Output) -> Account:
     if isinstance(output, Batch):
         return Grouped(output.ids, output.start, output.end)
     if isinstance(output, Rejected):
-        return Settled(output.id, "rejected", output.reason)
+        return settled(output.id, "rejected", output.reason)
     if isinstance(output, Dropped):
-        return Settled(output.id, "dropped", output.reason)
+        return settled(output.id, "dropped", output.reason)
     return None
 
 

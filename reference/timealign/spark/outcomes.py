@@ -180,7 +180,8 @@ class SourceRun:
                         if pop(member, _MISSING) is _MISSING:
                             self._close(member)
             else:
-                self._close(account.id)
+                if pop is None or pop(account.id, _MISSING) is _MISSING:
+                    self._close(account.id)
                 append((OUTCOMES, source, None, None, None, None, at, index, account.id,
                         account.outcome, account.reason))
 
