@@ -65,7 +65,11 @@ def _extensions() -> list[object]:
     try:
         from mypyc.build import mypycify
 
-        extensions = mypycify(_sources(), group_name=GROUP, opt_level="3")
+        # The build environment holds mypy and attrs only: imports that mypy follows out of
+        # the fast paths into modules of the extras (the fuzz strategies import Hypothesis)
+        # are read silently, so they cannot refuse the build; the fast paths are checked.
+        extensions = mypycify(["--follow-imports=silent", *_sources()], group_name=GROUP,
+                              opt_level="3")
     except (Exception, SystemExit) as error:  # mypyc missing or refusing (it exits on a
         # type error): the pure build
         why = "mypyc refused the sources (see the build log)" \
