@@ -25,7 +25,7 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-pure test-cluster conform-ros1 info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index clean
+.PHONY: install test test-pure test-cluster conform-ros1 test-browser info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,12 +46,18 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/timealign info
-	$(BIN)/pytest -q -m "not cluster"
+	$(BIN)/pytest -q -m "not cluster and not browser"
 
 # The jobs on a Spark standalone cluster started on 127.0.0.1 (tests/spark/test_spark_cluster.py):
 # separate driver and executor JVMs do not fit the time of `make test`; CI runs both.
 test-cluster: $(STAMP)
 	$(BIN)/pytest -q -m cluster
+
+# The report page in headless Chromium (tests/plot/test_plot_report_browser.py): installing
+# the browser (Debian's chromium, as root) does not fit `make test`; CI runs both.
+test-browser: $(STAMP)
+	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+	TIMEALIGN_BROWSER_REQUIRED=1 $(BIN)/pytest -q -m browser
 
 crosshair: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(CROSSHAIR_SECONDS)
@@ -91,7 +97,7 @@ proofs: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(PROOF_SECONDS) --report-all
 	$(BIN)/python -m proofs.explore
 	$(BIN)/python -m proofs.explore_rate_aware_batcher  # liveness probes (spec RB, bounded exploration)
-	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py tests/test_cli_fuzz.py  # the bad-input and command-line fuzz, longer
+	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py tests/test_cli_fuzz.py tests/rosbag/test_rosbag_damage.py  # the bad-input, command-line and bag-damage fuzz, longer
 	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
 
 vectors: $(STAMP)
@@ -105,6 +111,12 @@ figures: $(STAMP)
 # a test fails when they are stale.
 spec-index: $(STAMP)
 	$(BIN)/python -m tools.spec_index
+
+# The "What changes between profiles" sections of the specs with profiles, from seeded
+# `timealign diff` runs (spec/figures/diffs/); a test fails when they are stale. Run
+# `make spec-index` after it.
+spec-diffs: $(STAMP)
+	$(BIN)/python -m tools.spec_diffs
 
 demo: $(STAMP)
 	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)

@@ -35,10 +35,13 @@ def test_licence_file_matches_the_metadata() -> None:
     assert "Apache License" in text and "Version 2.0, January 2004" in text
 
 
-def _third_party_imports(folder: Path, skip: tuple[Path, ...] = ()) -> set[str]:
+def _third_party_imports(folder: Path, skip: tuple[Path, ...] = (),
+                         only: str = "*.py", fuzz: bool = False) -> set[str]:
+    """Third-party modules imported by the files under ``folder`` (``fuzz``: the fuzz
+    strategies, every ``strategies.py``, are included; otherwise they are left out)."""
     found: set[str] = set()
-    for path in folder.rglob("*.py"):
-        if any(s in path.parents for s in skip):
+    for path in folder.rglob(only):
+        if any(s in path.parents for s in skip) or (path.name == "strategies.py") != fuzz:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
@@ -71,8 +74,12 @@ def test_extras_cover_every_import_of_the_adapters() -> None:
 
 
 def test_core_imports_only_attrs() -> None:
-    """Outside the adapters the package needs nothing but attrs (its one dependency)."""
+    """Outside the adapters the package needs nothing but attrs (its one dependency); the
+    fuzz strategies (``strategies.py``, loaded only by ``conform --fuzz``) need only what
+    the ``conform`` extra installs."""
     assert _third_party_imports(PACKAGE, skip=tuple(PACKAGE / a for a in ADAPTERS)) == set()
+    fuzz = _third_party_imports(PACKAGE, only="strategies.py", fuzz=True)
+    assert fuzz == {"hypothesis"} and fuzz <= _extra("conform")
 
 
 def test_helper_assertions_are_rewritten() -> None:

@@ -147,3 +147,34 @@ def test_invalid_input_message_names_field_and_rule() -> None:
     assert "queue_size" in str(error) and "VEC-R1" in str(error)
     with pytest.raises(InvalidInput, match="integer"):
         require_ns(True, "stamp", "X-R1")
+
+
+def test_vec_r14_replay_says_a_refused_config_and_exits_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """VEC-R14: the error object on stdout, the refusal on stderr (file, field, rule,
+    message), exit 1; no message says "got None"."""
+    refused = {"format": "timealign.vector/1", "algorithm": "approximate_time",
+               "name": "refused", "config": {"topics": ["a"], "queue_size": 0}, "inputs": []}
+    (tmp_path / "r.json").write_text(json.dumps(refused))
+    assert main(["replay", str(tmp_path / "r.json")]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["outputs"][0]["kind"] == "error"
+    assert "r.json config queue_size: must be >= 1 (rule AT-R1; got 0)" in captured.err
+    assert "got None" not in str(InvalidInput("--input", "PL-R6", "missing"))
+
+
+def test_vec_r14_replay_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """VEC-R14: `timealign replay … | head -1` prints one line, no Broken pipe, exit 0."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    one = json.loads(sorted((root / "vectors" / "approximate_time").glob(
+        "*.json"))[-1].read_text())
+    (tmp_path / "many.jsonl").write_text((json.dumps(one) + "\n") * 3000)
+    command = f"{sys.executable} -m timealign replay {tmp_path / 'many.jsonl'} | head -1; " \
+              "echo status ${PIPESTATUS[0]}"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.stdout.splitlines()[-1] == "status 0", done.stderr
+    assert "Broken pipe" not in done.stderr and done.stderr == ""

@@ -64,16 +64,36 @@ def _replayed(path: Path, item: Vector | InvalidInput) -> list[vectors.JSON]:
 def _print_reference_outputs(args: argparse.Namespace) -> int:
     """Print each vector's outputs; a malformed vector is reported on stderr and the others
     are still replayed (VEC-R10); exit 2 if any was malformed."""
-    malformed = 0
+    malformed = refused = 0
     for path, item in _vectors(args):
         try:
-            line = {"name": getattr(item, "name", ""), "outputs": _replayed(path, item)}
+            outputs = _replayed(path, item)
         except InvalidInput as error:
             malformed += 1
             print(f"timealign: error: {error}", file=sys.stderr)
             continue
+        line = {"name": getattr(item, "name", ""), "outputs": outputs}
         print(json.dumps(line, separators=(",", ":")))
-    return EXIT_BAD_INPUT if malformed else EXIT_OK
+        if _config_refused(outputs):  # VEC-R14: said on stderr, exit 1
+            refused += 1
+            assert isinstance(item, Vector)
+            print(f"timealign: error: {item.source or path} {_refusal(item)}", file=sys.stderr)
+    return EXIT_BAD_INPUT if malformed else EXIT_DIFFERENT if refused else EXIT_OK
+
+
+def _config_refused(outputs: Sequence[vectors.JSON]) -> bool:
+    return bool(outputs) and outputs[0].get("kind") == "error" and outputs[0].get("input") is None
+
+
+def _refusal(vector: Vector) -> str:
+    """The message of the refused config of ``vector`` (VEC-R5)."""
+    from timealign import registry
+
+    try:
+        registry.get(vector.algorithm).config_from_json(vector.config)
+    except InvalidInput as error:
+        return f"config {error}"
+    return "config refused"
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from timealign.errors import EXIT_FAILURE, EXIT_INTERRUPTED, failure_code
+from timealign.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, failure_code
 
 
 def one_line(error: BaseException) -> str:
@@ -35,6 +35,10 @@ def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timeal
     """
     try:
         return command()
+    except BrokenPipeError:  # VEC-R14: the reader closed the pipe (`| head`): end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush fails otherwise
+        return EXIT_OK
     except KeyboardInterrupt:  # CLI-R2: one line, exit 130, nothing else on stderr
         if debug:
             traceback.print_exc()

@@ -39,7 +39,8 @@ class InvalidInput(ValueError):
     """A configuration value or an input violates a rule of the spec.
 
     ``field`` names the offending field (``"queue_size"``, ``"inputs[3].stamp"``, ...),
-    ``rule`` the spec id it breaks (``"AT-R1"``), ``value`` the rejected value.
+    ``rule`` the spec id it breaks (``"AT-R1"``), ``value`` the rejected value (``None``:
+    nothing to show, and the message says nothing of it).
     """
 
     def __init__(self, field: str, rule: str, message: str, value: object = None) -> None:
@@ -47,7 +48,9 @@ class InvalidInput(ValueError):
         self.rule = rule
         self.value = value
         self.message = message
-        super().__init__(f"{field}: {message} (rule {rule}; got {shown(value)})")
+        # No "got None" when there is no value to show (an option left out, a whole run).
+        got = "" if value is None else f"; got {shown(value)}"
+        super().__init__(f"{field}: {message} (rule {rule}{got})")
 
 
 def require(condition: bool, field: str, rule: str, message: str, value: object = None) -> None:

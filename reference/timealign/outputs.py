@@ -1,4 +1,11 @@
-"""Folders a command fills: never a folder of the user's files, replaced whole (CLI-R3).
+"""Where a command writes: every target checked before work starts (CLI-R4), and folders a
+command fills never a folder of the user's files, replaced whole (CLI-R3).
+
+:func:`check_targets` is the one check every command runs on its paths before any work: no
+path it writes may equal, contain or lie inside a path it reads or another path it writes
+(after resolving relative paths and symlinks), a file target is not a folder and its
+folder exists and is writable, a folder target is not a file, and no name is longer than
+the file system allows. :func:`write_file` writes a file through a temporary sibling.
 
 A command that fills a folder (``generate --output``, ``python -m timealign.spark.ship``)
 writes a manifest, ``_timealign.json``, listing the command and the files it wrote. It fills
@@ -14,11 +21,13 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlparse
 
 from timealign import jsontext
 from timealign.errors import InvalidInput
@@ -26,6 +35,119 @@ from timealign.errors import InvalidInput
 MANIFEST = "_timealign.json"
 FORMAT = "timealign.output/1"
 RULE = "CLI-R3"
+RULE_TARGETS = "CLI-R4"
+NAME_MAX = 255  # bytes of one path component on the file systems we run on (ext4, APFS)
+
+
+def is_local(path: str | Path) -> bool:
+    """Whether ``path`` is a local path (no URI scheme other than ``file:``)."""
+    scheme = urlparse(str(path)).scheme
+    return scheme in ("", "file") or len(scheme) == 1  # a Windows drive letter
+
+
+def resolved(path: str | Path) -> str:
+    """The absolute, symlink-free form of a local path; a normalised URI otherwise."""
+    text = str(path)
+    if not is_local(text):
+        return posixpath.normpath(text)
+    if text.startswith("file:"):
+        text = urlparse(text).path
+    return os.path.realpath(os.path.abspath(text))
+
+
+def _within(inner: str, outer: str) -> bool:
+    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
+
+
+def overlap(a: str | Path, b: str | Path) -> bool:
+    """Whether two locations are equal or one lies inside the other (after resolving)."""
+    ra, rb = resolved(a), resolved(b)
+    return _within(ra, rb) or _within(rb, ra)
+
+
+def _writable_place(option: str, path: str, rule: str, folder: bool) -> None:
+    """No component of ``path`` is longer than the file system allows, and the nearest
+    existing ancestor (for a folder, the folder itself when it exists) is a folder this
+    process can create an entry in: probed by creating and removing a hidden temporary
+    file, since permission bits do not tell (``/proc``, read-only mounts, root)."""
+    local = Path(resolved(path))
+    long = next((part for part in local.parts if len(os.fsencode(part)) > NAME_MAX), None)
+    if long is not None:
+        raise InvalidInput(option, rule, f"a name of {len(os.fsencode(long))} bytes, longer "
+                           f"than the file system allows ({NAME_MAX})", path)
+    start = [local] if folder else []
+    existing = next(p for p in (*start, local.parent, *local.parents) if os.path.lexists(p))
+    if not existing.is_dir():
+        raise InvalidInput(option, rule, f"{existing} is a file, not a folder", path)
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".timealign-probe-", dir=existing)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise InvalidInput(option, rule, f"cannot create or write in {existing}: "
+                           f"{error.strerror}", path) from None
+
+
+def check_targets(reads: Mapping[str, str | Path | None],
+                  files: Mapping[str, str | Path | None] | None = None,
+                  folders: Mapping[str, str | Path | None] | None = None, *,
+                  rule: str = RULE_TARGETS, file_parent_must_exist: bool = True) -> None:
+    """CLI-R4: the paths a command writes, checked before any work starts. ``reads``,
+    ``files`` (written whole: a report, a summary) and ``folders`` (filled) map an option
+    name to its path (None: not given). No written path equals, contains or lies inside a
+    read path or another written path; a file target is not a folder, its folder exists
+    (unless ``file_parent_must_exist`` is false) and is writable; a folder target is not a
+    file and can be created; no name is too long. Raises :class:`InvalidInput` naming the
+    option (and both options for an overlap)."""
+    given_reads = {k: str(v) for k, v in reads.items() if v is not None}
+    given_files = {k: str(v) for k, v in (files or {}).items() if v is not None}
+    given_folders = {k: str(v) for k, v in (folders or {}).items() if v is not None}
+    writes = {**given_folders, **given_files}  # a file inside a folder is named
+    for option, path in writes.items():
+        for other, taken in given_reads.items():
+            if overlap(path, taken):
+                raise InvalidInput(option, rule, f"{option} {resolved(path)!r} overlaps "
+                                   f"{other} {resolved(taken)!r}: a command never writes "
+                                   f"where it reads", path)
+    names = list(writes)
+    for i, option in enumerate(names):
+        for other in names[i + 1:]:
+            if overlap(writes[option], writes[other]):
+                raise InvalidInput(other, rule, f"{other} {resolved(writes[other])!r} "
+                                   f"overlaps {option} {resolved(writes[option])!r}: two "
+                                   f"outputs of one command never share a place",
+                                   writes[other])
+    for option, path in given_files.items():
+        if not is_local(path):
+            continue
+        local = resolved(path)
+        if os.path.isdir(local):
+            raise InvalidInput(option, rule, "is a folder, not a file", path)
+        if file_parent_must_exist and not os.path.isdir(os.path.dirname(local)):
+            raise InvalidInput(option, rule, "its folder does not exist", path)
+        _writable_place(option, path, rule, folder=False)
+    for option, path in given_folders.items():
+        if not is_local(path):
+            continue
+        local = resolved(path)
+        if os.path.exists(local) and not os.path.isdir(local):
+            raise InvalidInput(option, rule, "is a file, not a folder", path)
+        _writable_place(option, path, rule, folder=True)
+
+
+def write_file(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a hidden temporary sibling moved into place
+    (CLI-R4), so an interrupted write never leaves half a file."""
+    target = Path(path)
+    handle, staging = tempfile.mkstemp(prefix=f".{target.name[:100]}.new-", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(staging, target)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
+    return target
 
 
 def _earlier_files(folder: Path, command: str, option: str) -> set[str]:

@@ -86,14 +86,3 @@ class Traces:
     profiles: Mapping[str, Profile]
     rules: RuleMap
     targets: Mapping[str, Target] = attrs.Factory(dict)
-
-
-def sequence(draw: Any, element: Any, max_size: int) -> list[Any]:
-    """Up to ``max_size`` elements drawn with Hypothesis's ``draw``, about half of
-    ``max_size`` on average (a plain ``st.lists`` averages five), one draw per element;
-    shrinking shortens it. The fuzz strategies of every algorithm share it (CF-R9)."""
-    from hypothesis import strategies as st
-
-    size = draw(st.integers(0, max_size))
-    found: list[Any] = draw(st.lists(element, min_size=size, max_size=size))
-    return found

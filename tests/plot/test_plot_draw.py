@@ -124,3 +124,20 @@ def test_pl_r1_refused_config_exits_2(tmp_path: Path,
     assert main(["plot", str(bad), "--out", str(tmp_path / "x.svg")]) == 2
     assert "queue_size" in capsys.readouterr().err
     assert not (tmp_path / "x.svg").exists()
+
+
+def test_side_by_side_one_scale_two_titles_same_bytes_pl_r11() -> None:
+    """Two variants of one trace: both titles in one SVG, the same bytes twice."""
+    import attrs
+
+    from timealign.conformance import shipped
+    from timealign.plot.draw import render_side_by_side
+    from timealign.plot.timeline import from_vector
+
+    [vector] = [v for v in shipped("approximate_time") if v.name == "note_ros1_rounding_ros2"]
+    left = attrs.evolve(from_vector(vector), title="A: ros2")
+    right = attrs.evolve(from_vector(attrs.evolve(
+        vector, config={**vector.config, "arithmetic": "ros1"})), title="B: ros1")
+    first = render_side_by_side(left, right)
+    assert first == render_side_by_side(left, right)
+    assert b"A: ros2" in first and b"B: ros1" in first

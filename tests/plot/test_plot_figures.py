@@ -16,7 +16,9 @@ from timealign.plot.draw import SETTINGS, Scale, figure, stacked
 from timealign.plot.timeline import GROUPED, Mark, from_vector
 
 SPEC = Path(__file__).resolve().parents[2] / "spec"
-IMAGE = re.compile(r"^!\[([^\]]*)\]\(figures/([^)]+)\)$", re.MULTILINE)
+# The figures of the "What changes between profiles" sections (figures/diffs/) are checked
+# by tests/test_spec_diffs.py (CF-R26).
+IMAGE = re.compile(r"^!\[([^\]]*)\]\(figures/(?!diffs/)([^)]+)\)$", re.MULTILINE)
 CAPTION = "*What to look at:*"
 
 

@@ -9,7 +9,18 @@ from pathlib import Path
 import pytest
 
 from timealign.cli import main
-from timealign.plot.report import SOURCE_ROWS, Histogram, Report, histogram_svg, page, write
+from timealign.plot.report import (
+    SOURCE_ROWS,
+    WINDOWS,
+    Histogram,
+    Report,
+    histogram_svg,
+    page,
+    single_value,
+    spec_base,
+    timeline_window,
+    write,
+)
 
 SUMMARY = {
     "rows": 1000, "sources": 60, "groups": 90, "seconds": 1.5, "rows_per_second": 667,
@@ -59,3 +70,89 @@ def test_pl_r9_report_folder_is_checked_before_spark_starts(
     assert "--report" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
     assert (tmp_path / "file").read_text() == "mine"
+
+
+def _kinds(name: str, **counts: int) -> dict[str, object]:
+    entry: dict[str, object] = {"source": name, "rows": 100, "grouped": 100, "dropped": 0,
+                                "rejected": 0, "pending": 0, "groups": 10,
+                                "latency_p99_ns": 1_000_000, "spread_max_ns": 2_000_000}
+    entry.update(counts)
+    entry["grouped"] = 100 - sum(counts.values())
+    return entry
+
+
+def test_pl_r14_only_outcomes_abnormal_for_the_algorithm_are_coloured() -> None:
+    """PL-R14, SP-R31: ApproximateTime's drops are normal (no row coloured, "normal"),
+    the event-time batcher's rejections need a look (their rows coloured)."""
+    summary = {**SUMMARY, "outcomes": [
+        {"outcome": "grouped", "reason": None, "rows": 220},
+        {"outcome": "dropped", "reason": "superseded", "rows": 780}]}
+    at = page(Report("approximate_time", summary, [_kinds("a", dropped=78)], []))
+    assert 'class="bad"' not in at and "needs a look" not in at and ">normal<" in at
+    eb_summary = {**SUMMARY, "outcomes": [
+        {"outcome": "grouped", "reason": None, "rows": 900},
+        {"outcome": "rejected", "reason": "too_old", "rows": 100}]}
+    eb = page(Report("event_time_batcher", eb_summary,
+                     [_kinds("late", rejected=10), _kinds("fine")], []))
+    assert eb.count('<tr class="bad">') == 2  # the rejected outcome and the source "late"
+    assert re.search(r'<tr class="bad"><td class="text">late<', eb)
+    assert not re.search(r'<tr class="bad"><td class="text">fine<', eb)
+    assert "needs a look" in eb
+
+
+def test_pl_r14_reason_codes_link_to_their_rules() -> None:
+    """PL-R14: each (outcome, reason) names the rules producing it, linked into spec/."""
+    text = page(Report("approximate_time", SUMMARY, [], []))
+    base = spec_base()
+    assert base is not None  # the tests run from the source checkout
+    assert f'<a href="{base}/index.md#at-r11">AT-R11</a>' in text
+    index = Path(base.removeprefix("file://")) / "index.md"
+    assert re.search(r"^#+ AT-R11\b", index.read_text(), re.M)  # the anchor exists
+
+
+def test_pl_r14_tables_are_sortable_by_inline_script() -> None:
+    """PL-R14: many-row tables are sortable; numbers carry their value; one file."""
+    text = page(Report("approximate_time", SUMMARY, [_source("a", 3), _source("b", 9)], []))
+    assert text.count('<table class="sortable">') == 2  # outcomes and sources
+    assert '<td data-sort="20.0">20</td>' in text
+    assert "<script>" in text and "src=\"http" not in text and "<link" not in text
+
+
+def test_pl_r14_one_value_histogram_is_written_plainly() -> None:
+    """PL-R14: every group with one value is a sentence, not a degenerate chart; a narrow
+    range far from zero has its origin on the axis, no offset notation."""
+    one = Histogram("latency", 50_000_000, 1, (7, *([0] * 39)))
+    assert single_value(one) == "every one of the 7 groups: 50.000 ms"
+    text = page(Report("approximate_time", SUMMARY, [], [one]))
+    assert "latency: every one of the 7 groups: 50.000 ms" in text
+    assert len(re.findall(r'src="data:image/svg\+xml', text)) == 1  # only the shares
+    narrow = Histogram("latency", 50_000_000, 1, (3, 0, 4))
+    assert single_value(narrow) is None
+    svg = histogram_svg(narrow).decode()
+    assert "ns after 0.05 s" in svg and "1e" not in svg.split("<text")[-1]
+
+
+@pytest.mark.parametrize(("span", "rows", "groups", "window"), [
+    (60 * 10**9, 6_000, 3_000, 500_000_000),  # 50 groups/s: 30 groups fit in 0.6 s
+    (60 * 10**9, 6_000_000, 3_000, 2_000_000),  # 100 000 rows/s: 400 rows in 4 ms
+    (60 * 10**9, 600, 30, 2_000_000_000),  # sparse: at most 2 s
+    (0, 1, 1, 2_000_000_000),
+    (10**6, 10**6, 10**6, 1_000),  # denser than the smallest window
+])
+def test_pl_r14_timeline_window_follows_the_density(span: int, rows: int, groups: int,
+                                                    window: int) -> None:
+    """PL-R14: the largest 1-2-5 window with about 30 groups and at most 400 rows."""
+    assert timeline_window(span, rows, groups) == window
+    assert window in WINDOWS
+
+
+def test_pl_r14_given_origin_is_written_on_the_axis() -> None:
+    """PL-R14: a timeline with an origin counts from it and says so on the axis."""
+    from timealign.plot.draw import Scale, render
+    from timealign.plot.timeline import Timeline
+
+    scale = Scale([3 * 10**9, 4 * 10**9], origin=10**9)
+    assert scale(3 * 10**9) == 2000.0 and scale.label("event time") == \
+        "event time (ms after 1 s)"
+    svg = render(Timeline("t", (), (), (), origin=1_500_000_000)).decode()
+    assert "after 1.5 s" in svg

@@ -1,9 +1,10 @@
 """The jobs on a real Spark standalone cluster (SP-R17), run by ``make test-cluster``.
 
 A master and one worker start on 127.0.0.1 from the PySpark installation
-(:mod:`tests.spark.standalone`). The executors' Python is a bare environment that has
-pyspark, pyarrow and pandas but not ``timealign``: the jobs must ship the package
-themselves. ``timealign run`` and ``timealign stream --available-now`` run as separate
+(:mod:`tests.spark.standalone`). The executors' Python is an environment that has
+pyspark, pyarrow, pandas and numpy only, neither ``timealign`` nor ``attrs``: the jobs must
+ship the package and its pure-Python dependency themselves (SP-R17, SP-R34).
+``timealign run`` and ``timealign stream --available-now`` run as separate
 driver processes with ``--master spark://…`` and must write the same tables as
 ``local[2]``, row for row after sorting.
 """
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.spark.bare import bare_python
+from tests.spark.bare import cluster_python
 from tests.spark.machines import CASES
 from tests.spark.standalone import Cluster, start_cluster
 from timealign.spark.streaming import read_table, run_stream
@@ -37,7 +38,7 @@ SMALL = ["--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.default.pa
 
 @pytest.fixture(scope="module")
 def executor_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return bare_python(tmp_path_factory.mktemp("bare") / "venv")
+    return cluster_python(tmp_path_factory.mktemp("bare") / "venv")
 
 
 @pytest.fixture(scope="module")
@@ -64,14 +65,16 @@ def rows(frame: Any) -> list[tuple[Any, ...]]:
 
 
 def test_sp_r17_executor_python_lacks_timealign(executor_python: Path) -> None:
-    """SP-R17: the executors' Python has the data libraries but cannot import timealign."""
+    """SP-R17, SP-R34: the executors' Python has the data libraries but cannot import
+    timealign nor attrs."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    ok = subprocess.run([str(executor_python), "-c", "import pyspark, pyarrow, pandas, attrs"],
+    ok = subprocess.run([str(executor_python), "-c", "import pyspark, pyarrow, pandas, numpy"],
                         env=env, capture_output=True, text=True, check=False)
     assert ok.returncode == 0, ok.stderr
-    missing = subprocess.run([str(executor_python), "-c", "import timealign"], env=env,
-                             capture_output=True, text=True, check=False)
-    assert "No module named 'timealign'" in missing.stderr
+    for module in ("timealign", "attrs", "attr"):
+        missing = subprocess.run([str(executor_python), "-c", f"import {module}"], env=env,
+                                 capture_output=True, text=True, check=False)
+        assert f"No module named '{module}'" in missing.stderr
 
 
 def test_sp_r17_cluster_run_equals_local(spark: SparkSession, fleet: Path, batch_output: Any,
@@ -104,7 +107,8 @@ def test_sp_r17_spark_submit_form_ships_the_zip(spark: SparkSession, fleet: Path
     submit = Path(sys.executable).parent / "spark-submit"
     done = subprocess.run(
         [str(submit), "--master", cluster.url,
-         *SMALL, "--conf", f"spark.pyspark.python={executor_python}",
+         *SMALL[2:], "--conf", f"spark.pyspark.python={executor_python}",  # SP-R34: the
+         # shuffle partitions are the job's choice, as for `run`
          "--conf", f"spark.pyspark.driver.python={executor_python}",
          "--py-files", archive, entry, "run", CASE.name, "--input", str(fleet),
          "--output", str(tmp_path / "out"), "--quiet",

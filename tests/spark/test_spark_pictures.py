@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -88,8 +90,10 @@ def test_pl_r9_report_page(spark: SparkSession, fleet: Path, tmp_path: Path,
     assert code == 0, capsys.readouterr().err
     page = (report / "index.html").read_text(encoding="utf-8")
     assert sorted(p.name for p in report.iterdir()) == ["index.html"]
-    assert "src=\"http" not in page and "<script" not in page  # self-contained
-    assert page.count("data:image/svg+xml;base64,") == 4  # shares, 2 histograms, timeline
+    assert "src=\"http" not in page and "<link" not in page  # self-contained
+    # shares, the histograms with several values (one value is a sentence, PL-R14), timeline
+    singles = page.count('<p class="single">')
+    assert page.count("data:image/svg+xml;base64,") == 4 - singles
     for heading in ("Summary", "Outcomes per reason", "Spread and latency of the groups",
                     "Sources, worst first", "Timeline of the worst source"):
         assert f"<h2>{heading}" in page
@@ -103,7 +107,16 @@ def test_pl_r9_report_page(spark: SparkSession, fleet: Path, tmp_path: Path,
     assert f"Timeline of the worst source, {ranked[0]['source']}" in page
     for count in outcomes.groupBy("outcome", "reason").count().collect():
         label = count["outcome"] + (f" ({count['reason']})" if count["reason"] else "")
-        assert f"<td class=\"text\">{label}</td><td>{count['count']:,}</td>" in page
+        assert (f"<td class=\"text\">{label}</td><td data-sort=\"{float(count['count'])!r}\">"
+                f"{count['count']:,}</td>") in page
+        # PL-R14, SP-R31: every ApproximateTime outcome is normal: no row coloured
+    assert "needs a look" not in page and '<tr class="bad">' not in page
+    # PL-R14: the timeline's window follows the density; its axis counts from the first
+    # event time of the source, written on the axis
+    timeline = base64.b64decode(page.rsplit("data:image/svg+xml;base64,", 1)[1]
+                                .split('"', 1)[0]).decode()
+    assert "after its first event time" in timeline
+    assert re.search(r"event time \((ns|µs|ms|s) after [0-9.]+ s\)", timeline)
     _screenshot(report / "index.html", tmp_path)
 
 

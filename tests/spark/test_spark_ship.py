@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.bare import bare_python
+from tests.spark.bare import cluster_python
 from timealign.cli import main
-from timealign.spark.ship import NATIVE, package_folder, write_submit_files
+from timealign.spark.failures import WorkerError, job_error, worker_error
+from timealign.spark.ship import NATIVE, dependency_folders, package_folder, write_submit_files
 
 
 def test_sp_r17_d8_zip_holds_the_package_sources_and_imports_alone(tmp_path: Path) -> None:
@@ -20,15 +21,18 @@ def test_sp_r17_d8_zip_holds_the_package_sources_and_imports_alone(tmp_path: Pat
     Python that cannot import timealign imports it, and runs the
     reference, from the zip alone; the entry script runs the CLI."""
     archive, entry = write_submit_files(tmp_path / "dist")
-    folder = package_folder()
-    wanted = sorted(p.relative_to(folder.parent).as_posix() for p in folder.rglob("*")
+    wanted = sorted(p.relative_to(folder.parent).as_posix()
+                    for folder in (package_folder(), *dependency_folders())
+                    for p in folder.rglob("*")
                     if p.is_file() and "__pycache__" not in p.parts
                     and not p.name.endswith(NATIVE))  # the compiled build's extensions
     with zipfile.ZipFile(archive) as handle:
         names = sorted(handle.namelist())
     assert names == wanted and "timealign/spark/ship.py" in names
+    # SP-R34: attrs (two top-level packages) travels with the package
+    assert "attrs/__init__.py" in names and "attr/__init__.py" in names
     assert not [n for n in names if n.endswith((".pyc", ".so"))]
-    python = bare_python(tmp_path / "venv")
+    python = cluster_python(tmp_path / "venv")  # SP-R34: no attrs either
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     alone = subprocess.run([str(python), "-c", "import timealign"], env=env,
                            capture_output=True, text=True, check=False)
@@ -39,6 +43,21 @@ def test_sp_r17_d8_zip_holds_the_package_sources_and_imports_alone(tmp_path: Pat
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "vectors passed" in done.stdout
+
+
+def test_sp_r34_a_worker_error_is_named_by_its_type_and_message() -> None:
+    """SP-R34: a Python worker's own exception reaches the driver as its type and message,
+    with the fix when the executors lack a module; other text is left as it is."""
+    text = ("org.apache.spark.api.python.PythonException: An exception was thrown from the "
+            "Python worker:\nTraceback (most recent call last):\n  File \"x.py\", line 1\n"
+            "ModuleNotFoundError: No module named 'attrs'\n\tat org.apache.spark.Foo(x)\n")
+    error = worker_error(text)
+    assert isinstance(error, WorkerError)
+    assert str(error).startswith("a Python worker failed: ModuleNotFoundError: No module "
+                                 "named 'attrs'; the executors' Python lacks 'attrs'")
+    assert "pip install attrs" in str(error)
+    assert isinstance(job_error(RuntimeError(text)), WorkerError)
+    assert worker_error("java.lang.OutOfMemoryError: heap") is None
 
 
 def test_sp_r17_conf_must_be_a_spark_setting(capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 
 from timealign.approximate_time.model import Config, End, Input, Message
-from timealign.traces import Run, sequence
+from timealign.strategies import sequence
+from timealign.traces import Run
 
 PENALTIES = (0.0, 0.1, 0.25, 0.7, 1.5)
 EPOCH = 1_700_000_000_123_456_789  # a realistic epoch stamp: above 2^53, odd

@@ -10,11 +10,12 @@ The report goes to stdout, progress lines to stderr, the JSON report to ``--repo
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
-from pathlib import Path
+import sys
 from typing import Any
 
-from timealign import options, registry, vectors
+from timealign import options, outputs, registry, vectors
 from timealign.conformance import observe
 from timealign.conformance.protocol import Command
 from timealign.errors import EXIT_DIFFERENT, EXIT_OK, InvalidInput
@@ -35,6 +36,21 @@ def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
                                f"a vector of another algorithm than {algorithm}",
                                vector.algorithm)
     return found
+
+
+def _check_targets(args: argparse.Namespace) -> None:
+    """CLI-R4 (``conform``, ``diff``): ``--report`` and ``--save`` checked before the first
+    trace: neither may be,
+    hold or lie inside a vector file or folder read (given or the shipped suite), nor each
+    other; the report's folder must exist, ``--save`` must be a folder; both writable."""
+    from timealign.conformance.suites import bundle
+
+    read: list[str] = [] if args.no_vectors else list(args.vectors or [])
+    if not args.no_vectors and not args.vectors:
+        read.append(str(bundle(args.algorithm)))
+    reads = {(f"--vectors {path}" if args.vectors else "the shipped suite"): path
+             for path in read}
+    outputs.check_targets(reads, {"--report": args.report}, {"--save": args.save})
 
 
 def target_lines(algorithm: str | None = None) -> list[str]:
@@ -82,21 +98,102 @@ def _conform(args: argparse.Namespace) -> int:
         raise InvalidInput("--vectors" if args.vectors else "--no-vectors", "VEC-R13",
                            "nothing to check: no vector found and no --fuzz or --explore",
                            args.vectors)
+    _check_targets(args)
     with Command(args.cmd, timeout=args.timeout) as command:
         report = check(args.algorithm, command, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                        size=args.size, explore=args.explore, observe=observed,
                        save_to=args.save, progress=not args.quiet, target=args.target)
     print(report.text())
     if args.report:
-        Path(args.report).write_text(json.dumps(report.to_json(), indent=1) + "\n",
-                                     encoding="utf-8")
+        outputs.write_file(args.report, json.dumps(report.to_json(), indent=1) + "\n")
     if not any(source.run for source in report.sources):  # VEC-R13: no trace ran
         raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
     return EXIT_OK if report.ok else EXIT_DIFFERENT
 
 
+def _diff(args: argparse.Namespace) -> int:
+    """``timealign diff``: exit 0 when the variants agree on everything tried, 1 when they
+    differ, 2 on bad usage (CF-R25)."""
+    from timealign.conformance.diff import diff, save, variant
+
+    registry.get(args.algorithm)
+    a = variant(args.algorithm, args.a, "--a")
+    b = variant(args.algorithm, args.b, "--b")
+    if args.fuzz:
+        try:
+            import hypothesis  # noqa: F401
+        except ImportError:
+            raise InvalidInput("--fuzz", "CF-R22", "needs Hypothesis: pip install "
+                               "'timealign[conform]'", args.fuzz) from None
+    if args.no_vectors and args.vectors:
+        raise InvalidInput("--no-vectors", "CF-R25", "contradicts --vectors: give one",
+                           args.vectors)
+    chosen: list[vectors.Vector] | None = None
+    if args.no_vectors:
+        chosen = []
+    elif args.vectors:
+        chosen = _vectors(args.algorithm, args.vectors)
+    _check_targets(args)
+    report = diff(args.algorithm, a, b, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
+                  size=args.size, explore=args.explore, progress=not args.quiet)
+    print(report.text())
+    if args.save:
+        pictures = not args.no_pictures
+        if pictures and importlib.util.find_spec("matplotlib") is None:
+            pictures = False
+            print("diff: no pictures: they need matplotlib (pip install 'timealign[plot]')",
+                  file=sys.stderr)
+        for path in save(report, args.save, pictures=pictures):
+            print(f"saved {path}")
+    if args.report:
+        outputs.write_file(args.report, json.dumps(report.to_json(), indent=1) + "\n")
+    return EXIT_OK if report.ok else EXIT_DIFFERENT
+
+
+def _register_diff(commands: Any) -> None:
+    parser = commands.add_parser(
+        "diff", help="what changes between two config variants of the reference "
+                     "(spec/conformance.md)",
+        description="Run the reference under two config variants (--a, --b: KEY=VALUE "
+                    "changes applied to every trace's config) over the shipped vectors, the "
+                    "explorer's instances and seeded random traces, and report every distinct "
+                    "way they differ, by the rules only one variant runs at the first "
+                    "diverging input, each with its minimal trace and both outputs. Exit 0: "
+                    "they agree on everything tried; 1: they differ; 2: bad usage.",
+        epilog="Examples: `timealign diff rate_aware_batcher --a profile=card --b "
+               "profile=esslivedata-head`; `timealign diff approximate_time --a "
+               "arithmetic=ros2 --b arithmetic=ros1`.")
+    parser.add_argument("algorithm", choices=registry.names())
+    parser.add_argument("--a", nargs="+", required=True, metavar="KEY=VALUE",
+                        help="the config changes of variant A (VALUE read as JSON, else text)")
+    parser.add_argument("--b", nargs="+", required=True, metavar="KEY=VALUE",
+                        help="the config changes of variant B")
+    parser.add_argument("--vectors", nargs="+", metavar="PATH",
+                        help="vector files or folders instead of the shipped suite")
+    parser.add_argument("--no-vectors", action="store_true", help="skip the vector suite")
+    parser.add_argument("--explore", type=options.integer(0, MAX_DEPTH), default=3,
+                        metavar="DEPTH",
+                        help="every trace of the explorer's instances up to DEPTH (default 3)")
+    parser.add_argument("--fuzz", type=options.integer(0, MAX_TRACES), default=100,
+                        metavar="N",
+                        help="random traces per strategy and search round (default 100)")
+    parser.add_argument("--seed", type=options.integer(0, 2**64 - 1), default=0,
+                        help="seed of --fuzz (default 0)")
+    parser.add_argument("--size", type=options.integer(1, MAX_SIZE), default=12,
+                        metavar="INPUTS",
+                        help=f"maximum inputs of a random trace (default 12, at most {MAX_SIZE})")
+    parser.add_argument("--save", metavar="DIR",
+                        help="write each difference as two timealign.vector/1 files (one per "
+                             "variant) and its picture")
+    parser.add_argument("--no-pictures", action="store_true",
+                        help="with --save, write no pictures")
+    parser.add_argument("--report", metavar="FILE", help="write the report as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.set_defaults(handler=_diff)
+
+
 def register(commands: Any) -> None:
-    """Add the ``conform`` sub-command to the ``timealign`` parser."""
+    """Add the ``conform`` and ``diff`` sub-commands to the ``timealign`` parser."""
     parser = commands.add_parser(
         "conform", help="check an implementation against the reference (spec/conformance.md)",
         description="Run traces through the reference and through COMMAND (the line protocol "
@@ -135,3 +232,4 @@ def register(commands: Any) -> None:
                         help="per-trace answer timeout (default 10)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.set_defaults(handler=_conform)
+    _register_diff(commands)

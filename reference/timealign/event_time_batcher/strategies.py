@@ -14,7 +14,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from timealign.event_time_batcher.model import Config, Flush, Input, Message, Tick
-from timealign.traces import Run, sequence
+from timealign.strategies import sequence
+from timealign.traces import Run
 
 ADVANCE = (0, 0, 0, 1, 2, 5, 13, 30)
 

@@ -58,7 +58,7 @@ class Scale:
     The offset is subtracted in integers, so large stamps keep their ns precision.
     """
 
-    def __init__(self, values: Iterable[int]) -> None:
+    def __init__(self, values: Iterable[int], origin: int | None = None) -> None:
         values = list(values) or [0]
         low, high = min(values), max(values)
         span = high - low
@@ -68,7 +68,10 @@ class Scale:
                 self.factor, self.unit = factor, unit
                 break
         far = abs(low) > 100 * max(span, 1) and abs(low) >= self.factor
-        self.origin = (low // self.factor) * self.factor if far else 0
+        if origin is not None:  # a given origin (PL-R14), written on the axis
+            self.origin = origin
+        else:
+            self.origin = (low // self.factor) * self.factor if far else 0
 
     def __call__(self, value: int) -> float:
         return (value - self.origin) / self.factor
@@ -358,20 +361,31 @@ def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int
                    label="group emitted (at its end, by arrival)")]
 
 
-def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figure:
-    """The picture of ``timeline``; ``strip`` adds the arrival strip (PL-R4)."""
-    bounds = view((m.stamp for m in timeline.marks),
-                  (t for g in timeline.groups for t in (g.start, g.end)))
-    times = [*bounds, *(t for g in timeline.groups for t in (g.start, g.end)
-                        if bounds[0] <= t <= bounds[1])]
-    scale = Scale(times)
+def _bounds(timelines: Sequence[Timeline]) -> tuple[tuple[int, int], list[int]]:
+    """The event-time view of one or more timelines (one scale for pictures side by side)."""
+    bounds = view((m.stamp for t in timelines for m in t.marks),
+                  (x for t in timelines for g in t.groups for x in (g.start, g.end)))
+    times = [*bounds, *(x for t in timelines for g in t.groups for x in (g.start, g.end)
+                        if bounds[0] <= x <= bounds[1])]
+    return bounds, times
+
+
+def _heights(timeline: Timeline, strip: bool) -> list[float]:
+    lanes_height = 0.9 + 0.42 * max(len(timeline.lanes), 1)
+    return [lanes_height, 1.3] if strip else [lanes_height]
+
+
+def _draw(parent: Any, timeline: Timeline, strip: bool, width: float,
+          view_of: Sequence[Timeline] = ()) -> list[Any]:
+    """Draw ``timeline`` into a figure or subfigure, on the scale of ``view_of`` (itself by
+    default); return its legend handles."""
+    bounds, times = _bounds(view_of or [timeline])
+    scale = Scale(times, timeline.origin)
     count = len(timeline.marks)
     size = 7.0 if count <= 60 else 5.0 if count <= 200 else 3.5
-    lanes_height = 0.9 + 0.42 * max(len(timeline.lanes), 1)
-    heights = [lanes_height, 1.3] if strip else [lanes_height]
-    fig = Figure(figsize=(width, sum(heights) + 1.2), layout="constrained")
-    axes = fig.subplots(len(heights), 1, sharex=True, squeeze=False,
-                        gridspec_kw={"height_ratios": heights})[:, 0]
+    heights = _heights(timeline, strip)
+    axes = parent.subplots(len(heights), 1, sharex=True, squeeze=False,
+                           gridspec_kw={"height_ratios": heights})[:, 0]
     main = axes[0]
     main.set_xlim(*_limits([scale(t) for t in times]))
     handles = _lanes(main, timeline, scale, size, bounds, (width - AXIS_MARGIN) * 72)
@@ -384,9 +398,33 @@ def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figur
     for note in timeline.notes:
         main.text(1.0, 1.02, note, transform=main.transAxes, ha="right", fontsize=7,
                   color="#555555")
+    return handles
+
+
+def _figure_legend(fig: Figure, handles: Sequence[Any]) -> None:
     if handles:
         fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4),
                    frameon=False)
+
+
+def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figure:
+    """The picture of ``timeline``; ``strip`` adds the arrival strip (PL-R4)."""
+    fig = Figure(figsize=(width, sum(_heights(timeline, strip)) + 1.2), layout="constrained")
+    _figure_legend(fig, _draw(fig, timeline, strip, width))
+    return fig
+
+
+def side_by_side(left: Timeline, right: Timeline, strip: bool = True,
+                 width: float = 12.0) -> Figure:
+    """Two timelines of one trace side by side on one event-time scale, one legend (PL-R11):
+    what ``timealign diff`` shows of each difference."""
+    height = max(sum(_heights(left, strip)), sum(_heights(right, strip))) + 1.2
+    fig = Figure(figsize=(width, height), layout="constrained")
+    handles: dict[str, Any] = {}
+    for sub, timeline in zip(fig.subfigures(1, 2), (left, right), strict=True):
+        for handle in _draw(sub, timeline, strip, width / 2, (left, right)):
+            handles.setdefault(str(handle.get_label()), handle)
+    _figure_legend(fig, list(handles.values()))
     return fig
 
 
@@ -403,8 +441,20 @@ def render(timeline: Timeline, fmt: str = "svg", strip: bool = True,
     if fmt not in FORMATS:
         raise InvalidInput("format", "PL-R5", f"must be one of {FORMATS}", fmt)
     with rc_context(SETTINGS):
-        fig = figure(timeline, strip, width)
-        buffer = io.BytesIO()
-        metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-        fig.savefig(buffer, format=fmt, metadata=metadata)
+        return _saved(figure(timeline, strip, width), fmt)
+
+
+def _saved(fig: Figure, fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    metadata = {"Date": None} if fmt == "svg" else {"Software": None}
+    fig.savefig(buffer, format=fmt, metadata=metadata)
     return buffer.getvalue()
+
+
+def render_side_by_side(left: Timeline, right: Timeline, fmt: str = "svg",
+                        width: float = 12.0) -> bytes:
+    """:func:`side_by_side` as SVG or PNG bytes, the same bytes for the same timelines."""
+    if fmt not in FORMATS:
+        raise InvalidInput("format", "PL-R5", f"must be one of {FORMATS}", fmt)
+    with rc_context(SETTINGS):
+        return _saved(side_by_side(left, right, width=width), fmt)

@@ -1,7 +1,9 @@
-"""The run report (PL-R9): one self-contained HTML page, its pictures embedded as SVG.
+"""The run report (PL-R9, PL-R14): one self-contained HTML page, its pictures embedded as
+SVG, its tables sortable by a few lines of inline script.
 
 Pure presentation: the figures come in as data (the summary of SP-R9, per-source rows,
-histograms, a timeline) computed by the Spark adapter; nothing here reads a table.
+histograms, a timeline, the run's manifest) computed by the Spark adapter; nothing here
+reads a table. What is normal for the algorithm comes from :mod:`timealign.reasons`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import attrs
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-from timealign.plot.draw import SETTINGS, render
+import timealign
+from timealign import reasons
+from timealign.plot.draw import SETTINGS, Scale, render
 from timealign.plot.timeline import Timeline
 
 SOURCE_ROWS = 50  # per-source rows listed (worst first)
@@ -29,10 +33,43 @@ table { border-collapse: collapse; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th { background: #f0f0f0; } td.text, th.text { text-align: left; }
 tr.bad td { background: #fff0f0; }
+table.sortable th { cursor: pointer; } table.sortable th::after { content: " ⇅"; color: #aaa; }
 img { max-width: 100%; }
+p.warning { background: #fff4d6; border-left: 4px solid #e0a000; padding: 0.3em 0.6em; }
 .row { display: flex; gap: 1em; flex-wrap: wrap; } .row img { width: 48%; min-width: 420px; }
 p.note { color: #555; font-size: 0.85em; }
 """
+# Click a header to sort its table by that column (numbers by their data-sort value);
+# a second click reverses the order.
+SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("th").forEach(function (th, column) {
+    th.addEventListener("click", function () {
+      var rows = Array.prototype.slice.call(table.querySelectorAll("tr")).slice(1);
+      var up = th.getAttribute("data-order") !== "up";
+      table.querySelectorAll("th").forEach(function (o) { o.removeAttribute("data-order"); });
+      th.setAttribute("data-order", up ? "up" : "down");
+      function key(row) {
+        var cell = row.children[column];
+        var number = cell.getAttribute("data-sort");
+        return number === null ? cell.textContent : parseFloat(number);
+      }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        var order = (typeof x === "number" && typeof y === "number") ? x - y
+          : String(x).localeCompare(String(y));
+        return up ? order : -order;
+      });
+      rows.forEach(function (row) { row.parentNode.appendChild(row); });
+    });
+  });
+});
+"""
+#: Timeline windows the report chooses from (ns): about WINDOW_GROUPS groups shown.
+WINDOWS: tuple[int, ...] = tuple(k * 10**e for e in range(3, 10) for k in (1, 2, 5)
+                                 if k * 10**e <= 2 * 10**9)
+WINDOW_GROUPS = 30
+WINDOW_ROWS = 400
 
 
 @attrs.frozen
@@ -55,6 +92,8 @@ class Report:
     histograms: Sequence[Histogram]
     timeline: Timeline | None = None
     worst: str | None = None
+    manifest: Mapping[str, Any] | None = None
+    warnings: Sequence[str] = ()
 
 
 def _ms(value: int | None) -> str:
@@ -72,18 +111,32 @@ def _image(data: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/svg+xml;base64,{encoded}">'
 
 
+def single_value(histogram: Histogram) -> str | None:
+    """The one value every counted item has, as text, or ``None`` when there are several
+    (PL-R14: a histogram of one value is a statement, not a chart)."""
+    filled = [k for k, count in enumerate(histogram.counts) if count]
+    if len(filled) != 1 or histogram.width != 1:
+        return None
+    value = histogram.low + filled[0]
+    return f"every one of the {histogram.counts[filled[0]]:,} groups: {_ms(value)} ms"
+
+
 def histogram_svg(histogram: Histogram) -> bytes:
-    """A bar chart of the histogram in ms, log count axis."""
+    """A bar chart of the histogram, log count axis, in a unit that suits its range (an
+    origin written on the axis when the range is narrow for its values, PL-R14)."""
     with rc_context(SETTINGS):
         fig = Figure(figsize=(5.2, 2.8), layout="constrained")
         ax = fig.add_subplot()
-        lefts = [(histogram.low + k * histogram.width) / 1e6 for k in range(len(histogram.counts))]
-        ax.bar(lefts, histogram.counts, width=histogram.width / 1e6, align="edge",
+        high = histogram.low + len(histogram.counts) * histogram.width
+        scale = Scale([histogram.low, high])
+        lefts = [scale(histogram.low + k * histogram.width) for k in range(len(histogram.counts))]
+        ax.bar(lefts, histogram.counts, width=histogram.width / scale.factor, align="edge",
                color="#1f77b4", edgecolor="white", linewidth=0.3)
         if any(histogram.counts):
             ax.set_yscale("log")
+        ax.ticklabel_format(axis="x", useOffset=False, style="plain")
         ax.set_title(histogram.title, loc="left")
-        ax.set_xlabel("ms")
+        ax.set_xlabel(scale.label("value"))
         ax.set_ylabel("groups")
         ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
         ax.set_axisbelow(True)
@@ -115,13 +168,38 @@ def _outcome_label(count: Mapping[str, Any]) -> str:
     return f"{count['outcome']} ({count['reason']})" if count["reason"] else count["outcome"]
 
 
-def _table(head: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int = 1,
-           bad: Sequence[bool] = ()) -> str:
-    def cell(tag: str, k: int, value: str) -> str:
-        kind = ' class="text"' if k < text_columns else ""
-        return f"<{tag}{kind}>{html.escape(value)}</{tag}>"
+@attrs.frozen
+class Cell:
+    """A table cell: its text, a sort key when it is a number, a link, a tooltip."""
 
-    lines = ["<table><tr>" + "".join(cell("th", k, h) for k, h in enumerate(head)) + "</tr>"]
+    text: str
+    sort: float | None = None
+    link: str | None = None
+    title: str | None = None
+
+
+def _number(value: int | float | None, text: str | None = None) -> Cell:
+    shown = text if text is not None else "–" if value is None else f"{value:,}"
+    return Cell(shown, None if value is None else float(value))
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str | Cell]], text_columns: int = 1,
+           bad: Sequence[bool] = (), sortable: bool = True) -> str:
+    def cell(tag: str, k: int, value: str | Cell) -> str:
+        item = value if isinstance(value, Cell) else Cell(value)
+        attributes = ' class="text"' if k < text_columns else ""
+        if item.sort is not None:
+            attributes += f' data-sort="{item.sort!r}"'
+        if item.title is not None:
+            attributes += f' title="{html.escape(item.title)}"'
+        text = html.escape(item.text)
+        if item.link is not None:
+            text = f'<a href="{html.escape(item.link)}">{text}</a>'
+        return f"<{tag}{attributes}>{text}</{tag}>"
+
+    kind = ' class="sortable"' if sortable else ""
+    lines = [f"<table{kind}><tr>" + "".join(cell("th", k, h) for k, h in enumerate(head))
+             + "</tr>"]
     for position, row in enumerate(rows):
         marked = ' class="bad"' if position < len(bad) and bad[position] else ""
         lines.append(f"<tr{marked}>" + "".join(cell("td", k, v) for k, v in enumerate(row))
@@ -129,55 +207,125 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int
     return "\n".join(lines) + "</table>"
 
 
+def spec_base() -> str | None:
+    """Where the reason codes link to: the ``spec/`` folder of the source checkout this
+    package runs from, as a file URL; ``None`` when installed without it (PL-R14)."""
+    folder = Path(timealign.__file__).resolve().parent.parent.parent / "spec"
+    return folder.as_uri() if (folder / "index.md").is_file() else None
+
+
+def _rule_cells(algorithm: str, outcome: str, reason: str | None, base: str | None
+                ) -> list[Cell]:
+    """The rules behind an outcome, each linked to its entry in ``spec/index.md`` (which
+    names its section and what cites it)."""
+    return [Cell(rule, link=None if base is None else f"{base}/index.md#{rule.lower()}")
+            for rule in reasons.rules(algorithm, outcome, reason)]
+
+
+def _outcomes(algorithm: str, outcomes: Sequence[Mapping[str, Any]], rows: int,
+              base: str | None) -> str:
+    """The rows per (outcome, reason): share, rule, and whether it is normal (PL-R14)."""
+    lines = []
+    for c in outcomes:
+        normal = reasons.normal(algorithm, c["outcome"])
+        rules = _rule_cells(algorithm, c["outcome"], c["reason"], base)
+        why = reasons.NORMAL.get(algorithm, {}).get(c["outcome"])
+        lines.append([
+            Cell(_outcome_label(c)), _number(c["rows"]),
+            _number(100 * c["rows"] / rows if rows else None,
+                    f"{100 * c['rows'] / rows:.3f} %" if rows else "–"),
+            Cell("normal" if normal else "needs a look", title=why),
+            *(rules[:1] or [Cell("–")])])
+        lines[-1].extend(rules[1:2] or [Cell("")])
+    bad = [not reasons.normal(algorithm, c["outcome"]) for c in outcomes]
+    return _table(["outcome", "rows", "share", "for this algorithm", "rule", "see also"],
+                  lines, 1, bad)
+
+
+def _manifest(manifest: Mapping[str, Any]) -> str:
+    """The run's manifest (SP-R32) as a table of its top-level entries."""
+    import json
+
+    rows = []
+    for key, value in manifest.items():
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        rows.append([key, text])
+    return "<h2>Run</h2>" + _table(["entry", "value"], rows, 2, sortable=False)
+
+
 def page(report: Report) -> str:
     """The HTML text of the report."""
     summary = report.summary
+    algorithm = report.algorithm
     rows = int(summary["rows"])
-    parts = [f"<h1>timealign run: {html.escape(report.algorithm)}</h1>", "<h2>Summary</h2>"]
+    base = spec_base()
+    parts = [f"<h1>timealign run: {html.escape(algorithm)}</h1>"]
+    parts.extend(f'<p class="warning">{html.escape(w)}</p>' for w in report.warnings)
+    if report.manifest is not None:
+        parts.append(_manifest(report.manifest))
+    parts.append("<h2>Summary</h2>")
     facts = [("rows", f"{rows:,}"), ("sources", f"{summary['sources']:,}"),
              ("groups", f"{summary['groups']:,}")]
     if summary.get("seconds") is not None:
         facts.append(("seconds", f"{summary['seconds']:,}"))
     if summary.get("rows_per_second") is not None:
         facts.append(("rows per second", f"{summary['rows_per_second']:,}"))
-    parts.append(_table(["figure", "value"], facts))
+    parts.append(_table(["figure", "value"], facts, sortable=False))
     levels = list(summary["spread_ns"])
     parts.append("<p></p>" + _table(
         ["ms", *levels],
         [["spread (end − start)", *(_ms(summary["spread_ns"][k]) for k in levels)],
-         ["latency (at − end)", *(_ms(summary["latency_ns"][k]) for k in levels)]]))
+         ["latency (at − end)", *(_ms(summary["latency_ns"][k]) for k in levels)]],
+        sortable=False))
     parts.append("<h2>Outcomes per reason</h2>")
-    parts.append(_table(["outcome", "rows", "share"], [
-        [_outcome_label(c), f"{c['rows']:,}", f"{100 * c['rows'] / rows:.3f} %" if rows else "–"]
-        for c in summary["outcomes"]]))
+    parts.append(_outcomes(algorithm, summary["outcomes"], rows, base))
     parts.append(_image(shares_svg(summary["outcomes"], rows), "outcome shares"))
     parts.append("<h2>Spread and latency of the groups</h2><div class=\"row\">")
-    parts.extend(_image(histogram_svg(h), h.title) for h in report.histograms)
+    for h in report.histograms:
+        one = single_value(h)
+        parts.append(f'<p class="single">{html.escape(h.title)}: {html.escape(one)}</p>'
+                     if one is not None else _image(histogram_svg(h), h.title))
     parts.append("</div>")
-    parts.append(_sources(report.sources))
+    parts.append(_sources(algorithm, report.sources))
     if report.timeline is not None:
         parts.append(f"<h2>Timeline of the worst source, {html.escape(str(report.worst))!s}"
                      "</h2>")
         parts.append(_image(render(report.timeline), "timeline of the worst source"))
     body = "\n".join(parts)
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>timealign run: {html.escape(report.algorithm)}</title>"
-            f"<style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+            f"<title>timealign run: {html.escape(algorithm)}</title>"
+            f"<style>{STYLE}</style></head>\n<body>\n{body}\n"
+            f"<script>{SCRIPT}</script>\n</body></html>\n")
 
 
-def _sources(sources: Sequence[Mapping[str, Any]]) -> str:
+def _sources(algorithm: str, sources: Sequence[Mapping[str, Any]]) -> str:
     shown = sources[:SOURCE_ROWS]
     head = ["source", "rows", "grouped", "dropped", "rejected", "pending", "not grouped",
             "groups", "p99 latency (ms)", "max spread (ms)"]
-    rows = [[str(s["source"]), f"{s['rows']:,}", f"{s['grouped']:,}", f"{s['dropped']:,}",
-             f"{s['rejected']:,}", f"{s['pending']:,}",
-             f"{100 * (s['rows'] - s['grouped']) / s['rows']:.2f} %", f"{s['groups']:,}",
-             _ms(s["latency_p99_ns"]), _ms(s["spread_max_ns"])] for s in shown]
-    bad = [s["rows"] != s["grouped"] for s in shown]
+    rows = [[Cell(str(s["source"])), _number(s["rows"]), _number(s["grouped"]),
+             _number(s["dropped"]), _number(s["rejected"]), _number(s["pending"]),
+             _number(100 * (s["rows"] - s["grouped"]) / s["rows"],
+                     f"{100 * (s['rows'] - s['grouped']) / s['rows']:.2f} %"),
+             _number(s["groups"]), _number(s["latency_p99_ns"], _ms(s["latency_p99_ns"])),
+             _number(s["spread_max_ns"], _ms(s["spread_max_ns"]))] for s in shown]
+    # PL-R14: only outcomes that are not normal for the algorithm mark a row
+    bad = [any(s[kind] and not reasons.normal(algorithm, kind)
+               for kind in ("dropped", "rejected", "pending")) for s in shown]
     text = "<h2>Sources, worst first</h2>" + _table(head, rows, 1, bad)
     if len(sources) > len(shown):
         text += f"<p class=\"note\">{len(sources) - len(shown):,} more sources not listed.</p>"
     return text
+
+
+def timeline_window(span: int, rows: int, groups: int) -> int:
+    """The event-time window of the report's timeline (PL-R14): the largest of
+    :data:`WINDOWS` that holds about :data:`WINDOW_GROUPS` groups and at most
+    :data:`WINDOW_ROWS` rows at the source's mean density; 2 s at most."""
+    if span <= 0:
+        return WINDOWS[-1]
+    fits = [w for w in WINDOWS
+            if w * groups <= WINDOW_GROUPS * span and w * rows <= WINDOW_ROWS * span]
+    return fits[-1] if fits else WINDOWS[0]
 
 
 def write(report: Report, directory: str | Path) -> Path:

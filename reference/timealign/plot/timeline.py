@@ -62,6 +62,9 @@ class Timeline:
     slots: tuple[Slots, ...] = ()
     arrival: str = ARRIVAL_NS
     notes: tuple[str, ...] = ()
+    #: The event-time origin of the axis (a run's source: its first event time, PL-R14);
+    #: ``None``: chosen from the shown times (PL-R2).
+    origin: int | None = None
 
 
 def assemble(
@@ -72,6 +75,7 @@ def assemble(
     slots: Iterable[Slots] = (),
     arrival: str = ARRIVAL_NS,
     notes: Iterable[str] = (),
+    origin: int | None = None,
 ) -> Timeline:
     """A timeline from messages (``Record.arrival`` on the arrival axis), the groups and the
     other outcomes by id (``(outcome, reason)``); a message in neither is :data:`OPEN`."""
@@ -89,7 +93,7 @@ def assemble(
                               reason))
     lanes = tuple(sorted({m.lane for m in marks} | {s.lane for s in slots}))
     return Timeline(title, lanes, tuple(marks), spans, _distinct_slots(slots), arrival,
-                    tuple(notes))
+                    tuple(notes), origin)
 
 
 def _distinct_slots(slots: Iterable[Slots]) -> tuple[Slots, ...]:

@@ -85,7 +85,8 @@ def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[
 
 
 def refuse_head_only_kinds(messages: tuple[Polled, ...]) -> None:
-    """RB-D3/RB-R27: the card profile knows the card revision's stream kinds only."""
+    """The card profile knows the card revision's stream kinds only (the rules are named
+    where it refuses, so that a tracer reading citations credits them to refusals only)."""
     if HEAD_ONLY_KINDS.isdisjoint([m.kind for m in messages]):
         return
     for index, message in enumerate(messages):
@@ -258,8 +259,8 @@ def _close(config: Config, state: State) -> tuple[State, Batch]:
     end = start + length
     if config.head:
         state = evolve(state, last_close=state.clock)  # RB-R24
-        if not any(s.grid is not None for s in state.streams):  # RB-R25
-            drained = (*drained, *state.future, *state.overflow)
+        if not any(s.grid is not None for s in state.streams):
+            drained = (*drained, *state.future, *state.overflow)  # RB-R25
             state = evolve(state, future=(), overflow=())
             if drained:
                 anchor = plausible_anchor([m.timestamp for m in drained], state.batch_length)

@@ -25,7 +25,8 @@ from timealign.rate_aware_batcher.model import (
     Polled,
     SetBatchLength,
 )
-from timealign.traces import Run, sequence
+from timealign.strategies import sequence
+from timealign.traces import Run
 
 # (batch_length_s, pulse period in ns): L = 1000 ns with 4 or 10 slots per window (the
 # bounded explorer's scale), and the real 14 Hz stream with a 1 s window.

@@ -18,7 +18,22 @@ import numpy as np
 import pyarrow as pa
 
 from timealign.rosbag.header import CDR_BE, CDR_LE, StampLayout
+from timealign.rosbag.mcap_integrity import check_chunk
 from timealign.rosbag.rows import Rows, Topic, full_stamp
+
+
+def mcap_files(reader: Any) -> list[Any]:
+    """Every MCAP storage file of the bag (none for SQLite 3 and ROS 1 bags)."""
+    from rosbags.rosbag2.storage_mcap import McapReader
+
+    if not reader.is2:
+        return []
+    found: list[Any] = []
+    for bag_reader in reader.readers:
+        storage = bag_reader.storage
+        found.extend(s for s in getattr(storage, "storages", [storage])
+                     if isinstance(s, McapReader))
+    return found
 
 
 def mcap_storages(reader: Any) -> list[Any] | None:
@@ -70,7 +85,8 @@ def _read_exact(handle: Any, offset: int, size: int) -> bytes:
 
 def _chunk_records(storage: Any, chunk: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(decompressed chunk bytes, record offsets, channel ids) of one chunk, from its
-    message indexes, checking that every indexed offset holds a message record."""
+    message indexes, checking that they cover every message record of the chunk and that
+every indexed offset holds one (BAG-R11)."""
     from rosbags.rosbag2.storage_mcap import decompress
 
     handle = storage.bio
@@ -85,6 +101,7 @@ def _chunk_records(storage: Any, chunk: Any) -> tuple[np.ndarray, np.ndarray, np
                         chunk.message_index_length)
     offsets: list[np.ndarray] = []
     channels: list[np.ndarray] = []
+    times: list[np.ndarray] = []
     at = 0
     while at < len(index):
         opcode, length = index[at], struct.unpack_from("<Q", index, at + 1)[0]
@@ -92,12 +109,16 @@ def _chunk_records(storage: Any, chunk: Any) -> tuple[np.ndarray, np.ndarray, np
             channel, size = struct.unpack_from("<HI", index, at + 9)
             entries = np.frombuffer(index, "<u8", size // 8, at + 15).reshape(-1, 2)
             offsets.append(entries[:, 1].astype(np.int64))
+            times.append(entries[:, 0].astype(np.int64))
             channels.append(np.full(len(entries), channel, np.int64))
         at += 9 + length
     buffer = np.frombuffer(data, np.uint8)
     record = np.concatenate(offsets) if offsets else np.zeros(0, np.int64)
     channel = np.concatenate(channels) if channels else np.zeros(0, np.int64)
-    if len(record) and (record.max() + 31 > len(buffer) or (buffer[record] != 0x05).any()):
+    check_chunk(buffer, record, np.concatenate(times) if times else np.zeros(0, np.int64),
+                chunk.message_start_time, chunk.message_end_time,
+                f"chunk at offset {chunk.chunk_start_offset}")
+    if len(record) and (buffer[record] != 0x05).any():
         raise ValueError(f"chunk at {chunk.chunk_start_offset}: a message index points "
                          f"outside the chunk or at a record that is not a message")
     if len(record):

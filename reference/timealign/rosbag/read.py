@@ -24,14 +24,17 @@ import pyarrow as pa
 
 from timealign.errors import InvalidInput
 from timealign.rosbag.discovery import Bag, Options
-from timealign.rosbag.mcap_index import mcap_storages, read_mcap
+from timealign.rosbag.mcap_index import mcap_files, mcap_storages, read_mcap
+from timealign.rosbag.mcap_integrity import Damaged, check_summary
 from timealign.rosbag.rows import BagError, Rows, Topic, error_batch, full_stamp, plan_topics
 
 
 def read_bag(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
     """Rows of one bag in read order. A bag that cannot be read raises :class:`BagError`
     naming it; with ``options.skip_bad`` it yields one row carrying the error instead
-    (BAG-R6: the job then drops every row of that bag)."""
+    (BAG-R6: the job then drops every row of that bag). An MCAP file whose summary or
+    message indexes disagree with its records is such a bag (BAG-R11), and so is one that
+    gives fewer rows than its indexes count."""
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
 
@@ -40,11 +43,16 @@ def read_bag(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
                        default_typestore=get_typestore(Stores.LATEST)) as reader:
             plan = plan_topics(bag, reader, options)
             rows = Rows(bag, plan, options.batch_rows)
+            counts = [check_summary(storage) for storage in mcap_files(reader)]
             storages = mcap_storages(reader)
-            if storages is not None:
-                yield from read_mcap(reader, storages, plan, rows)
-            else:
-                yield from _read_generic(bag, reader, plan, rows)
+            batches = (read_mcap(reader, storages, plan, rows) if storages is not None
+                       else _read_generic(bag, reader, plan, rows))
+            read = 0
+            for batch in batches:
+                read += batch.num_rows
+                yield batch
+            if counts and -1 not in counts and read != sum(counts):
+                raise Damaged(f"{read} messages read, the indexes count {sum(counts)}")
     except InvalidInput:
         raise
     except Exception as error:  # the library's and the file system's errors alike

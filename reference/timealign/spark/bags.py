@@ -9,7 +9,8 @@ with the bag as the file and the read position as the row of SP-R2).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import attrs
@@ -21,7 +22,7 @@ from pyspark.sql import types as T
 from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
 from timealign.spark import schema
-from timealign.spark.batch import BatchResult, run_rows
+from timealign.spark.batch import BatchResult, no_phase, run_rows
 from timealign.spark.failures import raise_job_error
 from timealign.spark.paths import JobPaths
 from timealign.spark.rosbag_source import options_of, register
@@ -103,7 +104,8 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
 
 
 def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
-             paths: JobPaths, options: dict[str, str], per_file: bool = False
+             paths: JobPaths, options: dict[str, str], per_file: bool = False,
+             phase: Callable[[str], AbstractContextManager[object]] = no_phase,
              ) -> tuple[BatchResult, BagReport]:
     """The batch job over the folder of bags of ``paths`` (checked, SP-R20); with
     ``per_file`` every bag is one source in arrival order, replayed as read (SP-R18: the
@@ -111,7 +113,8 @@ def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], conf
     where rows of other topics were set aside)."""
     rows, frame, report = read_bags(spark, paths.input, options, configured_topics(config))
     try:
-        result = run_rows(spark, algorithm, config, rows, paths.output, per_file, dense=False)
+        result = run_rows(spark, algorithm, config, rows, paths.output, per_file, phase,
+                          dense=False)
     finally:
         frame.unpersist()
     return result, report

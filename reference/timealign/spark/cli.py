@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from timealign import options, registry
+from timealign import options, outputs, registry
 from timealign.algorithm import Algorithm
 from timealign.command import add_debug, guarded
 from timealign.errors import InvalidInput
@@ -27,9 +27,10 @@ from timealign.spark.paths import PathError
 
 # The options that name each role of a job's paths, per command.
 RUN_FLAGS: dict[str, str] = {"input": "--input", "output": "--output",
-                             "summary": "--summary", "report": "--report"}
+                             "summary": "--summary", "report": "--report",
+                             "config": "--config"}
 STREAM_FLAGS: dict[str, str] = {"input": "--source", "output": "--output",
-                                "checkpoint": "--checkpoint"}
+                                "checkpoint": "--checkpoint", "config": "--config"}
 READ_FLAGS: dict[str, str] = {"input": "--input", "output": "--output"}
 
 
@@ -60,6 +61,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting for the session; repeatable")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also show Spark's own log lines (left out by default)")
 
 
 def bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
@@ -126,7 +129,7 @@ def input_settings(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any,
 
 def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any, Any, Any]:
     """The algorithm, its config, the run input and the session of a Spark command."""
-    from timealign.spark.session import build_session
+    from timealign.spark.session import build_session, log_level
 
     algorithm = registry.get(args.algorithm)
     config, source = input_settings(args, algorithm, path)
@@ -136,11 +139,13 @@ def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any,
         if not sep or not key.startswith("spark."):
             raise InvalidInput("--conf", "SP-R17", "expected spark.KEY=VALUE", item)
         settings[key] = value
+    verbose = getattr(args, "verbose", False)
     spark = build_session(args.master, f"timealign {command} {args.algorithm}",
-                          settings)
-    # SP-R23: failures are one line on stderr; Spark's own log (with the Java and Python
-    # stack traces of a failed task) only with --debug.
-    spark.sparkContext.setLogLevel("ERROR" if getattr(args, "debug", False) else "OFF")
+                          settings, verbose)
+    # SP-R23, SP-R33: failures are one line on stderr; Spark's own log (with the Java and
+    # Python stack traces of a failed task) only with --debug, --verbose or --conf.
+    spark.sparkContext.setLogLevel(log_level(verbose, getattr(args, "debug", False),
+                                             settings))
     return algorithm, config, source, spark
 
 
@@ -155,24 +160,26 @@ def _run(args: argparse.Namespace) -> int:
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
     # SP-R20, PL-R9: refused before Spark starts, naming both paths.
-    paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report)
+    paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report,
+                           config=args.config)
     algorithm, config, source, spark = _setup(args, "run", paths.input)
     started = time.monotonic()
-    with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)):
+    with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33
         result, bag_report = run(spark, algorithm, config, source, paths,
-                                 args.sources_per_file)
+                                 args.sources_per_file, watch.phase)
         elapsed = time.monotonic() - started
-        summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
-                            spark.read.parquet(f"{paths.output}/outcomes"))
+        with watch.phase("summary"):
+            summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
+                                spark.read.parquet(f"{paths.output}/outcomes"))
     if bag_report is not None:
         summary.update(bag_report.as_json())
     summary["seconds"] = round(elapsed, 3)
     summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
-    print(format_summary(summary))
+    print(format_summary(summary, algorithm.name))  # SP-R31
     print(f"no loss: every one of {result.rows} rows has exactly one outcome; "
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
     if paths.summary:
-        Path(paths.summary).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
     if paths.report is not None:
         print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
     return 0
@@ -184,11 +191,20 @@ def _stream(args: argparse.Namespace) -> int:
 
     check_input_options(args)  # BAG-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
-    paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint)
+    paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
+                           config=args.config)
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
     batches = stream(spark, algorithm, config, source, paths, args.available_now,
                      args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
     print(f"stream stopped after {batches} micro-batch(es)")
+    # SP-R33: a stream that stops (--available-now) ends with its summary, as `run` does;
+    # rows still held by a machine have no outcome yet and are not counted.
+    if "://" in paths.output or all(Path(p).is_dir() for p in paths.tables().values()):
+        from timealign.spark.summary import format_summary, summarize
+
+        summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
+                            spark.read.parquet(f"{paths.output}/outcomes"))
+        print(format_summary(summary, algorithm.name))
     return 0
 
 

@@ -28,6 +28,16 @@ _STATE = re.compile(r"\[((?:CANNOT_LOAD|CANNOT_WRITE)_STATE_STORE|CANNOT_LOAD_CH
                     r"CHECKPOINT_FILE_\w+|STATE_STORE_\w+|ILLEGAL_STATE_STORE_VALUE)[.\]]")
 
 
+# The last "Type: message" line of a Python traceback inside a Java exception's text.
+_WORKER = re.compile(r"^\s*((?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning)): (.*)$",
+                     re.M)
+
+
+class WorkerError(RuntimeError):
+    """A Python worker failed with an error of its own (not one of the package's):
+    reported on the driver by the worker's exception type and message (SP-R34)."""
+
+
 class OrderError(ConsistencyError):
     """Rows of a source reached the UDF out of (arrival, input order) order (SP-R10)."""
 
@@ -85,7 +95,26 @@ def job_error(error: BaseException) -> BaseException:
     if found:
         return PathError("input", "SP-R1", [f"Spark cannot read the file {found.group(1)}: "
                          f"{_first_line(text)}; fix or remove that file"], found.group(1))
+    if "Python worker" in text or "Traceback (most recent call last)" in text:
+        return worker_error(text) or error
     return error
+
+
+def worker_error(text: str) -> WorkerError | None:
+    """SP-R34: the worker's own exception (``ModuleNotFoundError: No module named
+    'attrs'``) from the text of a failed Spark action, with the fix when a module is
+    missing on the executors; ``None`` when the text holds no Python traceback."""
+    found = [m for m in _WORKER.finditer(text) if not m.group(1).startswith(("org.", "java."))]
+    if not found:
+        return None
+    kind, message = found[-1].group(1), found[-1].group(2).strip()
+    hint = ""
+    missing = re.match(r"No module named '([^'.]+)", message)
+    if kind == "ModuleNotFoundError" and missing:
+        hint = (f"; the executors' Python lacks {missing.group(1)!r}: install it there "
+                f"(pip install {missing.group(1)}) or set PYSPARK_PYTHON to a Python that has "
+                f"it")
+    return WorkerError(f"a Python worker failed: {kind}: {message}{hint}")
 
 
 def _first_line(text: str) -> str:

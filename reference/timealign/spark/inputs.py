@@ -10,8 +10,8 @@ column map, bags with the bag options and the config's topics. The command lines
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from timealign import vectors
 from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
 from timealign.spark import bags, schema
-from timealign.spark.batch import BatchResult, run_table
+from timealign.spark.batch import BatchResult, no_phase, run_table
 from timealign.spark.paths import JobPaths
 
 
@@ -93,14 +93,16 @@ def read_rows(spark: SparkSession, source: RunInput) -> Iterator[DataFrame]:
 
 
 def run(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
-        source: RunInput, paths: JobPaths, per_file: bool = False
+        source: RunInput, paths: JobPaths, per_file: bool = False,
+        phase: Callable[[str], AbstractContextManager[object]] = no_phase,
         ) -> tuple[BatchResult, bags.BagReport | None]:
     """The batch job over ``source`` into the checked ``paths``; for bags, also what the
-    summary adds (skipped bags, rows of other topics)."""
+    summary adds (skipped bags, rows of other topics). ``phase`` is entered around each of
+    the job's phases (the progress line, SP-R33)."""
     if source.bag is None:
         return run_table(spark, algorithm, config, paths, source.format, source.columns,
-                         per_file), None
-    return bags.run_bags(spark, algorithm, config, paths, source.bag, per_file)
+                         per_file, phase), None
+    return bags.run_bags(spark, algorithm, config, paths, source.bag, per_file, phase)
 
 
 def stream(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,

@@ -19,14 +19,14 @@ here; they are compared as normalised strings.
 from __future__ import annotations
 
 import os
-import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from urllib.parse import urlparse
 
 import attrs
 
 from timealign.errors import InvalidInput
+from timealign.outputs import check_targets, is_local, overlap, resolved
 
 RULE_OVERLAP = "SP-R20"
 TABLES: tuple[str, ...] = ("groups", "outcomes")
@@ -60,30 +60,6 @@ class PathError(InvalidInput):
         return PathError(self.role, self.rule, self.words, self.value, names)
 
 
-def _is_local(path: str) -> bool:
-    scheme = urlparse(path).scheme
-    return scheme in ("", "file") or len(scheme) == 1  # a Windows drive letter
-
-
-def resolved(path: str) -> str:
-    """The absolute, symlink-free form of a local path; a normalised URI otherwise."""
-    if not _is_local(path):
-        return posixpath.normpath(path)
-    if path.startswith("file:"):
-        path = urlparse(path).path
-    return os.path.realpath(os.path.abspath(path))
-
-
-def _within(inner: str, outer: str) -> bool:
-    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
-
-
-def overlap(a: str, b: str) -> bool:
-    """Whether two locations are equal or one lies inside the other (after resolving)."""
-    ra, rb = resolved(a), resolved(b)
-    return _within(ra, rb) or _within(rb, ra)
-
-
 def _spoken(spec: str) -> list[str]:
     """``"output groups/"`` as words: the role token, then the rest."""
     role, _, rest = spec.partition(" ")
@@ -114,7 +90,7 @@ def check_separate(inputs: Mapping[str, str], outputs: Mapping[str, str]) -> Non
 
 def check_output_folder(role: str, path: str) -> None:
     """An output folder must be a folder (or not exist yet), not a file."""
-    if _is_local(path):
+    if is_local(path):
         local = resolved(path)
         if os.path.exists(local) and not os.path.isdir(local):
             raise PathError(role, RULE_OVERLAP, ["is a file, not a folder"], path)
@@ -153,12 +129,17 @@ class JobPaths:
     checkpoint: str | None = None
     summary: str | None = None
     report: str | None = None
+    config: str | None = None
 
     @classmethod
     def check(cls, input: str, output: str, *, checkpoint: str | None = None,
-              summary: str | None = None, report: str | None = None) -> JobPaths:
+              summary: str | None = None, report: str | None = None,
+              config: str | None = None) -> JobPaths:
         """SP-R20 (and PL-R9 for the report): every target writable, none overlapping the
-        input; :class:`PathError` naming roles otherwise."""
+        input; then CLI-R4, the check every command shares: no target overlaps the config
+        file read (``config``: the option's value when it names a file) or another target,
+        and each can be created where it goes; :class:`PathError` naming roles
+        otherwise."""
         tables = table_paths(output)
         check_output_folder("output", output)
         if checkpoint is not None:
@@ -170,7 +151,16 @@ class JobPaths:
             check_file_target("summary", summary, taken)
         if report is not None:
             check_report_folder(report, taken)
-        return cls(input, output, checkpoint, summary, report)
+        config_file = config if config is not None and os.path.isfile(config) else None
+        try:
+            check_targets({"{input}": input, "{config}": config_file},
+                          {"{summary}": summary},
+                          {"{output}": output, "{checkpoint}": checkpoint,
+                           "{report}": report})
+        except InvalidInput as error:
+            raise PathError(error.field.strip("{}"), error.rule,
+                            re.split(r"(\{[a-z]+\})", error.message), error.value) from None
+        return cls(input, output, checkpoint, summary, report, config_file)
 
     def tables(self) -> dict[str, str]:
         """The output tables' folders (:func:`table_paths`)."""

@@ -10,7 +10,7 @@ Spark; only small results reach Python.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from timealign.algorithm import Algorithm, Record, Slots
 from timealign.drive import Driver
 from timealign.errors import InvalidInput
-from timealign.plot.report import Histogram, Report
+from timealign.plot.report import Histogram, Report, timeline_window
 from timealign.plot.timeline import GROUPED, Span, Timeline, assemble
 from timealign.spark import schema
 from timealign.spark.replay import records_from_batches
@@ -94,9 +94,19 @@ def source_timeline(
         last = max(r.arrival for r in records)
         top = high if high is not None else max(r.stamp for r in records)
         slots = _slots(algorithm, config, mine, source, last, low, top)
-    span_text = f"{start / NS:g}–{stop / NS:g} s" if stop is not None else f"from {start / NS:g} s"
-    title = f"source {source!r}, {span_text} after its first event time"
-    return assemble(title, records, spans, settled, slots, notes=notes)
+    title = f"source {source!r}, {_span_text(start, stop)} after its first event time"
+    # PL-R14: the axis counts from the source's first event time, as the title does
+    return assemble(title, records, spans, settled, slots, notes=notes, origin=int(first[0]))
+
+
+def _span_text(start: int, stop: int | None) -> str:
+    """``0.5–1 s``, ``0–20 ms``: both ends in the unit of the larger (PL-R14)."""
+    top = max(abs(start), abs(stop or 0))
+    factor, unit = next(((f, u) for f, u in ((NS, "s"), (1_000_000, "ms"), (1_000, "µs"))
+                         if top >= f), (1, "ns"))
+    if stop is None:
+        return f"from {start / factor:g} {unit}"
+    return f"{start / factor:g}–{stop / factor:g} {unit}"
 
 
 def histogram(values: DataFrame, title: str, bins: int = 40) -> Histogram:
@@ -143,9 +153,12 @@ def per_source(groups: DataFrame, outcomes: DataFrame) -> list[dict[str, Any]]:
 
 
 def build_report(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: DataFrame,
-                 output: str, summary: Mapping[str, Any], seconds: int = 2 * NS) -> Report:
+                 output: str, summary: Mapping[str, Any], seconds: int | None = None,
+                 manifest: Mapping[str, Any] | None = None, warnings: Sequence[str] = ()
+                 ) -> Report:
     """The report of a finished run (PL-R9): figures from the written tables, and the
-    timeline of the first ``seconds`` (ns) of the worst source."""
+    timeline of the first ``seconds`` (ns) of the worst source; by default a window chosen
+    from the source's density (PL-R14)."""
     spark = rows.sparkSession
     groups = spark.read.parquet(f"{output}/groups")
     outcomes = spark.read.parquet(f"{output}/outcomes")
@@ -157,6 +170,13 @@ def build_report(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: Da
                   "latency (at − end) per group"),
     )
     worst = sources[0]["source"] if sources else None
-    timeline = (None if worst is None else
-                source_timeline(algorithm, config, rows, output, worst, 0, seconds))
-    return Report(algorithm.name, summary, sources, histograms, timeline, worst)
+    timeline = None
+    if worst is not None:
+        if seconds is None:
+            bounds = rows.where(F.col("source") == worst).agg(
+                F.min("stamp"), F.max("stamp")).first()
+            span = 0 if bounds is None or bounds[0] is None else int(bounds[1]) - int(bounds[0])
+            seconds = timeline_window(span, sources[0]["rows"], sources[0]["groups"])
+        timeline = source_timeline(algorithm, config, rows, output, worst, 0, seconds)
+    return Report(algorithm.name, summary, sources, histograms, timeline, worst, manifest,
+                  tuple(warnings))

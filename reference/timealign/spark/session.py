@@ -12,9 +12,12 @@ to the executors (:mod:`timealign.spark.ship`, SP-R17) and their Python is
 from __future__ import annotations
 
 import os
+import re
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -42,6 +45,7 @@ def local_conf(cores: int) -> dict[str, str]:
 
 
 COMMON_CONF: dict[str, str] = {
+    "spark.ui.showConsoleProgress": "false",  # SP-R33: one progress line, the job's own
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
 }
@@ -55,13 +59,90 @@ def submitted() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+#: Lines of Spark's JVM and PySpark's workers that say nothing about the job (SP-R33):
+#: log4j lines, the start-up banner, the incubator-module warning, worker start notices.
+NOISE = re.compile(
+    r"^(\d\d/\d\d/\d\d \d\d:\d\d:\d\d (TRACE|DEBUG|INFO|WARN|ERROR)\b"
+    r"|WARNING: Using incubator modules"
+    r"|Using Spark's default log4j profile"
+    r"|Setting default log level to"
+    r"|To adjust logging level use sc.setLogLevel"
+    r"|.*Python worker"
+    r"|\s*\[Stage \d+"  # Spark's console progress bar, where a master turns it on
+    r"|\s*$"
+    r"|\s*(at |\.\.\. \d+ more|Caused by: |Suppressed: ))")
+
+
+def _filtered(read: int, write: int, keep: Callable[[str], bool]) -> None:
+    """Copy lines from ``read`` to ``write``, leaving out those ``keep`` refuses."""
+    with os.fdopen(read, "r", encoding="utf-8", errors="replace") as lines, \
+            os.fdopen(write, "w", encoding="utf-8", errors="replace") as out:
+        for line in lines:
+            if keep(line):
+                out.write(line)
+                out.flush()
+
+
+def _start_quietly(builder: SparkSession.Builder, verbose: bool) -> SparkSession:
+    """Start the JVM with its stderr passed through a filter that leaves out
+    :data:`NOISE` unless ``verbose`` (SP-R33). The JVM and the Python workers it starts
+    keep the filtered descriptor; this process's own stderr is restored at once."""
+    if verbose or SparkContext._active_spark_context is not None or submitted():
+        return builder.getOrCreate()
+    read, write = os.pipe()
+    saved = os.dup(2)
+    threading.Thread(target=_filtered, args=(read, os.dup(saved), lambda line:
+                                              NOISE.match(line) is None),
+                     name="timealign-spark-console", daemon=True).start()
+    sys.stderr.flush()
+    os.dup2(write, 2)
+    try:
+        return builder.getOrCreate()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(write)
+
+
+def log_level(verbose: bool, debug: bool, conf: Mapping[str, str]) -> str:
+    """The level of Spark's own log (SP-R23, SP-R33): ``spark.log.level`` when ``--conf``
+    sets it, WARN with ``--verbose``, ERROR with ``--debug``, else OFF."""
+    if "spark.log.level" in conf:
+        return conf["spark.log.level"].upper()
+    return "WARN" if verbose else "ERROR" if debug else "OFF"
+
+
+#: The SQL settings a job sets on any master unless given (SP-R34): what `run` chooses on
+#: local[*], with one shuffle partition per executor core.
+RUNTIME_CONF: dict[str, str] = {
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def cluster_settings(spark: SparkSession) -> None:
+    """SP-R34: on a cluster, and under ``spark-submit``, the session gets the settings
+    `run` chooses locally (shuffle partitions: the executors' cores, at least 2) wherever
+    neither ``--conf`` nor ``spark-submit`` set them; Spark's 200 partitions made a small
+    job hundreds of tasks."""
+    given = spark.sparkContext.getConf()
+    wanted = {**RUNTIME_CONF,
+              "spark.sql.shuffle.partitions": str(max(2, spark.sparkContext.defaultParallelism))}
+    for key, value in wanted.items():
+        if not given.contains(key):
+            spark.conf.set(key, value)
+
+
 def build_session(
     master: str | None = None,
     app_name: str = "timealign",
     conf: Mapping[str, str] | None = None,
+    verbose: bool = False,
 ) -> SparkSession:
     """Start (or reuse) the session; ``master=None`` means the master of ``spark-submit``
-    when run by it, else local on every core."""
+    when run by it, else local on every core. Spark's own console lines are left out
+    unless ``verbose`` or ``--conf spark.log.level`` (SP-R33)."""
     builder = SparkSession.builder.appName(app_name)
     settings = dict(COMMON_CONF)
     if master is None and submitted():
@@ -85,8 +166,11 @@ def build_session(
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = _start_quietly(builder, verbose or "spark.log.level" in (conf or {}))
+    spark.sparkContext.setLogLevel(log_level(verbose, False, conf or {}) if verbose or
+                                   "spark.log.level" in (conf or {}) else "ERROR")
+    if shipping is not None or (master is None and submitted()):
+        cluster_settings(spark)
     context = spark.sparkContext
     if shipping is not None and context.applicationId not in _SHIPPED:
         from timealign.spark.ship import ship_zip

@@ -6,14 +6,16 @@ import ``timealign``. On ``local[*]`` the workers run the driver's own interpret
 the installed package; on a cluster they run another machine's Python. The job therefore
 zips the package it runs from (the pure-Python source files, nothing compiled) and adds the
 zip with ``SparkContext.addPyFile``: Spark copies it to every executor and puts it on the
-Python workers' ``sys.path``. Executors still need the package's third-party dependencies
-(attrs, pyarrow, pandas, pyspark) installed.
+Python workers' ``sys.path``. The zip also holds the pure-Python package ``timealign``
+needs that a Spark cluster's Python rarely has (attrs, SP-R34); pyspark, pyarrow, pandas
+and numpy are what a Spark cluster's Python has.
 """
 
 from __future__ import annotations
 
 import atexit
 import importlib.machinery
+import importlib.util
 import os
 import shutil
 import sys
@@ -35,12 +37,28 @@ def package_folder() -> Path:
     return Path(timealign.__file__).resolve().parent
 
 
+#: Pure-Python packages the executors import and a Spark cluster's Python rarely has: the
+#: runtime dependency of ``timealign`` (attrs ships two top-level packages), SP-R34.
+DEPENDENCIES = ("attr", "attrs")
+
+
+def dependency_folders() -> list[Path]:
+    """The folders of :data:`DEPENDENCIES` as the driver imports them."""
+    folders = []
+    for name in DEPENDENCIES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            folders.append(Path(next(iter(spec.submodule_search_locations))).resolve())
+    return folders
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
 def package_zip(target: Path) -> Path:
-    """Write ``target/timealign.zip``: every file of the package but byte-code caches.
+    """Write ``target/timealign.zip``: every file of the package but byte-code caches, and
+    the pure-Python packages it depends on (:data:`DEPENDENCIES`, SP-R34).
 
     The files are listed before the zip is opened and the zip is written to a temporary
     sibling, then moved into place (CLI-R3): a zip never contains itself or another output
@@ -52,16 +70,18 @@ def package_zip(target: Path) -> Path:
                            f"zip ({folder}): the zip would contain itself", str(target))
     # Byte code and compiled extensions stay out: Python cannot load an extension from a
     # zip, so executors run the pure fast paths (timealign.native).
-    chosen = [path for path in sorted(folder.rglob("*"))
+    chosen = [(path, path.relative_to(top.parent).as_posix())
+              for top in (folder, *dependency_folders())
+              for path in sorted(top.rglob("*"))
               if path.is_file() and not any(p in SKIPPED for p in path.relative_to(
-                  folder.parent).parts)
+                  top.parent).parts)
               and path.suffix != ".pyc" and not path.name.endswith(NATIVE)]
     handle_fd, staging = tempfile.mkstemp(prefix=".timealign.zip.", dir=target)
     os.close(handle_fd)
     try:
         with zipfile.ZipFile(staging, "w", zipfile.ZIP_DEFLATED) as handle:
-            for path in chosen:
-                handle.write(path, path.relative_to(folder.parent).as_posix())
+            for path, name in chosen:
+                handle.write(path, name)
         os.replace(staging, archive)
     except BaseException:
         Path(staging).unlink(missing_ok=True)

@@ -13,6 +13,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from timealign import reasons
+
 PERCENTILES: tuple[float, ...] = (0.5, 0.9, 0.99, 1.0)
 
 
@@ -46,14 +48,23 @@ def summarize(groups: DataFrame, outcomes: DataFrame) -> dict[str, Any]:
     }
 
 
-def format_summary(summary: dict[str, Any]) -> str:
-    """The human-readable form printed at the end of a run."""
+def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str:
+    """The human-readable form printed at the end of a run; given the algorithm, each
+    outcome says whether it is normal for it and a last line names what needs a look
+    (SP-R31)."""
     lines = [f"rows {summary['rows']}  sources {summary['sources']}  "
              f"groups {summary['groups']}"]
+    look: list[str] = []
     for count in summary["outcomes"]:
         share = count["rows"] / summary["rows"] if summary["rows"] else 0.0
         reason = f" ({count['reason']})" if count["reason"] else ""
-        lines.append(f"  {count['outcome']}{reason}: {count['rows']}  {share:.1%}")
+        note = ""
+        if algorithm is not None:
+            normal = reasons.normal(algorithm, count["outcome"])
+            note = "  normal" if normal else "  needs a look"
+            if not normal:
+                look.append(f"{count['outcome']}{reason}")
+        lines.append(f"  {count['outcome']}{reason}: {count['rows']}  {share:.1%}{note}")
     for key, title in (("spread_ns", "spread"), ("latency_ns", "latency")):
         figures = "  ".join(f"{name} {_ms(value)}" for name, value in summary[key].items())
         lines.append(f"{title} (ms): {figures}")
@@ -61,6 +72,11 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"  not configured: topic {other['topic']}: {other['rows']} rows")
     for skipped in summary.get("skipped_bags", []):  # BAG-R6
         lines.append(f"  skipped bag {skipped['bag']}: {skipped['error']}")
+    for warning in summary.get("warnings", []):  # BAG-R13
+        lines.append(f"warning: {warning}")
+    if algorithm is not None:
+        lines.append(f"needs a look: {', '.join(look)}" if look else
+                     f"every outcome is normal for {algorithm}")
     return "\n".join(lines)
 
 

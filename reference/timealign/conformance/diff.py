@@ -1,0 +1,480 @@
+"""``timealign diff``: what changes between two variants of an algorithm's config
+(spec/conformance.md, CF-R21 to CF-R25).
+
+Two variants (``--a profile=card --b profile=esslivedata-head``, ``--a arithmetic=ros2 --b
+arithmetic=ros1``) are the same reference run under two config changes. The conformance
+machinery finds where they differ: the shipped vectors, every trace of the explorer's
+instances (the algorithm's and its targets') up to a depth, and seeded random traces from
+the algorithm's strategies (its own and its targets'), all in process. A difference is
+named by the rules at its *first diverging input* (the first input after which the two
+states or outputs differ, :mod:`.fired`), shrunk while it keeps those rules, and reported
+once per distinct set of rules with its minimal trace and both outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from random import Random
+from typing import Any
+
+import attrs
+
+from timealign import Algorithm, registry
+from timealign.algorithm import run_json
+from timealign.conformance import fired, rules
+from timealign.conformance.harness import file_name, shrink
+from timealign.conformance.instances import walk
+from timealign.conformance.suites import shipped
+from timealign.errors import InvalidInput
+from timealign.traces import Instance
+from timealign.vectors import Vector
+
+JSON = dict[str, Any]
+FORMAT = "timealign.diff/1"
+#: Rounds of the random search per strategy: each looks for a difference not seen yet.
+ROUNDS = 8
+
+
+@attrs.frozen
+class Variant:
+    """One side of a diff: config changes applied over every trace's config (CF-R21)."""
+
+    label: str
+    changes: Mapping[str, Any]
+
+    def config(self, config: Mapping[str, Any]) -> JSON:
+        return {**config, **self.changes}
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # a bare word: a string (profile=card)
+
+
+def variant(algorithm: str | Algorithm[Any, Any, Any, Any], texts: Sequence[str],
+            option: str = "--a") -> Variant:
+    """Parse ``KEY=VALUE`` changes (VALUE as JSON, else as a string); :class:`InvalidInput`
+    (CF-R21) on a malformed change or a key the algorithm's config does not have."""
+    reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
+    changes: dict[str, Any] = {}
+    for text in texts:
+        for part in (p for p in text.split(",") if p.strip()):
+            key, sign, value = part.partition("=")
+            if not sign or not key.strip():
+                raise InvalidInput(option, "CF-R21", "must be KEY=VALUE changes of the config",
+                                   text)
+            changes[key.strip()] = _value(value.strip())
+    if not changes:
+        raise InvalidInput(option, "CF-R21", "needs at least one KEY=VALUE change", texts)
+    probe = _probe_config(reference)
+    try:
+        reference.config_from_json({**probe, **changes})
+    except InvalidInput as error:
+        if "unknown" in error.message:
+            raise InvalidInput(option, "CF-R21", f"not a config field of {reference.name}: "
+                               f"{error.message}", texts) from None
+    label = " ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
+                     for k, v in changes.items())
+    return Variant(label, changes)
+
+
+def _probe_config(reference: Algorithm[Any, Any, Any, Any]) -> JSON:
+    knowledge = reference.traces
+    if knowledge is not None and knowledge.instances:
+        return reference.config_to_json(knowledge.instances[0].config)
+    return {}
+
+
+@attrs.frozen
+class Divergence:
+    """One way the variants differ: a minimal trace (each side runs it with its changes),
+    its first diverging input and the rules only one side runs there (CF-R22, CF-R23)."""
+
+    source: str
+    vector: Vector
+    at: int | None
+    only_a: tuple[str, ...]
+    only_b: tuple[str, ...]
+    outputs_a: tuple[JSON, ...]
+    outputs_b: tuple[JSON, ...]
+    original_size: int
+
+    @property
+    def key(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return self.only_a, self.only_b
+
+    @property
+    def input(self) -> JSON | None:
+        return self.vector.inputs[self.at] if self.at is not None and \
+            0 <= self.at < len(self.vector.inputs) else None
+
+    def to_json(self) -> JSON:
+        return {"source": self.source, "name": self.vector.name, "config": self.vector.config,
+                "inputs": list(self.vector.inputs), "at": self.at,
+                "only_a": list(self.only_a), "only_b": list(self.only_b),
+                "outputs_a": list(self.outputs_a), "outputs_b": list(self.outputs_b),
+                "original_size": self.original_size}
+
+
+@attrs.define
+class Tried:
+    """How many traces one source ran and how many of them differed."""
+
+    source: str
+    run: int = 0
+    differ: int = 0
+    note: str = ""
+
+
+@attrs.define
+class DiffReport:
+    """The outcome of a diff (CF-R24): every distinct difference with its minimal trace,
+    and per rule whether both variants run it or only one, over the traces shown; the
+    specs' "What changes between profiles" sections are written from it (CF-R26)."""
+
+    algorithm: str
+    a: Variant
+    b: Variant
+    tried: list[Tried] = attrs.Factory(list)
+    divergences: list[Divergence] = attrs.Factory(list)
+    census: dict[str, str] = attrs.Factory(dict)  # rule -> "both", "a" or "b"
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergences
+
+    def rules(self) -> tuple[str, ...]:
+        found = {r for d in self.divergences for r in (*d.only_a, *d.only_b)}
+        return tuple(sorted(found, key=rules.order))
+
+    def text(self) -> str:
+        lines = [f"timealign diff {self.algorithm}: A {self.a.label}, B {self.b.label}"]
+        for t in self.tried:
+            lines.append(f"  {t.source:8} run {t.run:6}  differ {t.differ:5}"
+                         + (f"  ({t.note})" if t.note else ""))
+        for number, d in enumerate(self.divergences, 1):
+            where = "config" if d.at is None else f"input {d.at}"
+            lines.append(f"- {number}. {describe(d, self.a, self.b)}: {len(d.vector.inputs)} "
+                         f"inputs (from {d.original_size}, {d.source}), first at {where}"
+                         + (f": {json.dumps(d.input)}" if d.input is not None else ""))
+            lines.append(f"    trace  {json.dumps(list(d.vector.inputs))}")
+            lines.append(f"    config {json.dumps(d.vector.config)}")
+            lines.append(f"    A {json.dumps(list(d.outputs_a))}")
+            lines.append(f"    B {json.dumps(list(d.outputs_b))}")
+        if self.census:
+            for side, title in (("both", "both"), ("a", f"only A ({self.a.label})"),
+                                ("b", f"only B ({self.b.label})")):
+                chosen = [r for r, s in self.census.items() if s == side]
+                if chosen:
+                    lines.append(f"rules run by {title}: {', '.join(chosen)}")
+        lines.append("AGREES on everything tried" if self.ok else
+                     f"DIFFERS in {len(self.divergences)} ways, on {', '.join(self.rules())}")
+        return "\n".join(lines)
+
+    def to_json(self) -> JSON:
+        return {"format": FORMAT, "algorithm": self.algorithm,
+                "a": dict(self.a.changes), "b": dict(self.b.changes),
+                "tried": [attrs.asdict(t) for t in self.tried],
+                "differences": [d.to_json() for d in self.divergences],
+                "rules": self.census}
+
+
+def describe(d: Divergence, a: Variant, b: Variant) -> str:
+    """The rules of a difference, by side: ``RB-R20 (only B)``."""
+    parts = [f"{', '.join(d.only_a)} (only A)"] if d.only_a else []
+    parts += [f"{', '.join(d.only_b)} (only B)"] if d.only_b else []
+    return "; ".join(parts) or "no rule named (values differ)"
+
+
+class Compare:
+    """Runs one trace under both variants and names its difference (CF-R22, CF-R23)."""
+
+    def __init__(self, reference: Algorithm[Any, Any, Any, Any], a: Variant,
+                 b: Variant) -> None:
+        self.reference, self.a, self.b = reference, a, b
+
+    def __call__(self, source: str, vector: Vector) -> Divergence | None:
+        changed = {*self.a.changes, *self.b.changes}  # each variant sets them: not shown
+        vector = attrs.evolve(vector, config={k: v for k, v in vector.config.items()
+                                              if k not in changed})
+        config_a, config_b = self.a.config(vector.config), self.b.config(vector.config)
+        outputs_a = tuple(run_json(self.reference, config_a, vector.inputs))
+        outputs_b = tuple(run_json(self.reference, config_b, vector.inputs))
+        if outputs_a == outputs_b:
+            return None
+        at = self.first_diverging(config_a, config_b, vector.inputs)
+        only_a, only_b = fired.differing_rules(
+            self.reference, fired.executed_at(self.reference, config_a, vector.inputs, at),
+            fired.executed_at(self.reference, config_b, vector.inputs, at))
+        if not only_a and not only_b:  # same lines, other values: the outputs' rules
+            shown = [o for o in (*outputs_a, *outputs_b) if o.get("input") == at]
+            only_a = frozenset(rules.exercised(self.reference, shown))
+        return Divergence(source, vector, at, _sorted(only_a), _sorted(only_b), outputs_a,
+                          outputs_b, len(vector.inputs))
+
+    def first_diverging(self, config_a: JSON, config_b: JSON,
+                        inputs: Sequence[JSON]) -> int | None:
+        """The first input after which the two states or outputs differ; ``None`` when a
+        variant refuses the config."""
+        step, decode = self.reference.step, self.reference.input_from_json
+        try:
+            first, second = (self.reference.config_from_json(config_a),
+                             self.reference.config_from_json(config_b))
+        except InvalidInput:
+            return None
+        state_a, state_b = self.reference.initial(first), self.reference.initial(second)
+        for index, raw in enumerate(inputs):
+            next_a, out_a = _step(step, decode, first, state_a, raw)
+            next_b, out_b = _step(step, decode, second, state_b, raw)
+            if next_a != next_b or out_a != out_b:
+                return index
+            state_a, state_b = next_a, next_b
+        return len(inputs) - 1 if inputs else None
+
+
+def _step(step: Callable[..., Any], decode: Callable[[Any], Any], config: Any, state: Any,
+          raw: JSON) -> tuple[Any, Any]:
+    try:
+        return step(config, state, decode(raw))  # type: ignore[no-any-return]
+    except InvalidInput as error:
+        return state, ("refused", error.rule)
+
+
+def _sorted(ids: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(ids), key=rules.order))
+
+
+class _Collector:
+    """Keeps the smallest trace of each distinct difference, shrunk (CF-R22)."""
+
+    def __init__(self, compare: Compare) -> None:
+        self.compare = compare
+        self.found: dict[tuple[tuple[str, ...], tuple[str, ...]], Divergence] = {}
+
+    def offer(self, found: Divergence) -> None:
+        known = self.found.get(found.key)
+        if known is not None and len(known.vector.inputs) <= len(found.vector.inputs):
+            return
+        key, source = found.key, found.source
+
+        def keeps(candidate: Vector) -> bool:
+            again = self.compare(source, candidate)
+            return again is not None and again.key == key
+
+        minimal = shrink(found.vector, keeps)
+        again = self.compare(source, minimal)
+        assert again is not None
+        again = attrs.evolve(again, original_size=found.original_size)
+        if known is None or len(again.vector.inputs) < len(known.vector.inputs):
+            self.found[key] = again
+
+
+def _instances(reference: Algorithm[Any, Any, Any, Any]) -> list[Instance]:
+    knowledge = reference.traces
+    if knowledge is None:
+        return []
+    chosen: dict[str, Instance] = {i.name: i for i in knowledge.instances}
+    for target in knowledge.targets.values():
+        for instance in target.instances:
+            chosen.setdefault(instance.name, instance)
+    return list(chosen.values())
+
+
+def _explored(reference: Algorithm[Any, Any, Any, Any], depth: int) -> Iterator[Vector]:
+    for instance in _instances(reference):
+        encoded = reference.config_to_json(instance.config)
+        closing = reference.end(instance.config)
+        for number, trace in enumerate(walk(instance.moves, depth)):
+            yield Vector(algorithm=reference.name,
+                         name=f"{instance.name.replace('/', '_')}_{number}", config=encoded,
+                         inputs=tuple(reference.input_to_json(i) for i in (*trace, closing)))
+
+
+@contextmanager
+def _reproducible() -> Iterator[None]:
+    """Hypothesis mixes into its draws constants it reads from every local module loaded so
+    far, so the same seed draws other traces depending on what the process imported before;
+    the diff's traces must depend on the seed alone (CF-R22: regenerating the specs'
+    sections changes nothing, CF-R26). Without that pool for the duration of the search.
+    The pool lives in a private module: when it is gone, nothing is changed."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another Hypothesis layout
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    if original is None or not hasattr(providers, "Constants"):
+        yield
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
+def _fuzz(collector: _Collector, reference: Algorithm[Any, Any, Any, Any], count: int,
+          seed: int, size: int, tried: Tried) -> None:
+    """Seeded random traces from every strategy of the algorithm (its own, then each
+    target's), each searched again until no new difference turns up (CF-R22)."""
+    from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    from timealign.conformance.strategies import traces
+
+    knowledge = reference.traces
+    targets = [None, *knowledge.targets.values()] if knowledge is not None else []
+    chosen = settings(max_examples=count, database=None, deadline=None,
+                      phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
+                      suppress_health_check=list(HealthCheck))
+    for position, target in enumerate(targets):
+        strategy = traces(reference, size, target)
+        for round_ in range(ROUNDS):
+            def new(vector: Vector) -> bool:
+                tried.run += 1
+                found = collector.compare("fuzz", vector)
+                tried.differ += found is not None
+                return found is not None and found.key not in collector.found
+
+            try:
+                with _reproducible():
+                    example = find(strategy, new, settings=chosen,
+                                   random=Random(seed * 1000 + position * 100 + round_))
+            except NoSuchExample:
+                break
+            found = collector.compare("fuzz", attrs.evolve(
+                example, name=f"{reference.name}_fuzz_seed{seed}_{position}_{round_}"))
+            assert found is not None
+            collector.offer(found)
+    tried.note = f"seed {seed}"
+
+
+def diff(algorithm: str | Algorithm[Any, Any, Any, Any], a: Variant, b: Variant, *,
+         vectors: Iterable[Vector] | None = None, fuzz: int = 0, seed: int = 0,
+         size: int = 30, explore: int = 0, progress: bool = False) -> DiffReport:
+    """Run the reference under ``a`` and ``b`` over the shipped (or given) vectors, the
+    explorer's instances up to ``explore`` inputs and ``fuzz`` random traces per strategy
+    and search round, and report every distinct difference (CF-R21 to CF-R24)."""
+    reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
+    compare = Compare(reference, a, b)
+    collector = _Collector(compare)
+    report = DiffReport(reference.name, a, b)
+    started = time.monotonic()
+
+    def tick(tried: Tried) -> None:
+        if progress and time.monotonic() - started > 2:
+            print(f"diff: {tried.source} {tried.run} traces, {tried.differ} differ",
+                  file=sys.stderr, flush=True)
+
+    chosen = shipped(reference.name) if vectors is None else list(vectors)
+    if chosen:
+        tried = Tried("vectors")
+        for vector in chosen:
+            tried.run += 1
+            found = compare("vectors", vector)
+            if found is not None:
+                tried.differ += 1
+                collector.offer(found)
+            tick(tried)
+        report.tried.append(tried)
+    if explore:
+        tried = Tried("explore", note=f"depth {explore}")
+        for vector in _explored(reference, explore):
+            tried.run += 1
+            found = compare("explore", vector)
+            if found is not None:
+                tried.differ += 1
+                collector.offer(found)
+        report.tried.append(tried)
+        tick(tried)
+    if fuzz:
+        tried = Tried("fuzz")
+        _fuzz(collector, reference, fuzz, seed, size, tried)
+        report.tried.append(tried)
+    report.divergences = sorted(collector.found.values(), key=lambda d: (
+        [rules.order(r) for r in (*d.only_a, *d.only_b)], len(d.vector.inputs)))
+    report.census = census(reference, a, b, [*chosen, *(d.vector for d in report.divergences)])
+    return report
+
+
+def census(reference: Algorithm[Any, Any, Any, Any], a: Variant, b: Variant,
+           traces: Iterable[Vector]) -> dict[str, str]:
+    """Per rule the rule text runs over ``traces``: ``a`` (or ``b``) when lines naming it
+    run under that variant only, in no trace under the other (refusals count as such
+    lines); ``both`` otherwise (CF-R24)."""
+    lines_a: set[fired.Line] = set()
+    lines_b: set[fired.Line] = set()
+    refused_a: set[str] = set()
+    refused_b: set[str] = set()
+    for vector in traces:
+        ran_a = fired.run_executed(reference, a.config(vector.config), vector.inputs)
+        ran_b = fired.run_executed(reference, b.config(vector.config), vector.inputs)
+        lines_a |= ran_a.lines
+        lines_b |= ran_b.lines
+        refused_a |= ran_a.refused
+        refused_b |= ran_b.refused
+    only_a = fired.named(reference, lines_a - lines_b) | (refused_a - refused_b)
+    only_b = fired.named(reference, lines_b - lines_a) | (refused_b - refused_a)
+    every = fired.named(reference, lines_a | lines_b) | refused_a | refused_b
+    found = {r: "a" if r in only_a - only_b else "b" if r in only_b - only_a else "both"
+             for r in every}
+    return {r: found[r] for r in sorted(found, key=rules.order)}
+
+
+def picture(report: DiffReport, d: Divergence, width: float = 12.0) -> bytes | None:
+    """The difference's trace drawn under each variant, side by side on one scale (SVG,
+    PL-R11); ``None`` when a variant refuses the config (nothing to draw). Needs the
+    ``plot`` extra (matplotlib)."""
+    from timealign.plot.draw import render_side_by_side
+    from timealign.plot.timeline import from_vector
+
+    sides = []
+    for name, chosen in (("A", report.a), ("B", report.b)):
+        vector = attrs.evolve(d.vector, config=chosen.config(d.vector.config))
+        try:
+            timeline = from_vector(vector)
+        except InvalidInput:
+            return None
+        sides.append(attrs.evolve(timeline, title=f"{name}: {chosen.label}"))
+    return render_side_by_side(sides[0], sides[1], width=width)
+
+
+def save(report: DiffReport, folder: str | Path, pictures: bool = True) -> list[Path]:
+    """CF-R25: each difference as two ``timealign.vector/1`` files inside ``folder``, one
+    per variant (its config, the reference's outputs), and with ``pictures`` its picture,
+    under safe names."""
+    target = Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+
+    def write(name: str, suffix: str, data: bytes) -> None:
+        path = target / f"{file_name(name)}{suffix}"
+        assert path.resolve().parent == target.resolve(), path  # never outside
+        path.write_bytes(data)
+        written.append(path)
+
+    for number, d in enumerate(report.divergences, 1):
+        stem = f"{report.algorithm}_diff_{number}"
+        for side, chosen, outputs in (("a", report.a, d.outputs_a),
+                                      ("b", report.b, d.outputs_b)):
+            vector = attrs.evolve(
+                d.vector, name=f"{stem}_{side}", config=chosen.config(d.vector.config),
+                outputs=outputs, rules=d.only_a if side == "a" else d.only_b,
+                description=f"timealign diff: {chosen.label} "
+                            f"({describe(d, report.a, report.b)})")
+            write(f"{stem}_{side}", ".json",
+                  (json.dumps(vector.to_json(), indent=1) + "\n").encode("utf-8"))
+        drawn = picture(report, d) if pictures else None
+        if drawn is not None:
+            write(stem, ".svg", drawn)
+    return written

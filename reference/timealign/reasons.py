@@ -1,0 +1,49 @@
+"""What a run's outcome means for its algorithm: the spec rules behind it and whether it is
+normal (SP-R31, PL-R14).
+
+A share of dropped rows says nothing by itself: ApproximateTime drops every message that
+no published set takes (that is how the ROS policy works), while a rejected row of the
+event-time batcher is late or duplicated data. The summary and the report colour and
+comment only what is not normal for the algorithm. Pure data, no I/O; the rule ids are
+those of each algorithm's ``traces.rules``, so one table says which rule makes an output.
+"""
+
+from __future__ import annotations
+
+from timealign import registry
+
+#: Outcome kinds (the Spark outcome table's ``outcome``) that are normal operation, per
+#: algorithm, with the reason for each (SP-R31). Anything else needs a look.
+NORMAL: dict[str, dict[str, str]] = {
+    "approximate_time": {
+        "grouped": "published in a set",
+        "dropped": "every message no set takes is dropped (AT-R5, AT-R8, AT-R9, AT-R11): "
+                   "normal for ApproximateTime, unless one topic never arrives",
+        "pending": "still queued when the input ended (AT-R17)",
+    },
+    "rate_aware_batcher": {
+        "grouped": "closed in a batch",
+        "pending": "in the window still open when the input ended (RB-R16)",
+    },
+    "event_time_batcher": {
+        "grouped": "closed in a batch",
+    },
+}
+
+#: The Spark outcome kind of each vector output kind that groups messages.
+_GROUPING = {"approximate_time": "published", "rate_aware_batcher": "batch",
+             "event_time_batcher": "batch"}
+
+
+def normal(algorithm: str, outcome: str) -> bool:
+    """Whether rows with this outcome are normal operation of ``algorithm`` (SP-R31)."""
+    return outcome in NORMAL.get(algorithm, {"grouped": ""})
+
+
+def rules(algorithm: str, outcome: str, reason: str | None) -> tuple[str, ...]:
+    """The spec rules that produce rows of this (outcome, reason); ``()`` when unknown."""
+    found = registry.get(algorithm) if algorithm in registry.names() else None
+    table: dict[tuple[str, str | None], tuple[str, ...]] = (
+        dict(found.traces.rules) if found is not None and found.traces is not None else {})
+    kind = _GROUPING.get(algorithm, outcome) if outcome == "grouped" else outcome
+    return table.get((kind, reason), table.get((kind, None), ()))

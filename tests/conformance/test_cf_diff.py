@@ -1,0 +1,138 @@
+"""``timealign diff``: two variants of the reference compared through the conformance
+machinery (spec/conformance.md, CF-R21 to CF-R25)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from timealign import vectors
+from timealign.cli import main
+from timealign.conformance import fired, shipped
+from timealign.conformance.diff import Variant, diff, variant
+from timealign.errors import InvalidInput
+
+AT, RB = "approximate_time", "rate_aware_batcher"
+ROS2, ROS1 = Variant("arithmetic=ros2", {"arithmetic": "ros2"}), \
+    Variant("arithmetic=ros1", {"arithmetic": "ros1"})
+CARD = Variant("profile=card", {"profile": "card"})
+HEAD = Variant("profile=esslivedata-head", {"profile": "esslivedata-head"})
+
+
+def _suite(algorithm: str, *names: str) -> list[vectors.Vector]:
+    found = [v for v in shipped(algorithm) if v.name in names]
+    assert len(found) == len(names)
+    return found
+
+
+def test_changes_parse_as_json_else_text_and_unknown_fields_are_refused_cf_r21() -> None:
+    chosen = variant(RB, ["profile=card,timeout_factor=2.5"])
+    assert chosen.changes == {"profile": "card", "timeout_factor": 2.5}
+    assert variant(AT, ["age_penalty=0.5"]).changes == {"age_penalty": 0.5}
+    for bad in (["profile"], ["=card"], ["no_such_field=1"], []):
+        with pytest.raises(InvalidInput) as caught:
+            variant(RB, bad)
+        assert caught.value.rule == "CF-R21"
+
+
+def test_ros1_rounding_found_and_named_by_at_r15_and_at_r16_cf_r22_cf_r23_cf_r24() -> None:
+    report = diff(AT, ROS2, ROS1, vectors=_suite(AT, "note_ros1_rounding_ros2"))
+    assert not report.ok
+    [found] = report.divergences
+    assert "AT-R15" in found.only_a and "AT-R16" in found.only_b
+    assert len(found.vector.inputs) <= 8 and found.original_size == 4
+    assert found.outputs_a != found.outputs_b
+    assert "arithmetic" not in found.vector.config  # each variant sets it
+    assert report.census["AT-R15"] == "a" and report.census["AT-R16"] == "b"
+    assert report.census["AT-R6"] == "both"
+    assert "DIFFERS in 1 ways" in report.text()
+
+
+def test_head_anchor_and_backstop_found_within_8_inputs_cf_r22_cf_r23() -> None:
+    report = diff(RB, CARD, HEAD, vectors=_suite(
+        RB, "first_call_outlier_card", "first_call_outlier_minority_card"))
+    by_rules = {d.only_b: d for d in report.divergences}
+    anchor = by_rules[("RB-R20",)]
+    backstop = next(d for d in report.divergences if "RB-R26" in d.only_b)
+    for found in (anchor, backstop):
+        assert len(found.vector.inputs) <= 8
+    assert report.census["RB-R26"] == "b" and report.census["RB-R20"] == "b"
+
+
+def test_refusal_is_named_by_its_rules_cf_r23() -> None:
+    report = diff(RB, CARD, HEAD, vectors=_suite(RB, "head_stream_kinds_card"))
+    refused = [d for d in report.divergences if d.only_a == ("RB-R27", "RB-D3")]
+    assert refused and not refused[0].only_b
+    assert len(refused[0].vector.inputs) == 1
+    config = diff(RB, CARD, HEAD, vectors=_suite(RB, "hazard_timeout_factor_above_3"))
+    [at_config] = config.divergences
+    assert at_config.at is None and at_config.only_b == ("RB-R19",)
+    assert at_config.vector.inputs == ()
+
+
+def test_explore_and_fuzz_sources_in_process_cf_r22() -> None:
+    report = diff(AT, ROS2, ROS1, vectors=[], explore=3, fuzz=10, seed=1)
+    assert [t.source for t in report.tried] == ["explore", "fuzz"]
+    assert any(t.differ for t in report.tried)
+    assert all({"AT-R16", "AT-R19"} & set(d.only_b) for d in report.divergences)
+
+
+def test_same_variants_agree_exit_0_cf_r25(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["diff", AT, "--a", "arithmetic=ros2", "--b", "arithmetic=ros2",
+                 "--fuzz", "5", "--explore", "1", "--quiet"])
+    assert code == 0
+    assert "AGREES on everything tried" in capsys.readouterr().out
+
+
+def test_differences_exit_1_saved_as_vectors_and_a_picture_cf_r25(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "out"
+    report = tmp_path / "report.json"
+    code = main(["diff", AT, "--a", "arithmetic=ros2", "--b", "arithmetic=ros1",
+                 "--fuzz", "0", "--explore", "0", "--save", str(folder), "--report",
+                 str(report), "--quiet"])
+    assert code == 1
+    assert "DIFFERS" in capsys.readouterr().out
+    saved = sorted(p.name for p in folder.iterdir())
+    assert "approximate_time_diff_1_a.json" in saved and "approximate_time_diff_1_b.json" in saved
+    if "matplotlib" in sys.modules or _has_matplotlib():
+        assert "approximate_time_diff_1.svg" in saved
+    assert main(["check", str(folder)]) == 0
+    assert json.loads(report.read_text())["format"] == "timealign.diff/1"
+
+
+def _has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_usage_errors_exit_2_cf_r25(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["diff", AT, "--a", "bogus=1", "--b", "arithmetic=ros1"],
+                 ["diff", AT, "--a", "arithmetic", "--b", "arithmetic=ros1"],
+                 ["diff", AT, "--a", "arithmetic=ros2", "--b", "arithmetic=ros1",
+                  "--no-vectors", "--vectors", "x.json"]):
+        assert main(argv) == 2
+        assert "CF-R2" in capsys.readouterr().err
+    # checked as the options are parsed (CLI-R1)
+    assert main(["diff", AT, "--a", "arithmetic=ros2", "--b", "arithmetic=ros1",
+                 "--fuzz", "-1"]) == 2
+    assert "--fuzz: must be at least 0" in capsys.readouterr().err
+
+
+def test_tracer_reads_citations_and_restores_the_previous_tracer_cf_r23() -> None:
+    previous = sys.gettrace()
+    from timealign import registry
+
+    reference = registry.get(AT)
+    ran = fired.run_executed(reference, {"topics": 2, "queue_size": 5, "arithmetic": "ros1",
+                                         "age_penalty": 0.7},
+                             [{"op": "message", "topic": 0, "stamp": 0, "id": "a"},
+                              {"op": "message", "topic": 1, "stamp": 9, "id": "b"}])
+    assert sys.gettrace() is previous
+    assert "AT-R3" in fired.named(reference, ran.lines)

@@ -1,0 +1,104 @@
+"""The console of a job speaks for the job (spec/spark.md SP-R33): Spark's lines left out,
+one progress line with the fraction and the time left, a summary at the end of every job."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tests.spark.machines import REAL_CONFIGS
+from timealign.cli import main
+from timealign.progress import Progress
+from timealign.spark.progress import PHASES, StageWatch, clock, estimate
+from timealign.spark.session import NOISE, log_level
+
+SPARK_LINES = (
+    "WARNING: Using incubator modules: jdk.incubator.vector",
+    "Using Spark's default log4j profile: org/apache/spark/log4j2-defaults.properties",
+    'Setting default log level to "WARN".',
+    "To adjust logging level use sc.setLogLevel(newLevel). For SparkR, use setLogLevel(x).",
+    "26/11/26 17:08:52 WARN NativeCodeLoader: Unable to load native-hadoop library",
+    "INFO:pyspark: Streaming TransformWithStateInPandas Python worker started",
+    "\r[Stage 0:>                                                          (0 + 1) / 1]",
+    "                                                                                ",
+)
+
+
+def test_sp_r33_spark_noise_is_recognised_and_the_job_lines_are_not() -> None:
+    """SP-R33: the banner, log4j lines and worker notices are noise; the job's are not."""
+    assert all(NOISE.match(line) for line in SPARK_LINES)
+    for line in ("[timealign run]  40%  replay (2/6), 12 s elapsed, about 18 s left",
+                 "rows 19972  sources 4  groups 1427", "timealign: error: --input: ..."):
+        assert NOISE.match(line) is None
+    assert log_level(False, False, {}) == "OFF" and log_level(True, False, {}) == "WARN"
+    assert log_level(False, True, {}) == "ERROR"
+    assert log_level(False, False, {"spark.log.level": "info"}) == "INFO"
+
+
+def test_sp_r33_progress_estimate_and_line() -> None:
+    """SP-R33: phases weigh the same; the time left scales the elapsed time."""
+    assert estimate(0, 4, 0, 0, 10.0) == (0.0, None)
+    assert estimate(1, 4, 1, 2, 30.0) == (0.375, 50.0)
+    assert estimate(3, 4, 2, 2, 40.0) == (1.0, 0.0)
+    assert clock(None) == "?" and clock(42.4) == "42 s" and clock(185) == "3 min 05 s"
+    assert clock(3720) == "1 h 02 min"
+
+
+class _Tracker:
+    def getActiveStageIds(self) -> list[int]:
+        return [3]
+
+    def getStageInfo(self, _stage: int) -> object:
+        return type("Info", (), {"numCompletedTasks": 1, "numTasks": 4})()
+
+
+class _Context:
+    def statusTracker(self) -> _Tracker:
+        return _Tracker()
+
+
+def test_sp_r33_one_progress_line_per_change() -> None:
+    """SP-R33: the line names the fraction, the phase and the time left."""
+    out = io.StringIO()
+    session = type("Session", (), {"sparkContext": _Context()})()
+    progress = StageWatch(session, "run", Progress(True), stream=out)  # type: ignore[arg-type]
+    assert "starting" in progress.line()
+    with progress.phase("replay"):
+        line = progress.line()
+    assert line.startswith("[timealign run]  21%  replay (2/6), ")  # (1 + 1/4) / 6
+    assert line.endswith(" left") and "about" in line and len(PHASES) == 6
+
+
+def test_sp_r33_run_console_holds_the_job_lines_only(fleet: Path, tmp_path: Path) -> None:
+    """SP-R33: a fresh `timealign run` prints no Spark line on stderr, only its progress
+    lines, then its summary with the verdict of SP-R31 on stdout."""
+    done = subprocess.run(
+        [sys.executable, "-m", "timealign", "run", "approximate_time", "--input", str(fleet),
+         "--output", str(tmp_path / "out"), "--config",
+         json.dumps(REAL_CONFIGS["approximate_time"])],
+        capture_output=True, text=True, timeout=900, check=False,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert all(line.startswith("[timealign run]") for line in lines), lines
+    assert "every outcome is normal for approximate_time" in done.stdout
+
+
+def test_sp_r33_available_now_stream_ends_with_its_summary(
+        spark: SparkSession, fleet: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R33: `stream --available-now` prints the summary of its tables when it stops."""
+    code = main(["stream", "approximate_time", "--source", str(fleet), "--output",
+                 str(tmp_path / "out"), "--checkpoint", str(tmp_path / "cp"), "--config",
+                 json.dumps(REAL_CONFIGS["approximate_time"]), "--available-now", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "stream stopped after" in out and "rows " in out
+    assert out.rstrip().splitlines()[-1] == "every outcome is normal for approximate_time"
