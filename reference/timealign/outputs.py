@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from timealign import jsontext
@@ -210,3 +211,32 @@ def filled(folder: str | Path, command: str, option: str) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def write_manifest(folder: str | Path, command: str, body: Mapping[str, Any]) -> Path:
+    """Write ``folder``'s manifest for ``command``: the files it holds and ``body`` (what a
+    run remembers of itself, SP-R32), through a temporary sibling so a reader never sees
+    half a manifest. Spark ignores the file (its name starts with ``_``)."""
+    path = Path(folder)
+    files = sorted(entry.name for entry in path.iterdir()
+                   if entry.name != MANIFEST and not entry.name.startswith("."))
+    text = json.dumps({"format": FORMAT, "command": command, "files": files, **body},
+                      indent=1) + "\n"
+    return write_file(path / MANIFEST, text)
+
+
+def read_manifest(folder: str | Path, option: str) -> dict[str, Any] | None:
+    """The manifest of ``folder`` (None when it has none); a manifest that is not one of
+    ours is ``InvalidInput`` naming ``option``."""
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        body = jsontext.loads(path.read_bytes())
+    except (ValueError, OSError) as error:
+        raise InvalidInput(option, "SP-R32", f"its {MANIFEST} cannot be read: {error}",
+                           str(path)) from None
+    if not isinstance(body, dict) or body.get("format") != FORMAT:
+        raise InvalidInput(option, "SP-R32", f"its {MANIFEST} is not a timealign manifest",
+                           str(path))
+    return body
