@@ -17,7 +17,6 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -29,6 +28,7 @@ from timealign.algorithm import run_json
 from timealign.conformance import fired, rules
 from timealign.conformance.harness import file_name, shrink
 from timealign.conformance.instances import walk
+from timealign.conformance.strategies import reproducible
 from timealign.conformance.suites import shipped
 from timealign.errors import InvalidInput
 from timealign.traces import Instance
@@ -297,32 +297,6 @@ def _explored(reference: Algorithm[Any, Any, Any, Any], depth: int) -> Iterator[
                          inputs=tuple(reference.input_to_json(i) for i in (*trace, closing)))
 
 
-@contextmanager
-def _reproducible() -> Iterator[None]:
-    """Hypothesis mixes into its draws constants it reads from every local module loaded so
-    far, so the same seed draws other traces depending on what the process imported before;
-    the diff's traces must depend on the seed alone (CF-R22: regenerating the specs'
-    sections changes nothing, CF-R26). Without that pool for the duration of the search.
-    The pool lives in a private module: when it is gone, nothing is changed."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover - another Hypothesis layout
-        yield
-        return
-    original = getattr(providers, "_get_local_constants", None)
-    if original is None or not hasattr(providers, "Constants"):
-        yield
-        return
-    empty = providers.Constants()
-    providers._get_local_constants = lambda: empty
-    providers.CONSTANTS_CACHE.cache.clear()
-    try:
-        yield
-    finally:
-        providers._get_local_constants = original
-        providers.CONSTANTS_CACHE.cache.clear()
-
-
 def _fuzz(collector: _Collector, reference: Algorithm[Any, Any, Any, Any], count: int,
           seed: int, size: int, tried: Tried) -> None:
     """Seeded random traces from every strategy of the algorithm (its own, then each
@@ -347,7 +321,7 @@ def _fuzz(collector: _Collector, reference: Algorithm[Any, Any, Any, Any], count
                 return found is not None and found.key not in collector.found
 
             try:
-                with _reproducible():
+                with reproducible():
                     example = find(strategy, new, settings=chosen,
                                    random=Random(seed * 1000 + position * 100 + round_))
             except NoSuchExample:

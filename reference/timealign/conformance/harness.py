@@ -410,7 +410,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     from hypothesis import HealthCheck, Phase, Verbosity, find, settings
     from hypothesis.errors import NoSuchExample
 
-    from timealign.conformance.strategies import traces
+    from timealign.conformance.strategies import reproducible, traces
 
     report = SourceReport("fuzz")
     found: list[tuple[Vector, Verdict]] = []
@@ -435,8 +435,9 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
                       phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
                       suppress_health_check=list(HealthCheck))
     try:
-        find(traces(judge.reference, size, judge.target), diverges, settings=chosen,
-             random=Random(seed))
+        with reproducible():  # the seed alone decides the traces (CF-R7)
+            find(traces(judge.reference, size, judge.target), diverges, settings=chosen,
+                 random=Random(seed))
     except _OutOfBudget:
         pass
     except NoSuchExample:

@@ -8,6 +8,8 @@ drawn run as a vector. It needs Hypothesis (``pip install 'timealign[conform]'``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import strategies as st
@@ -36,3 +38,29 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], size: int = 30,
                       inputs=tuple(algorithm.input_to_json(i) for i in inputs))
 
     return drawn.map(encode)
+
+
+@contextmanager
+def reproducible() -> Iterator[None]:
+    """Hypothesis mixes into its draws constants it reads from every local module loaded so
+    far, so the same seed draws other traces depending on what the process imported before.
+    A fuzz run must depend on its seed alone (CF-R7: a run is repeatable; CF-R22, CF-R26:
+    regenerating the specs' diff sections changes nothing), so the search runs without that
+    pool. The pool lives in a private module: when it is gone, nothing is changed."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another Hypothesis layout
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    if original is None or not hasattr(providers, "Constants"):
+        yield
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
