@@ -84,3 +84,12 @@ def test_bag_r14_bad_paths_exit_2_naming_the_file(
         assert main(["bags", "info", str(fleet), str(path)]) == EXIT_BAD_INPUT
         err = capsys.readouterr().err
         assert str(path) in err and "Traceback" not in err, err
+
+
+def test_bag_r14_without_the_extra_exit_2_naming_it(
+        fleet: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from timealign.rosbag import cli
+
+    monkeypatch.setattr(cli, "BAG_MODULES", ("rosbags_is_not_installed",))
+    assert main(["bags", "info", str(fleet)]) == EXIT_BAD_INPUT
+    assert "pip install 'timealign[spark]'" in capsys.readouterr().err
