@@ -29,6 +29,7 @@ from timealign.errors import (
     failure_code,
 )
 from timealign.plot import cli as plot_cli
+from timealign.rosbag import cli as rosbag_cli
 from timealign.spark import cli as spark_cli
 from timealign.vectors import Vector
 
@@ -39,7 +40,7 @@ __all__ = [  # the exit codes and the exit point are re-exported for callers of 
 ]
 
 #: The adapters whose sub-commands ``timealign`` offers, in the order of ``--help``.
-_EXTENSIONS = (conformance_cli, spark_cli, plot_cli)
+_EXTENSIONS = (conformance_cli, spark_cli, plot_cli, rosbag_cli)
 
 
 def _vectors(args: argparse.Namespace) -> Iterator[tuple[Path, Vector | InvalidInput]]:

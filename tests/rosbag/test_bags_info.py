@@ -1,0 +1,95 @@
+"""``timealign bags info``: what bags hold, from their indexes (BAG-R14)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from tests.rosbag.bags import TOPICS, write_fleet
+from timealign.cli import main
+from timealign.errors import EXIT_BAD_INPUT
+from timealign.rosbag.discovery import Options, bags_under
+from timealign.rosbag.info import bags_info
+from timealign.rosbag.read import read_bag
+
+LOG_CHATTER = Options(log_stamp_topics=frozenset({"/chatter"}))
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fleet")
+    write_fleet(root)
+    return root
+
+
+def _read(root: Path) -> dict[str, list[dict[str, Any]]]:
+    """Per bag, the rows the reader reads (the reference for the counts and span)."""
+    return {bag.relative: pa.Table.from_batches(list(read_bag(bag, LOG_CHATTER))).to_pylist()
+            for bag in bags_under(str(root), "bag")}
+
+
+def test_bag_r14_info_equals_what_the_reader_reads(fleet: Path) -> None:
+    read = _read(fleet)
+    infos = bags_info([str(fleet)])
+    assert [Path(info.path).name for info in infos] == sorted(read)
+    assert [info.storage for info in infos] == ["mcap", "sqlite3", "ros1"]
+    for info in infos:
+        rows = read[Path(info.path).name]
+        counts = Counter(row["topic"] for row in rows)
+        assert {t.topic: t.count for t in info.topics} == counts
+        assert info.count == len(rows)
+        assert info.start == min(row["arrival"] for row in rows)
+        assert info.end == max(row["arrival"] for row in rows)
+        headers = {t.topic: t.header for t in info.topics}
+        assert headers == {"/imu": "yes", "/camera_info": "yes", "/chatter": "no"}
+        types = {t.topic: t.types for t in info.topics}
+        assert {topic: types[topic][0].replace("/msg/", "/") for topic in types} == {
+            topic: msgtype.replace("/msg/", "/") for topic, msgtype in TOPICS}
+
+
+def test_bag_r14_cli_text_and_json(fleet: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    read = _read(fleet)
+    assert main(["bags", "info", "--json", str(fleet)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    every = out["all"]
+    assert every["messages"] == sum(len(rows) for rows in read.values())
+    totals = Counter(row["topic"] for rows in read.values() for row in rows)
+    assert {t["topic"]: t["count"] for t in every["topics"]} == totals
+    assert {t["topic"]: t["bags"] for t in every["topics"]} == dict.fromkeys(totals, 3)
+    arrivals = [row["arrival"] for rows in read.values() for row in rows]
+    assert (every["start"], every["end"]) == (min(arrivals), max(arrivals))
+    assert len(out["bags"]) == 3
+
+    assert main(["bags", "info", str(fleet / "r1"), str(fleet / "r3.bag")]) == 0
+    text = capsys.readouterr().out
+    assert "Bag:      " in text and "All:      2 bags" in text
+    assert "/imu" in text and "sensor_msgs/msg/Imu" in text
+
+
+def test_bag_r14_bad_paths_exit_2_naming_the_file(
+        fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope"
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    broken = tmp_path / "broken.bag"
+    broken.write_bytes(b"#ROSBAG V2.0\n garbage")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for path in (missing, text, broken, empty):
+        assert main(["bags", "info", str(fleet), str(path)]) == EXIT_BAD_INPUT
+        err = capsys.readouterr().err
+        assert str(path) in err and "Traceback" not in err, err
+
+
+def test_bag_r14_without_the_extra_exit_2_naming_it(
+        fleet: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from timealign.rosbag import cli
+
+    monkeypatch.setattr(cli, "BAG_MODULES", ("rosbags_is_not_installed",))
+    assert main(["bags", "info", str(fleet)]) == EXIT_BAD_INPUT
+    assert "pip install 'timealign[spark]'" in capsys.readouterr().err
