@@ -84,6 +84,9 @@ def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool,
     column, the source is ``""`` (SP-D3), or with ``source_from_file`` the file's name
     without its extension (SP-R18)."""
     present = set(frame.columns)
+    for field, name in columns.names:  # a mistyped --column never falls back to a default
+        require(name in present, f"--column {field}={name}", "SP-R1",
+                f"the input has no column {name!r}; its columns are {sorted(present)}")
     for field in REQUIRED:
         name = columns.column(field)
         require(name in present, name, "SP-R1", f"required column for {field!r} is missing",
@@ -153,14 +156,89 @@ def reader_options(fmt: str) -> dict[str, str]:
     return {"header": "true", "inferSchema": "true"} if check_format(fmt) == "csv" else {}
 
 
+# SP-R1: the names a file of an input folder may have per format (Spark's codecs after the
+# text formats' own suffixes); names starting with "." or "_" are Spark's and left out.
+SUFFIXES: dict[str, tuple[str, ...]] = {
+    "parquet": (".parquet",),
+    "csv": tuple(f".csv{c}" for c in ("", ".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst")),
+    "json": tuple(f"{e}{c}" for e in (".json", ".jsonl", ".ndjson")
+                  for c in ("", ".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst")),
+}
+_GZIP_CHUNK = 1 << 20
+
+
+def input_files(path: str, fmt: str) -> list[str]:
+    """SP-R1: every file of a local input is read or refused by name before Spark reads it
+    (Spark skips a zero-byte Parquet file silently, reads a README as rows, and fails on a
+    damaged file with a message naming neither the file nor the cause): the files of a
+    folder must carry the format's suffix, a Parquet file must have a readable footer, a
+    gzip file must decompress to its end. Remote paths (``scheme://``) are left to Spark.
+    Returns the files checked."""
+    import gzip
+    import os
+    import zlib
+
+    from pyarrow import ArrowException
+    from pyarrow import parquet as pq
+
+    from timealign.spark.paths import PathError
+
+    if "://" in path or not os.path.exists(path):
+        return []
+    if os.path.isdir(path):
+        found: list[str] = []
+        for folder, subfolders, names in os.walk(path):
+            subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
+            found += [os.path.join(folder, n) for n in sorted(names)
+                      if not n.startswith((".", "_"))]
+        for file in found:
+            if not file.lower().endswith(SUFFIXES[fmt]):
+                raise PathError("input", "SP-R1", [
+                    f"the file {file} is not a {fmt} file (its name does not end with "
+                    f"{' or '.join(SUFFIXES[fmt][:3])}); remove it from {{input}} or rename "
+                    f"it"], file)
+    else:
+        found = [path]
+
+    def refuse(file: str, cause: str) -> PathError:
+        return PathError("input", "SP-R1", [f"cannot read the file {file}: {cause}; fix or "
+                                            f"remove that file"], file)
+
+    for file in found:
+        if fmt == "parquet":
+            if os.path.getsize(file) == 0:
+                raise refuse(file, "it is empty (zero bytes), not a Parquet file")
+            try:
+                pq.read_metadata(file)
+            except (ArrowException, OSError, ValueError) as error:
+                raise refuse(file, f"not a readable Parquet file ({error})") from None
+        elif file.lower().endswith(".gz"):
+            try:
+                with gzip.open(file, "rb") as stream:
+                    while stream.read(_GZIP_CHUNK):
+                        pass
+            except (OSError, EOFError, zlib.error) as error:
+                raise refuse(file, f"not a readable gzip file ({error})") from None
+    return found
+
+
 def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap,
                source_from_file: bool = False) -> DataFrame:
-    """Read a file or folder of rows and reduce it to the canonical columns."""
+    """Read a file or folder of rows and reduce it to the canonical columns; every file is
+    checked first (:func:`input_files`)."""
+    input_files(path, check_format(fmt))
     reader = spark.read.format(fmt).options(**reader_options(fmt))
     try:
         frame = reader.load(path)
     except Exception as error:  # AnalysisException: path missing, unreadable
-        first = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+        from timealign.spark.failures import job_error
+
+        rebuilt = job_error(error)
+        if rebuilt is not error:
+            raise rebuilt from None
+        lines = [x.strip() for x in str(error).splitlines() if x.strip()]
+        # py4j's first line ("An error occurred while calling o54.load.") says nothing.
+        first = next((x for x in lines if "error occurred while calling" not in x), "")[:300]
         raise InvalidInput("--input", "SP-R1", f"cannot read input: {first}", path) from None
     return canonical(frame, columns, has_row_index=fmt == "parquet",
                      source_from_file=source_from_file)

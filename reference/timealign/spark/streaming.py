@@ -151,6 +151,7 @@ def stream_frame(
     """The canonical rows of the file stream. A stream needs its schema up front: it is
     taken (for CSV, inferred) from the files present when the stream starts."""
     options = schema.reader_options(fmt)
+    schema.input_files(source_dir, fmt)  # SP-R1: the files present are read or refused
     try:
         found = spark.read.format(fmt).options(**options).load(source_dir).schema
     except Exception:

