@@ -66,3 +66,34 @@ def test_sp_r1_every_configured_column_exists(spark: SparkSession, tmp_path: Pat
             assert f"--column {typo}" in err and repr(column) in err and "SP-R1" in err, err
             assert "'recv'" in err and "'src'" in err, err  # the input's columns
             assert not out.exists() or not any(out.iterdir()), (name, list(out.iterdir()))
+
+
+def test_sp_r1_every_file_of_an_input_folder_is_read_or_refused(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        pairs_cli: None) -> None:
+    """SP-R1: a zero-byte `.parquet` used to be skipped silently (exit 0); a README.txt, a
+    corrupt Parquet file and a corrupt `.csv.gz` gave "An error occurred while calling
+    o54.load." without the file or the cause. Each is now exit 2 naming the file."""
+    cases: dict[str, tuple[str, str, bytes, str]] = {  # name -> (format, file, bytes, cause)
+        "zero-byte": ("parquet", "empty.parquet", b"", "zero bytes"),
+        "readme": ("parquet", "README.txt", b"read me\n", "not a parquet file"),
+        "corrupt-parquet": ("parquet", "bad.parquet", b"PAR1 not a footer", "Parquet"),
+        "corrupt-gzip": ("csv", "bad.csv.gz", b"\x1f\x8b\x08\x00garbage", "gzip"),
+    }
+    for case, (fmt, name, content, cause) in cases.items():
+        folder = tmp_path / case
+        good = _table(folder / "a.parquet")
+        if fmt == "csv":
+            pq.read_table(good).to_pandas().to_csv(folder / "a.csv", index=False)
+            good.unlink()
+        (folder / name).write_bytes(content)
+        out = tmp_path / f"out-{case}"
+        for command in ("run", "verify"):
+            argv = ["pairs", "--input", str(folder), "--output", str(out), "--config", CONFIG,
+                    "--format", fmt, "--column", "source=src", "--column", "arrival=recv"]
+            got = verify_main(argv) if command == "verify" else \
+                main(["run", *argv, "--quiet"])
+            err = _one_line(capsys.readouterr().err)
+            assert got == 2, (case, command, err)
+            assert name in err and cause in err and "o54" not in err, (case, command, err)
+            assert not out.exists() or not any(out.iterdir()), (case, list(out.iterdir()))
