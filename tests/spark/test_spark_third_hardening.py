@@ -97,3 +97,43 @@ def test_sp_r1_every_file_of_an_input_folder_is_read_or_refused(
             assert got == 2, (case, command, err)
             assert name in err and cause in err and "o54" not in err, (case, command, err)
             assert not out.exists() or not any(out.iterdir()), (case, list(out.iterdir()))
+
+
+def test_cli_r3_sp_r22_stream_output_is_its_own_and_late_repeats_fail(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        pairs_cli: None) -> None:
+    """CLI-R3: `stream --checkpoint NEW` into the output of an earlier stream used to
+    overwrite `batch=0` and keep the old `batch=1` (one table of two runs, exit 0); it is
+    refused before Spark starts, as is a folder of the user's files, while the stream
+    resumed from its own checkpoint writes on. SP-R22: a late file (SP-R14) repeating an id
+    used to give a second, `rejected`, outcome row for the id; it is the duplicate-id
+    failure (exit 3)."""
+    source, out = tmp_path / "in", tmp_path / "out"
+    _table(source / "a.parquet", recv=[10, 11, 12, 13])
+
+    def stream(checkpoint: str, output: Path = out) -> tuple[int, str]:
+        got = main(["stream", "pairs", "--source", str(source), "--output", str(output),
+                    "--checkpoint", str(tmp_path / checkpoint), "--config", CONFIG,
+                    "--quiet", "--available-now", "--column", "source=src",
+                    "--column", "arrival=recv"])
+        return got, capsys.readouterr().err
+
+    assert stream("ck1")[0] == 0
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    assert "_timealign.json" in before and "groups" in before
+    got, err = stream("ck2")
+    assert got == 2 and "--output" in err and "CLI-R3" in err and "ck1" in err, err
+    _one_line(err)
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
+    assert not (tmp_path / "ck2").exists()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me", encoding="utf-8")
+    got, err = stream("ck3", mine)
+    assert got == 2 and "notes.txt" in err and "CLI-R3" in err, err
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+    # a late file (arrival before the last accepted row) repeating the id m0
+    _table(source / "b.parquet", count=2, id=["m0", "late1"], recv=[0, 1])
+    got, err = stream("ck1")
+    assert got == 3 and "'m0'" in err and "SP-R22" in err, err
+    _one_line(err)

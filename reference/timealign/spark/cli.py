@@ -193,6 +193,8 @@ def _stream(args: argparse.Namespace) -> int:
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
                            config=args.config)
+    assert paths.checkpoint is not None
+    outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
     batches = stream(spark, algorithm, config, source, paths, args.available_now,
                      args.trigger_seconds, args.max_files_per_trigger, not args.quiet)

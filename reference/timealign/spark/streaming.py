@@ -33,6 +33,7 @@ from pyspark.sql.streaming.stateful_processor import (
 
 from timealign.algorithm import Algorithm
 from timealign.drive import Driver
+from timealign.outputs import check_stream_output, write_stream_manifest
 from timealign.spark import schema
 from timealign.spark.binding import bind
 from timealign.spark.checkpoint_codec import StateCodec
@@ -119,9 +120,11 @@ class MachineProcessor(StatefulProcessor):
         armed = timer_ms(min(timers)) if timers else None
         last = run.driver.last_arrival
         late = frame["arrival"] < last if last is not None else frame["arrival"] < 0
-        for row_id in frame.loc[late, "id"].tolist():  # SP-R14
-            run.rows.outcome(source, row_id, "rejected", None, LATE, None, None)
         fresh = frame.loc[~late]
+        fed = set(fresh["id"].tolist())
+        for row_id in frame.loc[late, "id"].tolist():  # SP-R14; repeated ids: SP-R22
+            run.reject_late(row_id, fed, LATE)
+            fed.add(row_id)
         records = records_from(
             fresh["id"].tolist(), fresh["topic"].tolist(), fresh["stamp"].tolist(),
             fresh["arrival"].tolist(), _optional(fresh["kind"].tolist()),
@@ -228,6 +231,7 @@ def stream_job(
     :func:`write_batch`)."""
     output, checkpoint = paths.output, paths.checkpoint
     assert checkpoint is not None, "a stream's paths name its checkpoint"
+    check_stream_output(output, checkpoint)  # CLI-R3: before the checkpoint is made
     bind(spark, checkpoint, algorithm, config)  # SP-R24
     if rows is None:
         rows = stream_frame(spark, paths.input, fmt, columns or schema.ColumnMap(), max_files)
@@ -247,6 +251,7 @@ def stream_job(
         writer = writer.trigger(availableNow=True)
     else:
         writer = writer.trigger(processingTime=f"{trigger_seconds} seconds")
+    write_stream_manifest(output, checkpoint)  # CLI-R3: the tables are this stream's
     query = writer.start()
     seen = -1
     try:
