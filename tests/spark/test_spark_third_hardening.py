@@ -73,18 +73,25 @@ def test_sp_r1_every_file_of_an_input_folder_is_read_or_refused(
         pairs_cli: None) -> None:
     """SP-R1: a zero-byte `.parquet` used to be skipped silently (exit 0); a README.txt, a
     corrupt Parquet file and a corrupt `.csv.gz` gave "An error occurred while calling
-    o54.load." without the file or the cause. Each is now exit 2 naming the file."""
+    o54.load." without the file or the cause; a corrupt JSON line was a "null source". Each
+    is now exit 2 naming the file."""
     cases: dict[str, tuple[str, str, bytes, str]] = {  # name -> (format, file, bytes, cause)
         "zero-byte": ("parquet", "empty.parquet", b"", "zero bytes"),
         "readme": ("parquet", "README.txt", b"read me\n", "not a parquet file"),
         "corrupt-parquet": ("parquet", "bad.parquet", b"PAR1 not a footer", "Parquet"),
         "corrupt-gzip": ("csv", "bad.csv.gz", b"\x1f\x8b\x08\x00garbage", "gzip"),
+        # a corrupt JSON line used to be reported as a "null source"
+        "corrupt-json": ("json", "bad.json", b'{"src": "s", "id": "z", "sta\n', "Malformed"),
     }
     for case, (fmt, name, content, cause) in cases.items():
         folder = tmp_path / case
         good = _table(folder / "a.parquet")
         if fmt == "csv":
             pq.read_table(good).to_pandas().to_csv(folder / "a.csv", index=False)
+            good.unlink()
+        elif fmt == "json":
+            pq.read_table(good).to_pandas().to_json(folder / "a.json", orient="records",
+                                                    lines=True)
             good.unlink()
         (folder / name).write_bytes(content)
         out = tmp_path / f"out-{case}"
@@ -96,6 +103,7 @@ def test_sp_r1_every_file_of_an_input_folder_is_read_or_refused(
             err = _one_line(capsys.readouterr().err)
             assert got == 2, (case, command, err)
             assert name in err and cause in err and "o54" not in err, (case, command, err)
+            assert "null source" not in err, err
             assert not out.exists() or not any(out.iterdir()), (case, list(out.iterdir()))
 
 

@@ -8,6 +8,7 @@ outputs carry ids so users join payloads back.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import attrs
 import pyarrow as pa
@@ -152,8 +153,13 @@ def check_format(fmt: str) -> str:
 
 def reader_options(fmt: str) -> dict[str, str]:
     """Options of the file reader: CSV files have a header line and their column types are
-    inferred (SP-R1); a stream, given its schema, ignores the inference."""
-    return {"header": "true", "inferSchema": "true"} if check_format(fmt) == "csv" else {}
+    inferred (SP-R1); a stream, given its schema, ignores the inference. A malformed line of
+    a text format fails the read naming its file (``FAILFAST``), where Spark's default
+    would turn it into a row of nulls, later reported as a "null source" (SP-R1)."""
+    if check_format(fmt) == "parquet":
+        return {}
+    fail = {"mode": "FAILFAST"}
+    return {"header": "true", "inferSchema": "true", **fail} if fmt == "csv" else fail
 
 
 # SP-R1: the names a file of an input folder may have per format (Spark's codecs after the
@@ -222,24 +228,47 @@ def input_files(path: str, fmt: str) -> list[str]:
     return found
 
 
-def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap,
-               source_from_file: bool = False) -> DataFrame:
-    """Read a file or folder of rows and reduce it to the canonical columns; every file is
-    checked first (:func:`input_files`)."""
-    input_files(path, check_format(fmt))
+def _loads(reader: Any, file: str) -> bool:
+    try:
+        reader.load(file)
+    except Exception:
+        return False
+    return True
+
+
+def load_named(spark: SparkSession, path: str, fmt: str) -> DataFrame:
+    """``spark.read.load`` of ``path`` after :func:`input_files`; a failure names the file
+    when Spark's message does not (a malformed line found while inferring a schema: each
+    file is then loaded alone to find it) and never is py4j's bare "An error occurred while
+    calling o54.load." (SP-R1)."""
+    from timealign.spark.failures import job_error
+    from timealign.spark.paths import PathError
+
+    files = input_files(path, check_format(fmt))
     reader = spark.read.format(fmt).options(**reader_options(fmt))
     try:
-        frame = reader.load(path)
+        return reader.load(path)
     except Exception as error:  # AnalysisException: path missing, unreadable
-        from timealign.spark.failures import job_error
-
         rebuilt = job_error(error)
         if rebuilt is not error:
             raise rebuilt from None
         lines = [x.strip() for x in str(error).splitlines() if x.strip()]
         # py4j's first line ("An error occurred while calling o54.load.") says nothing.
-        first = next((x for x in lines if "error occurred while calling" not in x), "")[:300]
-        raise InvalidInput("--input", "SP-R1", f"cannot read input: {first}", path) from None
+        first = next((x for x in lines if "error occurred while calling" not in x), "")
+        first = first[:300].lstrip(": ")
+    bad = files[0] if len(files) == 1 else next(
+        (file for file in files if not _loads(reader, file)), None)
+    if bad is not None:
+        raise PathError("input", "SP-R1", [f"cannot read the file {bad}: {first}; fix or "
+                                           f"remove that file"], bad)
+    raise InvalidInput("--input", "SP-R1", f"cannot read input: {first}", path)
+
+
+def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap,
+               source_from_file: bool = False) -> DataFrame:
+    """Read a file or folder of rows and reduce it to the canonical columns; every file is
+    checked first (:func:`input_files`)."""
+    frame = load_named(spark, path, fmt)
     return canonical(frame, columns, has_row_index=fmt == "parquet",
                      source_from_file=source_from_file)
 

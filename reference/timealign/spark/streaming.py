@@ -33,6 +33,7 @@ from pyspark.sql.streaming.stateful_processor import (
 
 from timealign.algorithm import Algorithm
 from timealign.drive import Driver
+from timealign.errors import InvalidInput
 from timealign.outputs import check_stream_output, write_stream_manifest
 from timealign.spark import schema
 from timealign.spark.binding import bind
@@ -154,12 +155,13 @@ def stream_frame(
     """The canonical rows of the file stream. A stream needs its schema up front: it is
     taken (for CSV, inferred) from the files present when the stream starts."""
     options = schema.reader_options(fmt)
-    schema.input_files(source_dir, fmt)  # SP-R1: the files present are read or refused
-    try:
-        found = spark.read.format(fmt).options(**options).load(source_dir).schema
-    except Exception:
-        raise PathError("input", "SP-R1", ["no readable files to take the schema from"],
-                        source_dir) from None
+    try:  # SP-R1: the files present are read or refused by name
+        found = schema.load_named(spark, source_dir, fmt).schema
+    except PathError:
+        raise
+    except InvalidInput as error:
+        raise PathError("input", "SP-R1", [f"no readable files to take the schema from "
+                                           f"({error.message})"], source_dir) from None
     reader = spark.readStream.format(fmt).options(**options).schema(found)
     if max_files:
         reader = reader.option("maxFilesPerTrigger", max_files)
