@@ -122,8 +122,7 @@ demo: $(STAMP)
 	$(BIN)/timealign generate --output $(DEMO_DIR)/fleet --robots $(DEMO_ROBOTS) --messages $(DEMO_MESSAGES)
 	$(BIN)/timealign run approximate_time --input $(DEMO_DIR)/fleet --output $(DEMO_DIR)/out \
 		--config '$(DEMO_CONFIG)' --summary $(DEMO_DIR)/summary.json --report $(DEMO_DIR)/report
-	$(BIN)/python -m timealign.spark.verify approximate_time --input $(DEMO_DIR)/fleet \
-		--output $(DEMO_DIR)/out --config '$(DEMO_CONFIG)'
+	$(BIN)/timealign verify $(DEMO_DIR)/out
 
 demo-bags: $(STAMP)
 	$(BIN)/python -m timealign.rosbag.demo --output $(DEMO_DIR)/bags --robots $(DEMO_BAG_ROBOTS) \
@@ -131,8 +130,7 @@ demo-bags: $(STAMP)
 	$(BIN)/timealign run approximate_time --format rosbag --input $(DEMO_DIR)/bags \
 		--output $(DEMO_DIR)/bags-out --config '$(DEMO_BAG_CONFIG)' \
 		--summary $(DEMO_DIR)/bags-summary.json
-	$(BIN)/python -m timealign.spark.verify approximate_time --format rosbag \
-		--input $(DEMO_DIR)/bags --output $(DEMO_DIR)/bags-out --config '$(DEMO_BAG_CONFIG)'
+	$(BIN)/timealign verify $(DEMO_DIR)/bags-out
 
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

@@ -9,6 +9,13 @@ instant, RB-R18). Prints messages per second and peak traced memory for the one-
 and, to show memory is flat in trace length, for a quarter of it. Target (issue 4):
 >= 250,000 msgs/s.
 
+Against the upstream ESS batcher (issue 26: the fast path >= 2x it in both profiles): when
+``TIMEALIGN_ESS_CARD`` / ``TIMEALIGN_ESS_HEAD`` name an esslivedata checkout's ``src/``
+folder (see ``ess_upstream.py``; no upstream code is in this repository), the same trace
+runs through upstream's ``RateAwareMessageBatcher.batch`` in this process, alternated with
+the fast path (compiled and pure builds), best of three each; otherwise that row is skipped
+and says why.
+
     .venv/bin/python benchmarks/bench_rate_aware_batcher.py [--hours H]
 """
 
@@ -24,6 +31,9 @@ import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import ess_upstream  # benchmarks/ess_upstream.py (scripts run from their folder)
+from builds import fast_paths
 
 from timealign.algorithm import Algorithm
 from timealign.rate_aware_batcher import ALGORITHM, Config, Poll, Polled
@@ -102,12 +112,73 @@ def baseline(seconds: int) -> float:
     return messages / elapsed
 
 
+TARGET_VS_ESS = 2.0  # issue 26
+
+
+def fold(algorithm: Algorithm[Any, Any, Any, Any], config: Config, polls: list[Poll]) -> float:
+    """CPU seconds of one fold of ``algorithm.step`` over ``polls``."""
+    initial, step = algorithm.initial, algorithm.step
+    gc.collect()
+    state = initial(config)
+    started = time.process_time()
+    for poll in polls:
+        state, _ = step(config, state, poll)
+    return time.process_time() - started
+
+
+def upstream_fold(module: Any, profile: str, calls: list[list[Any]], nows: list[int]) -> float:
+    """CPU seconds of upstream's ``batch`` over the same polls (messages built beforehand;
+    at head its wall clock reads each poll's clock reading)."""
+    clock = [0.0]
+    batcher = ess_upstream.batcher(module, profile, clock)
+    batch = batcher.batch
+    gc.collect()
+    started = time.process_time()
+    for call, now in zip(calls, nows, strict=True):
+        clock[0] = now / 1e9
+        batch(call)
+    return time.process_time() - started
+
+
+def against_upstream(seconds: int) -> None:
+    """The fast path (each build) against upstream's batcher, same trace, same process,
+    alternated, best of three: the issue 26 target (>= 2x in both profiles)."""
+    polls = list(trace(seconds))
+    messages = sum(len(p.messages) for p in polls)
+    nows = [p.now or 0 for p in polls]
+    for profile in ("card", "esslivedata-head"):
+        config = Config(profile=profile)
+        module, why = ess_upstream.load(profile)
+        builds = fast_paths(ALGORITHM)
+        best: dict[str, float] = {}
+        calls = ess_upstream.calls(module, polls) if module is not None else []
+        for _ in range(3):
+            for build, algorithm in builds:
+                best[build] = min(best.get(build, math.inf), fold(algorithm, config, polls))
+            if module is not None:
+                best["ess"] = min(best.get("ess", math.inf),
+                                  upstream_fold(module, profile, calls, nows))
+        line = ", ".join(f"fast path {build} {messages / best[build]:,.0f} msgs/s"
+                         for build, _ in builds)
+        if module is None:
+            print(f"rate_aware_batcher [{profile}] vs ESS, {seconds} s: {line}; ESS batcher "
+                  f"row skipped ({why})")
+            continue
+        ess_rate = messages / best["ess"]
+        ratios = ", ".join(f"{build} {best['ess'] / best[build]:.2f}x" for build, _ in builds)
+        top = best["ess"] / min(best[build] for build, _ in builds)
+        print(f"rate_aware_batcher [{profile}] vs ESS, {seconds} s: {line}; ESS batcher "
+              f"{ess_rate:,.0f} msgs/s; fast path / ESS: {ratios} (target >= "
+              f"{TARGET_VS_ESS:.0f}x: {'met' if top >= TARGET_VS_ESS else 'not met'})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hours", type=float, default=1.0)
     args = parser.parse_args()
     full = int(args.hours * 3600)
     measure(60)  # warm-up: one-off allocations (caches, interned objects) are not the state's
+    against_upstream(full // 4)
     for profile in ("card", "esslivedata-head"):
         for seconds in (full // 4, full):
             messages, elapsed, batches, peak = measure(seconds, profile=profile)

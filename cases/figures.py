@@ -96,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     del argv
     FOLDER.mkdir(exist_ok=True)
     wanted = set()
+    written = 0
     for _shows, algorithm, vector in FIGURES:
         name = file_name(algorithm, vector)
         wanted.add(name)
@@ -103,11 +104,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = draw(algorithm, vector)
         if not target.exists() or target.read_bytes() != data:
             target.write_bytes(data)
+            written += 1
             print(f"wrote {target.relative_to(ROOT.parent)}")
     for old in sorted(FOLDER.glob("*.svg")):
         if old.name not in wanted:
             old.unlink()
             print(f"removed {old.relative_to(ROOT.parent)}")
+    # PL-R8: say what was done even when nothing changed
+    print(f"figures: {len(wanted)} in {FOLDER.relative_to(ROOT.parent)}, {written} written, "
+          f"{len(wanted) - written} already current")
     return 0
 
 

@@ -73,6 +73,56 @@ class Record:
     poll: int | None = None
 
 
+def slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
+    """The slot setters of the frozen attrs class ``cls``, whose fields must be exactly
+    ``names`` with no validator or converter (else ``TypeError``, at import).
+
+    ``object.__new__(cls)`` then each setter builds the instance ``cls(*values)`` builds,
+    without the ``__init__`` that goes through ``object.__setattr__`` per field: the row
+    mappings build one object per row on the adapters' hot paths (measured about twice as
+    fast as the ``__init__``)."""
+    fields = [(f.name, f.converter, f.validator) for f in attrs.fields(cls)]
+    if fields != [(name, None, None) for name in names]:
+        raise TypeError(f"{cls.__name__} is built by slot: its fields changed ({fields})")
+    return tuple(cls.__dict__[name].__set__ for name in names)
+
+
+_RECORD_SETTERS = slot_setters(Record, ("id", "topic", "stamp", "arrival", "kind", "poll"))
+
+
+def records(ids: Iterable[Any], topics: Iterable[Any], stamps: Iterable[Any],
+            arrivals: Iterable[Any], kinds: Iterable[Any], polls: Iterable[Any]
+            ) -> Iterator[Record]:
+    """``map(Record, ...)`` over columns of values, each built by slot (:func:`slot_setters`;
+    a ``Record`` checks nothing: the driver's DRV-R9 does)."""
+    new = object.__new__
+    set_id, set_topic, set_stamp, set_arrival, set_kind, set_poll = _RECORD_SETTERS
+    for identity, topic, stamp, arrival, kind, poll in zip(ids, topics, stamps, arrivals,
+                                                           kinds, polls, strict=False):
+        record = new(Record)
+        set_id(record, identity)
+        set_topic(record, topic)
+        set_stamp(record, stamp)
+        set_arrival(record, arrival)
+        set_kind(record, kind)
+        set_poll(record, poll)
+        yield record
+
+
+_SETTLED_SETTERS = slot_setters(Settled, ("id", "outcome", "reason"))
+
+
+def settled(message_id: str, outcome: str, reason: str) -> Settled:
+    """``Settled(message_id, outcome, reason)``, built by slot (:func:`slot_setters`): the
+    accounts of most messages of a source are one of these (SP-R6's hot path)."""
+    set_id, set_outcome, set_reason = _SETTLED_SETTERS
+    account = object.__new__(Settled)
+    set_id(account, message_id)
+    set_outcome(account, outcome)
+    set_reason(account, reason)
+    return account
+
+
 def _same(state: Any) -> Any:
     return state
 

@@ -80,9 +80,22 @@ def kind(value: object) -> str:
     return type(value).__name__
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def same(a: object, b: object) -> bool:
     """Equality of two decoded JSON values with their types (VEC-R12): ``0 != 0.0 !=
     false``; a tuple and a list are both arrays."""
+    kind_of = type(a)
+    if kind_of is type(b):  # the common case, exact types: no kind() per value
+        if kind_of is dict:
+            assert isinstance(a, dict) and isinstance(b, dict)
+            return a.keys() == b.keys() and all(same(a[key], b[key]) for key in a)
+        if kind_of is list or kind_of is tuple:
+            assert isinstance(a, list | tuple) and isinstance(b, list | tuple)
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        if kind_of in _SCALARS:  # same type: == compares the values alone
+            return a == b
     if kind(a) != kind(b):
         return False
     if isinstance(a, list | tuple):

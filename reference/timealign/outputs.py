@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from timealign import jsontext
@@ -222,8 +223,8 @@ def check_stream_output(output: str, checkpoint: str, option: str = "--output") 
     if not is_local(output) or not os.path.isdir(resolved(output)):
         return
     folder = Path(resolved(output))
-    present = sorted(entry.name for entry in folder.iterdir())
-    if not present:
+    present = sorted(entry.name for entry in folder.iterdir() if entry.name != MANIFEST)
+    if not present:  # empty, or a stream that stopped before writing a table
         return
     body: object = None
     if (folder / MANIFEST).is_file():
@@ -247,14 +248,46 @@ def check_stream_output(output: str, checkpoint: str, option: str = "--output") 
 
 
 def write_stream_manifest(output: str, checkpoint: str) -> None:
-    """The manifest by which :func:`check_stream_output` recognises a stream's output:
-    written before the stream writes its first table."""
+    """The manifest by which :func:`check_stream_output` recognises a stream's output,
+    written before the stream writes its first table when the command line has not written
+    its own (SP-R32, which records the checkpoint too)."""
     if not is_local(output):
         return
     folder = Path(resolved(output))
     folder.mkdir(parents=True, exist_ok=True)
+    if (folder / MANIFEST).is_file():
+        return
     files = sorted(entry.name for entry in folder.iterdir()
                    if entry.name != MANIFEST and not entry.name.startswith("."))
     write_file(folder / MANIFEST, json.dumps(
         {"format": FORMAT, "command": "stream", "files": files,
          "checkpoint": resolved(checkpoint)}, indent=1) + "\n")
+
+
+def write_manifest(folder: str | Path, command: str, body: Mapping[str, Any]) -> Path:
+    """Write ``folder``'s manifest for ``command``: the files it holds and ``body`` (what a
+    run remembers of itself, SP-R32), through a temporary sibling so a reader never sees
+    half a manifest. Spark ignores the file (its name starts with ``_``)."""
+    path = Path(folder)
+    files = sorted(entry.name for entry in path.iterdir()
+                   if entry.name != MANIFEST and not entry.name.startswith("."))
+    text = json.dumps({"format": FORMAT, "command": command, "files": files, **body},
+                      indent=1) + "\n"
+    return write_file(path / MANIFEST, text)
+
+
+def read_manifest(folder: str | Path, option: str) -> dict[str, Any] | None:
+    """The manifest of ``folder`` (None when it has none); a manifest that is not one of
+    ours is ``InvalidInput`` naming ``option``."""
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        body = jsontext.loads(path.read_bytes())
+    except (ValueError, OSError) as error:
+        raise InvalidInput(option, "SP-R32", f"its {MANIFEST} cannot be read: {error}",
+                           str(path)) from None
+    if not isinstance(body, dict) or body.get("format") != FORMAT:
+        raise InvalidInput(option, "SP-R32", f"its {MANIFEST} is not a timealign manifest",
+                           str(path))
+    return body

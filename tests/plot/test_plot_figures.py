@@ -96,3 +96,11 @@ def test_pl_d4_stacks_marks_at_one_stamp() -> None:
     (a0, moved0), (a1, moved1), (b0, moved_b) = places
     assert a0 > a1 and moved0 and moved1
     assert (b0, moved_b) == (0.0, False)
+
+
+def test_pl_r8_make_figures_says_what_it_did(capsys: pytest.CaptureFixture[str]) -> None:
+    """PL-R8: `make figures` prints a line even when every figure is already current."""
+    assert figures.main([]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == (f"figures: {len(figures.FIGURES)} in spec/figures, 0 written, "
+                    f"{len(figures.FIGURES)} already current")

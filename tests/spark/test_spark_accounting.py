@@ -185,11 +185,12 @@ def test_sp_r12_codec_is_independent_of_import_paths_and_versioned() -> None:
         with pytest.raises(InvalidInput) as caught:
             CODEC.decode(blob.replace(old, new))
         assert (caught.value.field, caught.value.rule) == (field, "SP-R12")
-    for damaged in (b"\x00garbage", b"[1]", blob.replace(b'"timers":[]', b'"timers":5'),
-                    blob.replace(b',"seq":0', b"")):
+    for damaged, field in ((b"\x00garbage", "state"), (b"[1]", "state"),
+                           (blob.replace(b'"timers":[]', b'"timers":5'), "state.timers"),
+                           (blob.replace(b',"seq":0', b""), "state.seq")):
         with pytest.raises(InvalidInput, match="damaged state value") as caught:
             CODEC.decode(damaged)  # SP-R12: a damaged state store is bad input, named
-        assert caught.value.field == "state"
+        assert caught.value.field == field  # the damaged field itself (VEC-R12)
     with pytest.raises(InvalidInput, match="not reachable"):
         CODEC.encode(Checkpoint(PairsState(Grouped((), 0, 0))), 0, [])  # type: ignore[arg-type]
 

@@ -102,3 +102,7 @@ def test_sp_r33_available_now_stream_ends_with_its_summary(
     assert code == 0
     assert "stream stopped after" in out and "rows " in out
     assert out.rstrip().splitlines()[-1] == "every outcome is normal for approximate_time"
+    # SP-R32: the stream's manifest names what it was given, its end and its counts
+    manifest = json.loads((tmp_path / "out" / "_timealign.json").read_text(encoding="utf-8"))
+    assert manifest["command"] == "stream" and manifest["run"]["input"] == str(fleet)
+    assert manifest["ended"] is not None and manifest["counts"]["rows"] > 0

@@ -4,8 +4,11 @@ three small bags (MCAP, SQLite 3, ROS 1), each robot its own source."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +137,8 @@ def test_pl_r10_plot_of_a_bag_run(spark: SparkSession, fleet: Path, tmp_path: Pa
     topics): the picture draws the source's configured messages in the window (chosen so
     that header and log stamps select different messages) and one labelled set per group
     of the run's `groups/` table holding them. Without the run's `--skip-bad-files` the
-    truncated bag stops the picture (exit 2), writing nothing."""
+    truncated bag stops the picture (exit 2), writing nothing; with the run's manifest
+    (SP-R32) no option is needed."""
     out, bag_options = bag_run
     capsys.readouterr()
 
@@ -160,8 +164,18 @@ def test_pl_r10_plot_of_a_bag_run(spark: SparkSession, fleet: Path, tmp_path: Pa
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", picture.read_text(encoding="utf-8"))
     assert {t for t in texts if t.startswith("r3.bag:")} == wanted  # ids beside marks
     assert {t for t in texts if t.startswith("#")} == {f"#{seq}" for seq in seqs}
+    # SP-R32: from the run's manifest alone, the same picture
+    alone = tmp_path / "alone.svg"
+    assert main([*plot[:10], "--out", str(alone)]) == 0, capsys.readouterr().err
+    assert alone.read_bytes() == picture.read_bytes()
+    capsys.readouterr()
+    plain = tmp_path / "plain"  # a run without a manifest: the options as given
+    plain.mkdir()
+    for table in ("groups", "outcomes"):
+        (plain / table).symlink_to(out / table)
     refused = tmp_path / "refused.svg"
-    assert main([*plot[:-1], "--out", str(refused)]) == 2  # without --skip-bad-files
+    unrecorded = [o if o != str(out) else str(plain) for o in plot]
+    assert main([*unrecorded[:-1], "--out", str(refused)]) == 2  # without --skip-bad-files
     err = capsys.readouterr().err
     assert "BAG-R6" in err and "r9" in err and not refused.exists()
 
@@ -210,9 +224,60 @@ def test_bag_r10_verify_over_bags(spark: SparkSession, fleet: Path, tmp_path: Pa
     err = capsys.readouterr().err
     assert "SP-R6" in err and f"r2/{dropped['id']}: 1 row(s), 0 outcome(s)" in err, err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
+    # SP-R32: the run's manifest holds its bag options: `timealign verify OUT` needs none,
+    # and refuses one that differs
+    assert main(["verify", str(out)]) == 0, capsys.readouterr().err
+    assert f"verified: {configured} rows" in capsys.readouterr().out
     other_stamps = [o for o in verify if o != "/camera_info=log" and o != "--stamp"]
+    assert verify_main([*other_stamps, "--stamp", "log"]) == 2
+    err = capsys.readouterr().err
+    assert "--stamp" in err and "differs from the run's manifest" in err
+    # a run without a manifest: the options as given are used as they are
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for table in ("groups", "outcomes"):
+        (plain / table).symlink_to(out / table)
+    unrecorded = [o if o != str(out) else str(plain) for o in verify]
+    other_stamps = [o for o in unrecorded if o != "/camera_info=log" and o != "--stamp"]
     assert verify_main([*other_stamps, "--stamp", "log"]) == 3
     assert "row(s) of the re-run missing" in capsys.readouterr().err
-    assert verify_main(verify[:-1]) == 2  # without --skip-bad-files
+    assert verify_main(unrecorded[:-1]) == 2  # without --skip-bad-files
     err = capsys.readouterr().err
     assert "BAG-R6" in err and "r9" in err
+
+
+def test_bag_r13_a_configured_topic_in_no_bag_is_said(
+        spark: SparkSession, fleet: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """BAG-R13: a configured topic no bag holds is a warning in the summary (text and
+    JSON), an error with --strict (exit 2, naming it, before the replay)."""
+    config = json.dumps({**CONFIG, "topics": [*TOPICS, "/lidar"]})
+    common = ["run", "approximate_time", "--format", "rosbag", "--input", str(fleet),
+              "--config", config, "--quiet"]
+    summary = tmp_path / "summary.json"
+    assert main([*common, "--output", str(tmp_path / "out"), "--summary", str(summary)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: the configured topic /lidar is in no bag" in out
+    assert json.loads(summary.read_text(encoding="utf-8"))["absent_topics"] == ["/lidar"]
+    assert main([*common, "--output", str(tmp_path / "strict"), "--strict"]) == 2
+    err = capsys.readouterr().err
+    assert "BAG-R13" in err and "/lidar" in err
+    assert not (tmp_path / "strict" / "groups").exists()
+    assert main(["run", "approximate_time", "--input", str(fleet), "--output",
+                 str(tmp_path / "x"), "--strict"]) == 2  # BAG-R9: only with rosbag
+    assert "BAG-R9" in capsys.readouterr().err
+
+
+def test_bag_r12_a_fresh_session_finds_the_rosbag_source(fleet: Path) -> None:
+    """BAG-R12: with the package installed, `spark.read.format("rosbag")` works in a fresh
+    session that never called `register` (PySpark's discovery of `pyspark_rosbag`)."""
+    script = ("import sys\nfrom pyspark.sql import SparkSession\n"
+              "spark = SparkSession.builder.master('local[1]')"
+              ".config('spark.ui.enabled', 'false').getOrCreate()\n"
+              "frame = spark.read.format('rosbag').option('stamp', 'log').load(sys.argv[1])\n"
+              "print('rows', frame.where(frame.error.isNull()).count())\n")
+    done = subprocess.run([sys.executable, "-c", script, str(fleet)], capture_output=True,
+                          text=True, timeout=600, check=False,
+                          env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split("rows")[-1]) > 0

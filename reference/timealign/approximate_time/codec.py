@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from timealign.algorithm import Account, Grouped, Record, Settled
+from timealign.algorithm import Account, Grouped, Record, settled, slot_setters
 from timealign.approximate_time.model import (
     END_OF_INPUT,
     Config,
@@ -114,10 +114,13 @@ def account(output: Output) -> Account:
         stamps = output.stamps
         return Grouped(output.ids, min(stamps), max(stamps))
     if isinstance(output, Dropped):
-        return Settled(output.id, "dropped", output.reason)
+        return settled(output.id, "dropped", output.reason)
     if isinstance(output, Pending):
-        return Settled(output.id, "pending", END_OF_INPUT)
+        return settled(output.id, "pending", END_OF_INPUT)
     return None
+
+
+_set_topic, _set_stamp, _set_id = slot_setters(Message, ("topic", "stamp", "id"))
 
 
 def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[Input]:
@@ -129,13 +132,18 @@ def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[I
     AT-I2 reports it on a finished run.
     """
     index = {name: k for k, name in enumerate(config.topic_names)}
+    new = object.__new__
     for row, record in enumerate(records):
         topic = index.get(record.topic)
         if topic is None:
             raise InvalidInput(f"records[{row}].topic", "AT-D21",
                                f"unknown topic, expected one of {config.topic_names}",
                                record.topic)
-        yield Message(topic, record.stamp, record.id)
+        message = new(Message)  # Message(topic, stamp, id), by slot (no checks to skip)
+        _set_topic(message, topic)
+        _set_stamp(message, record.stamp)
+        _set_id(message, record.id)
+        yield message
 
 
 def timeline_records(config: Config, item: Input) -> tuple[Record, ...]:

@@ -11,7 +11,7 @@ in mechanics:
   :func:`from_spec` convert to and from the spec's state;
 
 - the common path (a message queued behind others) uses exact-type checks, unpacks the
-  named tuples once and builds the new lane and state with ``tuple.__new__``;
+  tuples once, builds the new lane as a plain tuple and the state with ``tuple.__new__``;
 - ``process()`` and the overflow work on a scratch form in which nothing is ever copied
   or shifted: per topic the held messages as one tuple ``msgs[k]`` (the lane's front plus
   its cons list, folded once per step) and three absolute indices, ``lo[k]`` (the oldest
@@ -38,7 +38,7 @@ output, and with the literal §17 model.
 from __future__ import annotations
 
 from operator import getitem
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import attrs
 
@@ -69,71 +69,44 @@ from timealign.errors import wrong_object
 Cons = tuple[Message, Any] | None
 
 
-class Lane(NamedTuple):
-    """The messages one topic still holds: past buffer then deque, oldest first.
-
-    Held messages are ``front[start:]`` followed by the cons list ``rear`` reversed;
-    ``split`` of them (counted from the oldest) form the past buffer. Equality and hash
-    are over the logical content, so equal lanes compare equal whatever their layout.
-    Lanes and states are named tuples rather than attrs classes because the fast path
-    builds one of each per input, and a frozen attrs instance took about four times as long
-    to build as a tuple here (a micro-measurement; ``benchmarks/`` has the end-to-end
-    figure). They are just as immutable and hashable.
-    """
-
-    front: tuple[Message, ...] = ()
-    start: int = 0
-    rear: Cons = None
-    rear_len: int = 0
-    split: int = 0
-
-    def size(self) -> int:
-        """How many messages the topic holds (past plus deque)."""
-        return len(self.front) - self.start + self.rear_len
-
-    def deque_len(self) -> int:
-        return len(self.front) - self.start + self.rear_len - self.split
-
-    def newest(self) -> Message:
-        """The most recent arrival still held (the lane must not be empty)."""
-        return self.rear[0] if self.rear is not None else self.front[-1]
-
-    def push(self, message: Message) -> Lane:
-        """Append to the deque in O(1)."""
-        return Lane(self.front, self.start, (message, self.rear), self.rear_len + 1, self.split)
-
-    def messages(self) -> tuple[Message, ...]:
-        """All held messages, oldest first."""
-        if self.rear is None:
-            return self.front[self.start:] if self.start else self.front
-        newest: list[Message] = []
-        cell: Cons = self.rear  # declared: mypyc would take the narrowed (non-None) type
-        while cell is not None:
-            newest.append(cell[0])
-            cell = cell[1]
-        newest.reverse()
-        return self.front[self.start:] + tuple(newest)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Lane):
-            return NotImplemented
-        return self.split == other.split and self.messages() == other.messages()
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def __hash__(self) -> int:
-        return hash((self.split, self.messages()))
+#: The messages one topic still holds, past buffer then deque, oldest first, as a plain
+#: tuple ``(front, start, rear, rear_len, split)``: held messages are ``front[start:]``
+#: followed by the cons list ``rear`` (``rear_len`` cells) reversed; ``split`` of them
+#: (counted from the oldest) form the past buffer. A plain tuple, not a named tuple: one
+#: is built per input, and compiled (mypyc) a plain tuple is built in place where a named
+#: tuple goes through ``tuple.__new__`` (measured: about a tenth of a step). Two lanes
+#: with the same messages may differ in layout, so compare states through :func:`to_spec`.
+Lane = tuple[tuple[Message, ...], int, Cons, int, int]
+_EMPTY: Final[Lane] = ((), 0, None, 0, 0)
 
 
-def lane(messages: tuple[Message, ...], split: int) -> Lane:
-    """A lane holding ``messages`` (oldest first) whose first ``split`` are the past."""
-    return Lane(messages, 0, None, 0, split)
+def size(held: Lane) -> int:
+    """How many messages a lane holds (past plus deque)."""
+    return len(held[0]) - held[1] + held[3]
+
+
+def messages(held: Lane) -> tuple[Message, ...]:
+    """All messages a lane holds, oldest first."""
+    front, start, rear, _, _ = held
+    if rear is None:
+        return front[start:] if start else front
+    newest: list[Message] = []
+    cell: Cons = rear  # declared: mypyc would take the narrowed (non-None) type
+    while cell is not None:
+        newest.append(cell[0])
+        cell = cell[1]
+    newest.reverse()
+    return front[start:] + tuple(newest)
+
+
+def lane(held: tuple[Message, ...], split: int) -> Lane:
+    """A lane holding ``held`` (oldest first) whose first ``split`` are the past."""
+    return (held, 0, None, 0, split)
 
 
 class FastState(NamedTuple):
     """The fast path's form of :class:`~timealign.approximate_time.model.State`: one
-    :class:`Lane` per topic instead of ``D[k]`` and ``P[k]``.
+    lane (:data:`Lane`) per topic instead of ``D[k]`` and ``P[k]``.
 
     ``candidate`` is empty when there is no pivot (``pivot == NO_PIVOT``);
     ``candidate_start``/``candidate_end``/``pivot_time`` are then 0.
@@ -152,10 +125,23 @@ class FastState(NamedTuple):
 def initial(config: Config) -> FastState:
     """The empty synchronizer."""
     n = config.topics
-    return FastState(lanes=(Lane(),) * n, dropped=(False,) * n, warned=(False,) * n)
+    return FastState(lanes=(_EMPTY,) * n, dropped=(False,) * n, warned=(False,) * n)
 
 
-_new = tuple.__new__  # builds a named tuple without its Python-level __new__
+_new: Final = tuple.__new__  # builds a named tuple without its Python-level __new__
+
+# Compiled (mypyc), a module-level name that is not ``Final`` is looked up in the module's
+# dict at every use (measured: about seven lookups per step); these ``Final`` aliases of
+# the classes and reasons the hot path names are kept in C statics instead.
+_FAST_STATE: Final = FastState
+_MESSAGE: Final = Message
+_END: Final = End
+_CONFIG: Final = Config
+_GETITEM: Final = getitem
+_INTERVAL_TOO_WIDE: Final = INTERVAL_TOO_WIDE
+_PIVOT_REFUSED: Final = PIVOT_REFUSED
+_SUPERSEDED: Final = SUPERSEDED
+_QUEUE_OVERFLOW: Final = QUEUE_OVERFLOW
 
 # Dropped and Published outputs are built by filling their slots directly: the attrs
 # ``__init__`` of a frozen class goes through ``object.__setattr__`` per field and took
@@ -166,27 +152,29 @@ if ([(f.name, f.converter, f.validator) for f in attrs.fields(Dropped)]
         or [(f.name, f.converter, f.validator) for f in attrs.fields(Published)]
         != [("messages", None, None)]):
     raise TypeError("fast.py fills Dropped and Published by slot: their fields changed")
-_instance = object.__new__
-_set_id: Any = Dropped.__dict__["id"].__set__
-_set_reason: Any = Dropped.__dict__["reason"].__set__
-_set_messages: Any = Published.__dict__["messages"].__set__
+_instance: Final = object.__new__
+_DROPPED: Final = Dropped
+_PUBLISHED: Final = Published
+_set_id: Final[Any] = Dropped.__dict__["id"].__set__
+_set_reason: Final[Any] = Dropped.__dict__["reason"].__set__
+_set_messages: Final[Any] = Published.__dict__["messages"].__set__
 
 
 def _dropped(message_id: str, reason: str) -> Dropped:
-    output = _instance(Dropped)
+    output: Dropped = _instance(_DROPPED)
     _set_id(output, message_id)
     _set_reason(output, reason)
     return output
 
 
 def _published(messages: tuple[Message, ...]) -> Published:
-    output = _instance(Published)
+    output: Published = _instance(_PUBLISHED)
     _set_messages(output, messages)
     return output
 
 def _check_ros1(config: Config, state: FastState, topic: int, stamp: int) -> None:
     """AT-R19 over the stamps in play: every held message and the pivot time."""
-    in_play = [m.stamp for held in state.lanes for m in held.messages()]
+    in_play = [m.stamp for held in state.lanes for m in messages(held)]
     if state.pivot != NO_PIVOT:
         in_play.append(state.pivot_time)
     bounds = config.inter_message_lower_bounds
@@ -197,7 +185,7 @@ def _check_ros1(config: Config, state: FastState, topic: int, stamp: int) -> Non
 # The scalar part of the state that process() reads and writes:
 # (candidate, candidate_start, candidate_end, pivot, pivot_time).
 _Pivot = tuple[tuple[Message, ...], int, int, int, int]
-_NONE: _Pivot = ((), 0, 0, NO_PIVOT, 0)
+_NONE: Final[_Pivot] = ((), 0, 0, NO_PIVOT, 0)
 
 
 def step(config: object, state: object,
@@ -205,10 +193,10 @@ def step(config: object, state: object,
     """Equivalent to ``machine.step``; see the module docstring."""
     # config and state are declared ``object`` so that, compiled, a wrong one still reaches
     # this check (a typed parameter would be refused by mypyc with its own TypeError first).
-    if type(state) is not FastState or type(config) is not Config:
+    if type(state) is not _FAST_STATE or type(config) is not _CONFIG:
         raise wrong_object("approximate_time.fast.step", config, state, Config, FastState)
-    if type(item) is not Message:
-        if type(item) is End:
+    if type(item) is not _MESSAGE:
+        if type(item) is _END:
             return end(config, state)  # AT-R17
         item = check_message(config, item)  # raises AT-R2
     # AT-R2 with exact type tests (they also rule out bools); for two ints,
@@ -232,7 +220,7 @@ def step(config: object, state: object,
     front, start, rear, rear_len, split = lanes[i]
     held = len(front) - start + rear_len
     replaced = list(lanes)  # cheaper than slicing and splatting for a few topics
-    replaced[i] = _new(Lane, (front, start, (item, rear), rear_len + 1, split))
+    replaced[i] = (front, start, (item, rear), rear_len + 1, split)
     lanes = tuple(replaced)
     if held != split:  # the deque was not empty: AT-R4 warnings only
         if not warned[i]:
@@ -244,17 +232,17 @@ def step(config: object, state: object,
                     Warned(i, OUT_OF_ORDER if stamp < previous else CLOSER_THAN_BOUND),)
                 if held >= config.queue_size:
                     return _settle(config, lanes, state, warned, outputs, False, i)  # AT-R5
-                return _new(FastState, (lanes, candidate, candidate_start, candidate_end, pivot,
+                return _new(_FAST_STATE, (lanes, candidate, candidate_start, candidate_end, pivot,
                                     pivot_time, dropped, warned)), outputs
     else:  # AT-R3: the deque was empty; process only if every deque is now non-empty.
-        for lane in lanes:
-            if len(lane.front) - lane.start + lane.rear_len == lane.split:
+        for f, b, _, r, p in lanes:
+            if len(f) - b + r == p:
                 break
         else:
             return _settle(config, lanes, state, warned, (), True, i)
     if held >= config.queue_size:
         return _settle(config, lanes, state, warned, (), False, i)  # AT-R5
-    return _new(FastState, (lanes, candidate, candidate_start, candidate_end, pivot, pivot_time,
+    return _new(_FAST_STATE, (lanes, candidate, candidate_start, candidate_end, pivot, pivot_time,
                         dropped, warned)), ()
 
 
@@ -287,27 +275,25 @@ def _settle(config: Config, lanes: tuple[Lane, ...], state: FastState, warned: t
         carry = _process(config, msgs, lo, sp, dropped, produced, carry)
     if len(msgs[i]) - lo[i] > config.queue_size:  # AT-R5: recover, drop the oldest
         sp[:] = lo
-        produced.append(_dropped(msgs[i][lo[i]].id, QUEUE_OVERFLOW))
+        produced.append(_dropped(msgs[i][lo[i]].id, _QUEUE_OVERFLOW))
         lo[i] = sp[i] = lo[i] + 1
         dropped[i] = True
         if carry[3] != NO_PIVOT:
             carry = _process(config, msgs, lo, sp, dropped, produced, _NONE)
-    frozen = []
+    frozen: list[Lane] = []
     for held, first, deque in zip(msgs, lo, sp, strict=True):
-        frozen.append(_new(Lane, (held[first:] if first else held, 0, None, 0, deque - first)))
-    return _new(FastState, (tuple(frozen), *carry, tuple(dropped), warned)), tuple(produced)
+        frozen.append((held[first:] if first else held, 0, None, 0, deque - first))
+    return _new(_FAST_STATE, (tuple(frozen), *carry, tuple(dropped), warned)), tuple(produced)
 
 
 def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp: list[int],
              dropped: list[bool], outputs: list[Output], carry: _Pivot) -> _Pivot:
     """AT-R6 to AT-R14 on the scratch form: loop while every deque is non-empty."""
     candidate, candidate_start, candidate_end, pivot, pivot_time = carry
-    n = len(msgs)
-    topics = range(n)
-    others = range(1, n)
+    n = len(msgs)  # loops are ``range(...)`` literals: compiled, a C loop over machine ints
     hi = list(map(len, msgs))  # nothing arrives during a step
     fronts: list[int] = []
-    for k in topics:
+    for k in range(n):
         if sp[k] == hi[k]:
             return carry
         fronts.append(msgs[k][sp[k]].stamp)
@@ -316,7 +302,7 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
     numerator, denominator = config.scale_numerator, config.scale_denominator
     # The topics whose past buffer may be non-empty, so that destroying the pasts (AT-D1)
     # does not scan every topic; kept in move order, sorted when it names several.
-    pasts = [k for k in topics if sp[k] != lo[k]]
+    pasts = [k for k in range(n) if sp[k] != lo[k]]
     # Set when a candidate is made: it is then the oldest held message of every topic
     # (each past buffer was just destroyed) until the next publish.
     made = False
@@ -325,7 +311,7 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
         # ties give the end to the highest index and the start to the lowest.
         start_time = end_time = fronts[0]
         s = e = 0
-        for k in others:
+        for k in range(1, n):
             stamp = fronts[k]
             if stamp >= end_time:
                 end_time, e = stamp, k
@@ -335,8 +321,8 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
             dropped[:] = [flag and k == e for k, flag in enumerate(dropped)]
         if pivot < 0:  # NO_PIVOT: every past buffer is empty
             if end_time - start_time > max_interval or dropped[e]:  # AT-R8, AT-R9
-                reason = INTERVAL_TOO_WIDE if end_time - start_time > max_interval \
-                    else PIVOT_REFUSED
+                reason = _INTERVAL_TOO_WIDE if end_time - start_time > max_interval \
+                    else _PIVOT_REFUSED
                 first = sp[s]
                 outputs.append(_dropped(msgs[s][first].id, reason))
                 first += 1
@@ -359,7 +345,7 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
                         first, front = lo[k], sp[k]
                         held = msgs[k]
                         while first < front:
-                            outputs.append(_dropped(held[first].id, SUPERSEDED))
+                            outputs.append(_dropped(held[first].id, _SUPERSEDED))
                             first += 1
                         lo[k] = front
                     pasts = []
@@ -370,12 +356,12 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
         pasts.append(s)
         # AT-R12, with scale(end_time - candidate_end) already in ``scaled``.
         if s == pivot or scaled >= pivot_time - candidate_start:
-            outputs.append(_published(tuple(map(getitem, msgs, lo)) if made else candidate))
+            outputs.append(_published(tuple(map(_GETITEM, msgs, lo)) if made else candidate))
         elif front == hi[s]:
             if not _virtual_search(config, msgs, sp, hi, candidate_start, candidate_end,
                                    pivot_time):
                 break  # moves undone and D[s] still empty
-            outputs.append(_published(tuple(map(getitem, msgs, lo)) if made else candidate))
+            outputs.append(_published(tuple(map(_GETITEM, msgs, lo)) if made else candidate))
         else:
             fronts[s] = msgs[s][front].stamp
             continue
@@ -383,7 +369,7 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
         candidate, candidate_start, candidate_end, pivot, pivot_time = _NONE
         made = False
         pasts = []
-        for k in topics:
+        for k in range(n):
             first = lo[k] + 1
             lo[k] = sp[k] = first
             if first == hi[k]:
@@ -392,7 +378,7 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
                 return _NONE
             fronts[k] = msgs[k][first].stamp
     if made:
-        candidate = tuple(map(getitem, msgs, lo))
+        candidate = tuple(map(_GETITEM, msgs, lo))
     return candidate, candidate_start, candidate_end, pivot, pivot_time
 
 
@@ -424,13 +410,13 @@ def _virtual_search(config: Config, msgs: list[tuple[Message, ...]], sp: list[in
 
 def end(config: Config, state: FastState) -> tuple[FastState, tuple[Output, ...]]:
     """AT-R17: every held message as ``Pending``, topic order then arrival order; restart."""
-    pending = tuple(Pending(m.id) for held in state.lanes for m in held.messages())
+    pending = tuple(Pending(m.id) for held in state.lanes for m in messages(held))
     return initial(config), pending
 
 
 def to_spec(state: FastState) -> State:
     """The spec's state: each lane split into ``P[k]`` and ``D[k]``."""
-    held = [(lane.messages(), lane.split) for lane in state.lanes]
+    held = [(messages(each), each[4]) for each in state.lanes]
     return State(tuple(m[split:] for m, split in held), tuple(m[:split] for m, split in held),
                  state.candidate, state.candidate_start, state.candidate_end, state.pivot,
                  state.pivot_time, state.dropped, state.warned)

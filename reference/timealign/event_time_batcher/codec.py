@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from timealign.algorithm import JSON, Account, Grouped, Record, Settled
-from timealign.errors import InvalidInput, output_fields, require
+from timealign.algorithm import JSON, Account, Grouped, Record, settled, slot_setters
+from timealign.errors import INT64_MAX, InvalidInput, output_fields, require
 from timealign.event_time_batcher.model import (
     Batch,
     Config,
@@ -90,19 +90,38 @@ def output_from_json(raw: Mapping[str, Any], _inputs: Sequence[Input] = ()) -> O
     raise InvalidInput("kind", "EB-R2", "must be 'batch', 'timer', 'rejected' or 'dropped'", kind)
 
 
+# A row whose fields pass EB-R2's checks written as exact type tests (every row the driver
+# hands over has passed DRV-R9's, so only the non-empty names are new) becomes a Message by
+# filling its slots: the validating ``__init__`` measured a third of the driver's time per
+# row. Any other row goes through ``Message()``, which raises EB-R2 naming the field.
+_set_key, _set_event_time, _set_at, _set_id = slot_setters(
+    Message, ("key", "event_time", "at", "id"))
+
+
 def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[Input]:
     """Rows in arrival order: topic is the key, stamp the event time, arrival the ``at``."""
+    new, str_, int_, top = object.__new__, str, int, INT64_MAX
     for record in records:
-        yield Message(record.topic, record.stamp, record.arrival, record.id)
+        key, t, at, identity = record.topic, record.stamp, record.arrival, record.id
+        if (type(key) is str_ and key and type(identity) is str_ and identity
+                and type(t) is int_ and 0 <= t <= top and type(at) is int_ and 0 <= at <= top):
+            message = new(Message)
+            _set_key(message, key)
+            _set_event_time(message, t)
+            _set_at(message, at)
+            _set_id(message, identity)
+            yield message
+        else:
+            yield Message(key, t, at, identity)  # raises EB-R2
 
 
 def account(output: Output) -> Account:
     if isinstance(output, Batch):
         return Grouped(output.ids, output.start, output.end)
     if isinstance(output, Rejected):
-        return Settled(output.id, "rejected", output.reason)
+        return settled(output.id, "rejected", output.reason)
     if isinstance(output, Dropped):
-        return Settled(output.id, "dropped", output.reason)
+        return settled(output.id, "dropped", output.reason)
     return None
 
 

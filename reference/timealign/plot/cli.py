@@ -18,7 +18,8 @@ from typing import Any
 from timealign import options
 from timealign.errors import InvalidInput
 from timealign.plot import require_plot_extra
-from timealign.spark.cli import READ_FLAGS, flagged, input_settings, run_input_arguments
+from timealign.spark import require_spark_extra
+from timealign.spark.cli import READ_FLAGS, flagged, recorded_settings, run_input_arguments
 
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "": 10**9}
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(ns|us|µs|ms|s)?\s*$")
@@ -84,17 +85,17 @@ def window(args: argparse.Namespace) -> tuple[int, int]:
 
 
 def _run_timeline(args: argparse.Namespace) -> Any:
-    from timealign import registry
     from timealign.spark.inputs import read_rows
     from timealign.spark.pictures import source_timeline
     from timealign.spark.session import build_session
 
-    algorithm = registry.get(args.target)
-    # BAG-R9, PL-R10: bad combinations and bad bag options refused before Spark starts
-    config, source = input_settings(args, algorithm, args.input)
-    if args.input is None or args.source is None:
-        raise InvalidInput("--input", "PL-R6", "a run's picture needs --input and --source",
-                           None)
+    require_spark_extra("plot --run")  # SP-R35
+    if args.source is None:
+        raise InvalidInput("--source", "PL-R6", "a run's picture needs --source", None)
+    args.algorithm = args.target
+    # SP-R32: the run's input from its manifest; BAG-R9, PL-R10: bad combinations and bad
+    # bag options refused before Spark starts
+    algorithm, config, source = recorded_settings(args, args.run, "--run")
     for table in ("groups", "outcomes"):
         if "://" not in args.run and not (Path(args.run) / table).is_dir():
             raise InvalidInput("--run", "PL-R6", f"no {table}/ table: not a run's --output",

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from timealign.algorithm import JSON, Account, Grouped, Record, Settled, Slots
+from timealign.algorithm import JSON, Account, Grouped, Record, Slots, settled
 from timealign.errors import InvalidInput, output_fields, require
 from timealign.rate_aware_batcher.grid import slot_instants
 from timealign.rate_aware_batcher.model import (
@@ -127,7 +127,7 @@ def account(output: Output) -> Account:
     """A batch groups its members; a message held at the end is settled as pending."""
     if isinstance(output, Batch):
         return Grouped(output.ids, output.start, output.end)
-    return Settled(output.id, "pending", "end_of_input")
+    return settled(output.id, "pending", "end_of_input")
 
 
 def end(_config: Config) -> Input:

@@ -14,6 +14,15 @@ spec/rate_aware_batcher.md (RB-R1 to RB-R27). Only the mechanics differ.
 
 ``step`` is pure: it copies what it changes into a private scratch object (:class:`_Run`)
 and returns a new :class:`FastState`; the given state is never modified.
+
+The grid and estimator helpers it needs are transcribed at the end of this module (the
+"fast helpers", e.g. :func:`_integer_rate_hz` for ``estimator.integer_rate_hz``) so that the
+compiled build is compiled end to end: the rule text's helpers in ``grid.py`` and
+``estimator.py`` carry CrossHair contracts and are never compiled. Each fast helper computes
+exactly what its rule-text helper computes (same float operations in the same order), and
+``tests/rate_aware_batcher/test_rb_fast_helpers.py`` checks them against each other in
+lockstep, like the step itself. The input checks shared with the rule text (RB-R18's clock,
+RB-R27's kinds) run inline and call ``machine.py`` only to raise.
 """
 
 from __future__ import annotations
@@ -23,26 +32,25 @@ from collections.abc import Iterable
 from typing import NamedTuple, NoReturn
 
 from timealign.errors import InvalidInput, wrong_object
-from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe, observe_all
+from timealign.rate_aware_batcher import estimator
+from timealign.rate_aware_batcher.estimator import (
+    DIFF_BUFFER_SIZE,
+    MIN_DIFFS_FOR_GATE,
+    SNAP_ABSOLUTE_TOLERANCE_HZ,
+    SNAP_RELATIVE_TOLERANCE,
+)
 from timealign.rate_aware_batcher.grid import (
     DRIFT_TOLERANCE_NS,
     MAX_AHEAD_BATCHES,
     MAX_ORIGIN_OFFSET_BATCHES,
     STALL_THRESHOLD_BATCHES,
     Grid,
-    advance_hwm,
-    gap_steps,
-    origin_plausible,
-    period_of,
-    plausible_anchor,
-    slots_per_batch,
-    sub_rate,
-    timeout_distance,
 )
 from timealign.rate_aware_batcher.machine import advance_clock, refuse_head_only_kinds
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
     GATED_KINDS,
+    HEAD_ONLY_KINDS,
     Batch,
     Config,
     End,
@@ -121,7 +129,7 @@ _build = tuple.__new__
 def initial(config: Config) -> FastState:
     """Before the first poll: no window, no streams, the configured batch length."""
     return FastState(config.batch_length,
-                     timeout_distance(config.factor, config.batch_length))
+                     _timeout_distance(config.factor, config.batch_length))
 
 
 def step(config: object, state: object,
@@ -134,12 +142,15 @@ def step(config: object, state: object,
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):
-        if item.now is not None:
-            clock, last_close = advance_clock(state.clock, state.last_close, item.now)
-            state = state._replace(clock=clock, last_close=last_close)
-        if not config.head:
-            refuse_head_only_kinds(item.messages)
-        return _poll(config, state, item.messages)
+        clock, last_close = state.clock, state.last_close
+        now = item.now
+        if now is not None:  # RB-R18: ``advance_clock`` inline; it raises on a step back
+            if clock is not None and now < clock:
+                advance_clock(clock, last_close, now)
+            clock = now
+            if last_close is None:
+                last_close = now
+        return _poll(config, state, item.messages, clock, last_close)
     if isinstance(item, SetBatchLength):
         if not timeout_fits(config.factor, item.length):
             raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
@@ -173,8 +184,8 @@ def _refreshed(
 ) -> tuple[int | None, tuple[int, ...], Grid | None]:
     """``refresh_grid`` on a stream's fields: its new ``last``, ``diffs`` and ``grid``."""
     if seen:
-        last, diffs = observe_all(last, diffs, seen)
-    rate = integer_rate_hz(diffs)
+        last, diffs = _observe_all(last, diffs, seen)
+    rate = _integer_rate_hz(diffs)
     if rate is not None:
         grid = _regrid(grid, rate, bucket, last, start, length)
     return last, diffs, grid
@@ -183,9 +194,9 @@ def _refreshed(
 def _regrid(grid: Grid | None, rate: int, bucket: tuple[Polled, ...], last: int | None,
             start: int, length: int) -> Grid | None:
     """RB-R7 for a stream with an integer rate: its new grid (``refresh_grid``)."""
-    if sub_rate(rate, length):
+    if _sub_rate(rate, length):
         return None
-    if grid is not None and origin_plausible(grid.origin, start, length):
+    if grid is not None and _origin_plausible(grid.origin, start, length):
         origin = grid.origin
     else:
         if bucket:
@@ -194,7 +205,7 @@ def _regrid(grid: Grid | None, rate: int, bucket: tuple[Polled, ...], last: int 
             )
         else:
             candidate = last
-        if candidate is None or not origin_plausible(candidate, start, length):
+        if candidate is None or not _origin_plausible(candidate, start, length):
             return None
         origin = candidate
     shape = _shape(rate, length)
@@ -206,7 +217,7 @@ def _regrid(grid: Grid | None, rate: int, bucket: tuple[Polled, ...], last: int 
 @functools.lru_cache(maxsize=256)
 def _shape(rate: int, length: int) -> tuple[int, int]:
     """Period and slots per batch of a grid at ``rate`` for batch length ``length``."""
-    return period_of(rate), slots_per_batch(rate, length)
+    return _period_of(rate), _slots_per_batch(rate, length)
 
 
 class _Run:
@@ -308,7 +319,7 @@ class _Run:
         stashed = self.drain()
         pending, self.overflow = self.overflow, ()
         held, self.future = self.future, ()
-        start += gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
+        start += _gap_steps(min(m.timestamp for m in pending), start, self.length) * self.length
         self.route((*stashed, *pending, *held), start)
         return start
 
@@ -355,7 +366,7 @@ class _Run:
             drained += (*self.future, *self.overflow)
             self.future = self.overflow = ()
             if drained:
-                end = max(plausible_anchor([m.timestamp for m in drained], self.length), end)
+                end = max(_plausible_anchor([m.timestamp for m in drained], self.length), end)
         batch = Batch(start, end, tuple([m.id for m in drained]))
         start = end
         overflow, self.overflow = self.overflow, ()
@@ -397,42 +408,64 @@ def _refuse_reused_id(held: frozenset[str], ids: list[str]) -> NoReturn:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _bootstrap(config: Config, state: FastState,
-               messages: tuple[Polled, ...]) -> tuple[FastState, tuple[Output, ...]]:
+def _bootstrap(config: Config, state: FastState, messages: tuple[Polled, ...],
+               clock: int | None) -> tuple[FastState, tuple[Output, ...]]:
     """RB-R8: the first non-empty poll is the first batch; the window starts at its max
     (head: at its plausible anchor, observing only gated stamps up to it, RB-R21)."""
     stamps = [m.timestamp for m in messages]
-    end = plausible_anchor(stamps, state.batch_length) if config.head else max(stamps)
+    end = _plausible_anchor(stamps, state.batch_length) if config.head else max(stamps)
     streams: dict[tuple[str, str], FastStream] = {}
     for message in messages:
         if message.kind in GATED_KINDS and message.timestamp <= end:
             key = (message.kind, message.name)
             stream = streams.get(key) or new_stream(*key)
-            last, diffs = observe(stream.last, stream.diffs, message.timestamp)
+            last, diffs = _observe(stream.last, stream.diffs, message.timestamp)
             streams[key] = stream._replace(last=last, diffs=diffs)
     refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams.values())
     after = FastState(state.batch_length, state.timeout, state.pending_length, end, end,
-                      refreshed, clock=state.clock, last_close=state.clock)
+                      refreshed, clock=clock, last_close=clock)
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
 def _poll(
-    config: Config, state: FastState, messages: tuple[Polled, ...]
+    config: Config, state: FastState, messages: tuple[Polled, ...], clock: int | None,
+    last_close: int | None,
 ) -> tuple[FastState, tuple[Output, ...]]:
-    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15; head: RB-R19 to RB-R26)."""
+    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15; head: RB-R19 to RB-R26),
+    with the clock reading already applied (``clock``, ``last_close``: RB-R18)."""
     pending_length: int | None  # declared: mypyc infers None from the reset below
-    _, timeout, pending_length, start, hwm, _, _, _, _, held, _, clock, last_close = state
-    if messages:  # RB-D4: ids unique within the poll and among the messages still held
-        ids = [m.id for m in messages]
-        grown = held.union(ids)
+    _, timeout, pending_length, start, hwm, _, _, _, _, held, _, _, _ = state
+    latest = 0
+    if messages:  # one pass: the ids, the newest stamp and RB-R27's kinds
+        ids: list[str] = []
+        foreign = False
+        latest = messages[0].timestamp
+        for message in messages:
+            ids.append(message.id)
+            t = message.timestamp
+            if t > latest:
+                latest = t
+            if message.kind in HEAD_ONLY_KINDS:
+                foreign = True
+        if foreign and not config.head:
+            refuse_head_only_kinds(messages)  # raises RB-D3 (RB-R27)
+        grown = held.union(ids)  # RB-D4: ids unique within the poll and among those held
         if len(grown) != len(held) + len(ids):
             _refuse_reused_id(held, ids)
         held = grown
     if start is None or hwm is None:
-        return (state, ()) if not messages else _bootstrap(config, state, messages)
+        if messages:
+            return _bootstrap(config, state, messages, clock)
+        if clock == state.clock and last_close == state.last_close:
+            return state, ()
+        return state._replace(clock=clock, last_close=last_close), ()
     run = _Run(state, config.head)
-    if messages:
-        hwm = advance_hwm(hwm, max([m.timestamp for m in messages]), start, run.length)
+    if messages:  # RB-R9: ``grid.advance_hwm`` inline
+        ceiling = start + MAX_AHEAD_BATCHES * run.length
+        if latest > ceiling:
+            latest = ceiling
+        if latest > hwm:
+            hwm = latest
         run.route(messages, start)
     if run.overflow and not run.gap_blocked():  # also overflow a close left (empty poll)
         start = run.recover_from_gap(start)
@@ -441,7 +474,7 @@ def _poll(
             and clock - last_close >= STALL_THRESHOLD_BATCHES * run.length):
         stamps = run.buffered_stamps()
         if stamps:  # RB-R26: the stall backstop; overflow and future do not count
-            anchor = plausible_anchor(stamps, run.length)
+            anchor = _plausible_anchor(stamps, run.length)
             last_close = clock
             if not start <= anchor < start + run.length:
                 start = hwm = run.replace(anchor)
@@ -452,7 +485,7 @@ def _poll(
                               held, False, clock, last_close)), ()
     batch, start = run.close(start, pending_length)
     if pending_length is not None:
-        timeout = timeout_distance(config.factor, pending_length)
+        timeout = _timeout_distance(config.factor, pending_length)
         pending_length = None
     if config.head:
         last_close = clock  # RB-R24
@@ -466,7 +499,7 @@ def to_spec(state: FastState) -> State:
     """The spec form of a fast state: ``seen`` folded into each estimator (RB-R2)."""
     streams = []
     for kind, name, last, diffs, seen, grid, bucket, max_slot, absent in state.streams:
-        last, diffs = observe_all(last, diffs, seen)
+        last, diffs = _observe_all(last, diffs, seen)
         streams.append(Stream(kind, name, last, diffs, grid, bucket, max_slot, absent))
     return State(state.batch_length, state.timeout, state.pending_length, state.window,
                  state.hwm, tuple(streams), state.non_gated, state.overflow, state.future,
@@ -482,3 +515,126 @@ def from_spec(state: State) -> FastState:
     return FastState(state.batch_length, state.timeout, state.pending_length, state.window,
                      state.hwm, streams, state.non_gated, state.overflow, state.future,
                      state.held, state.ended, state.clock, state.last_close)
+
+
+# The fast helpers: ``grid.py`` and ``estimator.py`` transcribed with the same operations,
+# typed for the compiler (see the module docstring; checked in lockstep by
+# tests/rate_aware_batcher/test_rb_fast_helpers.py).
+
+#: Below this every diff, and the sum of two, is exact as a double, so int/int and
+#: int/float divisions give the same double (the compiled build divides in doubles).
+_EXACT = 2**52
+
+
+def _observe(last: int | None, diffs: tuple[int, ...],
+             t: int) -> tuple[int | None, tuple[int, ...]]:
+    """``estimator.observe`` (RB-R2)."""
+    if last is None:
+        return t, diffs
+    if t <= last:
+        return last, diffs
+    if len(diffs) >= DIFF_BUFFER_SIZE:
+        return t, (*diffs[len(diffs) - DIFF_BUFFER_SIZE + 1:], t - last)
+    return t, (*diffs, t - last)
+
+
+def _observe_all(last: int | None, diffs: tuple[int, ...],
+                 stamps: tuple[int, ...]) -> tuple[int | None, tuple[int, ...]]:
+    """``estimator.observe_all`` (RB-R2)."""
+    if not stamps:
+        return last, diffs
+    ring = list(diffs)
+    for t in stamps:
+        if last is None:
+            last = t
+        elif t > last:
+            ring.append(t - last)
+            last = t
+    return last, tuple(ring[-DIFF_BUFFER_SIZE:])
+
+
+def _integer_rate_hz(diffs: tuple[int, ...]) -> int | None:
+    """``estimator.integer_rate_hz`` (RB-R3) in doubles: one sort serves both the seed and
+    the extremes. A ring holding a diff of 2**52 ns or more (52 days between two pulses)
+    takes the rule text's, whose int/int divisions are exact where doubles are not."""
+    n = len(diffs)
+    if n < MIN_DIFFS_FOR_GATE:
+        return None
+    ordered = sorted(diffs)
+    high = ordered[n - 1]
+    if high >= _EXACT:
+        return estimator.integer_rate_hz(diffs)
+    middle = n // 2
+    seed: float = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    period = seed
+    if round(ordered[0] / seed) != 1 or round(high / seed) != 1:
+        periods: list[float] = []
+        for d in diffs:  # RB-R3's refinement: a diff spanning k pulses counts as d / k
+            k = round(d / seed)
+            if k >= 1:
+                periods.append(d / k)
+        if periods:
+            periods.sort()
+            middle = len(periods) // 2
+            period = periods[middle] if len(periods) % 2 \
+                else (periods[middle - 1] + periods[middle]) / 2
+    raw = 1e9 / period
+    rate = round(raw)  # RB-R3's snap, ``estimator.snap_rate``
+    if rate < 1:
+        return None
+    tolerance = SNAP_RELATIVE_TOLERANCE * rate
+    if tolerance < SNAP_ABSOLUTE_TOLERANCE_HZ:
+        tolerance = SNAP_ABSOLUTE_TOLERANCE_HZ
+    if abs(raw - rate) > tolerance:
+        return None
+    return rate
+
+
+def _timeout_distance(factor: float, length: int) -> int | None:
+    """``grid.timeout_distance`` (RB-R10, RB-R19)."""
+    if factor == float("inf"):
+        return None
+    return int(factor * (length / 1e9) * 1_000_000_000)
+
+
+def _period_of(rate: int) -> int:
+    """``grid.period_of`` (RB-R4)."""
+    return round(1e9 / rate)
+
+
+def _slots_per_batch(rate: int, length: int) -> int:
+    """``grid.slots_per_batch`` (RB-R4)."""
+    return round(rate * (length / 1e9))
+
+
+def _sub_rate(rate: int, length: int) -> bool:
+    """``grid.sub_rate`` (RB-R7)."""
+    return rate * (length / 1e9) < 1.0
+
+
+def _origin_plausible(origin: int, start: int, length: int) -> bool:
+    """``grid.origin_plausible`` (RB-R7)."""
+    return abs(origin - start) <= MAX_ORIGIN_OFFSET_BATCHES * length
+
+
+def _plausible_anchor(stamps: list[int], length: int) -> int:
+    """``grid.plausible_anchor`` (RB-R20)."""
+    ordered = sorted(stamps)
+    horizon = MAX_AHEAD_BATCHES * length
+    best_size = 0
+    best_end = previous = ordered[0]
+    size = 0
+    for t in ordered:
+        if t - previous > horizon:
+            size = 0
+        size += 1
+        previous = t
+        if size >= best_size:
+            best_size, best_end = size, t
+    return best_end
+
+
+def _gap_steps(earliest: int, start: int, length: int) -> int:
+    """``grid.gap_steps`` (RB-R13)."""
+    steps = (earliest - start) // length
+    return steps if steps > 0 else 0

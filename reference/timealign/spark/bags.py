@@ -69,14 +69,26 @@ def canonical(frame: DataFrame) -> DataFrame:
 
 @attrs.frozen
 class BagReport:
-    """What the summary adds for bags: skipped bags and rows of other topics."""
+    """What the summary adds for bags: skipped bags, rows of other topics and the
+    configured topics no bag holds (BAG-R13)."""
 
     skipped: tuple[tuple[str, str], ...]
     not_configured: tuple[tuple[str, int], ...]
+    absent: tuple[str, ...] = ()
+
+    def warnings(self) -> list[str]:
+        """BAG-R13: one line per configured topic that no bag holds."""
+        return [f"the configured topic {topic} is in no bag: no row of it was read (BAG-R13)"
+                for topic in self.absent]
 
     def as_json(self) -> dict[str, Any]:
-        return {"skipped_bags": [{"bag": b, "error": e} for b, e in self.skipped],
-                "not_configured": [{"topic": t, "rows": n} for t, n in self.not_configured]}
+        body: dict[str, Any] = {
+            "skipped_bags": [{"bag": b, "error": e} for b, e in self.skipped],
+            "not_configured": [{"topic": t, "rows": n} for t, n in self.not_configured]}
+        if self.absent:
+            body["absent_topics"] = list(self.absent)
+            body["warnings"] = self.warnings()
+        return body
 
 
 def read_bags(spark: SparkSession, path: str, options: dict[str, str],
@@ -91,27 +103,34 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
         bad = frame.where(F.col("error").isNotNull()).select("bag", "error").collect()
         rows = frame.where(~F.col("bag").isin([r["bag"] for r in bad])) if bad else frame
         other = []
+        absent: tuple[str, ...] = ()
         if topics is not None:
-            other = rows.where(~F.col("topic").isin(list(topics))).groupBy("topic").count(
-            ).orderBy("topic").collect()
+            counts = rows.groupBy("topic").count().orderBy("topic").collect()
+            other = [r for r in counts if r["topic"] not in topics]
+            present = {r["topic"] for r in counts}
+            absent = tuple(t for t in topics if t not in present)  # BAG-R13
             rows = rows.where(F.col("topic").isin(list(topics)))
     except Exception as error:
         frame.unpersist()
         raise_job_error(error)
     report = BagReport(tuple((r["bag"], r["error"]) for r in bad),
-                       tuple((r["topic"], int(r["count"])) for r in other))
+                       tuple((r["topic"], int(r["count"])) for r in other), absent)
     return canonical(rows), frame, report
 
 
 def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
              paths: JobPaths, options: dict[str, str], per_file: bool = False,
              phase: Callable[[str], AbstractContextManager[object]] = no_phase,
-             ) -> tuple[BatchResult, BagReport]:
+             strict: bool = False) -> tuple[BatchResult, BagReport]:
     """The batch job over the folder of bags of ``paths`` (checked, SP-R20); with
     ``per_file`` every bag is one source in arrival order, replayed as read (SP-R18: the
     data source reads a bag as one partition, and its positions only increase, with gaps
     where rows of other topics were set aside)."""
     rows, frame, report = read_bags(spark, paths.input, options, configured_topics(config))
+    if strict and report.absent:  # BAG-R13: an error before the replay with --strict
+        frame.unpersist()
+        raise InvalidInput("--config topics", "BAG-R13", "configured topic(s) in no bag: "
+                           f"{', '.join(report.absent)}", paths.input)
     try:
         result = run_rows(spark, algorithm, config, rows, paths.output, per_file, phase,
                           dense=False)

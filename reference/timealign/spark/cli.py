@@ -23,6 +23,7 @@ from timealign.algorithm import Algorithm
 from timealign.command import add_debug, guarded
 from timealign.errors import InvalidInput
 from timealign.plot import require_plot_extra
+from timealign.spark import SPARK_MODULES, require_spark_extra
 from timealign.spark.paths import PathError
 
 # The options that name each role of a job's paths, per command.
@@ -87,10 +88,12 @@ def run_input_arguments(parser: argparse.ArgumentParser, command: str,
     """The options naming a finished run's input as it was given to ``run`` (``plot``,
     ``verify``): ``--input``, ``--config``, ``--format``, ``--column``, ``--master`` and the
     bag options, meaning what they meant for the run (PL-R10, BAG-R10)."""
-    parser.add_argument("--input", required=required, help="the run's --input")
+    parser.add_argument("--input", required=required,
+                        help="the run's --input (default: from the run's manifest)")
     parser.add_argument("--config", help="the run's --config (file or inline JSON)")
-    parser.add_argument("--format", default="parquet",
-                        help="the run's --format: parquet (default), csv, json or rosbag")
+    parser.add_argument("--format",
+                        help="the run's --format: parquet, csv, json or rosbag (default: the "
+                             "run's manifest, else parquet)")
     parser.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
                         help="the run's --column mappings; repeatable")
     parser.add_argument("--master", help="Spark master URL (default: local[*])")
@@ -101,13 +104,16 @@ def check_input_options(args: argparse.Namespace) -> None:
     """BAG-R9: the bag options only with ``--format rosbag``, ``--column`` only without it
     (a bag's columns are fixed by BAG-R2); refused before Spark starts, since either
     combination would otherwise be silently ignored."""
+    if args.format is None:
+        args.format = "parquet"
     if args.format == "rosbag":
         if args.column:
             raise InvalidInput("--column", "BAG-R9", "not with --format rosbag: a bag's "
                                "rows have fixed columns (BAG-R2)", args.column[0])
         return
     given = (("--stamp", bool(args.stamp)), ("--source-from", args.source_from is not None),
-             ("--skip-bad-files", getattr(args, "skip_bad_files", False)))
+             ("--skip-bad-files", getattr(args, "skip_bad_files", False)),
+             ("--strict", getattr(args, "strict", False)))
     for option, present in given:
         if present:
             raise InvalidInput(option, "BAG-R9", "only with --format rosbag", args.format)
@@ -125,6 +131,40 @@ def input_settings(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any,
     source = RunInput.of(path or "", args.format, args.column, config, args.stamp, args.source_from,
                          getattr(args, "skip_bad_files", False))
     return config, source
+
+
+def recorded_settings(args: argparse.Namespace, output: str, where: str
+                      ) -> tuple[Algorithm[Any, Any, Any, Any], Any, Any]:
+    """(algorithm, config, :class:`~timealign.spark.inputs.RunInput`) of a finished run
+    whose output is ``output`` (``plot --run``, ``verify``): from the run's manifest
+    (SP-R32), where options given explicitly must match it or are refused naming the
+    difference; without a manifest, from the options as given (PL-R10, BAG-R10)."""
+    from timealign.spark.inputs import RunRecord, load_config, recorded_run
+
+    record = recorded_run(output, where)
+    name = args.algorithm
+    if record is None:
+        if name is None or args.input is None:
+            raise InvalidInput(where, "SP-R32", "the run has no manifest (_timealign.json; "
+                               "runs before 0.x wrote none): give the algorithm, --input "
+                               "and the run's input options", output)
+        algorithm = registry.get(name)
+        config, source = input_settings(args, algorithm, args.input)
+        return algorithm, config, source
+    algorithm = registry.get(name or record.algorithm)
+    explicit = [field for field, given in (
+        ("algorithm", name), ("config", args.config), ("input", args.input),
+        ("format", args.format), ("column", args.column), ("stamp", args.stamp),
+        ("source_from", args.source_from),
+        ("skip_bad_files", getattr(args, "skip_bad_files", False))) if given]
+    given = RunRecord(
+        algorithm.name, record.config if args.config is None else
+        algorithm.config_to_json(load_config(algorithm, args.config)),
+        args.input or record.input, args.format or record.format, tuple(args.column),
+        tuple(args.stamp), args.source_from, getattr(args, "skip_bad_files", False))
+    record.matched(given, explicit)
+    config, source = record.run_input(registry.get(record.algorithm))
+    return registry.get(record.algorithm), config, source
 
 
 def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any, Any, Any]:
@@ -149,13 +189,23 @@ def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any,
     return algorithm, config, source, spark
 
 
+def _record(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
+            path: str) -> Any:
+    """What ``run`` or ``stream`` was given, for its manifest (SP-R32)."""
+    from timealign.spark.inputs import RunRecord
+
+    return RunRecord.of(algorithm, config, path, args.format, args.column, args.stamp,
+                        args.source_from, getattr(args, "skip_bad_files", False))
+
+
 def _run(args: argparse.Namespace) -> int:
     from timealign.progress import Progress
-    from timealign.spark.inputs import run, write_report
+    from timealign.spark.inputs import remember, run, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.progress import StageWatch
     from timealign.spark.summary import format_summary, summarize
 
+    require_spark_extra("run")  # SP-R35
     check_input_options(args)  # BAG-R9
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
@@ -163,10 +213,10 @@ def _run(args: argparse.Namespace) -> int:
     paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report,
                            config=args.config)
     algorithm, config, source, spark = _setup(args, "run", paths.input)
-    started = time.monotonic()
+    started, began = time.monotonic(), time.time()
     with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33
         result, bag_report = run(spark, algorithm, config, source, paths,
-                                 args.sources_per_file, watch.phase)
+                                 args.sources_per_file, watch.phase, args.strict)
         elapsed = time.monotonic() - started
         with watch.phase("summary"):
             summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
@@ -178,6 +228,8 @@ def _run(args: argparse.Namespace) -> int:
     print(format_summary(summary, algorithm.name))  # SP-R31
     print(f"no loss: every one of {result.rows} rows has exactly one outcome; "
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
+    remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
+             began, time.time(), summary)  # SP-R32
     if paths.summary:
         outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
     if paths.report is not None:
@@ -186,9 +238,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stream(args: argparse.Namespace) -> int:
-    from timealign.spark.inputs import stream
+    from timealign.spark.inputs import remember, stream
     from timealign.spark.paths import JobPaths
 
+    require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35
     check_input_options(args)  # BAG-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
@@ -196,6 +249,11 @@ def _stream(args: argparse.Namespace) -> int:
     assert paths.checkpoint is not None
     outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
+    record, began = _record(args, algorithm, config, paths.input), time.time()
+    if "://" not in paths.output:
+        Path(paths.output).mkdir(parents=True, exist_ok=True)
+    remember(paths.output, "stream", record, spark, began, None, None,
+             paths.checkpoint)  # SP-R32, CLI-R3
     batches = stream(spark, algorithm, config, source, paths, args.available_now,
                      args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
     print(f"stream stopped after {batches} micro-batch(es)")
@@ -207,6 +265,8 @@ def _stream(args: argparse.Namespace) -> int:
         summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
                             spark.read.parquet(f"{paths.output}/outcomes"))
         print(format_summary(summary, algorithm.name))
+        remember(paths.output, "stream", record, spark, began, time.time(), summary,
+                 paths.checkpoint)
     return 0
 
 
@@ -216,8 +276,9 @@ def _verify(args: argparse.Namespace) -> int:
     from timealign.spark.session import build_session
     from timealign.spark.verify import VerificationError, verify_rows
 
-    algorithm = registry.get(args.algorithm)
-    config, source = input_settings(args, algorithm, args.input)  # BAG-R9, before Spark
+    require_spark_extra("verify")
+    # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
+    algorithm, config, source = recorded_settings(args, args.output, args.where)
     spark = build_session(args.master, "timealign verify")
     try:
         with read_rows(spark, source) as rows:  # as `run` reads it (BAG-R10)
@@ -241,7 +302,8 @@ def verify_parser() -> argparse.ArgumentParser:
     parser.add_argument("algorithm", help=f"one of {', '.join(registry.names())}")
     parser.add_argument("--output", required=True,
                         help="the run's --output (groups/ and outcomes/)")
-    run_input_arguments(parser, "verify", required=True)  # as given to the run (BAG-R10)
+    run_input_arguments(parser, "verify", required=False)  # as given to the run (BAG-R10)
+    parser.set_defaults(where="--output")
     add_debug(parser, top=True)
     return parser
 
@@ -256,6 +318,7 @@ def verify_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    require_spark_extra("generate", ("pyarrow", "numpy"))  # SP-R35
     from timealign.spark.generate import Plan, generate
 
     options: dict[str, Any] = {"seed": args.seed, "loss": args.loss, "files": args.files,
@@ -282,6 +345,9 @@ def register(commands: Any) -> None:
                           "as read, without a shuffle or sort (fails if a file is out of "
                           "order)")
     bag_arguments(run, "run")
+    run.add_argument("--strict", action="store_true",
+                     help="with --format rosbag: a configured topic that no bag holds is an "
+                          "error, not a warning (BAG-R13)")
     run.add_argument("--report", metavar="DIR",
                      help="also write an HTML report to DIR/index.html (needs the plot extra)")
     run.set_defaults(handler=flagged(_run, RUN_FLAGS))
@@ -298,6 +364,17 @@ def register(commands: Any) -> None:
                         type=options.integer(1, 10**9), help="files per micro-batch")
     bag_arguments(stream, "stream")
     stream.set_defaults(handler=flagged(_stream, STREAM_FLAGS))
+
+    verify = commands.add_parser(
+        "verify", help="re-check a finished run from what it wrote (exit 3 if a check fails)",
+        description="Verify a finished run: every row has exactly one outcome, every source "
+                    "re-run through the reference and checked against its invariants, the "
+                    "written tables equal the re-run. The run's manifest names its "
+                    "algorithm, config and input; options given must match it.")
+    verify.add_argument("output", metavar="OUT", help="the run's --output folder")
+    verify.add_argument("--algorithm", help="the run's algorithm (default: its manifest)")
+    run_input_arguments(verify, "verify", required=False)  # as given to the run (BAG-R10)
+    verify.set_defaults(handler=flagged(_verify, READ_FLAGS), where="OUT")
 
     gen = commands.add_parser("generate", help="write a synthetic robot-fleet dataset")
     gen.add_argument("--output", required=True, help="folder for the Parquet files")

@@ -95,14 +95,15 @@ def read_rows(spark: SparkSession, source: RunInput) -> Iterator[DataFrame]:
 def run(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
         source: RunInput, paths: JobPaths, per_file: bool = False,
         phase: Callable[[str], AbstractContextManager[object]] = no_phase,
-        ) -> tuple[BatchResult, bags.BagReport | None]:
+        strict: bool = False) -> tuple[BatchResult, bags.BagReport | None]:
     """The batch job over ``source`` into the checked ``paths``; for bags, also what the
     summary adds (skipped bags, rows of other topics). ``phase`` is entered around each of
-    the job's phases (the progress line, SP-R33)."""
+    the job's phases (the progress line, SP-R33); ``strict``: a configured topic in no bag
+    stops the job (BAG-R13)."""
     if source.bag is None:
         return run_table(spark, algorithm, config, paths, source.format, source.columns,
                          per_file, phase), None
-    return bags.run_bags(spark, algorithm, config, paths, source.bag, per_file, phase)
+    return bags.run_bags(spark, algorithm, config, paths, source.bag, per_file, phase, strict)
 
 
 def stream(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
@@ -126,10 +127,137 @@ def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], 
                  source: RunInput, paths: JobPaths, summary: dict[str, Any]) -> Path:
     """PL-R9: the report page of a finished run, written to the report folder of
     ``paths``."""
+    from timealign.outputs import read_manifest
     from timealign.plot.report import write
     from timealign.spark.pictures import build_report
 
     assert paths.report is not None, "the job's paths name no report folder"
-    with read_rows(spark, source) as rows:
-        report = build_report(algorithm, config, rows, paths.output, summary)
+    manifest = None if "://" in paths.output else read_manifest(paths.output, "the output")
+    with read_rows(spark, source) as rows:  # the page shows the run's manifest (SP-R32)
+        report = build_report(algorithm, config, rows, paths.output, summary,
+                              manifest=manifest, warnings=summary.get("warnings", ()))
     return write(report, paths.report)
+
+
+def _same_path(a: str, b: str) -> bool:
+    from timealign.outputs import resolved
+
+    return a == b or resolved(a) == resolved(b)
+
+
+@attrs.frozen
+class RunRecord:
+    """What a run was given (SP-R32): its algorithm, canonical config and input options,
+    as its manifest remembers them, so that ``plot --run`` and ``verify`` need nothing
+    else."""
+
+    algorithm: str
+    config: Any
+    input: str
+    format: str = "parquet"
+    column: tuple[str, ...] = ()
+    stamp: tuple[str, ...] = ()
+    source_from: str | None = None
+    skip_bad_files: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "config": self.config, "input": self.input,
+                "input_format": self.format, "column": list(self.column),
+                "stamp": list(self.stamp), "source_from": self.source_from,
+                "skip_bad_files": self.skip_bad_files}
+
+    @classmethod
+    def from_json(cls, body: Any, where: str) -> RunRecord:
+        """The record of a manifest's entries; a missing or mistyped entry is
+        ``InvalidInput`` naming ``where``."""
+        def text_list(key: str) -> tuple[str, ...]:
+            value = body.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise InvalidInput(where, "SP-R32", f"the manifest's {key} is not a list of "
+                                   "strings", value)
+            return tuple(value)
+
+        if not isinstance(body, dict) or not isinstance(body.get("algorithm"), str) \
+                or not isinstance(body.get("input"), str) \
+                or not isinstance(body.get("input_format", "parquet"), str):
+            raise InvalidInput(where, "SP-R32", "the manifest names no run (algorithm, "
+                               "input): not the output of run or stream", None)
+        source_from = body.get("source_from")
+        return cls(body["algorithm"], body.get("config", {}), body["input"],
+                   body.get("input_format", "parquet"), text_list("column"),
+                   text_list("stamp"), source_from if isinstance(source_from, str) else None,
+                   bool(body.get("skip_bad_files", False)))
+
+    @classmethod
+    def of(cls, algorithm: Algorithm[Any, Any, Any, Any], config: Any, path: str,
+           fmt: str, columns: Sequence[str] = (), stamps: Sequence[str] = (),
+           source_from: str | None = None, skip_bad_files: bool = False) -> RunRecord:
+        """The record of a run's options (the path made absolute when local)."""
+        from timealign.outputs import resolved
+
+        return cls(algorithm.name, algorithm.config_to_json(config), resolved(path), fmt,
+                   tuple(columns), tuple(stamps), source_from, skip_bad_files)
+
+    def run_input(self, algorithm: Algorithm[Any, Any, Any, Any]) -> tuple[Any, RunInput]:
+        """(config, :class:`RunInput`) as the run read its input."""
+        config = algorithm.config_from_json(self.config)
+        return config, RunInput.of(self.input, self.format, self.column, config, self.stamp,
+                                   self.source_from, self.skip_bad_files)
+
+    def matched(self, given: RunRecord, explicit: Sequence[str]) -> None:
+        """Refuse, naming the first difference, when an option given explicitly
+        (``explicit``: field names of ``given``) differs from what the run was given."""
+        names = {"algorithm": "ALGORITHM", "config": "--config", "input": "--input",
+                 "format": "--format", "column": "--column", "stamp": "--stamp",
+                 "source_from": "--source-from", "skip_bad_files": "--skip-bad-files"}
+        for field in names:
+            if field not in explicit:
+                continue
+            mine, theirs = getattr(self, field), getattr(given, field)
+            if not (_same_path(mine, theirs) if field == "input" else mine == theirs):
+                raise InvalidInput(names[field], "SP-R32", f"differs from the run's manifest: "
+                                   f"the run was given {mine!r}, this command {theirs!r}; "
+                                   "leave the option out to use the run's", theirs)
+
+
+def recorded_run(output: str, where: str = "the run") -> RunRecord | None:
+    """The record of the run whose output is ``output`` (None: it has no manifest)."""
+    from timealign.outputs import read_manifest
+
+    if "://" in output:
+        return None
+    body = read_manifest(output, where)
+    if body is None:
+        return None
+    return RunRecord.from_json(body.get("run"), where)
+
+
+def remember(output: str, command: str, record: RunRecord, spark: SparkSession,
+             started: float, ended: float | None, summary: dict[str, Any] | None,
+             checkpoint: str | None = None) -> None:
+    """SP-R32: write the run's manifest into its output folder (local folders only):
+    what it was given, the package's version and build, the Spark master, start and end
+    (UTC, ISO 8601) and the counts of its summary; for a stream, its checkpoint (by which
+    a later stream recognises its own output, CLI-R3)."""
+    import datetime
+
+    import timealign
+    from timealign import native
+    from timealign.outputs import resolved, write_manifest
+
+    if "://" in output or not Path(output).is_dir():
+        return
+
+    def when(seconds: float | None) -> str | None:
+        return None if seconds is None else datetime.datetime.fromtimestamp(
+            seconds, datetime.UTC).isoformat(timespec="seconds")
+
+    counts = None if summary is None else {
+        key: summary[key] for key in ("rows", "sources", "groups", "outcomes")
+        if key in summary}
+    write_manifest(output, command, {
+        "run": record.as_json(), "timealign": {"version": timealign.__version__,
+                                                "build": native.build()},
+        "spark": {"master": spark.sparkContext.master, "version": spark.version},
+        "started": when(started), "ended": when(ended), "counts": counts,
+        **({} if checkpoint is None else {"checkpoint": resolved(checkpoint)})})

@@ -24,6 +24,7 @@ GROUPS = "groups"
 OUTCOMES = "outcomes"
 GROUPED = "grouped"
 RECENT_IDS = 1024  # SP-R22: settled ids a stream remembers per source
+_MISSING = object()
 
 # The columns of the combined output the adapters emit; ``table`` says which output
 # table a row belongs to, the other columns are null where they do not apply. A grouped
@@ -123,14 +124,18 @@ class SourceRun:
         self.rows = Rows()
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
-        recent = self.recent
+        """Open each row's id as the mapping reads it (SP-R6): one dict insertion per row,
+        whose size tells whether the id was open already."""
+        opened, recent = self.open, self.recent
         for record in records:
-            if record.id in self.open or (recent is not None and record.id in recent):
+            identity = record.id
+            size = len(opened)
+            opened[identity] = None
+            if len(opened) == size or (recent is not None and identity in recent):
                 raise DuplicateIdError(
-                    f"source {self.source!r}: id {record.id!r} fed again while "
-                    f"{'still open' if record.id in self.open else 'recently settled'}; "
+                    f"source {self.source!r}: id {identity!r} fed again while "
+                    f"{'still open' if len(opened) == size else 'recently settled'}; "
                     f"ids must be unique within a source (SP-R1, SP-R22)")
-            self.open[record.id] = None
             yield record
 
     def reject_late(self, message_id: str, fresh: Container[str], rule: str) -> None:
@@ -172,6 +177,7 @@ class SourceRun:
         if not outputs:
             return
         account_of, append, source = self.algorithm.account, self.rows.add, self.source
+        pop = None if self.recent is not None else self.open.pop
         for output in outputs:
             account = account_of(output)
             if account is None:
@@ -181,10 +187,18 @@ class SourceRun:
                 ids = account.ids
                 append((GROUPS, source, seq, account.start, account.end, list(ids), at, index,
                         None, None, None))
-                for member in ids:  # their outcome rows come from this row (SP-R5)
-                    self._close(member)
+                # Their outcome rows come from this row (SP-R5). A batch run closes the ids
+                # in one loop of dict pops; a missing one is lost (SP-R6: _close_open raises).
+                if pop is None:
+                    for member in ids:
+                        self._close(member)
+                else:
+                    for member in ids:
+                        if pop(member, _MISSING) is _MISSING:
+                            self._close(member)
             else:
-                self._close(account.id)
+                if pop is None or pop(account.id, _MISSING) is _MISSING:
+                    self._close(account.id)
                 append((OUTCOMES, source, None, None, None, None, at, index, account.id,
                         account.outcome, account.reason))
 

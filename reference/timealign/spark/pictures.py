@@ -49,6 +49,21 @@ def _slots(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: DataFram
     return found
 
 
+#: How many source names an unknown ``--source`` lists (PL-R6).
+LISTED_SOURCES = 20
+
+
+def known_sources(rows: DataFrame, listed: int = LISTED_SOURCES) -> str:
+    """``"the input has 3 sources: a, b, c"``, or the first ``listed`` and a count."""
+    names = [r[0] for r in rows.select("source").distinct().orderBy("source")
+             .limit(listed + 1).collect()]
+    if len(names) <= listed:
+        return f"the input has {len(names)} source(s): {', '.join(map(str, names))}"
+    total = rows.select("source").distinct().count()
+    return (f"the input has {total} sources, the first {listed}: "
+            f"{', '.join(map(str, names[:listed]))}, ...")
+
+
 def source_timeline(
     algorithm: Algorithm[Any, Any, Any, Any],
     config: Any,
@@ -64,7 +79,8 @@ def source_timeline(
     mine = rows.where(F.col("source") == source)
     first = mine.agg(F.min("stamp")).first()
     if first is None or first[0] is None:
-        raise InvalidInput("--source", "PL-R6", "no input rows for this source", source)
+        raise InvalidInput("--source", "PL-R6", f"no input rows for this source; "
+                           f"{known_sources(rows)}", source)
     low = int(first[0]) + start
     high = None if stop is None else int(first[0]) + stop
     shown = mine.where(F.col("stamp") >= low)

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from timealign.algorithm import Algorithm, Record
+from timealign.algorithm import Algorithm, Record, records
 from timealign.errors import InvalidInput
 from timealign.spark import schema
 from timealign.spark.failures import OrderError, marked
@@ -56,8 +56,8 @@ def require_values(source: str, with_nulls: Iterable[str]) -> None:
 def records_from(ids: Iterable[Any], topics: Iterable[Any], stamps: Iterable[Any],
                  arrivals: Iterable[Any], kinds: Iterable[Any], polls: Iterable[Any]
                  ) -> Iterator[Record]:
-    """Records of columns of values (Arrow's or pandas'), row by row."""
-    return map(Record, ids, topics, stamps, arrivals, kinds, polls)
+    """Records of columns of values (Arrow's or pandas'), row by row, built by slot."""
+    return records(ids, topics, stamps, arrivals, kinds, polls)
 
 
 def _first_out_of_order(batch: pa.RecordBatch) -> int | None:

@@ -123,7 +123,7 @@ class RosbagStreamReader(DataSourceStreamReader):
 
 class RosbagDataSource(DataSource):
     """``format("rosbag")``: rows of SP-R1 plus ``type``, ``bag``, ``position`` and
-    ``error`` (BAG-R2)."""
+    ``error`` (BAG-R2); PySpark finds it as ``pyspark_rosbag.DefaultSource`` (BAG-R12)."""
 
     @classmethod
     def name(cls) -> str:

@@ -208,6 +208,7 @@ def run_stream(
     """Run the stream over the files of ``source_dir``: the library's entry, which checks
     the paths (SP-R20) once, here; as :func:`stream_job` otherwise."""
     paths = JobPaths.check(source_dir, output, checkpoint=checkpoint)
+    check_stream_output(output, checkpoint)  # CLI-R3: before the checkpoint is made
     return stream_job(spark, algorithm, config, paths, fmt, columns, available_now,
                       trigger_seconds, max_files, report, rows, set_aside)
 
@@ -233,7 +234,6 @@ def stream_job(
     :func:`write_batch`)."""
     output, checkpoint = paths.output, paths.checkpoint
     assert checkpoint is not None, "a stream's paths name its checkpoint"
-    check_stream_output(output, checkpoint)  # CLI-R3: before the checkpoint is made
     bind(spark, checkpoint, algorithm, config)  # SP-R24
     if rows is None:
         rows = stream_frame(spark, paths.input, fmt, columns or schema.ColumnMap(), max_files)
