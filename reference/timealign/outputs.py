@@ -213,6 +213,57 @@ def filled(folder: str | Path, command: str, option: str) -> Iterator[Path]:
         raise
 
 
+def check_stream_output(output: str, checkpoint: str, option: str = "--output") -> None:
+    """CLI-R3 for ``stream``: its ``output`` must be absent, empty, or the earlier output of
+    the same stream, resumed from the same checkpoint (its manifest names that checkpoint,
+    and the checkpoint is there), because a stream writes ``batch=N`` folders numbered from
+    0 by its checkpoint: a new checkpoint into an earlier stream's tables would replace
+    ``batch=0`` and keep the old ``batch=1``, one table of two runs. Checked before Spark
+    starts; remote paths are left to the user."""
+    if not is_local(output) or not os.path.isdir(resolved(output)):
+        return
+    folder = Path(resolved(output))
+    present = sorted(entry.name for entry in folder.iterdir() if entry.name != MANIFEST)
+    if not present:  # empty, or a stream that stopped before writing a table
+        return
+    body: object = None
+    if (folder / MANIFEST).is_file():
+        try:
+            body = jsontext.loads((folder / MANIFEST).read_bytes())
+        except (ValueError, OSError):
+            body = None
+    earlier = body.get("checkpoint") if isinstance(body, dict) and \
+        body.get("format") == FORMAT and body.get("command") == "stream" else None
+    if not isinstance(earlier, str):
+        raise InvalidInput(option, RULE, f"the folder is not empty and not an earlier output "
+                           f"of stream (no {MANIFEST} of it; it holds {present[0]}): give an "
+                           f"empty or new folder", output)
+    mine = resolved(checkpoint)
+    resumed = os.path.isdir(mine) and any(Path(mine).iterdir())
+    if earlier != mine or not resumed:
+        raise InvalidInput(option, RULE, f"the folder holds the tables of an earlier stream "
+                           f"with the checkpoint {earlier!r}; a stream writes into its own "
+                           f"tables only when resumed from that checkpoint: give that "
+                           f"--checkpoint, or an empty or new --output", output)
+
+
+def write_stream_manifest(output: str, checkpoint: str) -> None:
+    """The manifest by which :func:`check_stream_output` recognises a stream's output,
+    written before the stream writes its first table when the command line has not written
+    its own (SP-R32, which records the checkpoint too)."""
+    if not is_local(output):
+        return
+    folder = Path(resolved(output))
+    folder.mkdir(parents=True, exist_ok=True)
+    if (folder / MANIFEST).is_file():
+        return
+    files = sorted(entry.name for entry in folder.iterdir()
+                   if entry.name != MANIFEST and not entry.name.startswith("."))
+    write_file(folder / MANIFEST, json.dumps(
+        {"format": FORMAT, "command": "stream", "files": files,
+         "checkpoint": resolved(checkpoint)}, indent=1) + "\n")
+
+
 def write_manifest(folder: str | Path, command: str, body: Mapping[str, Any]) -> Path:
     """Write ``folder``'s manifest for ``command``: the files it holds and ``body`` (what a
     run remembers of itself, SP-R32), through a temporary sibling so a reader never sees

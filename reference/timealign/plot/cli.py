@@ -58,13 +58,30 @@ def _vector_timeline(args: argparse.Namespace) -> Any:
     from timealign import vectors
     from timealign.plot.timeline import from_vector
 
+    # PL-R6: the window and the source choose rows of a run; a vector is drawn whole, so
+    # they are refused rather than ignored.
+    for option, given in (("--from", args.start), ("--to", args.stop),
+                          ("--source", args.source)):
+        if given is not None:
+            raise InvalidInput(option, "PL-R6", "only for a run's picture (--run); a "
+                               "vector is drawn whole", given)
     found = vectors.load(args.target)
     if args.name is not None:
-        found = [v for v in found if v.name == args.name]
+        found = [v for v in found if v.name == args.name]  # names are unique (VEC-R1)
     if len(found) != 1:
         raise InvalidInput("--name", "PL-R6",
                            f"{len(found)} vectors match; give --name to choose one", args.target)
     return from_vector(found[0])
+
+
+def window(args: argparse.Namespace) -> tuple[int, int]:
+    """PL-R6: ``--from`` and ``--to`` as ns after the source's first event time, checked
+    before anything is read (``--to`` before ``--from`` refused)."""
+    start = 0 if args.start is None else duration(args.start, "--from")
+    stop = start + 2 * 10**9 if args.stop is None else duration(args.stop, "--to")
+    if stop < start:
+        raise InvalidInput("--to", "PL-R6", "must not be before --from", args.stop)
+    return start, stop
 
 
 def _run_timeline(args: argparse.Namespace) -> Any:
@@ -83,10 +100,7 @@ def _run_timeline(args: argparse.Namespace) -> Any:
         if "://" not in args.run and not (Path(args.run) / table).is_dir():
             raise InvalidInput("--run", "PL-R6", f"no {table}/ table: not a run's --output",
                                args.run)
-    start = duration(args.start, "--from")
-    stop = start + 2 * 10**9 if args.stop is None else duration(args.stop, "--to")
-    if stop < start:
-        raise InvalidInput("--to", "PL-R6", "must not be before --from", args.stop)
+    start, stop = window(args)
     spark = build_session(args.master, f"timealign plot {args.target}")
     with read_rows(spark, source) as rows:  # as `run` reads it (PL-R10)
         return source_timeline(algorithm, config, rows, args.run, args.source, start, stop)
@@ -95,6 +109,7 @@ def _run_timeline(args: argparse.Namespace) -> Any:
 def _plot(args: argparse.Namespace) -> int:
     fmt = output_format(args.out)
     require_plot_extra("--out")
+    window(args)  # PL-R6: a bad --from or --to is refused whatever the target
     timeline = _run_timeline(args) if args.run is not None else _vector_timeline(args)
     from timealign.plot.draw import render
 
@@ -116,7 +131,7 @@ def register(commands: Any) -> None:
     plot.add_argument("--run", help="the run's --output folder (groups/, outcomes/)")
     run_input_arguments(plot, "plot", required=False)  # as given to the run (PL-R10)
     plot.add_argument("--source", help="the source to draw")
-    plot.add_argument("--from", dest="start", default="0",
+    plot.add_argument("--from", dest="start",
                       help="start, after the source's first event time (default 0; 2.5s, "
                            "300ms, 7ns; a plain number is seconds)")
     plot.add_argument("--to", dest="stop", help="end, likewise (default: --from + 2s)")

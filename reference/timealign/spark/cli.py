@@ -246,11 +246,14 @@ def _stream(args: argparse.Namespace) -> int:
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
                            config=args.config)
+    assert paths.checkpoint is not None
+    outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
     record, began = _record(args, algorithm, config, paths.input), time.time()
     if "://" not in paths.output:
         Path(paths.output).mkdir(parents=True, exist_ok=True)
-    remember(paths.output, "stream", record, spark, began, None, None)  # SP-R32
+    remember(paths.output, "stream", record, spark, began, None, None,
+             paths.checkpoint)  # SP-R32, CLI-R3
     batches = stream(spark, algorithm, config, source, paths, args.available_now,
                      args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
     print(f"stream stopped after {batches} micro-batch(es)")
@@ -262,7 +265,8 @@ def _stream(args: argparse.Namespace) -> int:
         summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
                             spark.read.parquet(f"{paths.output}/outcomes"))
         print(format_summary(summary, algorithm.name))
-        remember(paths.output, "stream", record, spark, began, time.time(), summary)
+        remember(paths.output, "stream", record, spark, began, time.time(), summary,
+                 paths.checkpoint)
     return 0
 
 

@@ -233,15 +233,17 @@ def recorded_run(output: str, where: str = "the run") -> RunRecord | None:
 
 
 def remember(output: str, command: str, record: RunRecord, spark: SparkSession,
-             started: float, ended: float | None, summary: dict[str, Any] | None) -> None:
+             started: float, ended: float | None, summary: dict[str, Any] | None,
+             checkpoint: str | None = None) -> None:
     """SP-R32: write the run's manifest into its output folder (local folders only):
     what it was given, the package's version and build, the Spark master, start and end
-    (UTC, ISO 8601) and the counts of its summary."""
+    (UTC, ISO 8601) and the counts of its summary; for a stream, its checkpoint (by which
+    a later stream recognises its own output, CLI-R3)."""
     import datetime
 
     import timealign
     from timealign import native
-    from timealign.outputs import write_manifest
+    from timealign.outputs import resolved, write_manifest
 
     if "://" in output or not Path(output).is_dir():
         return
@@ -257,4 +259,5 @@ def remember(output: str, command: str, record: RunRecord, spark: SparkSession,
         "run": record.as_json(), "timealign": {"version": timealign.__version__,
                                                 "build": native.build()},
         "spark": {"master": spark.sparkContext.master, "version": spark.version},
-        "started": when(started), "ended": when(ended), "counts": counts})
+        "started": when(started), "ended": when(ended), "counts": counts,
+        **({} if checkpoint is None else {"checkpoint": resolved(checkpoint)})})

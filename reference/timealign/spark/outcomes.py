@@ -13,7 +13,7 @@ Pure Python, no Spark: the batch UDF, the streaming processor and the tests shar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Any
 
 from timealign.algorithm import Algorithm, Grouped, Record
@@ -137,6 +137,23 @@ class SourceRun:
                     f"{'still open' if len(opened) == size else 'recently settled'}; "
                     f"ids must be unique within a source (SP-R1, SP-R22)")
             yield record
+
+    def reject_late(self, message_id: str, fresh: Container[str], rule: str) -> None:
+        """SP-R14, SP-R22: a late row's ``rejected`` outcome, unless its id repeats one
+        still open, recently settled, or fed in the same micro-batch (``fresh``): that is
+        the duplicate-id failure, never a second outcome row for one id."""
+        recent = self.recent
+        if message_id in self.open or message_id in fresh or (
+                recent is not None and message_id in recent):
+            raise DuplicateIdError(
+                f"source {self.source!r}: id {message_id!r} arrived late (a late file) and "
+                f"repeats an id already fed; ids must be unique within a source (SP-R1, "
+                f"SP-R22)")
+        self.rows.outcome(self.source, message_id, "rejected", None, rule, None, None)
+        if recent is not None:
+            recent[message_id] = None
+            if len(recent) > RECENT_IDS:
+                del recent[next(iter(recent))]
 
     def _close_open(self, message_id: str) -> None:
         """Settle an open id (SP-R6): accounted for once, and only after it was fed."""

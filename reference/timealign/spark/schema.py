@@ -8,6 +8,7 @@ outputs carry ids so users join payloads back.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import attrs
 import pyarrow as pa
@@ -84,6 +85,9 @@ def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool,
     column, the source is ``""`` (SP-D3), or with ``source_from_file`` the file's name
     without its extension (SP-R18)."""
     present = set(frame.columns)
+    for field, name in columns.names:  # a mistyped --column never falls back to a default
+        require(name in present, f"--column {field}={name}", "SP-R1",
+                f"the input has no column {name!r}; its columns are {sorted(present)}")
     for field in REQUIRED:
         name = columns.column(field)
         require(name in present, name, "SP-R1", f"required column for {field!r} is missing",
@@ -149,19 +153,122 @@ def check_format(fmt: str) -> str:
 
 def reader_options(fmt: str) -> dict[str, str]:
     """Options of the file reader: CSV files have a header line and their column types are
-    inferred (SP-R1); a stream, given its schema, ignores the inference."""
-    return {"header": "true", "inferSchema": "true"} if check_format(fmt) == "csv" else {}
+    inferred (SP-R1); a stream, given its schema, ignores the inference. A malformed line of
+    a text format fails the read naming its file (``FAILFAST``), where Spark's default
+    would turn it into a row of nulls, later reported as a "null source" (SP-R1)."""
+    if check_format(fmt) == "parquet":
+        return {}
+    fail = {"mode": "FAILFAST"}
+    return {"header": "true", "inferSchema": "true", **fail} if fmt == "csv" else fail
+
+
+# SP-R1: the names a file of an input folder may have per format (Spark's codecs after the
+# text formats' own suffixes); names starting with "." or "_" are Spark's and left out.
+SUFFIXES: dict[str, tuple[str, ...]] = {
+    "parquet": (".parquet",),
+    "csv": tuple(f".csv{c}" for c in ("", ".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst")),
+    "json": tuple(f"{e}{c}" for e in (".json", ".jsonl", ".ndjson")
+                  for c in ("", ".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst")),
+}
+_GZIP_CHUNK = 1 << 20
+
+
+def input_files(path: str, fmt: str) -> list[str]:
+    """SP-R1: every file of a local input is read or refused by name before Spark reads it
+    (Spark skips a zero-byte Parquet file silently, reads a README as rows, and fails on a
+    damaged file with a message naming neither the file nor the cause): the files of a
+    folder must carry the format's suffix, a Parquet file must have a readable footer, a
+    gzip file must decompress to its end. Remote paths (``scheme://``) are left to Spark.
+    Returns the files checked."""
+    import gzip
+    import os
+    import zlib
+
+    from pyarrow import ArrowException
+    from pyarrow import parquet as pq
+
+    from timealign.spark.paths import PathError
+
+    if "://" in path or not os.path.exists(path):
+        return []
+    if os.path.isdir(path):
+        found: list[str] = []
+        for folder, subfolders, names in os.walk(path):
+            subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
+            found += [os.path.join(folder, n) for n in sorted(names)
+                      if not n.startswith((".", "_"))]
+        for file in found:
+            if not file.lower().endswith(SUFFIXES[fmt]):
+                raise PathError("input", "SP-R1", [
+                    f"the file {file} is not a {fmt} file (its name does not end with "
+                    f"{' or '.join(SUFFIXES[fmt][:3])}); remove it from {{input}} or rename "
+                    f"it"], file)
+    else:
+        found = [path]
+
+    def refuse(file: str, cause: str) -> PathError:
+        return PathError("input", "SP-R1", [f"cannot read the file {file}: {cause}; fix or "
+                                            f"remove that file"], file)
+
+    for file in found:
+        if fmt == "parquet":
+            if os.path.getsize(file) == 0:
+                raise refuse(file, "it is empty (zero bytes), not a Parquet file")
+            try:
+                pq.read_metadata(file)
+            except (ArrowException, OSError, ValueError) as error:
+                raise refuse(file, f"not a readable Parquet file ({error})") from None
+        elif file.lower().endswith(".gz"):
+            try:
+                with gzip.open(file, "rb") as stream:
+                    while stream.read(_GZIP_CHUNK):
+                        pass
+            except (OSError, EOFError, zlib.error) as error:
+                raise refuse(file, f"not a readable gzip file ({error})") from None
+    return found
+
+
+def _loads(reader: Any, file: str) -> bool:
+    try:
+        reader.load(file)
+    except Exception:
+        return False
+    return True
+
+
+def load_named(spark: SparkSession, path: str, fmt: str) -> DataFrame:
+    """``spark.read.load`` of ``path`` after :func:`input_files`; a failure names the file
+    when Spark's message does not (a malformed line found while inferring a schema: each
+    file is then loaded alone to find it) and never is py4j's bare "An error occurred while
+    calling o54.load." (SP-R1)."""
+    from timealign.spark.failures import job_error
+    from timealign.spark.paths import PathError
+
+    files = input_files(path, check_format(fmt))
+    reader = spark.read.format(fmt).options(**reader_options(fmt))
+    try:
+        return reader.load(path)
+    except Exception as error:  # AnalysisException: path missing, unreadable
+        rebuilt = job_error(error)
+        if rebuilt is not error:
+            raise rebuilt from None
+        lines = [x.strip() for x in str(error).splitlines() if x.strip()]
+        # py4j's first line ("An error occurred while calling o54.load.") says nothing.
+        first = next((x for x in lines if "error occurred while calling" not in x), "")
+        first = first[:300].lstrip(": ")
+    bad = files[0] if len(files) == 1 else next(
+        (file for file in files if not _loads(reader, file)), None)
+    if bad is not None:
+        raise PathError("input", "SP-R1", [f"cannot read the file {bad}: {first}; fix or "
+                                           f"remove that file"], bad)
+    raise InvalidInput("--input", "SP-R1", f"cannot read input: {first}", path)
 
 
 def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap,
                source_from_file: bool = False) -> DataFrame:
-    """Read a file or folder of rows and reduce it to the canonical columns."""
-    reader = spark.read.format(fmt).options(**reader_options(fmt))
-    try:
-        frame = reader.load(path)
-    except Exception as error:  # AnalysisException: path missing, unreadable
-        first = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
-        raise InvalidInput("--input", "SP-R1", f"cannot read input: {first}", path) from None
+    """Read a file or folder of rows and reduce it to the canonical columns; every file is
+    checked first (:func:`input_files`)."""
+    frame = load_named(spark, path, fmt)
     return canonical(frame, columns, has_row_index=fmt == "parquet",
                      source_from_file=source_from_file)
 

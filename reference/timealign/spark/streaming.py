@@ -33,6 +33,8 @@ from pyspark.sql.streaming.stateful_processor import (
 
 from timealign.algorithm import Algorithm
 from timealign.drive import Driver
+from timealign.errors import InvalidInput
+from timealign.outputs import check_stream_output, write_stream_manifest
 from timealign.spark import schema
 from timealign.spark.binding import bind
 from timealign.spark.checkpoint_codec import StateCodec
@@ -119,9 +121,11 @@ class MachineProcessor(StatefulProcessor):
         armed = timer_ms(min(timers)) if timers else None
         last = run.driver.last_arrival
         late = frame["arrival"] < last if last is not None else frame["arrival"] < 0
-        for row_id in frame.loc[late, "id"].tolist():  # SP-R14
-            run.rows.outcome(source, row_id, "rejected", None, LATE, None, None)
         fresh = frame.loc[~late]
+        fed = set(fresh["id"].tolist())
+        for row_id in frame.loc[late, "id"].tolist():  # SP-R14; repeated ids: SP-R22
+            run.reject_late(row_id, fed, LATE)
+            fed.add(row_id)
         records = records_from(
             fresh["id"].tolist(), fresh["topic"].tolist(), fresh["stamp"].tolist(),
             fresh["arrival"].tolist(), _optional(fresh["kind"].tolist()),
@@ -151,11 +155,13 @@ def stream_frame(
     """The canonical rows of the file stream. A stream needs its schema up front: it is
     taken (for CSV, inferred) from the files present when the stream starts."""
     options = schema.reader_options(fmt)
-    try:
-        found = spark.read.format(fmt).options(**options).load(source_dir).schema
-    except Exception:
-        raise PathError("input", "SP-R1", ["no readable files to take the schema from"],
-                        source_dir) from None
+    try:  # SP-R1: the files present are read or refused by name
+        found = schema.load_named(spark, source_dir, fmt).schema
+    except PathError:
+        raise
+    except InvalidInput as error:
+        raise PathError("input", "SP-R1", [f"no readable files to take the schema from "
+                                           f"({error.message})"], source_dir) from None
     reader = spark.readStream.format(fmt).options(**options).schema(found)
     if max_files:
         reader = reader.option("maxFilesPerTrigger", max_files)
@@ -202,6 +208,7 @@ def run_stream(
     """Run the stream over the files of ``source_dir``: the library's entry, which checks
     the paths (SP-R20) once, here; as :func:`stream_job` otherwise."""
     paths = JobPaths.check(source_dir, output, checkpoint=checkpoint)
+    check_stream_output(output, checkpoint)  # CLI-R3: before the checkpoint is made
     return stream_job(spark, algorithm, config, paths, fmt, columns, available_now,
                       trigger_seconds, max_files, report, rows, set_aside)
 
@@ -246,6 +253,7 @@ def stream_job(
         writer = writer.trigger(availableNow=True)
     else:
         writer = writer.trigger(processingTime=f"{trigger_seconds} seconds")
+    write_stream_manifest(output, checkpoint)  # CLI-R3: the tables are this stream's
     query = writer.start()
     seen = -1
     try:
