@@ -171,7 +171,8 @@ def test_vec_r14_replay_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
     one = json.loads(sorted((root / "vectors" / "approximate_time").glob(
         "*.json"))[-1].read_text())
-    (tmp_path / "many.jsonl").write_text((json.dumps(one) + "\n") * 3000)
+    lines = (json.dumps({**one, "name": f"{one['name']}_{n}"}) for n in range(3000))
+    (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n")  # names unique (VEC-R13)
     command = f"{sys.executable} -m timealign replay {tmp_path / 'many.jsonl'} | head -1; " \
               "echo status ${PIPESTATUS[0]}"
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
