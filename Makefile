@@ -18,7 +18,8 @@ DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_int
 PURE_CHECKS ?= tests/test_native_build.py tests/test_algorithms.py \
 	tests/approximate_time/test_at_stateful.py tests/approximate_time/test_at_differential.py \
 	tests/rate_aware_batcher/test_rb_stateful.py tests/rate_aware_batcher/test_rb_differential.py \
-	tests/event_time_batcher/test_eb_stateful.py tests/event_time_batcher/test_eb_fast.py
+	tests/event_time_batcher/test_eb_stateful.py tests/event_time_batcher/test_eb_fast.py \
+	tests/rate_aware_batcher/test_rb_fast_helpers.py
 
 # The ROS bag demo: a small fleet of rosbag2 (MCAP, SQLite 3) and ROS 1 bags.
 DEMO_BAG_ROBOTS ?= 6
