@@ -86,8 +86,9 @@ def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool,
     without its extension (SP-R18)."""
     present = set(frame.columns)
     for field, name in columns.names:  # a mistyped --column never falls back to a default
-        require(name in present, f"--column {field}={name}", "SP-R1",
-                f"the input has no column {name!r}; its columns are {sorted(present)}")
+        require(name in present, name, "SP-R1",
+                f"the input has no column {name!r} (--column {field}={name}); its columns "
+                f"are {sorted(present)}")
     for field in REQUIRED:
         name = columns.column(field)
         require(name in present, name, "SP-R1", f"required column for {field!r} is missing",
