@@ -132,6 +132,20 @@ def test_vec_r13_conform_that_runs_nothing_exits_2(argv: list[str], tmp_path: Pa
     assert code == 2 and "AGREES" not in captured.out
 
 
+def test_vec_r13_conform_whose_target_skips_every_vector_prints_no_verdict(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """VEC-R13: every vector skipped by the target (a nanosecond window is outside
+    thin-edge's whole milliseconds) is no trace run: exit 2, no AGREES, no report file."""
+    vector = ROOT / "vectors" / "event_time_batcher" / "config_leap_limit_defaults_to_zero.json"
+    report = tmp_path / "report.json"
+    code = main(["conform", "event_time_batcher", "--target", "thin-edge", "--cmd",
+                 f"{sys.executable} -m timealign.conformance.adapter event_time_batcher",
+                 "--vectors", str(vector), "--report", str(report), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 2 and "AGREES" not in captured.out and "nothing to check" in captured.err
+    assert not report.exists()
+
+
 def test_vec_r13_vec_r1_duplicate_vector_names_in_a_file_are_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """VEC-R13, VEC-R1: two vectors named alike in one .jsonl file do not pass check."""

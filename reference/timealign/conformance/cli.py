@@ -53,6 +53,24 @@ def _check_targets(args: argparse.Namespace) -> None:
     outputs.check_targets(reads, {"--report": args.report}, {"--save": args.save})
 
 
+def _chosen_vectors(args: argparse.Namespace, fuzz_rule: str,
+                    usage_rule: str) -> list[vectors.Vector] | None:
+    """The vectors ``--vectors``/``--no-vectors`` choose (None: the shipped suite), after
+    checking that ``--fuzz`` has Hypothesis; shared by ``conform`` and ``diff``."""
+    if args.fuzz:
+        try:
+            import hypothesis  # noqa: F401
+        except ImportError:
+            raise InvalidInput("--fuzz", fuzz_rule, "needs Hypothesis: pip install "
+                               "'timealign[conform]'", args.fuzz) from None
+    if args.no_vectors and args.vectors:
+        raise InvalidInput("--no-vectors", usage_rule, "contradicts --vectors: give one",
+                           args.vectors)
+    if args.no_vectors:
+        return []
+    return _vectors(args.algorithm, args.vectors) if args.vectors else None
+
+
 def target_lines(algorithm: str | None = None) -> list[str]:
     """One line per target (CF-R18): ``ALGORITHM --target NAME: what it is``."""
     from timealign.conformance import targets
@@ -80,20 +98,7 @@ def _conform(args: argparse.Namespace) -> int:
                                  ("--size", args.size, 1), ("--timeout", args.timeout, 0.001)):
         if value < least:
             raise InvalidInput(option, "CF-R17", f"must be at least {least}", value)
-    if args.fuzz:
-        try:
-            import hypothesis  # noqa: F401
-        except ImportError:
-            raise InvalidInput("--fuzz", "CF-R7", "needs Hypothesis: pip install "
-                               "'timealign[conform]'", args.fuzz) from None
-    if args.no_vectors and args.vectors:
-        raise InvalidInput("--no-vectors", "CF-R17", "contradicts --vectors: give one",
-                           args.vectors)
-    chosen: list[vectors.Vector] | None = None
-    if args.no_vectors:
-        chosen = []
-    elif args.vectors:
-        chosen = _vectors(args.algorithm, args.vectors)
+    chosen = _chosen_vectors(args, "CF-R7", "CF-R17")
     if chosen == [] and not args.fuzz and not args.explore:
         raise InvalidInput("--vectors" if args.vectors else "--no-vectors", "VEC-R13",
                            "nothing to check: no vector found and no --fuzz or --explore",
@@ -103,11 +108,11 @@ def _conform(args: argparse.Namespace) -> int:
         report = check(args.algorithm, command, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                        size=args.size, explore=args.explore, observe=observed,
                        save_to=args.save, progress=not args.quiet, target=args.target)
+    if not any(source.run for source in report.sources):  # VEC-R13: no trace ran, no verdict
+        raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
     print(report.text())
     if args.report:
         outputs.write_file(args.report, json.dumps(report.to_json(), indent=1) + "\n")
-    if not any(source.run for source in report.sources):  # VEC-R13: no trace ran
-        raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
     return EXIT_OK if report.ok else EXIT_DIFFERENT
 
 
@@ -119,23 +124,12 @@ def _diff(args: argparse.Namespace) -> int:
     registry.get(args.algorithm)
     a = variant(args.algorithm, args.a, "--a")
     b = variant(args.algorithm, args.b, "--b")
-    if args.fuzz:
-        try:
-            import hypothesis  # noqa: F401
-        except ImportError:
-            raise InvalidInput("--fuzz", "CF-R22", "needs Hypothesis: pip install "
-                               "'timealign[conform]'", args.fuzz) from None
-    if args.no_vectors and args.vectors:
-        raise InvalidInput("--no-vectors", "CF-R25", "contradicts --vectors: give one",
-                           args.vectors)
-    chosen: list[vectors.Vector] | None = None
-    if args.no_vectors:
-        chosen = []
-    elif args.vectors:
-        chosen = _vectors(args.algorithm, args.vectors)
+    chosen = _chosen_vectors(args, "CF-R22", "CF-R25")
     _check_targets(args)
     report = diff(args.algorithm, a, b, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                   size=args.size, explore=args.explore, progress=not args.quiet)
+    if not any(t.run for t in report.tried):  # VEC-R13: nothing tried is no verdict
+        raise InvalidInput("diff", "VEC-R13", "nothing to check: no trace was run", None)
     print(report.text())
     if args.save:
         pictures = not args.no_pictures
