@@ -136,14 +136,14 @@ def check_targets(reads: Mapping[str, str | Path | None],
         _writable_place(option, path, rule, folder=True)
 
 
-def write_file(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a hidden temporary sibling moved into place
-    (CLI-R4), so an interrupted write never leaves half a file."""
+def write_file(path: str | Path, text: str | bytes) -> Path:
+    """Write ``text`` (or bytes) to ``path`` through a hidden temporary sibling moved into
+    place (CLI-R4), so an interrupted write never leaves half a file."""
     target = Path(path)
     handle, staging = tempfile.mkstemp(prefix=f".{target.name[:100]}.new-", dir=target.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.replace(staging, target)
     except BaseException:
         Path(staging).unlink(missing_ok=True)
@@ -178,8 +178,11 @@ def _earlier_files(folder: Path, command: str, option: str) -> set[str]:
 
 
 def check_fillable(folder: str | Path, command: str, option: str) -> Path:
-    """``folder`` as a path ``command`` may fill (CLI-R3), checked before any work starts."""
+    """``folder`` as a path ``command`` may fill (CLI-R3), checked before any work starts:
+    a place a folder can be made in (CLI-R4: not below a file, writable, no name too long),
+    then absent, empty or ``command``'s earlier output."""
     path = Path(folder)
+    check_targets({}, folders={option: path})  # CLI-R4
     if path.exists() and not path.is_dir():
         raise InvalidInput(option, RULE, "is a file, not a folder", str(path))
     if path.is_dir():
