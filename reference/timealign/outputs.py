@@ -151,10 +151,14 @@ def write_file(path: str | Path, text: str | bytes) -> Path:
     return target
 
 
-def _earlier_files(folder: Path, command: str, option: str) -> set[str]:
-    """The files of ``folder`` its manifest says ``command`` wrote; refuses anything else."""
+def _earlier_files(folder: Path, command: str, option: str,
+                   skip_hidden: bool = False) -> set[str]:
+    """The files of ``folder`` its manifest says ``command`` wrote; refuses anything else
+    (``skip_hidden``: names starting with "." are left out, as the staging folders of a
+    job that was killed)."""
     manifest = folder / MANIFEST
-    present = {entry.name for entry in folder.iterdir()}
+    present = {entry.name for entry in folder.iterdir()
+               if not (skip_hidden and entry.name.startswith("."))}
     if not present:
         return set()
     listed: object = None
@@ -214,6 +218,17 @@ def filled(folder: str | Path, command: str, option: str) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def check_run_output(output: str, option: str = "--output") -> None:
+    """CLI-R3 for ``run``: its ``output`` must be absent, empty (hidden entries aside), or
+    the earlier output of ``run`` (its manifest, SP-R32, lists what it holds), because
+    publishing a table (SP-R21) replaces a folder of the table's name (``groups/``) whole:
+    in a folder of the user's files that deleted the user's ``groups/``. Checked before
+    Spark starts; remote paths are left to the user."""
+    if not is_local(output) or not os.path.isdir(resolved(output)):
+        return
+    _earlier_files(Path(resolved(output)), "run", option, skip_hidden=True)
 
 
 def check_stream_output(output: str, checkpoint: str, option: str = "--output") -> None:
