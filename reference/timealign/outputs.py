@@ -171,9 +171,10 @@ def _earlier_files(folder: Path, command: str, option: str,
                 and body.get("command") == command:
             listed = body.get("files")
     if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+        held = sorted(present - {MANIFEST}) or [MANIFEST]
         raise InvalidInput(option, RULE, f"the folder is not empty and not an earlier output "
-                           f"of {command} (no {MANIFEST} of it): give an empty or new folder",
-                           str(folder))
+                           f"of {command} (no {MANIFEST} of it; it holds {held[0]}): give an "
+                           f"empty or new folder", str(folder))
     foreign = sorted(present - set(listed) - {MANIFEST})
     if foreign:
         raise InvalidInput(option, RULE, f"the folder holds a file {command} did not write: "
