@@ -75,13 +75,15 @@ def test_sp_r1_every_file_of_an_input_folder_is_read_or_refused(
         pairs_cli: None) -> None:
     """SP-R1: a zero-byte `.parquet` used to be skipped silently (exit 0); a README.txt, a
     corrupt Parquet file and a corrupt `.csv.gz` gave "An error occurred while calling
-    o54.load." without the file or the cause; a corrupt JSON line was a "null source". Each
-    is now exit 2 naming the file."""
+    o54.load." without the file or the cause; a corrupt JSON line was a "null source"; a
+    zero-byte `.csv.gz` was read as no rows. Each is now exit 2 naming the file."""
     cases: dict[str, tuple[str, str, bytes, str]] = {  # name -> (format, file, bytes, cause)
         "zero-byte": ("parquet", "empty.parquet", b"", "zero bytes"),
         "readme": ("parquet", "README.txt", b"read me\n", "not a parquet file"),
         "corrupt-parquet": ("parquet", "bad.parquet", b"PAR1 not a footer", "Parquet"),
         "corrupt-gzip": ("csv", "bad.csv.gz", b"\x1f\x8b\x08\x00garbage", "gzip"),
+        # a `.csv.gz` cut to nothing was read as no rows, exit 0 (the command-line fuzz)
+        "empty-gzip": ("csv", "cut.csv.gz", b"", "zero bytes"),
         # a corrupt JSON line used to be reported as a "null source"
         "corrupt-json": ("json", "bad.json", b'{"src": "s", "id": "z", "sta\n', "Malformed"),
     }

@@ -219,6 +219,11 @@ def input_files(path: str, fmt: str) -> list[str]:
                 pq.read_metadata(file)
             except (ArrowException, OSError, ValueError) as error:
                 raise refuse(file, f"not a readable Parquet file ({error})") from None
+        elif os.path.getsize(file) == 0 and not file.lower().endswith(
+                SUFFIXES[fmt][:1] if fmt == "csv" else (".json", ".jsonl", ".ndjson")):
+            # a compressed file is never zero bytes (it has a header): Python's gzip and
+            # Spark both read an empty `.csv.gz` as no rows, a truncated file lost whole
+            raise refuse(file, "it is empty (zero bytes), not a compressed file")
         elif file.lower().endswith(".gz"):
             try:
                 with gzip.open(file, "rb") as stream:
