@@ -149,3 +149,18 @@ TIMED_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
     tick=Tick,
     **COMMON,
 )
+
+#: A worker module the executors lack (SP-R34's failure, made on purpose and cheaply).
+MISSING_MODULE = "timealign_tests_no_such_module"
+
+
+def _crash(config: PairsConfig, state: PairsState, item: Input) -> tuple[PairsState,
+                                                                       list[Output]]:
+    """A step that fails in the worker with an error that is not the package's own, as a
+    worker whose Python lacks a module does."""
+    raise ModuleNotFoundError(f"No module named '{MISSING_MODULE}'", name=MISSING_MODULE)
+
+
+#: :data:`PAIRS` whose every step fails in the Python worker (SP-R34).
+CRASHING_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
+    name="crashing_pairs", **{**COMMON, "step": _crash})

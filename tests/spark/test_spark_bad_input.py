@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.tws_tester import TwsTester
 
-from tests.pairs_toy import PAIRS, PairsConfig
+from tests.pairs_toy import MISSING_MODULE, PAIRS, PairsConfig
 from tests.spark.test_spark_processor import frame
 from timealign import registry
 from timealign.cli import main
@@ -154,3 +154,24 @@ def test_sp_r22_census_hash_collisions_fall_back_to_the_exact_check(
     with pytest.raises(DuplicateIdError, match=r"source 's' id 'a' \(2 rows\)"):
         census.check_input()
     census.close()
+
+
+@pytest.mark.parametrize("command", ["run", "stream"])
+def test_sp_r34_a_crashed_worker_is_named_by_run_and_stream(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """SP-R34: when a Python worker fails with an error of its own (here a module it cannot
+    import), `run` and `stream` alike end with one line naming the worker's exception type
+    and message and the fix, exit 4, no traceback."""
+    monkeypatch.setitem(registry._ENTRIES, "crashing_pairs", "tests.pairs_toy:CRASHING_PAIRS")
+    source = tmp_path / "in"
+    _write(source / "a.parquet", stamp=[0, 1])
+    where = (["--input", str(source)] if command == "run" else
+             ["--source", str(source), "--checkpoint", str(tmp_path / "ck"), "--available-now"])
+    got = main([command, "crashing_pairs", "--config", CONFIG, *where, "--output",
+                str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert got == 4, err
+    assert f"a Python worker failed: ModuleNotFoundError: No module named '{MISSING_MODULE}'" \
+        in err and f"pip install {MISSING_MODULE}" in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err

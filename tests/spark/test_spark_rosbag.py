@@ -21,7 +21,7 @@ from tests.spark.expected import expected_of_records, spark_tables
 from timealign import registry
 from timealign.algorithm import Record
 from timealign.cli import main
-from timealign.rosbag.discovery import bags_under
+from timealign.rosbag.discovery import FLAGS, bags_under
 from timealign.spark.cli import verify_main
 from timealign.spark.rosbag_source import register
 from timealign.spark.streaming import open_ids, read_table
@@ -40,12 +40,13 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def driver_records(root: Path) -> dict[str, list[Record]]:
     """Each bag's configured rows by full deserialization, in (arrival, position) order."""
     out = {}
-    for bag in bags_under(str(root), "bag"):
-        rows = [r for r in expected_rows(Path(bag.path), bag.relative, frozenset({"/chatter"}))
+    for bag in bags_under(str(root), "bag", FLAGS):
+        rows = [r for r in expected_rows(Path(bag.path), bag.relative, frozenset({"/chatter"}),
+                                         bag.source)
                 if r["topic"] in TOPICS]
         rows.sort(key=lambda r: (r["arrival"], r["position"]))
-        out[bag.relative] = [Record(r["id"], r["topic"], r["stamp"], r["arrival"])
-                             for r in rows]
+        out[bag.source] = [Record(r["id"], r["topic"], r["stamp"], r["arrival"])
+                           for r in rows]
     return out
 
 
@@ -55,7 +56,7 @@ def test_bag_r1_r2_data_source_reads_every_bag(spark: SparkSession, fleet: Path)
     register(spark)
     frame = spark.read.format("rosbag").option("stamp", "log").load(str(fleet))
     rows = frame.withColumn("part", F.spark_partition_id()).collect()
-    assert len(rows) == 120 and {r["source"] for r in rows} == {"r1", "r2", "r3.bag"}
+    assert len(rows) == 120 and {r["source"] for r in rows} == {"r1", "r2", "r3"}
     assert len({(r["part"], r["bag"]) for r in rows}) == len({r["part"] for r in rows}) == 3
     assert {r["type"] for r in rows} == {"sensor_msgs/msg/Imu", "sensor_msgs/msg/CameraInfo",
                                          "std_msgs/msg/String"}

@@ -45,7 +45,8 @@ def reader_options(stamps: Sequence[str], source_from: str, skip_bad: bool,
         else:
             raise InvalidInput("--stamp", "BAG-R3", "must be header, log or TOPIC=log", item)
     options = {"stamp": stamp, "logStampTopics": ",".join(log_topics),
-               "sourceFrom": source_from, "skipBadFiles": str(skip_bad).lower()}
+               "sourceFrom": source_from, "skipBadFiles": str(skip_bad).lower(),
+               "errorNames": "flags"}  # BAG-R15: the reader's errors name these flags
     if topics is not None:
         options["topics"] = ",".join(topics)
     options_of(options)  # reject bad options before Spark starts reading
