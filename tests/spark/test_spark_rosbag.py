@@ -62,6 +62,34 @@ def test_bag_r1_r2_data_source_reads_every_bag(spark: SparkSession, fleet: Path)
                                          "std_msgs/msg/String"}
 
 
+def test_bag_r15_data_source_and_command_line_name_their_own_options(
+        spark: SparkSession, fleet: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """BAG-R15: the same bad values read through `spark.read.format("rosbag")` are refused
+    naming the data source's options (`stamp`, `sourceFrom`, `path`), and through `timealign
+    run --format rosbag` naming its flags (`--stamp`, `--source-from`, `--input`), one
+    line, exit 2."""
+    register(spark)
+    cases = (({"stamp": "sometimes"}, str(fleet), "stamp: must be header or log"),
+             ({"sourceFrom": "regex:^zz"}, str(fleet), "sourceFrom regex:^zz does not match"),
+             ({}, str(tmp_path / "missing"), "path: no such file or folder"))
+    for options, path, words in cases:  # a reader each: .option() changes the reader
+        with pytest.raises(Exception) as error:
+            spark.read.format("rosbag").options(**options).load(path).collect()
+        assert words in str(error.value) and "--" not in str(error.value).split(words)[0][-80:]
+    run = ["run", "approximate_time", "--format", "rosbag", "--config", json.dumps(CONFIG),
+           "--output", str(tmp_path / "out"), "--quiet"]
+    capsys.readouterr()
+    for options, words in ((["--input", str(fleet), "--stamp", "sometimes"],
+                            "--stamp: must be header, log or TOPIC=log"),
+                           (["--input", str(fleet), "--source-from", "regex:^zz"],
+                            "--source-from regex:^zz does not match"),
+                           (["--input", str(tmp_path / "missing")], "--input")):
+        assert main([*run, *options]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.splitlines()) == 1, err
+
+
 def test_bag_r6_r7_sp_i2_run_equals_driver(spark: SparkSession, fleet: Path,
                                            tmp_path: Path) -> None:
     """SP-I2, BAG-R7, BAG-R6: `timealign run --format rosbag` writes the driver's tables

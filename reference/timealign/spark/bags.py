@@ -98,7 +98,10 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
     are persisted so that the bags are read once for the report, the replay and the
     no-loss count."""
     register(spark)
-    frame = spark.read.format("rosbag").options(**options).load(path)
+    try:  # the data source's planning errors come back as the package's own (BAG-R15)
+        frame = spark.read.format("rosbag").options(**options).load(path)
+    except Exception as error:
+        raise_job_error(error)
     frame = frame.persist(StorageLevel.DISK_ONLY)
     try:
         bad = frame.where(F.col("error").isNotNull()).select("bag", "error").collect()

@@ -16,7 +16,9 @@ picks up bags as they appear (BAG-R8). Options (all strings):
   ``flags`` (errors name the command line's flags; what ``timealign run`` passes, BAG-R15).
 
 The reading itself is :mod:`timealign.rosbag.read`; this module only maps bags to
-partitions and offsets.
+partitions and offsets. Its errors (planning and reading alike) carry the package's error
+text on their first line and the marker the jobs read back (SP-R23), in the words of
+``errorNames`` (BAG-R15).
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def options_of(raw: dict[str, str]) -> Options:
 def read_partition(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
     """Rows of one bag; a bad bag's error crosses the Python worker boundary with the
     marker the jobs turn back into :class:`InvalidInput` (SP-R1's error path)."""
-    with marked(""):
+    with marked("", plain=True):
         yield from read_bag(bag, options)
 
 
@@ -93,8 +95,10 @@ class RosbagReader(DataSourceReader):
         self.options = options
 
     def partitions(self) -> Sequence[InputPartition]:
-        return [BagPartition(bag) for bag in bags_under(self.path, self.options.source_from,
-                                                        self.options.naming)]
+        # planning runs in a Python worker too: its errors go back as the reading's do
+        with marked("", plain=True):
+            return [BagPartition(bag) for bag in bags_under(self.path, self.options.source_from,
+                                                            self.options.naming)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, BagPartition)
@@ -116,11 +120,12 @@ class RosbagStreamReader(DataSourceStreamReader):
     def latestOffset(self, start: dict[str, Any] | None = None,
                      limit: Any = None) -> dict[str, Any]:
         folder = Path(self.path)
-        found = bags_under(self.path, self.options.source_from, self.options.naming) \
-            if folder.exists() else []
-        seen = set(start["bags"]) if start else set()
-        bags = sorted(seen | {bag.relative for bag in found})
-        check_names(bags, self.options.source_from, self.options.naming)  # BAG-R2
+        with marked("", plain=True):
+            found = bags_under(self.path, self.options.source_from, self.options.naming) \
+                if folder.exists() else []
+            seen = set(start["bags"]) if start else set()
+            bags = sorted(seen | {bag.relative for bag in found})
+            check_names(bags, self.options.source_from, self.options.naming)  # BAG-R2
         return {"bags": bags}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[
@@ -129,9 +134,10 @@ class RosbagStreamReader(DataSourceStreamReader):
         # its read, naming it, rather than vanishing from the micro-batch.
         new = sorted(set(end["bags"]) - set(start["bags"]))
         root = Path(self.path)
-        return [BagPartition(Bag.at(root if is_bag(root) else root / relative, relative,
-                                    self.options.source_from, self.options.naming))
-                for relative in new]
+        with marked("", plain=True):
+            return [BagPartition(Bag.at(root if is_bag(root) else root / relative, relative,
+                                        self.options.source_from, self.options.naming))
+                    for relative in new]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, BagPartition)
@@ -159,10 +165,12 @@ class RosbagDataSource(DataSource):
         return str(path)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return RosbagReader(self._path(), options_of(dict(self.options)))
+        with marked("", plain=True):
+            return RosbagReader(self._path(), options_of(dict(self.options)))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return RosbagStreamReader(self._path(), options_of(dict(self.options)))
+        with marked("", plain=True):
+            return RosbagStreamReader(self._path(), options_of(dict(self.options)))
 
 
 def register(spark: Any) -> None:
