@@ -138,7 +138,8 @@ class _Params:
 @final
 class FastState:
     """The fast path's form of :class:`~timealign.approximate_time.model.State`: one
-    :class:`Lane` per topic instead of ``D[k]`` and ``P[k]``. Never changed once built.
+    :class:`Lane` per topic instead of ``D[k]`` and ``P[k]`` (a list, to save converting
+    it: like the state, never changed once built).
 
     ``candidate`` is empty when there is no pivot (``pivot == NO_PIVOT``);
     ``candidate_start``/``candidate_end``/``pivot_time`` are then 0. ``params`` caches the
@@ -157,7 +158,7 @@ class FastState:
         "warned",
     )
 
-    def __init__(self, lanes: tuple[Lane, ...], candidate: tuple[Message, ...],
+    def __init__(self, lanes: list[Lane], candidate: tuple[Message, ...],
                  candidate_start: int, candidate_end: int, pivot: int, pivot_time: int,
                  dropped: tuple[bool, ...], warned: tuple[bool, ...],
                  params: _Params | None) -> None:
@@ -178,7 +179,7 @@ class FastState:
 def initial(config: Config) -> FastState:
     """The empty synchronizer."""
     n = config.topics
-    return FastState(tuple(Lane([], [], 0, 0) for _ in range(n)), (), 0, 0, NO_PIVOT, 0,
+    return FastState([Lane([], [], 0, 0) for _ in range(n)], (), 0, 0, NO_PIVOT, 0,
                      (False,) * n, (False,) * n, None)
 
 
@@ -262,6 +263,7 @@ def step(config: object, state: object,
     fields: Any = item
     topic: object = fields.topic
     when: object = fields.stamp
+    boxed: Any = when  # kept as it came: the stamp lists hold the message's own int
     name: object = fields.id
     if (type(topic) is int and type(when) is int and not (topic | when) >> 63
             and topic < params.topics and type(name) is str and name):
@@ -277,10 +279,9 @@ def step(config: object, state: object,
     if len(msgs) != held:  # another state appended to these lists: this one's own copy
         msgs, stamps = msgs[:held], stamps[:held]
     msgs.append(item)
-    stamps.append(stamp)
-    replaced = list(lanes)  # cheaper than slicing and splatting for a few topics
-    replaced[i] = Lane(msgs, stamps, held + 1, split)
-    lanes = tuple(replaced)
+    stamps.append(boxed)
+    lanes = list(lanes)  # cheaper than slicing and splatting for a few topics
+    lanes[i] = Lane(msgs, stamps, held + 1, split)
     warned = state.warned
     if held != split:  # the deque was not empty: AT-R4 warnings only
         if not warned[i]:
@@ -307,14 +308,14 @@ def step(config: object, state: object,
                      state.pivot, state.pivot_time, state.dropped, warned, params), ()
 
 
-def _settle(params: _Params, lanes: tuple[Lane, ...], state: FastState,
+def _settle(params: _Params, lanes: list[Lane], state: FastState,
             warned: tuple[bool, ...], outputs: tuple[Output, ...], process: bool,
             i: int) -> tuple[FastState, tuple[Output, ...]]:
     """Run ``process()`` (when ``process``) and then the AT-R5 overflow test of topic
     ``i`` on the scratch form of ``lanes`` (and the rest of ``state``, with ``warned``),
     and freeze the result."""
     msgs: list[list[Message]] = []
-    stamps: list[list[int]] = []
+    stamps: list[list[Any]] = []
     sp: list[int] = []
     hi: list[int] = []
     for each in lanes:
@@ -347,16 +348,17 @@ def _settle(params: _Params, lanes: tuple[Lane, ...], state: FastState,
         else:
             frozen.append(each)
     candidate, candidate_start, candidate_end, pivot, pivot_time = carry
-    return FastState(tuple(frozen), candidate, candidate_start, candidate_end, pivot,
+    return FastState(frozen, candidate, candidate_start, candidate_end, pivot,
                      pivot_time, tuple(dropped), warned, params), tuple(produced)
 
 
-def _process(params: _Params, msgs: list[list[Message]], stamps: list[list[int]],
+def _process(params: _Params, msgs: list[list[Message]], stamps: list[list[Any]],
              lo: list[int], sp: list[int], hi: list[int], dropped: list[bool],
              outputs: list[Output], carry: _Pivot) -> _Pivot:
     """AT-R6 to AT-R14 on the scratch form: loop while every deque is non-empty."""
     candidate, candidate_start, candidate_end, pivot, pivot_time = carry
     n = len(msgs)  # loops are ``range(...)`` literals: compiled, a C loop over machine ints
+    # Stamps are copied as the objects they are (``Any``), unboxed only where compared.
     fronts: list[int] = []
     for k in range(n):
         if sp[k] == hi[k]:
@@ -453,29 +455,43 @@ def _process(params: _Params, msgs: list[list[Message]], stamps: list[list[int]]
     return candidate, candidate_start, candidate_end, pivot, pivot_time
 
 
-def _virtual_search(params: _Params, stamps: list[list[int]], sp: list[int], hi: list[int],
+def _virtual_search(params: _Params, stamps: list[list[Any]], sp: list[int], hi: list[int],
                     candidate_start: int, candidate_end: int, pivot_time: int) -> bool:
     """AT-R13: True when the candidate is proven optimal (the caller publishes); else
     every virtual move is undone and False."""
-    bounds, scale = params.bounds, params.scale
+    bounds = params.bounds
+    exact = not params.ros1
+    numerator, denominator = params.numerator, params.denominator
     saved = sp[:]
     n = len(stamps)
     while True:
-        virtual = []
+        # The virtual fronts' start (lowest stamp, first such topic) and end, in one pass.
+        vstart_time = vend_time = 0
+        vs = 0
         for k in range(n):
             if sp[k] != hi[k]:
-                virtual.append(stamps[k][sp[k]])
+                virtual: int = stamps[k][sp[k]]
             else:
-                bound = stamps[k][sp[k] - 1] + bounds[k]
-                virtual.append(bound if bound > pivot_time else pivot_time)
-        vstart_time = min(virtual)
-        age = scale(max(virtual) - candidate_end)
+                virtual = stamps[k][sp[k] - 1] + bounds[k]
+                if virtual < pivot_time:
+                    virtual = pivot_time
+            if not k:
+                vstart_time = vend_time = virtual
+            elif virtual < vstart_time:
+                vstart_time, vs = virtual, k
+            elif virtual > vend_time:
+                vend_time = virtual
+        age = vend_time - candidate_end
+        if exact and age > 0:
+            age = age * numerator // denominator
+        elif age:
+            age = params.scale(age)
         if age >= pivot_time - candidate_start:
             return True
         if age < vstart_time - candidate_start:
             sp[:] = saved
             return False
-        sp[virtual.index(vstart_time)] += 1
+        sp[vs] += 1
 
 
 def end(config: Config, state: FastState) -> tuple[FastState, tuple[Output, ...]]:
@@ -494,6 +510,6 @@ def to_spec(state: FastState) -> State:
 
 def from_spec(state: State) -> FastState:
     """The fast form of a spec state: one lane per topic holding ``P[k]`` then ``D[k]``."""
-    lanes = tuple(lane(p + d, len(p)) for p, d in zip(state.pasts, state.deques, strict=True))
+    lanes = [lane(p + d, len(p)) for p, d in zip(state.pasts, state.deques, strict=True)]
     return FastState(lanes, state.candidate, state.candidate_start, state.candidate_end,
                      state.pivot, state.pivot_time, state.dropped, state.warned, None)
