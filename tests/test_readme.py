@@ -4,8 +4,10 @@ Each ```python block runs (in README order, one namespace, as a reader pasting t
 one session would) and prints what its trailing ``# ...`` lines say; every ``timealign``
 command line of a code block is accepted by the parser with its required parts, and every
 option shown in its ``[...]`` optional parts exists; the suite sizes the README quotes are
-those of the shipped suites. The bag example of ``bags info`` is checked with the bag tests
-(tests/rosbag/test_rosbag_readme.py), the commands' behaviour by the tests of each rule.
+those of the shipped suites; the exit-code rule names every command; every relative link of
+the project's Markdown lands on a file and heading. The bag example of ``bags info`` is
+checked with the bag tests (tests/rosbag/test_rosbag_readme.py), the commands' behaviour
+by the tests of each rule.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 from timealign import registry, vectors
 from timealign.cli import build_parser
 from timealign.conformance.suites import shipped
+from tools import spec_index
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text("utf-8")
@@ -169,3 +172,57 @@ def test_readme_quotes_the_shipped_suite_sizes() -> None:
     assert tuple(map(int, quoted.groups())) == (sizes["approximate_time"],
                                                 sizes["event_time_batcher"],
                                                 sizes["rate_aware_batcher"])
+
+
+def test_readme_exit_codes_name_every_command() -> None:
+    """CLI-R1: the "Exit codes" section lists every sub-command the rule covers."""
+    listed = re.search(r"Every command \(([^)]*)\)", README.replace("\n", " "))
+    assert listed is not None
+    named = {name.split()[0] for name in re.findall(r"`([^`]+)`", listed.group(1))}
+    actions = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert named == set(actions[0].choices)
+
+
+def _anchors(document: Path) -> set[str]:
+    """The anchors GitHub gives the headings of ``document`` (a repeated heading gets -1,
+    -2, ...); headings inside code blocks are none."""
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in document.read_text("utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        heading = None if fenced else re.match(r"#+\s+(.*)", line)
+        if heading:
+            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1)).replace("`", "")
+            anchor = spec_index.slug(text)
+            count = seen.get(anchor, 0)
+            seen[anchor] = count + 1
+            found.add(anchor if count == 0 else f"{anchor}-{count}")
+    return found
+
+
+def test_readme_and_spec_links_resolve() -> None:
+    """Every relative link of the project's Markdown (README, spec/, ARCHITECTURE.md, the
+    examples' and vectors' READMEs ...) names a file that exists and, with `#anchor`, a
+    heading of that file."""
+    skipped = {".venv", "build", "demo-data", "node_modules"}
+    documents = [p for p in sorted(ROOT.rglob("*.md"))
+                 if not skipped & set(p.relative_to(ROOT).parts)
+                 and not any(part.startswith(".") or part.endswith(".egg-info")
+                             for part in p.relative_to(ROOT).parts)]
+    assert ROOT / "README.md" in documents and ROOT / "spec" / "index.md" in documents
+    broken = []
+    for document in documents:
+        text = re.sub(r"^\s*```.*?^\s*```", "", document.read_text("utf-8"),
+                      flags=re.MULTILINE | re.DOTALL)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, anchor = target.partition("#")
+            linked = (document.parent / path) if path else document
+            if not linked.exists():
+                broken.append(f"{document.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+                broken.append(f"{document.relative_to(ROOT)}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
