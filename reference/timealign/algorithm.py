@@ -16,6 +16,7 @@ is what the no-loss checks and the Spark outcome table are built on.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -54,6 +55,16 @@ class Settled:
 
 
 Account = Grouped | Settled | None
+
+#: A settled account as the plain tuple ``(id, outcome, reason)`` of its :class:`Settled`:
+#: the form :attr:`Algorithm.accounts` gives, one tuple instead of an object per settled
+#: message (most messages of a fleet are settled one by one).
+Outcome = tuple[str, str, str]
+#: One batch of rows in arrival order as columns of values: ``(ids, topics, stamps,
+#: arrivals, kinds, polls)``, the fields of :class:`Record`; ``kinds`` or ``polls`` is None
+#: when the whole column is null. The Spark worker's rows never become records on the way in.
+Columns = tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any],
+                Sequence[Any] | None, Sequence[Any] | None]
 
 
 @attrs.frozen
@@ -107,6 +118,20 @@ def records(ids: Iterable[Any], topics: Iterable[Any], stamps: Iterable[Any],
         set_kind(record, kind)
         set_poll(record, poll)
         yield record
+
+
+def records_of(columns: Columns) -> Iterator[Record]:
+    """The rows of a batch of :data:`Columns`, as records (:func:`records`)."""
+    ids, topics, stamps, arrivals, kinds, polls = columns
+    return records(ids, topics, stamps, arrivals, repeat(None) if kinds is None else kinds,
+                   repeat(None) if polls is None else polls)
+
+
+def as_outcome(account: Account) -> Grouped | Outcome | None:
+    """An account in the form of :attr:`Algorithm.accounts`: a settled one as a tuple."""
+    if isinstance(account, Settled):
+        return account.id, account.outcome, account.reason
+    return account
 
 
 _SETTLED_SETTERS = slot_setters(Settled, ("id", "outcome", "reason"))
@@ -188,6 +213,13 @@ class Algorithm(Generic[C, S, I, O]):
     vectors), and ``slots_of(config, state)`` reports the slot grid of the active window
     for machines that have one.
 
+    Two hooks serve adapters that move rows as columns (the Spark worker), each the
+    columnar form of a rule-text hook and checked against it by the tests, never a rule of
+    its own: ``inputs_from_columns(config, columns)`` is ``inputs_from_records`` over one
+    batch of :data:`Columns` (set only for a mapping that reads one row per input, as a
+    list of those inputs, row for row); ``accounts(outputs)`` is ``account`` of each output,
+    a settled one as an :data:`Outcome` tuple (:func:`as_outcome`).
+
     ``traces`` is the package's conformance knowledge (``<algorithm>/traces.py``: explorer
     instances, fuzz strategy, observability profiles, output -> rule map, targets), read by
     ``timealign conform`` (spec/conformance.md).
@@ -214,10 +246,21 @@ class Algorithm(Generic[C, S, I, O]):
     timeline_records: Callable[[C, I], tuple[Record, ...]] | None = None
     slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
     traces: Traces | None = None
+    inputs_from_columns: Callable[[C, Columns], list[I]] | None = None
+    accounts: Callable[[Sequence[O]], list[Grouped | Outcome | None]] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
             raise TypeError(f"{self.name}: timer_of and clock_of need a tick input")
+        if self.inputs_from_columns is not None and self.record_run is not None:
+            raise TypeError(f"{self.name}: inputs_from_columns maps one row per input")
+
+    def outcomes(self, outputs: Sequence[O]) -> list[Grouped | Outcome | None]:
+        """:attr:`accounts` of ``outputs``, or :attr:`account` of each (:func:`as_outcome`)."""
+        if self.accounts is not None:
+            return self.accounts(outputs)
+        account = self.account
+        return [as_outcome(account(output)) for output in outputs]
 
     @property
     def clocked(self) -> bool:

@@ -6,10 +6,22 @@ in spec/approximate_time.md under "Inputs and outputs" (decisions AT-D18 to AT-D
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
-from timealign.algorithm import Account, Grouped, Record, settled, slot_setters
+from timealign.algorithm import (
+    Account,
+    Columns,
+    Grouped,
+    Outcome,
+    Record,
+    as_outcome,
+    records_of,
+    settled,
+    slot_setters,
+)
 from timealign.approximate_time.model import (
     END_OF_INPUT,
     Config,
@@ -120,6 +132,25 @@ def account(output: Output) -> Account:
     return None
 
 
+def accounts(outputs: Sequence[Output]) -> list[Grouped | Outcome | None]:
+    """:func:`account` of each output, a settled one as the tuple ``(id, outcome,
+    reason)``: the Spark worker's form (``Algorithm.accounts``), where most rows of a fleet
+    are dropped one by one. Same accounts (the tests compare them output for output)."""
+    result: list[Grouped | Outcome | None] = []
+    add = result.append
+    for output in outputs:
+        kind = type(output)
+        if kind is Dropped:
+            add((output.id, "dropped", output.reason))  # type: ignore[union-attr]
+        elif kind is Pending:
+            add((output.id, "pending", END_OF_INPUT))  # type: ignore[union-attr]
+        elif kind is Warned:
+            add(None)
+        else:
+            add(as_outcome(account(output)))  # Published, or any other kind
+    return result
+
+
 _set_topic, _set_stamp, _set_id = slot_setters(Message, ("topic", "stamp", "id"))
 
 
@@ -144,6 +175,23 @@ def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[I
         _set_stamp(message, record.stamp)
         _set_id(message, record.id)
         yield message
+
+
+def inputs_from_columns(config: Config, columns: Columns) -> list[Input]:
+    """:func:`inputs_from_records` over one batch of rows given as columns: a message per
+    row, each built by filling its slots column by column (no per-row Python frame); an
+    unknown topic is refused as the row mapping refuses it (AT-D21, the row counted within
+    the batch)."""
+    ids, topics, stamps = columns[0], columns[1], columns[2]
+    index = {name: k for k, name in enumerate(config.topic_names)}
+    if not index.keys() >= set(topics):
+        return list(inputs_from_records(config, records_of(columns)))  # raises AT-D21
+    numbers = list(map(index.__getitem__, topics))
+    messages: list[Input] = list(map(object.__new__, repeat(Message, len(numbers))))
+    deque(map(_set_topic, messages, numbers), 0)
+    deque(map(_set_stamp, messages, stamps), 0)
+    deque(map(_set_id, messages, ids), 0)
+    return messages
 
 
 def timeline_records(config: Config, item: Input) -> tuple[Record, ...]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Any
 
-from timealign.algorithm import Algorithm, Grouped, Record
+from timealign.algorithm import Algorithm, Columns, Grouped, Record, records_of
 from timealign.drive import Driver, Step
 from timealign.errors import ConsistencyError
 
@@ -71,30 +71,50 @@ class DuplicateIdError(LossError):
     outcomes are keyed by (source, id) and one of the two rows could not be told apart."""
 
 
-class Rows:
-    """Rows of the combined output in emission order. Each row is kept as one tuple in
-    :data:`COLUMNS` order (the hot path appends one tuple per row, through :attr:`add`) and
-    turned into columns once, by :meth:`take`."""
+#: The columns of a row as :class:`Rows` keeps it: :data:`COLUMNS` without ``table`` (a row
+#: with a ``seq`` is a group's, SP-R4, the others are outcome rows, SP-R5: the grouped ones
+#: are not emitted) and ``source`` (one per run).
+ROW_COLUMNS: tuple[str, ...] = COLUMNS[2:]
 
-    def __init__(self) -> None:
+
+def table_of(seq: int | None) -> str:
+    """The output table of a row of :data:`ROW_COLUMNS`, from its ``seq``."""
+    return OUTCOMES if seq is None else GROUPS
+
+
+class Rows:
+    """One source's rows of the combined output in emission order. Each row is kept as one
+    tuple in :data:`ROW_COLUMNS` order (the hot path appends one tuple per row, through
+    :attr:`add`) and turned into columns once, by :meth:`take` (or by the Spark worker
+    straight into Arrow, from :meth:`take_rows`)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
         self._rows: list[tuple[Any, ...]] = []
         self.add = self._rows.append
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def outcome(self, source: str, message_id: str, outcome: str, seq: int | None,
-                reason: str | None, at: int | None, index: int | None) -> None:
-        self.add((OUTCOMES, source, seq, None, None, None, at, index, message_id, outcome,
-                  reason))
+    def outcome(self, message_id: str, outcome: str, reason: str | None, at: int | None,
+                index: int | None) -> None:
+        self.add((None, None, None, None, at, index, message_id, outcome, reason))
 
-    def take(self) -> dict[str, list[Any]]:
-        """The rows gathered so far, as columns; the buffer starts empty again."""
+    def take_rows(self) -> list[tuple[Any, ...]]:
+        """The rows gathered so far, as :data:`ROW_COLUMNS` tuples; the buffer starts empty
+        again."""
         taken, self._rows = self._rows, []
         self.add = self._rows.append
+        return taken
+
+    def take(self) -> dict[str, list[Any]]:
+        """The rows gathered so far, as :data:`COLUMNS`; the buffer starts empty again."""
+        taken = self.take_rows()
         if not taken:
             return {name: [] for name in COLUMNS}
-        return dict(zip(COLUMNS, map(list, zip(*taken, strict=True)), strict=True))
+        columns = dict(zip(ROW_COLUMNS, map(list, zip(*taken, strict=True)), strict=True))
+        return {"table": list(map(table_of, columns["seq"])),
+                "source": [self.source] * len(taken), **columns}
 
 
 class SourceRun:
@@ -121,7 +141,8 @@ class SourceRun:
         # Chosen once: the hot loop calls one bound method, with no test per row.
         self._close: Callable[[str], None] = (
             self._close_open if self.recent is None else self._close_remembering)
-        self.rows = Rows()
+        self.rows = Rows(source)
+        self._outcomes = algorithm.outcomes
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
         """Open each row's id as the mapping reads it (SP-R6): one dict insertion per row,
@@ -149,7 +170,7 @@ class SourceRun:
                 f"source {self.source!r}: id {message_id!r} arrived late (a late file) and "
                 f"repeats an id already fed; ids must be unique within a source (SP-R1, "
                 f"SP-R22)")
-        self.rows.outcome(self.source, message_id, "rejected", None, rule, None, None)
+        self.rows.outcome(message_id, "rejected", rule, None, None)
         if recent is not None:
             recent[message_id] = None
             if len(recent) > RECENT_IDS:
@@ -176,31 +197,33 @@ class SourceRun:
         index, _item, outputs = step
         if not outputs:
             return
-        account_of, append, source = self.algorithm.account, self.rows.add, self.source
+        append = self.rows.add
         pop = None if self.recent is not None else self.open.pop
-        for output in outputs:
-            account = account_of(output)
+        settled = (None, None, None, None, at, index)  # an outcome row, before its account
+        # Settled accounts come as (id, outcome, reason) tuples (Algorithm.accounts): one
+        # tuple per settled message instead of an object, the bulk of a fleet's outcomes.
+        accounts = self._outcomes(outputs)
+        for account in accounts:
             if account is None:
                 continue
-            if isinstance(account, Grouped):
-                seq, self.seq = self.seq, self.seq + 1
-                ids = account.ids
-                append((GROUPS, source, seq, account.start, account.end, list(ids), at, index,
-                        None, None, None))
-                # Their outcome rows come from this row (SP-R5). A batch run closes the ids
-                # in one loop of dict pops; a missing one is lost (SP-R6: _close_open raises).
-                if pop is None:
-                    for member in ids:
-                        self._close(member)
-                else:
-                    for member in ids:
-                        if pop(member, _MISSING) is _MISSING:
-                            self._close(member)
+            if type(account) is tuple:
+                if pop is None or pop(account[0], _MISSING) is _MISSING:
+                    self._close(account[0])
+                append(settled + account)
+                continue
+            assert isinstance(account, Grouped)
+            seq, self.seq = self.seq, self.seq + 1
+            ids = account.ids
+            append((seq, account.start, account.end, list(ids), at, index, None, None, None))
+            # Their outcome rows come from this row (SP-R5). A batch run closes the ids
+            # in one loop of dict pops; a missing one is lost (SP-R6: _close_open raises).
+            if pop is None:
+                for member in ids:
+                    self._close(member)
             else:
-                if pop is None or pop(account.id, _MISSING) is _MISSING:
-                    self._close(account.id)
-                append((OUTCOMES, source, None, None, None, None, at, index, account.id,
-                        account.outcome, account.reason))
+                for member in ids:
+                    if pop(member, _MISSING) is _MISSING:
+                        self._close(member)
 
     def _at(self, item: Any) -> int | None:
         """SP-R8: the input's own clock (ticks), else the arrival of the last row read."""
@@ -219,6 +242,32 @@ class SourceRun:
                 account(step, self._at(step[1]) if clocked else driver.arrival)
                 if chunk and len(rows) >= chunk:
                     yield rows.take()
+
+    def feed_columns(self, batches: Iterable[Columns], chunk: int = 0) -> Iterator[None]:
+        """:meth:`feed` over batches of rows given as columns (the Spark worker's form; the
+        rows never become records when the machine maps columns, ``inputs_from_columns``),
+        yielding each time ``chunk`` rows are gathered (0: never) for the caller to take
+        (:meth:`take`, or :meth:`Rows.take_rows`). A batch's ids are opened together, as the
+        driver maps the batch at once (SP-R6), when they are distinct and none is open or
+        recently settled; a batch that repeats an id goes row by row instead, which raises
+        :class:`DuplicateIdError` at that row."""
+        clocked = self.algorithm.clocked
+        driver, rows, account, opened = self.driver, self.rows, self._account, self.open
+        recent = self.recent
+        for columns in batches:
+            fresh = dict.fromkeys(columns[0])
+            if len(fresh) < len(columns[0]) or not opened.keys().isdisjoint(fresh) or (
+                    recent is not None and not recent.keys().isdisjoint(fresh)):
+                for _ in self.feed(records_of(columns)):  # never yields (no chunk)
+                    pass
+                if chunk and len(rows) >= chunk:
+                    yield None
+                continue
+            opened.update(fresh)
+            for step in driver.feed_columns(columns):
+                account(step, self._at(step[1]) if clocked else driver.arrival)
+                if chunk and len(rows) >= chunk:
+                    yield None
 
     def feed_all(self, records: Iterable[Record]) -> None:
         """Feed rows in arrival order, keeping every row for :meth:`take`."""

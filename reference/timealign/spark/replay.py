@@ -10,17 +10,16 @@ row and the building of records, the stream (:mod:`timealign.spark.streaming`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from timealign.algorithm import Algorithm, Record, records
+from timealign.algorithm import Algorithm, Columns, Record, records, records_of
 from timealign.errors import InvalidInput
 from timealign.spark import schema
 from timealign.spark.failures import OrderError, marked
-from timealign.spark.outcomes import SourceRun
+from timealign.spark.outcomes import GROUPS, OUTCOMES, SourceRun
 
 CHUNK = 20_000
 REQUIRED_VALUES: tuple[str, ...] = ("id", "topic", "stamp", "arrival")
@@ -30,6 +29,22 @@ ORDER_COLUMNS: tuple[str, ...] = ("arrival", schema.FILE, schema.POSITION)
 def to_batch(columns: dict[str, list[Any]]) -> pa.RecordBatch:
     """Arrow record batch of the combined output schema."""
     return pa.RecordBatch.from_pydict(columns, schema=schema.ARROW_COMBINED)
+
+
+_TYPES = [field.type for field in schema.ARROW_COMBINED]
+
+
+def rows_batch(source: str, rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
+    """The combined output of :class:`timealign.spark.outcomes.Rows` tuples as one Arrow
+    record batch, column by column; ``table`` (from ``seq``) and ``source`` (one value) are
+    built by Arrow, not per row in Python. The same batch as ``to_batch(Rows.take())``."""
+    if not rows:
+        return to_batch({name: [] for name in schema.ARROW_COMBINED.names})
+    values = [pa.array(column, kind) for column, kind in
+              zip(zip(*rows, strict=True), _TYPES[2:], strict=True)]
+    table = pc.if_else(values[0].is_valid(), GROUPS, OUTCOMES)
+    sources = pa.repeat(pa.scalar(source, _TYPES[1]), len(rows))
+    return pa.RecordBatch.from_arrays([table, sources, *values], schema=schema.ARROW_COMBINED)
 
 
 def source_name(value: object) -> str:
@@ -92,11 +107,11 @@ def sort_broken(source: str, batch: pa.RecordBatch, row: int,
 Explain = Callable[[str, pa.RecordBatch, int, "tuple[Any, ...] | None"], str]
 
 
-def records_from_batches(source: str, batches: Iterator[pa.RecordBatch],
-                         explain: Explain = sort_broken) -> Iterator[Record]:
-    """Rows of one source's Arrow batches as records, checking nulls (SP-R1) and order
-    (SP-R10) per batch; ``explain`` words the :class:`OrderError` for the first row out of
-    order."""
+def columns_from_batches(source: str, batches: Iterator[pa.RecordBatch],
+                         explain: Explain = sort_broken) -> Iterator[Columns]:
+    """Rows of one source's Arrow batches as columns of values (a batch each), checking
+    nulls (SP-R1) and order (SP-R10) per batch; ``explain`` words the :class:`OrderError`
+    for the first row out of order. No row becomes a Python object here."""
     last: tuple[Any, ...] | None = None
     for batch in batches:
         if not batch.num_rows:
@@ -108,20 +123,29 @@ def records_from_batches(source: str, batches: Iterator[pa.RecordBatch],
             previous = last if broken == 0 else _key(batch, broken - 1)
             raise OrderError(explain(source, batch, broken, previous))
         last = _key(batch, batch.num_rows - 1)
-        columns = [batch.column(name).to_pylist() for name in REQUIRED_VALUES]
-        optional = [repeat(None) if c.null_count == len(c) else c.to_pylist()
-                    for c in (batch.column("kind"), batch.column("poll"))]
-        yield from records_from(*columns, *optional)
+        ids, topics, stamps, arrivals = (batch.column(name).to_pylist()
+                                         for name in REQUIRED_VALUES)
+        kinds, polls = (None if c.null_count == len(c) else c.to_pylist()
+                        for c in (batch.column("kind"), batch.column("poll")))
+        yield ids, topics, stamps, arrivals, kinds, polls
+
+
+def records_from_batches(source: str, batches: Iterator[pa.RecordBatch],
+                         explain: Explain = sort_broken) -> Iterator[Record]:
+    """:func:`columns_from_batches` row by row, as records (for readers of rows)."""
+    for columns in columns_from_batches(source, batches, explain):
+        yield from records_of(columns)
 
 
 def replay(algorithm: Algorithm[Any, Any, Any, Any], config: Any, source: str,
-           records: Iterable[Record]) -> Iterator[pa.RecordBatch]:
-    """Replay one source's records through a fresh :class:`SourceRun`, yielding the combined
-    output in chunks; the machine's and the accounting's errors are marked so that the
-    driver can raise them again (:func:`timealign.spark.failures.raise_job_error`)."""
+           batches: Iterable[Columns]) -> Iterator[pa.RecordBatch]:
+    """Replay one source's rows (batches of columns, :func:`columns_from_batches`) through a
+    fresh :class:`SourceRun`, yielding the combined output in chunks; the machine's and the
+    accounting's errors are marked so that the driver can raise them again
+    (:func:`timealign.spark.failures.raise_job_error`)."""
     with marked(f"source {source!r}"):
         run = SourceRun(algorithm, config, source)
-        for chunk in run.feed(records, CHUNK):
-            yield to_batch(chunk)
+        for _ in run.feed_columns(batches, CHUNK):
+            yield rows_batch(source, run.rows.take_rows())
         run.finish()
-    yield to_batch(run.take())
+    yield rows_batch(source, run.rows.take_rows())
