@@ -98,14 +98,14 @@ def main() -> None:
     def driven() -> None:
         driver = Driver(fast, config)
         for piece in batch_columns:
-            collections.deque(driver.feed_columns(piece), maxlen=0)
+            collections.deque(driver.feed_columns(piece, typed=True), maxlen=0)
         collections.deque(driver.finish(), maxlen=0)
 
     def accounted() -> None:
         run = SourceRun(fast, config, "robot")
-        collections.deque(run.feed_columns(batch_columns, CHUNK), maxlen=0)
+        collections.deque(run.feed_columns(batch_columns, CHUNK, typed=True), maxlen=0)
         run.finish()
-        run.rows.take()
+        run.rows.take_parts()
 
     def worker() -> None:
         collections.deque(replay(fast, config, "robot",

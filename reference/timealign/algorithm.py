@@ -60,6 +60,10 @@ Account = Grouped | Settled | None
 #: the form :attr:`Algorithm.accounts` gives, one tuple instead of an object per settled
 #: message (most messages of a fleet are settled one by one).
 Outcome = tuple[str, str, str]
+#: The accounts of one step's outputs as :attr:`Algorithm.accounts` gives them: the settled
+#: ones (as :data:`Outcome` tuples) and the grouped ones, each in emission order (outputs
+#: without an account left out).
+Accounts = tuple[list[Outcome], list[Grouped]]
 #: One batch of rows in arrival order as columns of values: ``(ids, topics, stamps,
 #: arrivals, kinds, polls)``, the fields of :class:`Record`; ``kinds`` or ``polls`` is None
 #: when the whole column is null. The Spark worker's rows never become records on the way in.
@@ -127,11 +131,17 @@ def records_of(columns: Columns) -> Iterator[Record]:
                    repeat(None) if polls is None else polls)
 
 
-def as_outcome(account: Account) -> Grouped | Outcome | None:
-    """An account in the form of :attr:`Algorithm.accounts`: a settled one as a tuple."""
-    if isinstance(account, Settled):
-        return account.id, account.outcome, account.reason
-    return account
+def accounts_of(account: Callable[[Any], Account], outputs: Iterable[Any]) -> Accounts:
+    """:data:`Accounts` of ``outputs`` from an algorithm's ``account``, output by output."""
+    settled: list[Outcome] = []
+    grouped: list[Grouped] = []
+    for output in outputs:
+        found = account(output)
+        if isinstance(found, Settled):
+            settled.append((found.id, found.outcome, found.reason))
+        elif found is not None:
+            grouped.append(found)
+    return settled, grouped
 
 
 _SETTLED_SETTERS = slot_setters(Settled, ("id", "outcome", "reason"))
@@ -145,6 +155,19 @@ def settled(message_id: str, outcome: str, reason: str) -> Settled:
     set_id(account, message_id)
     set_outcome(account, outcome)
     set_reason(account, reason)
+    return account
+
+
+_GROUPED_SETTERS = slot_setters(Grouped, ("ids", "start", "end"))
+
+
+def grouped(ids: tuple[str, ...], start: int, end: int) -> Grouped:
+    """``Grouped(ids, start, end)``, built by slot (:func:`slot_setters`)."""
+    set_ids, set_start, set_end = _GROUPED_SETTERS
+    account = object.__new__(Grouped)
+    set_ids(account, ids)
+    set_start(account, start)
+    set_end(account, end)
     return account
 
 
@@ -217,8 +240,9 @@ class Algorithm(Generic[C, S, I, O]):
     columnar form of a rule-text hook and checked against it by the tests, never a rule of
     its own: ``inputs_from_columns(config, columns)`` is ``inputs_from_records`` over one
     batch of :data:`Columns` (set only for a mapping that reads one row per input, as a
-    list of those inputs, row for row); ``accounts(outputs)`` is ``account`` of each output,
-    a settled one as an :data:`Outcome` tuple (:func:`as_outcome`).
+    list of those inputs, row for row); ``accounts(outputs)`` is ``account`` of each output
+    as :data:`Accounts` (:func:`accounts_of`): the settled ones as tuples, apart from the
+    grouped ones.
 
     ``traces`` is the package's conformance knowledge (``<algorithm>/traces.py``: explorer
     instances, fuzz strategy, observability profiles, output -> rule map, targets), read by
@@ -247,7 +271,7 @@ class Algorithm(Generic[C, S, I, O]):
     slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
     traces: Traces | None = None
     inputs_from_columns: Callable[[C, Columns], list[I]] | None = None
-    accounts: Callable[[Sequence[O]], list[Grouped | Outcome | None]] | None = None
+    accounts: Callable[[Sequence[O]], Accounts] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
@@ -255,12 +279,11 @@ class Algorithm(Generic[C, S, I, O]):
         if self.inputs_from_columns is not None and self.record_run is not None:
             raise TypeError(f"{self.name}: inputs_from_columns maps one row per input")
 
-    def outcomes(self, outputs: Sequence[O]) -> list[Grouped | Outcome | None]:
-        """:attr:`accounts` of ``outputs``, or :attr:`account` of each (:func:`as_outcome`)."""
+    def outcomes(self, outputs: Sequence[O]) -> Accounts:
+        """:attr:`accounts` of ``outputs``, or :attr:`account` of each (:func:`accounts_of`)."""
         if self.accounts is not None:
             return self.accounts(outputs)
-        account = self.account
-        return [as_outcome(account(output)) for output in outputs]
+        return accounts_of(self.account, outputs)
 
     @property
     def clocked(self) -> bool:

@@ -9,19 +9,22 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from timealign.algorithm import (
     Account,
+    Accounts,
     Columns,
     Grouped,
     Outcome,
     Record,
-    as_outcome,
+    accounts_of,
     records_of,
     settled,
     slot_setters,
 )
+from timealign.algorithm import grouped as new_grouped
 from timealign.approximate_time.model import (
     END_OF_INPUT,
     Config,
@@ -132,23 +135,33 @@ def account(output: Output) -> Account:
     return None
 
 
-def accounts(outputs: Sequence[Output]) -> list[Grouped | Outcome | None]:
-    """:func:`account` of each output, a settled one as the tuple ``(id, outcome,
-    reason)``: the Spark worker's form (``Algorithm.accounts``), where most rows of a fleet
-    are dropped one by one. Same accounts (the tests compare them output for output)."""
-    result: list[Grouped | Outcome | None] = []
-    add = result.append
+_id_of, _stamp_of = attrgetter("id"), attrgetter("stamp")
+
+
+def accounts(outputs: Sequence[Output]) -> Accounts:
+    """:func:`account` of each output, the settled ones as ``(id, outcome, reason)`` tuples
+    apart from the grouped ones (``Algorithm.accounts``): the Spark worker's form, where
+    most rows of a fleet are dropped one by one. Same accounts as :func:`account` (the tests
+    compare them, :func:`timealign.algorithm.accounts_of`)."""
+    settled: list[Outcome] = []
+    grouped: list[Grouped] = []
+    add = settled.append
     for output in outputs:
         kind = type(output)
         if kind is Dropped:
             add((output.id, "dropped", output.reason))  # type: ignore[union-attr]
         elif kind is Pending:
             add((output.id, "pending", END_OF_INPUT))  # type: ignore[union-attr]
-        elif kind is Warned:
-            add(None)
-        else:
-            add(as_outcome(account(output)))  # Published, or any other kind
-    return result
+        elif kind is Published:  # AT-D18, reading the messages once, at C speed
+            messages = output.messages  # type: ignore[union-attr]
+            stamps = tuple(map(_stamp_of, messages))
+            grouped.append(new_grouped(tuple(map(_id_of, messages)), min(stamps),
+                                       max(stamps)))
+        elif kind is not Warned:  # any other kind: the account itself
+            more, groups = accounts_of(account, (output,))
+            settled += more
+            grouped += groups
+    return settled, grouped
 
 
 _set_topic, _set_stamp, _set_id = slot_setters(Message, ("topic", "stamp", "id"))
@@ -184,9 +197,10 @@ def inputs_from_columns(config: Config, columns: Columns) -> list[Input]:
     the batch)."""
     ids, topics, stamps = columns[0], columns[1], columns[2]
     index = {name: k for k, name in enumerate(config.topic_names)}
-    if not index.keys() >= set(topics):
+    try:
+        numbers = list(map(index.__getitem__, topics))
+    except KeyError:
         return list(inputs_from_records(config, records_of(columns)))  # raises AT-D21
-    numbers = list(map(index.__getitem__, topics))
     messages: list[Input] = list(map(object.__new__, repeat(Message, len(numbers))))
     deque(map(_set_topic, messages, numbers), 0)
     deque(map(_set_stamp, messages, stamps), 0)
