@@ -6,7 +6,7 @@ over three topics) as the Arrow batches a worker receives (``id``, ``topic``, ``
 (:func:`timealign.spark.replay.columns_from_batches` then
 :func:`timealign.spark.replay.replay`, the combined output built as Arrow batches), next to
 the layers under it, each measured alone on the same rows (CPU time of one core, best of
-three, alternated):
+five, alternated):
 
 1. the bare fast step over messages built beforehand (the floor);
 2. + the row mapping and the driver: :meth:`timealign.drive.Driver.feed_columns` over the
@@ -43,11 +43,17 @@ from timealign.drive import Driver
 from timealign.spark import schema
 from timealign.spark.generate import FLEET, Plan, generate
 from timealign.spark.outcomes import SourceRun
-from timealign.spark.replay import CHUNK, columns_from_batches, records_from, replay
+from timealign.spark.replay import (
+    CHUNK,
+    collector_paused,
+    columns_from_batches,
+    records_from,
+    replay,
+)
 
 TARGET = 2.0
 BATCH = 10_000  # rows per Arrow batch, as Spark's default maxRecordsPerBatch
-ROUNDS = 3
+ROUNDS = 5
 
 
 def rows_of_one_robot(seconds: float) -> pa.Table:
@@ -66,10 +72,13 @@ def rows_of_one_robot(seconds: float) -> pa.Table:
 
 
 def cpu(work: Callable[[], Any]) -> float:
+    """CPU seconds of ``work``, with the cyclic collector paused as the worker pauses it
+    (:func:`timealign.spark.replay.collector_paused`), so every layer runs alike."""
     gc.collect()
-    started = time.process_time()
-    work()
-    return time.process_time() - started
+    with collector_paused():
+        started = time.process_time()
+        work()
+        return time.process_time() - started
 
 
 def main() -> None:

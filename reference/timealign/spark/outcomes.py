@@ -167,7 +167,8 @@ class SourceRun:
         self._close: Callable[[str], None] = (
             self._close_open if self.recent is None else self._close_remembering)
         self.rows = Rows(source)
-        self._outcomes = algorithm.outcomes
+        self._outcomes = (algorithm.accounts if algorithm.accounts is not None
+                          else algorithm.outcomes)  # the hook itself: one call per step
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
         """Open each row's id as the mapping reads it (SP-R6): one dict insertion per row,
