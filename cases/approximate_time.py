@@ -276,3 +276,45 @@ CASES.append(case(
     "per lidar scan, the camera and IMU messages in between dropped (superseded or by "
     "overflow), the newest left pending at the end.",
     config(["camera", "imu", "lidar"], queue_size=5), typical_run()))
+
+
+# --- ROS 1 twins ---------------------------------------------------------------------------
+# The ros1 target (AT-R16, AT-R19) runs only ros1 vectors, so each ros2 case whose behaviour
+# is not about the ros2 arithmetic has a twin `<case>_ros1`: the same config and inputs with
+# `"arithmetic": "ros1"`, its outputs again from the reference. Outside the arithmetic the
+# two profiles do not differ (AT-R16), so a twin's outputs equal its original's
+# (tests/approximate_time/test_at_vectors.py). The ros2 cases without a twin, and why (also
+# listed in vectors/approximate_time/README.md):
+NO_ROS1_TWIN: dict[str, str] = {
+    "note_float64_trap_ros2": "about the ros2 arithmetic (AT-R15); the ros1 side is "
+                              "note_float64_trap_ros1",
+    "note_ros1_rounding_ros2": "about the ros2 arithmetic (AT-R15); the ros1 side is "
+                               "note_ros1_rounding_ros1",
+    "age_penalty_zero_ros2": "about the ros2 arithmetic (AT-R15); the ros1 side is "
+                             "age_penalty_zero_ros1",
+    "single_topic": "one topic: the ros1 profile refuses the config (AT-R19), as "
+                    "ros1_config_rejects_a_single_topic shows",
+    "config_rejects_queue_size_zero": "a refused config (AT-R1, AT-D17): refused in both "
+                                      "profiles, outside every target",
+    "config_rejects_negative_age_penalty": "a refused config (AT-R1, AT-D17): refused in both "
+                                           "profiles, outside every target",
+    "config_rejects_short_bound_list": "a refused config (AT-R1, AT-D17): refused in both "
+                                       "profiles, outside every target",
+    "input_errors_change_nothing": "refused inputs (AT-R2, AT-D17): refused in both profiles, "
+                                   "outside every target",
+}
+
+
+def ros1_twin(original: Vector) -> Vector:
+    """``original`` (a ros2 case) run in ROS 1 arithmetic: AT-R16 replaces AT-R15."""
+    rules = tuple(dict.fromkeys(("AT-R16" if r == "AT-R15" else r)
+                                for r in (*original.rules, "AT-R16")))
+    return Vector(algorithm=original.algorithm, name=f"{original.name}_ros1",
+                  config={**original.config, "arithmetic": "ros1"}, inputs=original.inputs,
+                  description=f"ROS 1 twin of {original.name} (ros1 arithmetic): "
+                              f"{original.description}",
+                  rules=rules)
+
+
+CASES.extend([ros1_twin(c) for c in list(CASES)
+              if c.config.get("arithmetic", "ros2") == "ros2" and c.name not in NO_ROS1_TWIN])

@@ -149,3 +149,39 @@ TIMED_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
     tick=Tick,
     **COMMON,
 )
+
+#: A worker module the executors lack (SP-R34's failure, made on purpose and cheaply).
+MISSING_MODULE = "timealign_tests_no_such_module"
+
+
+def _crash(config: PairsConfig, state: PairsState, item: Input) -> tuple[PairsState,
+                                                                       list[Output]]:
+    """A step that fails in the worker with an error that is not the package's own, as a
+    worker whose Python lacks a module does."""
+    raise ModuleNotFoundError(f"No module named '{MISSING_MODULE}'", name=MISSING_MODULE)
+
+
+#: :data:`PAIRS` whose every step fails in the Python worker (SP-R34).
+CRASHING_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
+    name="crashing_pairs", **{**COMMON, "step": _crash})
+
+
+def _missing_module() -> None:
+    import importlib
+
+    importlib.import_module(MISSING_MODULE)
+
+
+@attrs.frozen
+class UnshippedConfig(PairsConfig):
+    """A config that a worker cannot unpickle: unpickling imports a module the worker
+    lacks, as a processor built of attrs classes does on executors without attrs."""
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return _missing_module, ()
+
+
+#: :data:`PAIRS` whose config cannot be unpickled in the Python workers (SP-R34).
+UNSHIPPED_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
+    name="unshipped_pairs",
+    **{**COMMON, "config_from_json": lambda raw: UnshippedConfig(**attrs.asdict(_config(raw)))})

@@ -6,11 +6,13 @@ vector files must agree with them, so the suite is not merely "what the code doe
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cases import generate
+from cases.approximate_time import NO_ROS1_TWIN
 from timealign import vectors
 
 CASES = {case.name: case for case in generate.cases("approximate_time")}
@@ -134,3 +136,35 @@ def test_at_every_vector_has_unique_ids() -> None:
     for case in CASES.values():
         ids = [i["id"] for i in case.inputs if i.get("op") == "message"]
         assert len(ids) == len(set(ids)), case.name
+
+
+def _is_ros2(name: str) -> bool:
+    return CASES[name].config.get("arithmetic", "ros2") == "ros2"
+
+
+TWINS = sorted(name for name in CASES if _is_ros2(name) and name not in NO_ROS1_TWIN)
+
+
+def test_at_every_ros2_case_has_a_ros1_twin_or_a_listed_reason() -> None:
+    """AT-R16, AT-R19: every ros2 case either has the twin ``<case>_ros1`` (same config and
+    inputs, ros1 arithmetic) or is listed in ``NO_ROS1_TWIN`` and in the vectors README with
+    why; the names stay unique (VEC-R13)."""
+    readme = (Path(__file__).resolve().parents[2] / "vectors" / "approximate_time"
+              / "README.md").read_text(encoding="utf-8")
+    assert set(NO_ROS1_TWIN) <= {name for name in CASES if _is_ros2(name)}
+    assert len(TWINS) > 25
+    for name in NO_ROS1_TWIN:
+        assert f"{name}_ros1" not in CASES and f"`{name}`" in readme, name
+    for name in TWINS:
+        original, twin = CASES[name], CASES[f"{name}_ros1"]
+        assert twin.config == {**original.config, "arithmetic": "ros1"}, name
+        assert twin.inputs == original.inputs and "AT-R16" in twin.rules, name
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_at_ros1_twin_has_the_outputs_of_its_original(name: str) -> None:
+    """AT-R16: outside the arithmetic nothing changes, and none of these cases turns on how
+    a duration is scaled, so the ros1 twin has exactly the outputs of its ros2 original
+    (and no AT-R19 refusal: every stamp and bound fits ROS 1's 32-bit time)."""
+    assert vectors.reference_outputs(CASES[f"{name}_ros1"]) == \
+        vectors.reference_outputs(CASES[name])

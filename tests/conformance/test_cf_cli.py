@@ -24,7 +24,7 @@ def test_reference_adapter_agrees_exit_0_cf_r17(capsys: pytest.CaptureFixture[st
                  "--explore", "1", "--quiet"])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "vectors  run     45  agree     45" in out and out.rstrip().endswith("AGREES")
+    assert "vectors  run     74  agree     74" in out and out.rstrip().endswith("AGREES")
 
 
 def test_fault_exit_1_with_report_and_saved_vectors_cf_r15_cf_r16_cf_r17(

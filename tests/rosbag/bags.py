@@ -131,8 +131,10 @@ def write_fleet(root: Path) -> dict[str, Path]:
     }
 
 
-def expected_rows(path: Path, source: str, log_topics: frozenset[str]) -> list[dict[str, Any]]:
-    """The rows of a bag by full deserialization with ``AnyReader``, in its read order."""
+def expected_rows(path: Path, bag: str, log_topics: frozenset[str],
+                  source: str | None = None) -> list[dict[str, Any]]:
+    """The rows of the bag ``bag`` (its relative path) by full deserialization with
+    ``AnyReader``, in its read order; ``source`` defaults to ``bag``."""
     from rosbags.highlevel import AnyReader
 
     rows: list[dict[str, Any]] = []
@@ -147,7 +149,7 @@ def expected_rows(path: Path, source: str, log_topics: frozenset[str]) -> list[d
                 stamp = header.stamp.sec * 10**9 + header.stamp.nanosec
             index = counts.get(topic, 0)
             counts[topic] = index + 1
-            rows.append({"source": source, "id": f"{topic}#{index}", "topic": topic,
-                         "type": connection.msgtype, "stamp": stamp, "arrival": log,
-                         "bag": source, "position": position, "error": None})
+            rows.append({"source": bag if source is None else source, "id": f"{topic}#{index}",
+                         "topic": topic, "type": connection.msgtype, "stamp": stamp,
+                         "arrival": log, "bag": bag, "position": position, "error": None})
     return rows

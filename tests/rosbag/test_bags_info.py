@@ -13,7 +13,7 @@ import pytest
 from tests.rosbag.bags import TOPICS, write_fleet
 from timealign.cli import main
 from timealign.errors import EXIT_BAD_INPUT
-from timealign.rosbag.discovery import Options, bags_under
+from timealign.rosbag.discovery import FLAGS, Options, bags_under
 from timealign.rosbag.info import bags_info
 from timealign.rosbag.read import read_bag
 
@@ -30,7 +30,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _read(root: Path) -> dict[str, list[dict[str, Any]]]:
     """Per bag, the rows the reader reads (the reference for the counts and span)."""
     return {bag.relative: pa.Table.from_batches(list(read_bag(bag, LOG_CHATTER))).to_pylist()
-            for bag in bags_under(str(root), "bag")}
+            for bag in bags_under(str(root), "bag", FLAGS)}
 
 
 def test_bag_r14_info_equals_what_the_reader_reads(fleet: Path) -> None:

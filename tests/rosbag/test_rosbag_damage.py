@@ -17,7 +17,7 @@ import pytest
 from rosbags.rosbag2 import StoragePlugin, Writer
 
 from tests.rosbag.bags import ROS2
-from timealign.rosbag.discovery import Bag, Options
+from timealign.rosbag.discovery import FLAGS, Bag, Options
 from timealign.rosbag.read import read_bag
 from timealign.rosbag.rows import BagError
 
@@ -71,7 +71,7 @@ def test_bag_r11_one_byte_damage_never_loses_rows_silently(tmp_path: Path) -> No
     (8 of 16) and a changed chunk index length dropped all: both read as complete."""
     content = _small_bag(tmp_path)
     target = tmp_path / "b.mcap"
-    bag = Bag.at(target, "b.mcap", "bag")
+    bag = Bag.at(target, "b.mcap", "bag", FLAGS)
     target.write_bytes(content)
     whole = len(pa.Table.from_batches(list(read_bag(bag, LOG))))
     assert whole == 16
@@ -105,9 +105,9 @@ def test_bag_r11_message_index_damage_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "b.mcap"
     target.write_bytes(bytes(content))
     with pytest.raises(BagError, match=r"b\.mcap: cannot read the bag.*message") as error:
-        list(read_bag(Bag.at(target, "b.mcap", "bag"), LOG))
+        list(read_bag(Bag.at(target, "b.mcap", "bag", FLAGS), LOG))
     assert error.value.rule == "BAG-R6"
-    skipped = pa.Table.from_batches(list(read_bag(Bag.at(target, "b.mcap", "bag"),
+    skipped = pa.Table.from_batches(list(read_bag(Bag.at(target, "b.mcap", "bag", FLAGS),
                                                   Options(log_stamp_all=True,
                                                           skip_bad=True)))).to_pylist()
     assert len(skipped) == 1 and skipped[0]["error"]

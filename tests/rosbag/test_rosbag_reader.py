@@ -25,7 +25,7 @@ from tests.rosbag.bags import (
     write_rosbag2,
 )
 from timealign.errors import InvalidInput
-from timealign.rosbag.discovery import Bag, Options, bags_under, source_of
+from timealign.rosbag.discovery import FLAGS, OPTIONS, Bag, Options, bags_under, source_of
 from timealign.rosbag.header import stamp_layout
 from timealign.rosbag.read import read_bag
 from timealign.rosbag.rows import BagError
@@ -46,19 +46,20 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_bag_r1_finds_rosbag2_folders_and_ros1_files(fleet: Path) -> None:
     """BAG-R1: a folder with metadata.yaml is one bag, a .bag file another; path order."""
-    assert [b.relative for b in bags_under(str(fleet), "bag")] == ["r1", "r2", "r3.bag"]
-    assert [b.relative for b in bags_under(str(fleet / "r1"), "bag")] == ["r1"]
+    assert [b.relative for b in bags_under(str(fleet), "bag", FLAGS)] == ["r1", "r2", "r3.bag"]
+    assert [b.relative for b in bags_under(str(fleet / "r1"), "bag", FLAGS)] == ["r1"]
     with pytest.raises(InvalidInput, match="BAG-R1"):
-        bags_under(str(fleet / "missing"), "bag")
+        bags_under(str(fleet / "missing"), "bag", FLAGS)
 
 
 def test_bag_r2_r3_d1_rows_equal_full_deserialization(fleet: Path) -> None:
     """BAG-R2, BAG-R3, BAG-D1: MCAP, SQLite 3 and ROS 1 bags give, in the library's read
     order, the header stamps of full deserialization, log times as arrival (written out of
     order, different from the stamps), ids counting per topic, and `--stamp TOPIC=log`."""
-    for bag in bags_under(str(fleet), "bag"):
+    for bag in bags_under(str(fleet), "bag", FLAGS):
         got = rows_of(bag)
-        assert got == expected_rows(Path(bag.path), bag.relative, frozenset({"/chatter"}))
+        assert got == expected_rows(Path(bag.path), bag.relative, frozenset({"/chatter"}),
+                                    bag.source)
         arrivals = [r["arrival"] for r in got]
         assert arrivals == sorted(arrivals)
         assert len(got) == 40 and any(r["stamp"] != r["arrival"] for r in got)
@@ -69,18 +70,91 @@ def test_bag_r2_r3_d1_rows_equal_full_deserialization(fleet: Path) -> None:
 def test_bag_r2_source_rules() -> None:
     """BAG-R2: the source is the bag, its folder or a regex group; ids of sources that
     may hold several bags carry the bag."""
-    assert source_of("robots/a/day1", "bag") == "robots/a/day1"
-    assert source_of("robots/a/day1", "folder") == "robots/a"
-    assert source_of("robots/a/day1", r"regex:robots/(\w+)/") == "a"
+    assert source_of("robots/a/day1", "bag", FLAGS) == "robots/a/day1"
+    assert source_of("robots/a/day1", "folder", FLAGS) == "robots/a"
+    assert source_of("robots/a/day1", r"regex:robots/(\w+)/", FLAGS) == "a"
     with pytest.raises(InvalidInput, match="BAG-R2"):
-        source_of("other", r"regex:robots/(\w+)/")
-    assert Bag.at(Path("x"), "robots/a/day1", "folder").prefix == "robots/a/day1:"
+        source_of("other", r"regex:robots/(\w+)/", FLAGS)
+    assert Bag.at(Path("x"), "robots/a/day1", "folder", FLAGS).prefix == "robots/a/day1:"
+
+
+def test_bag_r2_one_naming_rule_for_every_format(fleet: Path, tmp_path: Path) -> None:
+    """BAG-R2: with the default rule a bag's source is its path below the input without the
+    format's suffix, alike for a ROS 1 `.bag`, a lone `.mcap`, a lone `.db3` and rosbag2
+    folders of either storage (the issue saw `robot02.bag` next to `robot03`); the `bag`
+    column keeps the path. A bag given alone is named by its own name. Two bags that would
+    share a name are refused, naming both; the other rules keep the suffix in what they
+    match."""
+    root = tmp_path / "in"
+    (root / "site").mkdir(parents=True)
+    shutil.copytree(fleet / "r1", root / "site" / "mcapfolder")
+    shutil.copytree(fleet / "r2", root / "sqlitefolder")
+    shutil.copy(fleet / "r3.bag", root / "site" / "ros1.bag")
+    shutil.copy(next((fleet / "r1").glob("*.mcap")), root / "lone.mcap")
+    shutil.copy(next((fleet / "r2").glob("*.db3")), root / "lone2.db3")
+    bags = bags_under(str(root), "bag", FLAGS)
+    assert [(b.relative, b.source) for b in bags] == [
+        ("lone.mcap", "lone"), ("lone2.db3", "lone2"), ("site/mcapfolder", "site/mcapfolder"),
+        ("site/ros1.bag", "site/ros1"), ("sqlitefolder", "sqlitefolder")]
+    for bag in bags:  # every format's rows carry the name as source and the path as bag
+        rows = rows_of(bag, Options(log_stamp_all=True))
+        assert len(rows) == 40
+        assert {(r["source"], r["bag"]) for r in rows} == {(bag.source, bag.relative)}
+    assert [b.source for b in bags_under(str(root / "site" / "ros1.bag"), "bag", FLAGS)] \
+        == ["ros1"]
+    assert [b.source for b in bags_under(str(root / "lone.mcap"), "bag", FLAGS)] == ["lone"]
+    assert source_of("site/ros1.bag", r"regex:(\w+\.bag)", FLAGS) == "ros1.bag"
+    assert source_of("site/ros1.bag", "folder", FLAGS) == "site"
+    shutil.copy(fleet / "r3.bag", root / "lone.bag")
+    for naming, said in ((FLAGS, "--source-from"), (OPTIONS, "sourceFrom")):
+        with pytest.raises(InvalidInput, match="BAG-R2") as error:
+            bags_under(str(root), "bag", naming)
+        assert "lone.bag and lone.mcap" in str(error.value) and "'lone'" in str(error.value)
+        assert f"{said} regex:PATTERN" in str(error.value)
+    assert len(bags_under(str(root), "folder", FLAGS)) == 6  # several bags per source: fine
+
+
+def test_bag_r15_errors_name_the_callers_options(fleet: Path, tmp_path: Path) -> None:
+    """BAG-R15: the reader's option errors name the data source's options (`path`,
+    `stamp`, `sourceFrom`, `.option("logStampTopics", ...)`) by default, and the command
+    line's flags (`--input`, `--stamp`, `--source-from`, `--stamp TOPIC=log`) when it
+    reads through the data source with `errorNames=flags`."""
+    from timealign.spark.bags import reader_options
+    from timealign.spark.rosbag_source import options_of
+
+    cases = ((OPTIONS, {}, ("path", "stamp", "sourceFrom", '.option("logStampTopics", '
+                                                            '"/chatter")')),
+             (FLAGS, {"errorNames": "flags"}, ("--input", "--stamp", "--source-from",
+                                               "--stamp /chatter=log")))
+    for naming, extra, (path, stamp, source_from, log) in cases:
+        with pytest.raises(InvalidInput) as error:
+            bags_under(str(tmp_path / "missing"), "bag", naming)
+        assert (error.value.field, error.value.rule) == (path, "BAG-R1")
+        with pytest.raises(InvalidInput) as error:
+            options_of({"stamp": "sometimes", **extra})
+        assert (error.value.field, error.value.rule) == (stamp, "BAG-R3")
+        assert "--" not in str(error.value) or naming is FLAGS
+        for rule in ("robot", "regex:("):
+            with pytest.raises(InvalidInput) as error:
+                options_of({"sourceFrom": rule, **extra})
+            assert (error.value.field, error.value.rule) == (source_from, "BAG-R2")
+        with pytest.raises(InvalidInput, match=f"{source_from} regex:x does not match"):
+            source_of("r1", "regex:x", naming)
+        options = options_of(extra)
+        assert options.naming is naming
+        with pytest.raises(InvalidInput, match="BAG-R3") as error:
+            rows_of(bags_under(str(fleet), "bag", naming)[0], options)
+        assert f"use {log} (or " in str(error.value)
+        assert ("--" in str(error.value)) == (naming is FLAGS)
+    assert options_of(reader_options([], "bag", False, None)).naming is FLAGS
+    with pytest.raises(InvalidInput, match="errorNames"):
+        options_of({"errorNames": "shell"})
 
 
 def test_bag_r3_type_without_header_needs_log_stamp(fleet: Path) -> None:
     """BAG-R3: std_msgs/msg/String has no header: without --stamp log the read stops,
     naming the bag, the topic and the type; with `--stamp log` every topic takes it."""
-    bag = bags_under(str(fleet), "bag")[0]
+    bag = bags_under(str(fleet), "bag", FLAGS)[0]
     with pytest.raises(InvalidInput, match=r"'/chatter'.*std_msgs/msg/String") as error:
         rows_of(bag, Options())
     assert error.value.rule == "BAG-R3" and error.value.field == "r1"
@@ -89,7 +163,7 @@ def test_bag_r3_type_without_header_needs_log_stamp(fleet: Path) -> None:
 
 def test_bag_r7_unread_topics_keep_null_stamps(fleet: Path) -> None:
     """BAG-R7: topics outside `topics` are still rows (to be counted), not decoded."""
-    bag = bags_under(str(fleet), "bag")[1]
+    bag = bags_under(str(fleet), "bag", FLAGS)[1]
     rows = rows_of(bag, Options(topics=frozenset({"/imu", "/camera_info"})))
     assert {r["topic"] for r in rows if r["stamp"] is None} == {"/chatter"}
     assert len(rows) == 40
@@ -106,14 +180,14 @@ def _truncate(source: Path, target: Path) -> Path:
 def test_bag_r6_truncated_bag_names_the_file(fleet: Path, tmp_path: Path) -> None:
     """BAG-R6: a truncated MCAP bag or ROS 1 bag is an InvalidInput naming the bag; with
     skip_bad it becomes one row carrying the error."""
-    broken = Bag.at(_truncate(fleet / "r1", tmp_path / "cut"), "cut", "bag")
+    broken = Bag.at(_truncate(fleet / "r1", tmp_path / "cut"), "cut", "bag", FLAGS)
     with pytest.raises(BagError, match=r"cut: cannot read the bag") as error:
         rows_of(broken)
     assert error.value.rule == "BAG-R6"
     ros1 = tmp_path / "cut.bag"
     ros1.write_bytes((fleet / "r3.bag").read_bytes()[:3000])
     with pytest.raises(BagError, match=r"cut\.bag"):
-        rows_of(Bag.at(ros1, "cut.bag", "bag"))
+        rows_of(Bag.at(ros1, "cut.bag", "bag", FLAGS))
     skipped = rows_of(broken, Options(skip_bad=True))
     assert len(skipped) == 1 and skipped[0]["bag"] == "cut" and "cannot read" in skipped[0][
         "error"]
@@ -138,7 +212,7 @@ def test_bag_r5_unknown_message_type(tmp_path: Path) -> None:
         writer.write(connection, 5, store.serialize_cdr(message, "acme_msgs/msg/Odd"))
     with sqlite3.connect(next(path.glob("*.db3"))) as db:
         db.execute("DELETE FROM message_definitions")
-    bag = Bag.at(path, "unknown", "bag")
+    bag = Bag.at(path, "unknown", "bag", FLAGS)
     with pytest.raises(InvalidInput, match=r"'/odd'.*acme_msgs/msg/Odd") as error:
         rows_of(bag, Options())
     assert error.value.rule == "BAG-R5" and error.value.field == "unknown"
@@ -160,7 +234,7 @@ def test_bag_d2_overlapping_mcap_chunks(tmp_path: Path) -> None:
             log = 10**9 + k * 10**7 + rng.randrange(-3 * 10**7, 3 * 10**7)
             writer.write(connection, log, ROS2.serialize_cdr(image, "sensor_msgs/msg/Image",
                                                              little_endian=k % 2 == 0))
-    bag = Bag.at(path, "chunks", "bag")
+    bag = Bag.at(path, "chunks", "bag", FLAGS)
     assert rows_of(bag) == expected_rows(path, "chunks", frozenset())
 
 
@@ -213,7 +287,7 @@ def test_bag_r1_lone_storage_files_and_ros1(tmp_path: Path) -> None:
     (tmp_path / "robots" / "a").mkdir(parents=True)
     write_ros1(tmp_path / "robots" / "a" / "day1.bag", plan(9, 6), 9)
     write_rosbag2(tmp_path / "robots" / "b", plan(8, 6), "mcap", 8)
-    bags = bags_under(str(tmp_path), r"regex:robots/(\w)")
+    bags = bags_under(str(tmp_path), r"regex:robots/(\w)", FLAGS)
     assert [(b.relative, b.source) for b in bags] == [("robots/a/day1.bag", "a"),
                                                      ("robots/b", "b")]
     assert rows_of(bags[0])[0]["id"].startswith("robots/a/day1.bag:/")
@@ -229,7 +303,7 @@ def test_bag_r3_r2_command_line_options() -> None:
     parsed = options_of({k.lower(): v for k, v in options.items()})
     assert parsed == Options(log_stamp_topics=frozenset({"/a", "/b"}),
                              topics=frozenset({"/a", "/c"}), source_from="folder",
-                             skip_bad=True)
+                             skip_bad=True, naming=FLAGS)
     assert options_of(reader_options(["log"], "bag", False, None)).log_stamp_all
     for stamps, rule in (([" /a=header"], "bag"), (["sometimes"], "bag"), (["=log"], "bag")):
         with pytest.raises(InvalidInput, match="BAG-R3"):

@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.tws_tester import TwsTester
 
-from tests.pairs_toy import PAIRS, PairsConfig
+from tests.pairs_toy import MISSING_MODULE, PAIRS, PairsConfig
 from tests.spark.test_spark_processor import frame
 from timealign import registry
 from timealign.cli import main
@@ -154,3 +154,31 @@ def test_sp_r22_census_hash_collisions_fall_back_to_the_exact_check(
     with pytest.raises(DuplicateIdError, match=r"source 's' id 'a' \(2 rows\)"):
         census.check_input()
     census.close()
+
+
+@pytest.mark.parametrize("command", ["run", "stream"])
+@pytest.mark.parametrize("algorithm", ["crashing_pairs", "unshipped_pairs"])
+def test_sp_r34_a_crashed_worker_is_named_by_run_and_stream(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, command: str, algorithm: str) -> None:
+    """SP-R34: when a Python worker fails with an error of its own, a module it cannot
+    import while stepping the machine or while unpickling what the driver sent it (as on
+    executors without attrs), `run` and `stream` alike end with one line naming the
+    worker's exception type and message and the fix, exit 4, no traceback (only the hint
+    of exit 4, `--debug`)."""
+    monkeypatch.setitem(registry._ENTRIES, "crashing_pairs", "tests.pairs_toy:CRASHING_PAIRS")
+    monkeypatch.setitem(registry._ENTRIES, "unshipped_pairs",
+                        "tests.pairs_toy:UNSHIPPED_PAIRS")
+    source = tmp_path / "in"
+    _write(source / "a.parquet", stamp=[0, 1])
+    where = (["--input", str(source)] if command == "run" else
+             ["--source", str(source), "--checkpoint", str(tmp_path / "ck"), "--available-now"])
+    got = main([command, algorithm, "--config", CONFIG, *where, "--output",
+                str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert got == 4, err
+    first, *rest = err.splitlines()
+    assert first.startswith("timealign: failed (WorkerError): a Python worker failed: "
+                            f"ModuleNotFoundError: No module named '{MISSING_MODULE}'"), err
+    assert f"pip install {MISSING_MODULE}" in first, err
+    assert rest == ["timealign: run again with --debug for the traceback"], err

@@ -112,23 +112,38 @@ def test_sp_r18_r10_file_out_of_order_fails_naming_file_and_row(
     assert code == 3
     assert "r2.parquet is not in arrival order: row 3 (id 'h', source 'r2')" in error
     assert "below 35" in error and "SP-R10" in error
+    assert "run without --sources-per-file to sort" in error  # the command's own flag
+    with pytest.raises(OrderError) as caught:  # the library's entry names its parameter
+        run_batch(spark, REAL.algorithm, REAL.algorithm.config_from_json(json.loads(config)),
+                  str(tmp_path / "in"), str(tmp_path / "out-lib"), per_file=True)
+    assert "run without per_file=True to sort" in str(caught.value)
+    assert "--sources-per-file" not in str(caught.value)
 
 
-def test_sp_r18_source_must_be_constant_and_in_one_file(spark: SparkSession,
-                                                        tmp_path: Path) -> None:
-    """SP-R18: a file holding two sources, or a source spread over two files, is refused."""
+def test_sp_r18_source_must_be_constant_and_in_one_file(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R18: a file holding two sources, or a source spread over two files, is refused,
+    in the words of the caller (`per_file=True` for the library, the flag for `run`)."""
     write_robot(tmp_path / "mixed", "r1", ["a", "b", "c"], [1, 2, 3], ["r1", "r1", "r9"])
     with pytest.raises(InvalidInput) as caught:
         run_batch(spark, REAL.algorithm, REAL.config, str(tmp_path / "mixed"),
                   str(tmp_path / "out1"), per_file=True)
     assert (caught.value.field, caught.value.rule) == ("source", "SP-R18")
     assert "r1.parquet: row 2 has source 'r9'" in str(caught.value)
+    assert "with per_file=True the source" in str(caught.value)  # the library's words
     write_robot(tmp_path / "spread", "r1", ["a", "b", "c"], [1, 2, 3])
     write_robot(tmp_path / "spread", "r1-more", ["d", "e", "f"], [4, 5, 6], ["r1"] * 3)
     with pytest.raises(InvalidInput, match="every source must be in one file") as caught:
         run_batch(spark, REAL.algorithm, REAL.config, str(tmp_path / "spread"),
                   str(tmp_path / "out2"), per_file=True)
     assert "r1-more.parquet" in str(caught.value) and caught.value.rule == "SP-R18"
+    assert "with per_file=True every source" in str(caught.value)
+    assert "--" not in str(caught.value)
+    capsys.readouterr()
+    assert main(["run", REAL.name, "--input", str(tmp_path / "spread"), "--output",
+                 str(tmp_path / "out3"), "--config", json.dumps(REAL.algorithm.config_to_json(
+                     REAL.config)), "--quiet", "--sources-per-file"]) == 2
+    assert "with --sources-per-file every source" in capsys.readouterr().err
 
 
 def test_sp_r18_positions_prove_a_whole_file_per_task() -> None:

@@ -21,7 +21,7 @@ from tests.spark.expected import expected_of_records, spark_tables
 from timealign import registry
 from timealign.algorithm import Record
 from timealign.cli import main
-from timealign.rosbag.discovery import bags_under
+from timealign.rosbag.discovery import FLAGS, bags_under
 from timealign.spark.cli import verify_main
 from timealign.spark.rosbag_source import register
 from timealign.spark.streaming import open_ids, read_table
@@ -40,12 +40,13 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def driver_records(root: Path) -> dict[str, list[Record]]:
     """Each bag's configured rows by full deserialization, in (arrival, position) order."""
     out = {}
-    for bag in bags_under(str(root), "bag"):
-        rows = [r for r in expected_rows(Path(bag.path), bag.relative, frozenset({"/chatter"}))
+    for bag in bags_under(str(root), "bag", FLAGS):
+        rows = [r for r in expected_rows(Path(bag.path), bag.relative, frozenset({"/chatter"}),
+                                         bag.source)
                 if r["topic"] in TOPICS]
         rows.sort(key=lambda r: (r["arrival"], r["position"]))
-        out[bag.relative] = [Record(r["id"], r["topic"], r["stamp"], r["arrival"])
-                             for r in rows]
+        out[bag.source] = [Record(r["id"], r["topic"], r["stamp"], r["arrival"])
+                           for r in rows]
     return out
 
 
@@ -55,10 +56,38 @@ def test_bag_r1_r2_data_source_reads_every_bag(spark: SparkSession, fleet: Path)
     register(spark)
     frame = spark.read.format("rosbag").option("stamp", "log").load(str(fleet))
     rows = frame.withColumn("part", F.spark_partition_id()).collect()
-    assert len(rows) == 120 and {r["source"] for r in rows} == {"r1", "r2", "r3.bag"}
+    assert len(rows) == 120 and {r["source"] for r in rows} == {"r1", "r2", "r3"}
     assert len({(r["part"], r["bag"]) for r in rows}) == len({r["part"] for r in rows}) == 3
     assert {r["type"] for r in rows} == {"sensor_msgs/msg/Imu", "sensor_msgs/msg/CameraInfo",
                                          "std_msgs/msg/String"}
+
+
+def test_bag_r15_data_source_and_command_line_name_their_own_options(
+        spark: SparkSession, fleet: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """BAG-R15: the same bad values read through `spark.read.format("rosbag")` are refused
+    naming the data source's options (`stamp`, `sourceFrom`, `path`), and through `timealign
+    run --format rosbag` naming its flags (`--stamp`, `--source-from`, `--input`), one
+    line, exit 2."""
+    register(spark)
+    cases = (({"stamp": "sometimes"}, str(fleet), "stamp: must be header or log"),
+             ({"sourceFrom": "regex:^zz"}, str(fleet), "sourceFrom regex:^zz does not match"),
+             ({}, str(tmp_path / "missing"), "path: no such file or folder"))
+    for options, path, words in cases:  # a reader each: .option() changes the reader
+        with pytest.raises(Exception) as error:
+            spark.read.format("rosbag").options(**options).load(path).collect()
+        assert words in str(error.value) and "--" not in str(error.value).split(words)[0][-80:]
+    run = ["run", "approximate_time", "--format", "rosbag", "--config", json.dumps(CONFIG),
+           "--output", str(tmp_path / "out"), "--quiet"]
+    capsys.readouterr()
+    for options, words in ((["--input", str(fleet), "--stamp", "sometimes"],
+                            "--stamp: must be header, log or TOPIC=log"),
+                           (["--input", str(fleet), "--source-from", "regex:^zz"],
+                            "--source-from regex:^zz does not match"),
+                           (["--input", str(tmp_path / "missing")], "--input")):
+        assert main([*run, *options]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.splitlines()) == 1, err
 
 
 def test_bag_r6_r7_sp_i2_run_equals_driver(spark: SparkSession, fleet: Path,

@@ -2,12 +2,14 @@
 reading them (BAG-R3, BAG-R6, BAG-R7).
 
 A bag is a folder holding ``metadata.yaml`` (rosbag2), a ``.bag`` file (ROS 1) or a lone
-``.mcap`` / ``.db3`` file; its source comes from its path by the ``--source-from`` rule.
+``.mcap`` / ``.db3`` file; its source comes from its path by the ``--source-from`` rule
+(by default its name: the path without the format's suffix, for every format alike).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 import attrs
@@ -16,14 +18,42 @@ from timealign.errors import InvalidInput
 
 ROSBAG2_FILES = (".mcap", ".db3")
 ROS1_FILE = ".bag"
+BAG_SUFFIXES = (ROS1_FILE, *ROSBAG2_FILES)
 BATCH_ROWS = 65_536
+
+
+@attrs.frozen
+class Naming:
+    """How a front end names the reading options in its errors (BAG-R15): the data source
+    its own options, the command line its flags. ``log_all`` and ``log_topic`` (``{topic}``)
+    say how to ask for the log time as stamp."""
+
+    input: str
+    stamp: str
+    source_from: str
+    log_all: str
+    log_topic: str
+
+    def log_hint(self, topic: str) -> str:
+        return f"{self.log_topic.format(topic=topic)} (or {self.log_all})"
+
+
+#: The ``rosbag`` data source's words: ``load(path)`` and its ``.option(...)`` names.
+OPTIONS = Naming(input="path", stamp="stamp", source_from="sourceFrom",
+                 log_all='.option("stamp", "log")',
+                 log_topic='.option("logStampTopics", "{topic}")')
+#: The command line's words: ``timealign run|stream|plot|verify`` flags.
+FLAGS = Naming(input="--input", stamp="--stamp", source_from="--source-from",
+               log_all="--stamp log", log_topic="--stamp {topic}=log")
+NAMINGS = {"options": OPTIONS, "flags": FLAGS}
 
 
 @attrs.frozen
 class Options:
     """How bags become rows: which topics take the log time as stamp (BAG-R3), which
     topics are read at all (``None``: every topic; the others keep a null stamp and are
-    counted, BAG-R7), how a bag names its source (BAG-R2), whether bad bags are skipped."""
+    counted, BAG-R7), how a bag names its source (BAG-R2), whether bad bags are skipped,
+    and whose words the errors use (BAG-R15)."""
 
     log_stamp_all: bool = False
     log_stamp_topics: frozenset[str] = frozenset()
@@ -31,6 +61,7 @@ class Options:
     source_from: str = "bag"
     skip_bad: bool = False
     batch_rows: int = BATCH_ROWS
+    naming: Naming = OPTIONS
 
     def log_stamp(self, topic: str) -> bool:
         return self.log_stamp_all or topic in self.log_stamp_topics
@@ -39,7 +70,7 @@ class Options:
         return self.topics is None or topic in self.topics
 
 
-def check_source_rule(rule: str) -> str:
+def check_source_rule(rule: str, naming: Naming) -> str:
     """``bag``, ``folder`` or ``regex:PATTERN`` (BAG-R2)."""
     if rule in ("bag", "folder"):
         return rule
@@ -47,22 +78,32 @@ def check_source_rule(rule: str) -> str:
         try:
             re.compile(rule[6:])
         except re.error as error:
-            raise InvalidInput("--source-from", "BAG-R2", f"bad pattern: {error}", rule) from None
+            raise InvalidInput(naming.source_from, "BAG-R2", f"bad pattern: {error}",
+                               rule) from None
         return rule
-    raise InvalidInput("--source-from", "BAG-R2", "must be bag, folder or regex:PATTERN", rule)
+    raise InvalidInput(naming.source_from, "BAG-R2", "must be bag, folder or regex:PATTERN",
+                       rule)
 
 
-def source_of(relative: str, rule: str) -> str:
+def bag_name(relative: str) -> str:
+    """The bag's name (BAG-R2): its path below the input root without the format's suffix
+    (``.bag``, ``.mcap``, ``.db3``), so that a ROS 1 file, a lone storage file and a rosbag2
+    folder (which has no suffix) of one robot are named alike."""
+    path = PurePosixPath(relative)
+    return str(path.with_suffix("")) if path.suffix in BAG_SUFFIXES else relative
+
+
+def source_of(relative: str, rule: str, naming: Naming) -> str:
     """The source of the bag at ``relative`` (posix path below the input root)."""
     if rule == "bag":
-        return relative
+        return bag_name(relative)
     if rule == "folder":
         parent = str(PurePosixPath(relative).parent)
         return "" if parent == "." else parent
     match = re.search(rule[6:], relative)
     if match is None:
-        raise InvalidInput(relative, "BAG-R2", f"--source-from {rule} does not match the bag",
-                           relative)
+        raise InvalidInput(relative, "BAG-R2",
+                           f"{naming.source_from} {rule} does not match the bag", relative)
     return match.group(1) if match.groups() else match.group(0)
 
 
@@ -103,14 +144,34 @@ class Bag:
     prefix: str  # prepended to ids when a source holds several bags (BAG-R2)
 
     @classmethod
-    def at(cls, path: Path, relative: str, rule: str) -> Bag:
-        return cls(str(path), relative, source_of(relative, rule),
+    def at(cls, path: Path, relative: str, rule: str, naming: Naming) -> Bag:
+        return cls(str(path), relative, source_of(relative, rule, naming),
                    "" if rule == "bag" else f"{relative}:")
 
 
-def bags_under(root: str, rule: str) -> list[Bag]:
+def check_names(relatives: Iterable[str], rule: str, naming: Naming) -> None:
+    """BAG-R2: with the ``bag`` rule each bag is a source of its own, so two bags whose
+    names differ only by the format's suffix (``r1.bag`` and ``r1.mcap``) are refused,
+    naming both, rather than merged into one source whose ids would collide."""
+    if rule != "bag":
+        return
+    seen: dict[str, str] = {}
+    for relative in sorted(relatives):
+        name = bag_name(relative)
+        if name in seen:
+            raise InvalidInput(relative, "BAG-R2", f"the bags {seen[name]} and {relative} "
+                               f"would both be the source {name!r}; rename one, or name the "
+                               f"sources with {naming.source_from} regex:PATTERN", name)
+        seen[name] = relative
+
+
+def bags_under(root: str, rule: str, naming: Naming) -> list[Bag]:
+    """The bags under ``root``, each with its source (BAG-R1, BAG-R2); errors in the words
+    of ``naming`` (BAG-R15)."""
     base = Path(root)
     if not base.exists():
-        raise InvalidInput("--input", "BAG-R1", "no such file or folder", root)
-    return [Bag.at(path, relative, rule) for path, relative in find_bags(base)]
+        raise InvalidInput(naming.input, "BAG-R1", "no such file or folder", root)
+    found = find_bags(base)
+    check_names((relative for _, relative in found), rule, naming)
+    return [Bag.at(path, relative, rule, naming) for path, relative in found]
 

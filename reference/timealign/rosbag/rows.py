@@ -58,13 +58,14 @@ def plan_topics(bag: Bag, reader: Any, options: Options) -> dict[int, Topic]:
         if msgtype not in reader.typestore.fielddefs:
             raise InvalidInput(bag.relative, "BAG-R5",
                                f"topic {topic!r}: unknown message type {msgtype!r} (the bag "
-                               f"has no definition for it); use --stamp {topic}=log to take "
-                               f"its log time", msgtype)
+                               f"has no definition for it); use "
+                               f"{options.naming.log_topic.format(topic=topic)} to take its "
+                               f"log time", msgtype)
         layout = stamp_layout(reader.typestore, msgtype, cdr=reader.is2)
         if layout is None:
             raise InvalidInput(bag.relative, "BAG-R3",
                                f"topic {topic!r}: type {msgtype!r} has no header stamp; use "
-                               f"--stamp {topic}=log (or --stamp log) to take the log time",
+                               f"{options.naming.log_hint(topic)} to take the log time",
                                msgtype)
         plan[connection.id] = Topic(code, topic, msgtype, "header", layout)
     return plan

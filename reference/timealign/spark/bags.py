@@ -25,6 +25,7 @@ from timealign.spark import schema
 from timealign.spark.batch import BatchResult, no_phase, run_rows
 from timealign.spark.failures import raise_job_error
 from timealign.spark.paths import JobPaths
+from timealign.spark.per_file import PER_FILE
 from timealign.spark.rosbag_source import options_of, register
 
 
@@ -45,7 +46,8 @@ def reader_options(stamps: Sequence[str], source_from: str, skip_bad: bool,
         else:
             raise InvalidInput("--stamp", "BAG-R3", "must be header, log or TOPIC=log", item)
     options = {"stamp": stamp, "logStampTopics": ",".join(log_topics),
-               "sourceFrom": source_from, "skipBadFiles": str(skip_bad).lower()}
+               "sourceFrom": source_from, "skipBadFiles": str(skip_bad).lower(),
+               "errorNames": "flags"}  # BAG-R15: the reader's errors name these flags
     if topics is not None:
         options["topics"] = ",".join(topics)
     options_of(options)  # reject bad options before Spark starts reading
@@ -97,7 +99,10 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
     are persisted so that the bags are read once for the report, the replay and the
     no-loss count."""
     register(spark)
-    frame = spark.read.format("rosbag").options(**options).load(path)
+    try:  # the data source's planning errors come back as the package's own (BAG-R15)
+        frame = spark.read.format("rosbag").options(**options).load(path)
+    except Exception as error:
+        raise_job_error(error)
     frame = frame.persist(StorageLevel.DISK_ONLY)
     try:
         bad = frame.where(F.col("error").isNotNull()).select("bag", "error").collect()
@@ -121,7 +126,8 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
 def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
              paths: JobPaths, options: dict[str, str], per_file: bool = False,
              phase: Callable[[str], AbstractContextManager[object]] = no_phase,
-             strict: bool = False) -> tuple[BatchResult, BagReport]:
+             strict: bool = False, per_file_option: str = PER_FILE
+             ) -> tuple[BatchResult, BagReport]:
     """The batch job over the folder of bags of ``paths`` (checked, SP-R20); with
     ``per_file`` every bag is one source in arrival order, replayed as read (SP-R18: the
     data source reads a bag as one partition, and its positions only increase, with gaps
@@ -133,7 +139,7 @@ def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], conf
                            f"{', '.join(report.absent)}", paths.input)
     try:
         result = run_rows(spark, algorithm, config, rows, paths.output, per_file, phase,
-                          dense=False)
+                          dense=False, per_file_option=per_file_option)
     finally:
         frame.unpersist()
     return result, report

@@ -29,7 +29,7 @@ from timealign.spark import schema
 from timealign.spark.census import Census
 from timealign.spark.failures import marked, raise_job_error
 from timealign.spark.paths import TABLES, JobPaths
-from timealign.spark.per_file import ONE_FILE_PER_TASK, replay_files_frame
+from timealign.spark.per_file import ONE_FILE_PER_TASK, PER_FILE, replay_files_frame
 from timealign.spark.publish import Staging, discard, publish
 from timealign.spark.replay import columns_from_batches, replay, source_of
 
@@ -101,12 +101,14 @@ def run_batch(
     columns: schema.ColumnMap | None = None,
     per_file: bool = False,
     phase: Callable[[str], AbstractContextManager[object]] = no_phase,
+    per_file_option: str = PER_FILE,
 ) -> BatchResult:
     """Replay ``input_path`` and write ``output/groups`` and ``output/outcomes``: the
     library's entry for a table input, which checks the paths (SP-R20) once, here; as
     :func:`run_table` otherwise."""
     paths = JobPaths.check(input_path, output)
-    return run_table(spark, algorithm, config, paths, fmt, columns, per_file, phase)
+    return run_table(spark, algorithm, config, paths, fmt, columns, per_file, phase,
+                     per_file_option)
 
 
 def run_table(
@@ -118,13 +120,15 @@ def run_table(
     columns: schema.ColumnMap | None = None,
     per_file: bool = False,
     phase: Callable[[str], AbstractContextManager[object]] = no_phase,
+    per_file_option: str = PER_FILE,
 ) -> BatchResult:
     """Replay the table input of ``paths`` (checked) and write its output's tables; with
-    ``per_file`` each file is one source already in arrival order (SP-R18); ``phase`` as
-    for :func:`run_rows`."""
+    ``per_file`` each file is one source already in arrival order (SP-R18); ``phase`` and
+    ``per_file_option`` as for :func:`run_rows`."""
     rows = schema.read_input(spark, paths.input, fmt, columns or schema.ColumnMap(),
                              source_from_file=per_file)
-    return run_rows(spark, algorithm, config, rows, paths.output, per_file, phase)
+    return run_rows(spark, algorithm, config, rows, paths.output, per_file, phase,
+                    per_file_option=per_file_option)
 
 
 def run_rows(
@@ -136,6 +140,7 @@ def run_rows(
     per_file: bool = False,
     phase: Callable[[str], AbstractContextManager[object]] = no_phase,
     dense: bool = True,
+    per_file_option: str = PER_FILE,
 ) -> BatchResult:
     """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
     ``output/groups`` and ``output/outcomes`` (a checked path, :class:`JobPaths`); the
@@ -143,15 +148,18 @@ def run_rows(
     ``rows`` is one source, read whole by one task (SP-R18); ``dense`` false when the rows'
     positions may have gaps (bags, see :func:`timealign.spark.per_file.checked`).
     ``phase(name)`` is entered around each Spark job (census, replay, outcomes, reconcile,
-    publish), for the benchmark's split of where the time goes."""
+    publish), for the benchmark's split of where the time goes. ``per_file_option``: how
+    the caller names the per-file path in its errors (``--sources-per-file`` for the
+    command line)."""
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
-    census = Census(rows, one_file=per_file)
+    census = Census(rows, one_file=per_file, option=per_file_option)
     try:
         with phase("census"):
             total = census.check_input()  # SP-R22 (and SP-R18), before any replay work
         # Only the replay reads one file per task (SP-R18); the census above packs files.
         with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):
-            replayed = (replay_files_frame(rows, algorithm, config, dense=dense) if per_file
+            replayed = (replay_files_frame(rows, algorithm, config, dense=dense,
+                                           option=per_file_option) if per_file
                         else run_sources(rows, algorithm, config))
             # Persisted once, read by the two writes; DISK_ONLY, not MEMORY_AND_DISK (why:
             # see benchmarks/README.md, "Persisting the replay").

@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 
 from timealign.errors import InvalidInput
 from timealign.spark.outcomes import DuplicateIdError, LossError
+from timealign.spark.per_file import PER_FILE
 from timealign.spark.schema import FILE
 
 
@@ -74,8 +75,10 @@ class Census:
     after)."""
 
     def __init__(self, rows: DataFrame, one_file: bool = False,
-                 key: Callable[..., Column] = F.xxhash64) -> None:
+                 key: Callable[..., Column] = F.xxhash64,
+                 option: str = PER_FILE) -> None:
         self.rows = rows
+        self.option = option  # how the caller names the per-file path (SP-R18's error)
         self.key = key  # the hash of (source, id); tests give one that always collides
         file = F.col(FILE) if one_file else F.lit(None).cast("string")
         self.per_source = rows.groupBy("source").agg(
@@ -98,7 +101,7 @@ class Census:
             split = self.per_source.where(spread).orderBy("source").limit(5).collect()
             examples = [f"{r['source']!r} in {r['first_file']} and {r['last_file']}"
                         for r in split]
-            raise InvalidInput("source", "SP-R18", "with --sources-per-file every source "
+            raise InvalidInput("source", "SP-R18", f"with {self.option} every source "
                                f"must be in one file; e.g. {examples}", split[0]["source"])
         return int(totals["given"] or 0) if totals else 0
 

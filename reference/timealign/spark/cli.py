@@ -216,7 +216,8 @@ def _run(args: argparse.Namespace) -> int:
     started, began = time.monotonic(), time.time()
     with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33
         result, bag_report = run(spark, algorithm, config, source, paths,
-                                 args.sources_per_file, watch.phase, args.strict)
+                                 args.sources_per_file, watch.phase, args.strict,
+                                 "--sources-per-file")  # SP-R18's errors name the flag
         elapsed = time.monotonic() - started
         with watch.phase("summary"):
             summary = summarize(spark.read.parquet(f"{paths.output}/groups"),

@@ -49,13 +49,9 @@ def _kinds() -> dict[str, type[ConsistencyError]]:
             "DuplicateIdError": DuplicateIdError}
 
 
-@contextmanager
-def marked(where: str) -> Iterator[None]:
-    """Inside a Spark worker: re-raise the package's errors with a one-line marker that
-    :func:`job_error` understands; ``where`` (``"source 'r1'"``) prefixes the message."""
-    try:
-        yield
-    except InvalidInput as error:
+def _tagged(error: InvalidInput | ConsistencyError, where: str) -> str:
+    """The one-line marker of ``error`` (see :func:`marked`)."""
+    if isinstance(error, InvalidInput):
         message = error.message if error.message.startswith(where) else \
             f"{where}: {error.message}"  # where == "": the message as it is
         value = error.value[:SHOWN] if isinstance(error.value, str) else error.value \
@@ -63,12 +59,23 @@ def marked(where: str) -> Iterator[None]:
             else shown(error.value)
         detail = {"kind": "InvalidInput", "field": error.field, "rule": error.rule,
                   "message": message, "value": value}
-        raise RuntimeError(MARK + json.dumps(detail, default=repr)) from error
-    except ConsistencyError as error:
-        text = str(error)
-        detail = {"kind": type(error).__name__,
-                  "message": text if text.startswith(where) else f"{where}: {text}"}
-        raise RuntimeError(MARK + json.dumps(detail)) from error
+        return MARK + json.dumps(detail, default=repr)
+    text = str(error)
+    return MARK + json.dumps({"kind": type(error).__name__,
+                              "message": text if text.startswith(where) else f"{where}: {text}"})
+
+
+@contextmanager
+def marked(where: str, plain: bool = False) -> Iterator[None]:
+    """Inside a Spark worker: re-raise the package's errors with a one-line marker that
+    :func:`job_error` understands; ``where`` (``"source 'r1'"``) prefixes the message. With
+    ``plain`` the error's own text comes first, on a line of its own, for those who read
+    the error outside the jobs (the ``rosbag`` data source's users, BAG-R15)."""
+    try:
+        yield
+    except (InvalidInput, ConsistencyError) as error:
+        tag = _tagged(error, where)
+        raise RuntimeError(f"{error}\n{tag}" if plain else tag) from error
 
 
 def job_error(error: BaseException) -> BaseException:

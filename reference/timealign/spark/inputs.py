@@ -24,6 +24,7 @@ from timealign.errors import InvalidInput
 from timealign.spark import bags, schema
 from timealign.spark.batch import BatchResult, no_phase, run_table
 from timealign.spark.paths import JobPaths
+from timealign.spark.per_file import PER_FILE
 
 
 def _config_json(text: str) -> Any:
@@ -95,15 +96,18 @@ def read_rows(spark: SparkSession, source: RunInput) -> Iterator[DataFrame]:
 def run(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
         source: RunInput, paths: JobPaths, per_file: bool = False,
         phase: Callable[[str], AbstractContextManager[object]] = no_phase,
-        strict: bool = False) -> tuple[BatchResult, bags.BagReport | None]:
+        strict: bool = False, per_file_option: str = PER_FILE
+        ) -> tuple[BatchResult, bags.BagReport | None]:
     """The batch job over ``source`` into the checked ``paths``; for bags, also what the
     summary adds (skipped bags, rows of other topics). ``phase`` is entered around each of
     the job's phases (the progress line, SP-R33); ``strict``: a configured topic in no bag
-    stops the job (BAG-R13)."""
+    stops the job (BAG-R13); ``per_file_option``: how the caller names the per-file path in
+    errors (SP-R18)."""
     if source.bag is None:
         return run_table(spark, algorithm, config, paths, source.format, source.columns,
-                         per_file, phase), None
-    return bags.run_bags(spark, algorithm, config, paths, source.bag, per_file, phase, strict)
+                         per_file, phase, per_file_option), None
+    return bags.run_bags(spark, algorithm, config, paths, source.bag, per_file, phase, strict,
+                         per_file_option)
 
 
 def stream(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,

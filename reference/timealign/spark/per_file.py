@@ -39,9 +39,15 @@ ONE_FILE_PER_TASK: dict[str, str] = {
 }
 
 
+#: How the library's entries name the per-file path in errors; the command line passes its
+#: flag, ``--sources-per-file`` (the caller's words, as BAG-R15 for the bag reader).
+PER_FILE = "per_file=True"
+
+
 def file_disordered(source: str, batch: pa.RecordBatch, row: int,
-                    previous: tuple[Any, ...] | None) -> str:
-    """SP-R18's wording of an SP-R10 failure: the file itself is out of arrival order."""
+                    previous: tuple[Any, ...] | None, option: str = PER_FILE) -> str:
+    """SP-R18's wording of an SP-R10 failure: the file itself is out of arrival order;
+    ``option`` is how the caller named the per-file path."""
     file = batch.column(schema.FILE)[row].as_py()
     position = batch.column(schema.POSITION)[row].as_py()
     arrival = batch.column("arrival")[row].as_py()
@@ -49,7 +55,7 @@ def file_disordered(source: str, batch: pa.RecordBatch, row: int,
     return (f"file {file} is not in arrival order: row {position} (id "
             f"{batch.column('id')[row].as_py()!r}, source {source!r}) has arrival {arrival}, "
             f"below {before} of the row before it (SP-R10, SP-R18); run without "
-            f"--sources-per-file to sort the rows")
+            f"{option} to sort the rows")
 
 
 def file_pieces(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, pa.RecordBatch]]:
@@ -68,17 +74,17 @@ def file_pieces(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, pa.Rec
             yield files[start].as_py(), batch.slice(start, end - start)
 
 
-def opened(file: str, pieces: Iterator[tuple[str, pa.RecordBatch]], dense: bool = True
-           ) -> tuple[str, Iterator[pa.RecordBatch]]:
+def opened(file: str, pieces: Iterator[tuple[str, pa.RecordBatch]], dense: bool = True,
+           option: str = PER_FILE) -> tuple[str, Iterator[pa.RecordBatch]]:
     """The file's source (its first row's) and its checked batches (:func:`checked`)."""
     batches = (batch for _, batch in pieces)
     first = next(batches)
     source = str(first.column("source")[0].as_py())
-    return source, checked(file, chain([first], batches), source, dense)
+    return source, checked(file, chain([first], batches), source, dense, option)
 
 
-def checked(file: str, batches: Iterator[pa.RecordBatch], source: str, dense: bool = True
-            ) -> Iterator[pa.RecordBatch]:
+def checked(file: str, batches: Iterator[pa.RecordBatch], source: str, dense: bool = True,
+            option: str = PER_FILE) -> Iterator[pa.RecordBatch]:
     """The file's batches, checking that its source is constant and that its positions
     count 0, 1, 2, … (the file was read whole, in order, by this task); with ``dense``
     false (bags, whose rows of other topics are set aside) that they only increase."""
@@ -94,7 +100,7 @@ def checked(file: str, batches: Iterator[pa.RecordBatch], source: str, dense: bo
             raise InvalidInput("source", "SP-R18",
                                f"file {file}: row {batch.column(schema.POSITION)[row]} has "
                                f"source {sources[row].as_py()!r}, the file's first row "
-                               f"{source!r}; with --sources-per-file the source must be "
+                               f"{source!r}; with {option} the source must be "
                                f"constant within a file", sources[row].as_py())
         positions = batch.column(schema.POSITION).to_numpy(zero_copy_only=False)
         if dense:
@@ -110,10 +116,15 @@ def checked(file: str, batches: Iterator[pa.RecordBatch], source: str, dense: bo
 
 
 def replay_files_function(
-    algorithm: Algorithm[Any, Any, Any, Any], config: Any, dense: bool = True
+    algorithm: Algorithm[Any, Any, Any, Any], config: Any, dense: bool = True,
+    option: str = PER_FILE,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function: replay every file of the task as one source
-    (``dense``: see :func:`checked`)."""
+    (``dense``: see :func:`checked`; ``option``: the per-file path in the caller's words)."""
+
+    def disordered(source: str, batch: pa.RecordBatch, row: int,
+                   previous: tuple[Any, ...] | None) -> str:
+        return file_disordered(source, batch, row, previous, option)
 
     def replay_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         done: set[str] = set()
@@ -121,16 +132,16 @@ def replay_files_function(
             if file in done:
                 raise OrderError(f"file {file} reached its task in two runs (SP-R18)")
             done.add(file)
-            source, rows = opened(file, pieces, dense)
+            source, rows = opened(file, pieces, dense, option)
             yield from replay(algorithm, config, source,
-                              columns_from_batches(source, rows, file_disordered))
+                              columns_from_batches(source, rows, disordered))
 
     return replay_task
 
 
 def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any],
-                       config: Any, tasks: int | None = None, dense: bool = True
-                       ) -> DataFrame:
+                       config: Any, tasks: int | None = None, dense: bool = True,
+                       option: str = PER_FILE) -> DataFrame:
     """The combined output of replaying each file of ``rows`` as one source, in the order
     read, on the algorithm's fast path (as :func:`timealign.spark.batch.run_sources`): no
     shuffle, no sort. The session must read one file per scan partition
@@ -139,7 +150,7 @@ def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any]
     that a thousand small files do not cost a thousand tasks, Python runs and output files
     (see benchmarks/README.md, "The per-file path"). ``dense`` false: the rows are a ROS
     bag data source's, one partition per bag, whose positions may have gaps
-    (:func:`checked`)."""
+    (:func:`checked`). ``option``: how the caller named the per-file path, for errors."""
     count = tasks or 2 * rows.sparkSession.sparkContext.defaultParallelism
     return rows.coalesce(count).mapInArrow(
-        replay_files_function(algorithm.fast_path(), config, dense), schema.COMBINED)
+        replay_files_function(algorithm.fast_path(), config, dense, option), schema.COMBINED)

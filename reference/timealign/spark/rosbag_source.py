@@ -11,10 +11,14 @@ picks up bags as they appear (BAG-R8). Options (all strings):
   their types are not checked (BAG-R7);
 - ``sourceFrom``: ``bag`` (default), ``folder`` or ``regex:PATTERN`` (BAG-R2);
 - ``skipBadFiles``: ``true`` to report a bad bag as one row with ``error`` set instead of
-  failing the read (BAG-R6).
+  failing the read (BAG-R6);
+- ``errorNames``: ``options`` (default: errors name these options and ``path``) or
+  ``flags`` (errors name the command line's flags; what ``timealign run`` passes, BAG-R15).
 
 The reading itself is :mod:`timealign.rosbag.read`; this module only maps bags to
-partitions and offsets.
+partitions and offsets. Its errors (planning and reading alike) carry the package's error
+text on their first line and the marker the jobs read back (SP-R23), in the words of
+``errorNames`` (BAG-R15).
 """
 
 from __future__ import annotations
@@ -33,7 +37,15 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from timealign.errors import InvalidInput
-from timealign.rosbag.discovery import Bag, Options, bags_under, check_source_rule, is_bag
+from timealign.rosbag.discovery import (
+    NAMINGS,
+    Bag,
+    Options,
+    bags_under,
+    check_names,
+    check_source_rule,
+    is_bag,
+)
 from timealign.rosbag.read import read_bag
 from timealign.rosbag.rows import DDL
 from timealign.spark.failures import marked
@@ -43,9 +55,14 @@ def options_of(raw: dict[str, str]) -> Options:
     """The reader options from the data source's string options (Spark may hand the keys
     lower-cased: they are matched without case)."""
     raw = {key.lower(): value for key, value in raw.items()}
+    said = raw.get("errornames", "options")
+    if said not in NAMINGS:
+        raise InvalidInput("errorNames", "BAG-R15", f"must be one of {sorted(NAMINGS)}", said)
+    naming = NAMINGS[said]
     stamp = raw.get("stamp", "header")
-    if stamp not in ("header", "log"):
-        raise InvalidInput("--stamp", "BAG-R3", "must be header, log or TOPIC=log", stamp)
+    if stamp not in ("header", "log"):  # BAG-R15: in the words of the caller
+        raise InvalidInput(naming.stamp, "BAG-R3", "must be header or log (topics that take "
+                           f"the log time: {naming.log_topic.format(topic='TOPIC')})", stamp)
 
     def names(key: str) -> frozenset[str]:
         return frozenset(t for t in raw.get(key, "").split(",") if t)
@@ -53,14 +70,14 @@ def options_of(raw: dict[str, str]) -> Options:
     topics = names("topics") if "topics" in raw else None
     return Options(log_stamp_all=stamp == "log", log_stamp_topics=names("logstamptopics"),
                    topics=topics,
-                   source_from=check_source_rule(raw.get("sourcefrom", "bag")),
-                   skip_bad=raw.get("skipbadfiles", "false").lower() == "true")
+                   source_from=check_source_rule(raw.get("sourcefrom", "bag"), naming),
+                   skip_bad=raw.get("skipbadfiles", "false").lower() == "true", naming=naming)
 
 
 def read_partition(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
     """Rows of one bag; a bad bag's error crosses the Python worker boundary with the
     marker the jobs turn back into :class:`InvalidInput` (SP-R1's error path)."""
-    with marked(""):
+    with marked("", plain=True):
         yield from read_bag(bag, options)
 
 
@@ -78,7 +95,10 @@ class RosbagReader(DataSourceReader):
         self.options = options
 
     def partitions(self) -> Sequence[InputPartition]:
-        return [BagPartition(bag) for bag in bags_under(self.path, self.options.source_from)]
+        # planning runs in a Python worker too: its errors go back as the reading's do
+        with marked("", plain=True):
+            return [BagPartition(bag) for bag in bags_under(self.path, self.options.source_from,
+                                                            self.options.naming)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, BagPartition)
@@ -100,9 +120,13 @@ class RosbagStreamReader(DataSourceStreamReader):
     def latestOffset(self, start: dict[str, Any] | None = None,
                      limit: Any = None) -> dict[str, Any]:
         folder = Path(self.path)
-        found = bags_under(self.path, self.options.source_from) if folder.exists() else []
-        seen = set(start["bags"]) if start else set()
-        return {"bags": sorted(seen | {bag.relative for bag in found})}
+        with marked("", plain=True):
+            found = bags_under(self.path, self.options.source_from, self.options.naming) \
+                if folder.exists() else []
+            seen = set(start["bags"]) if start else set()
+            bags = sorted(seen | {bag.relative for bag in found})
+            check_names(bags, self.options.source_from, self.options.naming)  # BAG-R2
+        return {"bags": bags}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[
             InputPartition]:
@@ -110,8 +134,10 @@ class RosbagStreamReader(DataSourceStreamReader):
         # its read, naming it, rather than vanishing from the micro-batch.
         new = sorted(set(end["bags"]) - set(start["bags"]))
         root = Path(self.path)
-        return [BagPartition(Bag.at(root if is_bag(root) else root / relative, relative,
-                                    self.options.source_from)) for relative in new]
+        with marked("", plain=True):
+            return [BagPartition(Bag.at(root if is_bag(root) else root / relative, relative,
+                                        self.options.source_from, self.options.naming))
+                    for relative in new]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, BagPartition)
@@ -139,10 +165,12 @@ class RosbagDataSource(DataSource):
         return str(path)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return RosbagReader(self._path(), options_of(dict(self.options)))
+        with marked("", plain=True):
+            return RosbagReader(self._path(), options_of(dict(self.options)))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return RosbagStreamReader(self._path(), options_of(dict(self.options)))
+        with marked("", plain=True):
+            return RosbagStreamReader(self._path(), options_of(dict(self.options)))
 
 
 def register(spark: Any) -> None:
