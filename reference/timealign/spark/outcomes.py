@@ -296,13 +296,13 @@ class SourceRun:
                     recent is not None and not recent.keys().isdisjoint(fresh)):
                 for _ in self.feed(records_of(columns)):  # never yields (no chunk)
                     pass
-                if chunk and len(rows) >= chunk:
+                if chunk and len(rows.settled) + len(rows.groups) >= chunk:
                     yield None
                 continue
             self.open = fresh
             for step in driver.feed_columns(columns, typed):
                 account(step, self._at(step[1]) if clocked else driver.arrival)
-                if chunk and len(rows) >= chunk:
+                if chunk and len(rows.settled) + len(rows.groups) >= chunk:
                     yield None
 
     def feed_all(self, records: Iterable[Record]) -> None:
