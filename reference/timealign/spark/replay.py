@@ -1,5 +1,6 @@
-"""Replaying one source's rows inside Spark: Arrow batches to records, the order check, the
-replay (SP-R1, SP-R3, SP-R10).
+"""Replaying one source's rows inside Spark: Arrow batches to columns of values, the order
+check, the replay and its rows back to Arrow column by column (SP-R1, SP-R3, SP-R10). No row
+becomes a Python object of its own on the way in or out (issue 26; ``benchmarks/README.md``).
 
 One module for the one job every path shares: the shuffled batch job
 (:mod:`timealign.spark.batch`), the per-file path (:mod:`timealign.spark.per_file`),
