@@ -226,3 +226,14 @@ def test_readme_and_spec_links_resolve() -> None:
             elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
                 broken.append(f"{document.relative_to(ROOT)}: {target} (no such heading)")
     assert not broken, "\n".join(broken)
+
+
+def test_readme_make_targets_exist() -> None:
+    """Every `make TARGET` the README names is a target of the Makefile, and every
+    `make demo VAR=...` variable it suggests is one the Makefile reads."""
+    makefile = (ROOT / "Makefile").read_text("utf-8")
+    targets = set(re.findall(r"^([a-z][a-z0-9-]*):", makefile, re.MULTILINE))
+    named = set(re.findall(r"`make ([a-z][a-z0-9-]*)", README))
+    assert named and named <= targets, named - targets
+    variables = set(re.findall(r"`make [a-z-]+ ([A-Z_]+)=", README))
+    assert variables <= set(re.findall(r"^([A-Z_]+) \?=", makefile, re.MULTILINE))
