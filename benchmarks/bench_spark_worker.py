@@ -3,16 +3,17 @@
 One robot of the Spark benchmark's fleet (``timealign.spark.generate``, ApproximateTime
 over three topics) as the Arrow batches a worker receives (``id``, ``topic``, ``stamp``,
 ``arrival``, ``kind``, ``poll`` and the order columns), replayed by what the worker runs
-(:func:`timealign.spark.replay.records_from_batches` then
+(:func:`timealign.spark.replay.columns_from_batches` then
 :func:`timealign.spark.replay.replay`, the combined output built as Arrow batches), next to
 the layers under it, each measured alone on the same rows (CPU time of one core, best of
-three, alternated):
+five, alternated):
 
 1. the bare fast step over messages built beforehand (the floor);
-2. + the row mapping and the driver: ``drive()`` over records built beforehand (DRV-R9, the
-   machine's ``inputs_from_records``);
-3. + the accounting and the output rows: :class:`timealign.spark.outcomes.SourceRun`
-   (SP-R6) over the same records;
+2. + the row mapping and the driver: :meth:`timealign.drive.Driver.feed_columns` over the
+   batches' columns of values taken beforehand (DRV-R9 and DRV-R1 on the columns, the
+   machine's ``inputs_from_columns``);
+3. + the accounting and the output rows: :meth:`timealign.spark.outcomes.SourceRun.
+   feed_columns` (SP-R6) over the same columns, the rows taken as columns;
 4. + Arrow in and out: the worker's whole Python half.
 
 Target (issue 26): the worker's Python CPU per row <= 2x the bare fast step's on the same
@@ -38,15 +39,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from timealign import registry
-from timealign.drive import drive
+from timealign.drive import Driver
 from timealign.spark import schema
 from timealign.spark.generate import FLEET, Plan, generate
 from timealign.spark.outcomes import SourceRun
-from timealign.spark.replay import records_from, records_from_batches, replay
+from timealign.spark.replay import (
+    CHUNK,
+    collector_paused,
+    columns_from_batches,
+    records_from,
+    replay,
+)
 
 TARGET = 2.0
 BATCH = 10_000  # rows per Arrow batch, as Spark's default maxRecordsPerBatch
-ROUNDS = 3
+ROUNDS = 5
 
 
 def rows_of_one_robot(seconds: float) -> pa.Table:
@@ -65,10 +72,13 @@ def rows_of_one_robot(seconds: float) -> pa.Table:
 
 
 def cpu(work: Callable[[], Any]) -> float:
+    """CPU seconds of ``work``, with the cyclic collector paused as the worker pauses it
+    (:func:`timealign.spark.replay.collector_paused`), so every layer runs alike."""
     gc.collect()
-    started = time.process_time()
-    work()
-    return time.process_time() - started
+    with collector_paused():
+        started = time.process_time()
+        work()
+        return time.process_time() - started
 
 
 def main() -> None:
@@ -84,6 +94,7 @@ def main() -> None:
     batches = table.to_batches(max_chunksize=BATCH)
     columns = [table[name].to_pylist() for name in ("id", "topic", "stamp", "arrival")]
     records = list(records_from(*columns, [None] * rows, [None] * rows))
+    batch_columns = list(columns_from_batches("robot", iter(batches)))
     inputs = list(fast.inputs_from_records(config, iter(records)))
     step, initial = fast.step, fast.initial
 
@@ -94,21 +105,24 @@ def main() -> None:
         step(config, state, fast.end(config))
 
     def driven() -> None:
-        collections.deque(drive(fast, config, records), maxlen=0)
+        driver = Driver(fast, config)
+        for piece in batch_columns:
+            collections.deque(driver.feed_columns(piece, typed=True), maxlen=0)
+        collections.deque(driver.finish(), maxlen=0)
 
     def accounted() -> None:
         run = SourceRun(fast, config, "robot")
-        run.feed_all(records)
+        collections.deque(run.feed_columns(batch_columns, CHUNK, typed=True), maxlen=0)
         run.finish()
-        run.rows.take()
+        run.rows.take_parts()
 
     def worker() -> None:
         collections.deque(replay(fast, config, "robot",
-                                 records_from_batches("robot", iter(batches))), maxlen=0)
+                                 columns_from_batches("robot", iter(batches))), maxlen=0)
 
     layers: list[tuple[str, Callable[[], None]]] = [
         ("bare fast step (messages built beforehand)", bare),
-        ("+ row mapping and driver: drive() over records", driven),
+        ("+ row mapping and driver: feed_columns", driven),
         ("+ accounting and output rows: SourceRun (SP-R6)", accounted),
         ("+ Arrow in and out: the worker's Python half", worker),
     ]

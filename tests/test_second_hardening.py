@@ -119,6 +119,29 @@ def test_vec_r12_check_refuses_a_float_input_index(tmp_path: Path,
 
 # VEC-R13: a run that checked nothing is not a pass
 
+@pytest.mark.parametrize("command", ["check", "replay"])
+def test_vec_r13_check_and_replay_of_no_vector_exit_2_naming_the_path(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """VEC-R13: `check` or `replay` of an empty folder (a wrong path, say) or an empty
+    `.jsonl` file prints no verdict (no `0 of 0 vectors passed`, no empty answer with exit
+    0) but one stderr line naming the path and the rule; exit 2."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not a vector")
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("")
+    for path, hint in ((empty, ".jsonl"), (blank, None)):
+        assert main([command, str(path)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith(f"timealign: error: {path}: nothing to check")
+        assert "VEC-R13" in captured.err and len(captured.err.splitlines()) == 1
+        assert hint is None or hint in captured.err  # a folder's error says what it looked for
+    good = AT_VECTORS / "exact_match_publishes_at_once.json"
+    assert main([command, str(empty), str(good)]) == 0  # one vector among the paths is enough
+    assert "nothing to check" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv", [["--no-vectors"], ["--vectors", "EMPTY"],
                                   ["--vectors", str(AT_VECTORS), "--no-vectors"]])
 def test_vec_r13_conform_that_runs_nothing_exits_2(argv: list[str], tmp_path: Path,

@@ -16,6 +16,7 @@ is what the no-loss checks and the Spark outcome table are built on.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -54,6 +55,20 @@ class Settled:
 
 
 Account = Grouped | Settled | None
+
+#: A settled account as the plain tuple ``(id, outcome, reason)`` of its :class:`Settled`:
+#: the form :attr:`Algorithm.accounts` gives, one tuple instead of an object per settled
+#: message (most messages of a fleet are settled one by one).
+Outcome = tuple[str, str, str]
+#: The accounts of one step's outputs as :attr:`Algorithm.accounts` gives them: the settled
+#: ones (as :data:`Outcome` tuples) and the grouped ones, each in emission order (outputs
+#: without an account left out).
+Accounts = tuple[list[Outcome], list[Grouped]]
+#: One batch of rows in arrival order as columns of values: ``(ids, topics, stamps,
+#: arrivals, kinds, polls)``, the fields of :class:`Record`; ``kinds`` or ``polls`` is None
+#: when the whole column is null. The Spark worker's rows never become records on the way in.
+Columns = tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any],
+                Sequence[Any] | None, Sequence[Any] | None]
 
 
 @attrs.frozen
@@ -109,6 +124,26 @@ def records(ids: Iterable[Any], topics: Iterable[Any], stamps: Iterable[Any],
         yield record
 
 
+def records_of(columns: Columns) -> Iterator[Record]:
+    """The rows of a batch of :data:`Columns`, as records (:func:`records`)."""
+    ids, topics, stamps, arrivals, kinds, polls = columns
+    return records(ids, topics, stamps, arrivals, repeat(None) if kinds is None else kinds,
+                   repeat(None) if polls is None else polls)
+
+
+def accounts_of(account: Callable[[Any], Account], outputs: Iterable[Any]) -> Accounts:
+    """:data:`Accounts` of ``outputs`` from an algorithm's ``account``, output by output."""
+    settled: list[Outcome] = []
+    grouped: list[Grouped] = []
+    for output in outputs:
+        found = account(output)
+        if isinstance(found, Settled):
+            settled.append((found.id, found.outcome, found.reason))
+        elif found is not None:
+            grouped.append(found)
+    return settled, grouped
+
+
 _SETTLED_SETTERS = slot_setters(Settled, ("id", "outcome", "reason"))
 
 
@@ -120,6 +155,19 @@ def settled(message_id: str, outcome: str, reason: str) -> Settled:
     set_id(account, message_id)
     set_outcome(account, outcome)
     set_reason(account, reason)
+    return account
+
+
+_GROUPED_SETTERS = slot_setters(Grouped, ("ids", "start", "end"))
+
+
+def grouped(ids: tuple[str, ...], start: int, end: int) -> Grouped:
+    """``Grouped(ids, start, end)``, built by slot (:func:`slot_setters`)."""
+    set_ids, set_start, set_end = _GROUPED_SETTERS
+    account = object.__new__(Grouped)
+    set_ids(account, ids)
+    set_start(account, start)
+    set_end(account, end)
     return account
 
 
@@ -188,6 +236,14 @@ class Algorithm(Generic[C, S, I, O]):
     vectors), and ``slots_of(config, state)`` reports the slot grid of the active window
     for machines that have one.
 
+    Two hooks serve adapters that move rows as columns (the Spark worker), each the
+    columnar form of a rule-text hook and checked against it by the tests, never a rule of
+    its own: ``inputs_from_columns(config, columns)`` is ``inputs_from_records`` over one
+    batch of :data:`Columns` (set only for a mapping that reads one row per input, as a
+    list of those inputs, row for row); ``accounts(outputs)`` is ``account`` of each output
+    as :data:`Accounts` (:func:`accounts_of`): the settled ones as tuples, apart from the
+    grouped ones.
+
     ``traces`` is the package's conformance knowledge (``<algorithm>/traces.py``: explorer
     instances, fuzz strategy, observability profiles, output -> rule map, targets), read by
     ``timealign conform`` (spec/conformance.md).
@@ -214,10 +270,20 @@ class Algorithm(Generic[C, S, I, O]):
     timeline_records: Callable[[C, I], tuple[Record, ...]] | None = None
     slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
     traces: Traces | None = None
+    inputs_from_columns: Callable[[C, Columns], list[I]] | None = None
+    accounts: Callable[[Sequence[O]], Accounts] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
             raise TypeError(f"{self.name}: timer_of and clock_of need a tick input")
+        if self.inputs_from_columns is not None and self.record_run is not None:
+            raise TypeError(f"{self.name}: inputs_from_columns maps one row per input")
+
+    def outcomes(self, outputs: Sequence[O]) -> Accounts:
+        """:attr:`accounts` of ``outputs``, or :attr:`account` of each (:func:`accounts_of`)."""
+        if self.accounts is not None:
+            return self.accounts(outputs)
+        return accounts_of(self.account, outputs)
 
     @property
     def clocked(self) -> bool:

@@ -65,8 +65,9 @@ def _replayed(path: Path, item: Vector | InvalidInput) -> list[vectors.JSON]:
 def _print_reference_outputs(args: argparse.Namespace) -> int:
     """Print each vector's outputs; a malformed vector is reported on stderr and the others
     are still replayed (VEC-R10); exit 2 if any was malformed."""
-    malformed = refused = 0
+    malformed = refused = replayed = 0
     for path, item in _vectors(args):
+        replayed += 1
         try:
             outputs = _replayed(path, item)
         except InvalidInput as error:
@@ -79,7 +80,18 @@ def _print_reference_outputs(args: argparse.Namespace) -> int:
             refused += 1
             assert isinstance(item, Vector)
             print(f"timealign: error: {item.source or path} {_refusal(item)}", file=sys.stderr)
+    if not replayed:  # VEC-R13: an empty folder is a wrong path, not an empty answer
+        raise _nothing_found(args)
     return EXIT_BAD_INPUT if malformed else EXIT_DIFFERENT if refused else EXIT_OK
+
+
+def _nothing_found(args: argparse.Namespace) -> InvalidInput:
+    """VEC-R13: the paths given held no vector (a folder holds them in ``.json`` and
+    ``.jsonl`` files, optionally gzip-compressed)."""
+    folder = any(Path(path).is_dir() for path in args.files)
+    hint = " (a folder's vector files end in .json or .jsonl, optionally .gz)" if folder else ""
+    return InvalidInput(" ".join(str(path) for path in args.files), "VEC-R13",
+                        f"nothing to check: no vector found{hint}", None)
 
 
 def _config_refused(outputs: Sequence[vectors.JSON]) -> bool:
@@ -123,9 +135,11 @@ def _check(args: argparse.Namespace) -> int:
                 print(f"FAIL {item.name} ({path}): {problem}")
         elif args.verbose:
             print(f"ok   {item.name}")
+    if not checked:  # VEC-R13: no verdict over nothing, but the reason on stderr
+        raise _nothing_found(args)
     print(f"{checked - failed - malformed} of {checked} vectors passed"
           + (f"; {malformed} could not be read" if malformed else ""))
-    if malformed or not checked:
+    if malformed:
         return EXIT_BAD_INPUT
     return EXIT_DIFFERENT if failed else EXIT_OK
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable, Iterator
-from typing import Generic
+from collections.abc import Iterable, Iterator, Sequence
+from operator import le
+from typing import Any, Generic
 
 import attrs
 
-from timealign.algorithm import Algorithm, C, I, O, Record, S
+from timealign.algorithm import Algorithm, C, Columns, I, O, Record, S, records_of
 from timealign.errors import INT64_MAX, InvalidInput, require, require_ns
 
 Step = tuple[int, I, tuple[O, ...]]
@@ -45,6 +46,34 @@ def check_record(record: Record) -> None:
         require_ns(getattr(record, name), f"row.{name}", "DRV-R9")
     if record.poll is not None:
         require_ns(record.poll, "row.poll", "DRV-R9")
+
+
+_STR, _INT = frozenset({str}), frozenset({int})
+_OPTIONAL_STR: frozenset[type] = frozenset({str, type(None)})
+_OPTIONAL_INT: frozenset[type] = frozenset({int, type(None)})
+
+
+def _typed(values: Sequence[Any], types: frozenset[type]) -> bool:
+    return set(map(type, values)) <= types
+
+
+def columns_pass(columns: Columns, previous: int | None, typed: bool = False) -> bool:
+    """Whether every row of a batch of columns passes the driver's per-row checks
+    (:meth:`Driver._in_order`: DRV-R9's exact type and range tests, DRV-R1's arrivals
+    non-decreasing from ``previous``), tested a column at a time at C speed (arrivals in
+    order lie within their first and last). ``typed``: the caller vouches that ids and
+    topics hold only ``str`` and stamps and arrivals only ``int`` values within int64,
+    exactly (columns converted from Arrow string and int64 arrays), so only the lower bound
+    and the order are tested."""
+    ids, topics, stamps, arrivals, kinds, polls = columns
+    return ((typed or (_typed(ids, _STR) and _typed(topics, _STR) and _typed(stamps, _INT)
+                       and _typed(arrivals, _INT)))
+            and (kinds is None or _typed(kinds, _OPTIONAL_STR))
+            and (polls is None or _typed(polls, _OPTIONAL_INT))
+            and all(map(le, arrivals, itertools.islice(arrivals, 1, None)))
+            and (not arrivals or (arrivals[0] >= 0 and arrivals[-1] <= INT64_MAX
+                                  and (previous is None or previous <= arrivals[0])))
+            and (not stamps or (min(stamps) >= 0 and (typed or max(stamps) <= INT64_MAX))))
 
 
 @attrs.frozen
@@ -170,6 +199,58 @@ class Driver(Generic[C, S, I, O]):
                 )
             self.arrival = arrival
             yield record
+
+    def feed_columns(self, columns: Columns, typed: bool = False) -> Iterator[Step[I, O]]:
+        """:meth:`feed` over one batch of rows given as columns (in arrival order), yielding
+        only the steps with outputs (a columnar consumer has nothing to do for the others).
+
+        When the machine maps one row per input (``inputs_from_columns``), DRV-R9 and DRV-R1
+        are checked on the whole columns (:func:`columns_pass`; a batch that fails goes row
+        by row through :meth:`_in_order`, which raises for the first bad row, naming its
+        field) and the batch is mapped at once; while a step is yielded, :attr:`arrival` is
+        the arrival of its input's row, as when rows are mapped one by one (SP-R8 reads it).
+        Otherwise the rows are fed as records (:meth:`feed`). ``typed``: see
+        :func:`columns_pass`."""
+        from_columns = self.algorithm.inputs_from_columns
+        if from_columns is None:
+            return (step for step in self.feed(records_of(columns)) if step[2])
+        return self._feed_columns(from_columns, columns, typed)
+
+    def _feed_columns(self, from_columns: Any, columns: Columns, typed: bool
+                      ) -> Iterator[Step[I, O]]:
+        arrivals = columns[3]
+        if not arrivals:
+            return
+        if not columns_pass(columns, self.arrival, typed):
+            for _ in self._in_order(records_of(columns)):  # raises for the first bad row
+                pass
+        inputs: list[I] = from_columns(self.config, columns)
+        if self._clocked:
+            self.arrival = arrivals[-1]
+            for step in self.feed_inputs(inputs):
+                if step[2]:
+                    yield step
+            return
+        if len(inputs) != len(arrivals):
+            raise TypeError(f"{self.algorithm.name}: inputs_from_columns must map one row "
+                            f"per input ({len(arrivals)} rows, {len(inputs)} inputs)")
+        advance, config = self.algorithm.step, self.config
+        state = self.state
+        start = self.index
+        for index, item in enumerate(inputs, start):
+            try:
+                state, outputs = advance(config, state, item)
+            except BaseException:  # the driver keeps the state before the input refused
+                self.state, self.index = state, index
+                if index > start:
+                    self.arrival = arrivals[index - start - 1]
+                raise
+            if outputs:  # a consumer stopping at this yield leaves the driver after it
+                self.state, self.index = state, index + 1
+                self.arrival = arrivals[index - start]
+                yield index, item, outputs
+        self.state, self.index = state, start + len(inputs)
+        self.arrival = arrivals[-1]
 
     def _runs(self, records: Iterable[Record]) -> Iterator[list[Record]]:
         """DRV-R8: the held rows and ``records`` as whole runs; the trailing run is held."""

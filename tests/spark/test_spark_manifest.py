@@ -96,6 +96,23 @@ def test_sp_r32_a_run_without_manifest_needs_its_options(
     assert "SP-R32" in capsys.readouterr().err
 
 
+def test_sp_r32_verify_and_plot_of_a_missing_folder_say_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R32: `verify OUT` and `plot --run OUT` of a folder that does not exist (a typo)
+    exit 2 saying so, before Spark starts, not that the run has no manifest."""
+    missing = tmp_path / "nothere"
+    for argv in (["verify", str(missing)],
+                 ["verify", str(missing), "--algorithm", "approximate_time",
+                  "--input", str(tmp_path)],
+                 ["plot", "approximate_time", "--run", str(missing), "--source", "s",
+                  "--out", str(tmp_path / "p.svg")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "no such folder" in err and str(missing) in err and "manifest" not in err, err
+        assert len(err.splitlines()) == 1 and "SP-R32" in err
+    assert not missing.exists() and not (tmp_path / "p.svg").exists()
+
+
 def test_sp_r35_a_missing_extra_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     """SP-R35: `run`, `stream`, `verify`, `plot --run` and `generate` without the spark

@@ -13,10 +13,12 @@ from timealign.algorithm import Algorithm, Fast
 from timealign.approximate_time import fast, invariants
 from timealign.approximate_time.codec import (
     account,
+    accounts,
     config_from_json,
     config_to_json,
     input_from_json,
     input_to_json,
+    inputs_from_columns,
     inputs_from_records,
     output_from_json,
     output_to_json,
@@ -49,6 +51,8 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     input_to_json=input_to_json,
     output_to_json=output_to_json,
     inputs_from_records=inputs_from_records,
+    inputs_from_columns=inputs_from_columns,
+    accounts=accounts,
     fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
     check=invariants.check,
     output_from_json=output_from_json,

@@ -6,10 +6,25 @@ in spec/approximate_time.md under "Inputs and outputs" (decisions AT-D18 to AT-D
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
-from timealign.algorithm import Account, Grouped, Record, settled, slot_setters
+from timealign.algorithm import (
+    Account,
+    Accounts,
+    Columns,
+    Grouped,
+    Outcome,
+    Record,
+    accounts_of,
+    records_of,
+    settled,
+    slot_setters,
+)
+from timealign.algorithm import grouped as new_grouped
 from timealign.approximate_time.model import (
     END_OF_INPUT,
     Config,
@@ -57,6 +72,10 @@ def config_to_json(config: Config) -> JSON:
     }
 
 
+_set_topic, _set_stamp, _set_id = slot_setters(Message, ("topic", "stamp", "id"))
+_NEW = object.__new__
+
+
 def input_from_json(raw: Mapping[str, Any]) -> Input:
     """AT-R2: ``{"op": "message", "topic": i, "stamp": ns, "id": s}`` or ``{"op": "end"}``.
 
@@ -65,10 +84,15 @@ def input_from_json(raw: Mapping[str, Any]) -> Input:
     op = raw.get("op")
     if op == "end":
         return End()
-    require(op == "message", "op", "AT-R2", "must be 'message' or 'end'", op)
-    for key in ("topic", "stamp", "id"):
-        require(key in raw, key, "AT-R2", "missing", None)
-    return Message(raw["topic"], raw["stamp"], raw["id"])
+    if op != "message" or "topic" not in raw or "stamp" not in raw or "id" not in raw:
+        require(op == "message", "op", "AT-R2", "must be 'message' or 'end'", op)
+        for key in ("topic", "stamp", "id"):
+            require(key in raw, key, "AT-R2", "missing", None)
+    message = _NEW(Message)  # Message(topic, stamp, id), by slot (no checks to skip)
+    _set_topic(message, raw["topic"])
+    _set_stamp(message, raw["stamp"])
+    _set_id(message, raw["id"])
+    return message
 
 
 def input_to_json(item: Input) -> JSON:
@@ -120,7 +144,33 @@ def account(output: Output) -> Account:
     return None
 
 
-_set_topic, _set_stamp, _set_id = slot_setters(Message, ("topic", "stamp", "id"))
+_id_of, _stamp_of = attrgetter("id"), attrgetter("stamp")
+
+
+def accounts(outputs: Sequence[Output]) -> Accounts:
+    """:func:`account` of each output, the settled ones as ``(id, outcome, reason)`` tuples
+    apart from the grouped ones (``Algorithm.accounts``): the Spark worker's form, where
+    most rows of a fleet are dropped one by one. Same accounts as :func:`account` (the tests
+    compare them, :func:`timealign.algorithm.accounts_of`)."""
+    settled: list[Outcome] = []
+    grouped: list[Grouped] = []
+    add = settled.append
+    for output in outputs:
+        kind = type(output)
+        if kind is Dropped:
+            add((output.id, "dropped", output.reason))  # type: ignore[union-attr]
+        elif kind is Pending:
+            add((output.id, "pending", END_OF_INPUT))  # type: ignore[union-attr]
+        elif kind is Published:  # AT-D18, reading the messages once, at C speed
+            messages = output.messages  # type: ignore[union-attr]
+            stamps = tuple(map(_stamp_of, messages))
+            grouped.append(new_grouped(tuple(map(_id_of, messages)), min(stamps),
+                                       max(stamps)))
+        elif kind is not Warned:  # any other kind: the account itself
+            more, groups = accounts_of(account, (output,))
+            settled += more
+            grouped += groups
+    return settled, grouped
 
 
 def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[Input]:
@@ -144,6 +194,24 @@ def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[I
         _set_stamp(message, record.stamp)
         _set_id(message, record.id)
         yield message
+
+
+def inputs_from_columns(config: Config, columns: Columns) -> list[Input]:
+    """:func:`inputs_from_records` over one batch of rows given as columns: a message per
+    row, each built by filling its slots column by column (no per-row Python frame); an
+    unknown topic is refused as the row mapping refuses it (AT-D21, the row counted within
+    the batch)."""
+    ids, topics, stamps = columns[0], columns[1], columns[2]
+    index = {name: k for k, name in enumerate(config.topic_names)}
+    try:
+        numbers = list(map(index.__getitem__, topics))
+    except KeyError:
+        return list(inputs_from_records(config, records_of(columns)))  # raises AT-D21
+    messages: list[Input] = list(map(object.__new__, repeat(Message, len(numbers))))
+    deque(map(_set_topic, messages, numbers), 0)
+    deque(map(_set_stamp, messages, stamps), 0)
+    deque(map(_set_id, messages, ids), 0)
+    return messages
 
 
 def timeline_records(config: Config, item: Input) -> tuple[Record, ...]:

@@ -31,7 +31,7 @@ from timealign.spark.failures import marked, raise_job_error
 from timealign.spark.paths import TABLES, JobPaths
 from timealign.spark.per_file import ONE_FILE_PER_TASK, PER_FILE, replay_files_frame
 from timealign.spark.publish import Staging, discard, publish
-from timealign.spark.replay import records_from_batches, replay, source_of
+from timealign.spark.replay import columns_from_batches, replay, source_of
 
 
 def run_source_udf(
@@ -44,7 +44,7 @@ def run_source_udf(
     ) -> Iterator[pa.RecordBatch]:
         with marked("the batch job"):
             source = source_of(key)
-        yield from replay(algorithm, config, source, records_from_batches(source, batches))
+        yield from replay(algorithm, config, source, columns_from_batches(source, batches))
 
     return run_source
 

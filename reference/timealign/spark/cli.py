@@ -141,13 +141,16 @@ def recorded_settings(args: argparse.Namespace, output: str, where: str
     difference; without a manifest, from the options as given (PL-R10, BAG-R10)."""
     from timealign.spark.inputs import RunRecord, load_config, recorded_run
 
+    if "://" not in output and not Path(output).exists():  # a typo is not an old run
+        raise InvalidInput(where, "SP-R32", "no such folder: give the --output folder of a "
+                           "finished run", output)
     record = recorded_run(output, where)
     name = args.algorithm
     if record is None:
         if name is None or args.input is None:
             raise InvalidInput(where, "SP-R32", "the run has no manifest (_timealign.json; "
-                               "runs before 0.x wrote none): give the algorithm, --input "
-                               "and the run's input options", output)
+                               "runs of older versions wrote none): give the algorithm, "
+                               "--input and the run's input options", output)
         algorithm = registry.get(name)
         config, source = input_settings(args, algorithm, args.input)
         return algorithm, config, source

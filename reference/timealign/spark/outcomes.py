@@ -13,10 +13,13 @@ Pure Python, no Spark: the batch UDF, the streaming processor and the tests shar
 
 from __future__ import annotations
 
+import itertools
+from collections import deque
 from collections.abc import Callable, Container, Iterable, Iterator
+from operator import itemgetter
 from typing import Any
 
-from timealign.algorithm import Algorithm, Grouped, Record
+from timealign.algorithm import Algorithm, Columns, Outcome, Record, records_of
 from timealign.drive import Driver, Step
 from timealign.errors import ConsistencyError
 
@@ -25,6 +28,7 @@ OUTCOMES = "outcomes"
 GROUPED = "grouped"
 RECENT_IDS = 1024  # SP-R22: settled ids a stream remembers per source
 _MISSING = object()
+_first = itemgetter(0)
 
 # The columns of the combined output the adapters emit; ``table`` says which output
 # table a row belongs to, the other columns are null where they do not apply. A grouped
@@ -72,29 +76,70 @@ class DuplicateIdError(LossError):
 
 
 class Rows:
-    """Rows of the combined output in emission order. Each row is kept as one tuple in
-    :data:`COLUMNS` order (the hot path appends one tuple per row, through :attr:`add`) and
-    turned into columns once, by :meth:`take`."""
+    """One source's rows of the combined output, kept as the steps give them: the settled
+    accounts as they come (``(id, outcome, reason)`` tuples, no row object per message),
+    the group rows as ``(seq, start, end, ids)`` tuples, and per step that added rows its
+    ``(at, input, groups, settled)`` (the last two: how many of each). A step's rows are its
+    group rows then its outcome rows (SP-R4, SP-R5; the outcome rows of grouped messages
+    are derived from their group's row, not kept). :meth:`take` turns them into
+    :data:`COLUMNS` in that order; the Spark worker builds Arrow columns from
+    :meth:`take_parts` instead."""
 
-    def __init__(self) -> None:
-        self._rows: list[tuple[Any, ...]] = []
-        self.add = self._rows.append
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._reset()
+
+    def _reset(self) -> None:
+        self.steps: list[tuple[int | None, int | None, int, int]] = []
+        self.groups: list[tuple[int, int, int, list[str]]] = []
+        self.settled: list[Outcome] = []
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self.settled) + len(self.groups)
 
-    def outcome(self, source: str, message_id: str, outcome: str, seq: int | None,
-                reason: str | None, at: int | None, index: int | None) -> None:
-        self.add((OUTCOMES, source, seq, None, None, None, at, index, message_id, outcome,
-                  reason))
+    def outcome(self, message_id: str, outcome: str, reason: str, at: int | None,
+                index: int | None) -> None:
+        self.steps.append((at, index, 0, 1))
+        self.settled.append((message_id, outcome, reason))
+
+    def take_parts(self) -> tuple[list[tuple[int | None, int | None, int, int]],
+                                  list[tuple[int, int, int, list[str]]], list[Outcome]]:
+        """The steps, group rows and settled accounts gathered so far; the buffer starts
+        empty again."""
+        parts = self.steps, self.groups, self.settled
+        self._reset()
+        return parts
 
     def take(self) -> dict[str, list[Any]]:
-        """The rows gathered so far, as columns; the buffer starts empty again."""
-        taken, self._rows = self._rows, []
-        self.add = self._rows.append
-        if not taken:
-            return {name: [] for name in COLUMNS}
-        return dict(zip(COLUMNS, map(list, zip(*taken, strict=True)), strict=True))
+        """The rows gathered so far, as :data:`COLUMNS`; the buffer starts empty again."""
+        steps, groups, settled = self.take_parts()
+        columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        table, seqs, starts, ends, ids, ats, inputs, identities, outcomes, reasons = (
+            columns[name] for name in COLUMNS if name != "source")
+        group_rows, settled_rows = iter(groups), iter(settled)
+        for at, index, grouped, settling in steps:
+            for seq, start, end, members in itertools.islice(group_rows, grouped):
+                table.append(GROUPS)
+                seqs.append(seq)
+                starts.append(start)
+                ends.append(end)
+                ids.append(members)
+                identities.append(None)
+                outcomes.append(None)
+                reasons.append(None)
+            for identity, outcome, reason in itertools.islice(settled_rows, settling):
+                table.append(OUTCOMES)
+                seqs.append(None)
+                starts.append(None)
+                ends.append(None)
+                ids.append(None)
+                identities.append(identity)
+                outcomes.append(outcome)
+                reasons.append(reason)
+            ats.extend(itertools.repeat(at, grouped + settling))
+            inputs.extend(itertools.repeat(index, grouped + settling))
+        columns["source"] = [self.source] * len(table)
+        return columns
 
 
 class SourceRun:
@@ -121,7 +166,9 @@ class SourceRun:
         # Chosen once: the hot loop calls one bound method, with no test per row.
         self._close: Callable[[str], None] = (
             self._close_open if self.recent is None else self._close_remembering)
-        self.rows = Rows()
+        self.rows = Rows(source)
+        self._outcomes = (algorithm.accounts if algorithm.accounts is not None
+                          else algorithm.outcomes)  # the hook itself: one call per step
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
         """Open each row's id as the mapping reads it (SP-R6): one dict insertion per row,
@@ -149,7 +196,7 @@ class SourceRun:
                 f"source {self.source!r}: id {message_id!r} arrived late (a late file) and "
                 f"repeats an id already fed; ids must be unique within a source (SP-R1, "
                 f"SP-R22)")
-        self.rows.outcome(self.source, message_id, "rejected", None, rule, None, None)
+        self.rows.outcome(message_id, "rejected", rule, None, None)
         if recent is not None:
             recent[message_id] = None
             if len(recent) > RECENT_IDS:
@@ -176,17 +223,15 @@ class SourceRun:
         index, _item, outputs = step
         if not outputs:
             return
-        account_of, append, source = self.algorithm.account, self.rows.add, self.source
         pop = None if self.recent is not None else self.open.pop
-        for output in outputs:
-            account = account_of(output)
-            if account is None:
-                continue
-            if isinstance(account, Grouped):
+        settled, grouped = self._outcomes(outputs)
+        rows = self.rows
+        if grouped:
+            add = rows.groups.append
+            for account in grouped:
                 seq, self.seq = self.seq, self.seq + 1
                 ids = account.ids
-                append((GROUPS, source, seq, account.start, account.end, list(ids), at, index,
-                        None, None, None))
+                add((seq, account.start, account.end, list(ids)))
                 # Their outcome rows come from this row (SP-R5). A batch run closes the ids
                 # in one loop of dict pops; a missing one is lost (SP-R6: _close_open raises).
                 if pop is None:
@@ -196,11 +241,20 @@ class SourceRun:
                     for member in ids:
                         if pop(member, _MISSING) is _MISSING:
                             self._close(member)
-            else:
-                if pop is None or pop(account.id, _MISSING) is _MISSING:
-                    self._close(account.id)
-                append((OUTCOMES, source, None, None, None, None, at, index, account.id,
-                        account.outcome, account.reason))
+        elif not settled:
+            return
+        # Settled accounts come as (id, outcome, reason) tuples (Algorithm.accounts), the
+        # bulk of a fleet's outcomes: closed and kept a step at a time, as they come.
+        if pop is None:
+            for outcome in settled:
+                self._close(outcome[0])
+        else:
+            try:
+                deque(map(pop, map(_first, settled)), 0)
+            except KeyError as missing:
+                self._close(missing.args[0])  # not open: raises LossError (SP-R6)
+        rows.steps.append((at, index, len(grouped), len(settled)))
+        rows.settled += settled
 
     def _at(self, item: Any) -> int | None:
         """SP-R8: the input's own clock (ticks), else the arrival of the last row read."""
@@ -219,6 +273,37 @@ class SourceRun:
                 account(step, self._at(step[1]) if clocked else driver.arrival)
                 if chunk and len(rows) >= chunk:
                     yield rows.take()
+
+    def feed_columns(self, batches: Iterable[Columns], chunk: int = 0, typed: bool = False
+                     ) -> Iterator[None]:
+        """:meth:`feed` over batches of rows given as columns (the Spark worker's form; the
+        rows never become records when the machine maps columns, ``inputs_from_columns``),
+        yielding each time ``chunk`` rows are gathered (0: never) for the caller to take
+        (:meth:`take`, or :meth:`Rows.take_rows`). A batch's ids are opened together, as the
+        driver maps the batch at once (SP-R6), when they are distinct and none is open or
+        recently settled; a batch that repeats an id goes row by row instead, which raises
+        :class:`DuplicateIdError` at that row. ``typed``: the columns' value types are
+        vouched for (:func:`timealign.drive.columns_pass`)."""
+        clocked = self.algorithm.clocked
+        driver, rows, account, recent = self.driver, self.rows, self._account, self.recent
+        for columns in batches:
+            # The batch's ids, then the ids still open, in one new dict (the larger set is
+            # inserted once): its sizes tell whether an id repeats (SP-R6, SP-R22).
+            fresh = dict.fromkeys(columns[0])
+            distinct = len(fresh) == len(columns[0])
+            fresh.update(self.open)
+            if not distinct or len(fresh) < len(columns[0]) + len(self.open) or (
+                    recent is not None and not recent.keys().isdisjoint(fresh)):
+                for _ in self.feed(records_of(columns)):  # never yields (no chunk)
+                    pass
+                if chunk and len(rows.settled) + len(rows.groups) >= chunk:
+                    yield None
+                continue
+            self.open = fresh
+            for step in driver.feed_columns(columns, typed):
+                account(step, self._at(step[1]) if clocked else driver.arrival)
+                if chunk and len(rows.settled) + len(rows.groups) >= chunk:
+                    yield None
 
     def feed_all(self, records: Iterable[Record]) -> None:
         """Feed rows in arrival order, keeping every row for :meth:`take`."""

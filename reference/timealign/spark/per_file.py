@@ -28,7 +28,7 @@ from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
 from timealign.spark import schema
 from timealign.spark.failures import OrderError
-from timealign.spark.replay import records_from_batches, replay
+from timealign.spark.replay import columns_from_batches, replay
 
 # The file scan packs files into tasks and splits large ones. With the open cost of a file
 # as large as the largest split, every file is one split and no two files share a task.
@@ -134,7 +134,7 @@ def replay_files_function(
             done.add(file)
             source, rows = opened(file, pieces, dense, option)
             yield from replay(algorithm, config, source,
-                              records_from_batches(source, rows, disordered))
+                              columns_from_batches(source, rows, disordered))
 
     return replay_task
 

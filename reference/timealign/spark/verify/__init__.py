@@ -31,7 +31,7 @@ from timealign.spark import schema
 from timealign.spark.census import check_no_loss, check_unique_ids
 from timealign.spark.failures import marked
 from timealign.spark.paths import TABLES, PathError
-from timealign.spark.replay import records_from_batches, replay, source_of, to_batch
+from timealign.spark.replay import columns_from_batches, replay, source_of, to_batch
 
 PROBLEMS = pa.schema([pa.field("source", pa.string(), False),
                       pa.field("problem", pa.string(), False)])
@@ -71,7 +71,7 @@ def verify_function(
         with marked("verify"):
             source = source_of(key)
         recorded, inputs, outputs = _recording(algorithm)
-        yield from replay(recorded, config, source, records_from_batches(source, batches))
+        yield from replay(recorded, config, source, columns_from_batches(source, batches))
         problems = check_invariants(algorithm, config, inputs, outputs)[:20]
         if not problems:
             return
