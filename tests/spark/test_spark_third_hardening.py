@@ -111,6 +111,8 @@ def test_sp_r1_every_file_of_an_input_folder_is_read_or_refused(
         (folder / name).write_bytes(content)
         out = tmp_path / f"out-{case}"
         for command in ("run", "verify"):
+            if command == "verify":  # verify of a missing folder says so first (SP-R32)
+                out.mkdir(exist_ok=True)
             argv = ["pairs", "--input", str(folder), "--output", str(out), "--config", CONFIG,
                     "--format", fmt, "--column", "source=src", "--column", "arrival=recv"]
             got = verify_main(argv) if command == "verify" else \
