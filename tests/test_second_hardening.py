@@ -294,7 +294,8 @@ def test_cli_r3_generate_never_deletes_user_files(tmp_path: Path,
     (mine / "part-important.parquet").write_bytes(b"precious")
     assert main(["generate", "--output", str(mine), "--messages", "100", "--robots", "1"]) == 2
     assert (mine / "part-important.parquet").read_bytes() == b"precious"
-    assert "did not write" in capsys.readouterr().err or True
+    err = capsys.readouterr().err
+    assert "--output" in err and "CLI-R3" in err and "part-important.parquet" in err, err
     fresh = tmp_path / "fleet"
     for files in ("3", "2"):
         assert main(["generate", "--output", str(fresh), "--messages", "100",
