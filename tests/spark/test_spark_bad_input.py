@@ -73,7 +73,8 @@ def test_sp_r22_r23_batch_bad_input_exit_codes(spark: SparkSession, tmp_path: Pa
     assert all(word in err for word in words), err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
-    if case == "reused-id":  # SP-R22: verify applies the same rule
+    if case == "reused-id":  # SP-R22: verify applies the same rule (to an empty output)
+        (tmp_path / "out").mkdir(exist_ok=True)
         assert verify_main(["pairs", "--input", str(data.parent), "--output",
                             str(tmp_path / "out"), "--config", CONFIG]) == 3
         assert "SP-R22" in capsys.readouterr().err
