@@ -313,10 +313,11 @@ def test_cli_r3_ship_never_zips_its_own_output(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="would contain itself"):
         write_submit_files(inside)
     assert not inside.exists()
-    archive, entry = write_submit_files(tmp_path)
+    archive, entry, log_config = write_submit_files(tmp_path)
     names = zipfile.ZipFile(archive).namelist()
     assert not any(name.endswith(".zip") for name in names) and entry.is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["timealign.zip",
+    assert log_config.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log4j2.properties", "timealign.zip",
                                                           "timealign_submit.py"]
 
 
