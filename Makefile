@@ -49,7 +49,8 @@ unit: $(STAMP)
 	$(BIN)/timealign info
 	$(BIN)/pytest -q -m "not cluster and not browser"
 
-# The jobs on a Spark standalone cluster started on 127.0.0.1 (tests/spark/test_spark_cluster.py):
+# The jobs on a Spark standalone cluster started on 127.0.0.1 (tests/spark/test_spark_cluster.py),
+# and Ctrl-C of a live job in its own process (tests/spark/test_spark_interrupt.py):
 # separate driver and executor JVMs do not fit the time of `make test`; CI runs both.
 test-cluster: $(STAMP)
 	$(BIN)/pytest -q -m cluster
@@ -98,7 +99,7 @@ proofs: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(PROOF_SECONDS) --report-all
 	$(BIN)/python -m proofs.explore
 	$(BIN)/python -m proofs.explore_rate_aware_batcher  # liveness probes (spec RB, bounded exploration)
-	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py tests/test_cli_fuzz.py tests/rosbag/test_rosbag_damage.py  # the bad-input, command-line and bag-damage fuzz, longer
+	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py tests/test_cli_fuzz.py tests/spark/test_spark_cli_fuzz.py tests/rosbag/test_rosbag_damage.py  # the bad-input, command-line (paths, damaged inputs) and bag-damage fuzz, longer
 	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
 
 vectors: $(STAMP)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import math
+import sys
 import tempfile
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from timealign import outputs
 from timealign.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,3 +110,131 @@ def test_cli_r1_generate_refuses_bad_numbers_before_writing(
     assert code == 2, captured.err
     assert "Traceback" not in captured.err
     assert list(tmp_path.iterdir()) == []
+
+
+# --- Generated paths of the Spark-free commands (CLI-R3, CLI-R4) ---------------------------
+
+AT_VECTORS = ROOT / "vectors" / "approximate_time"
+ADAPTER = f"{sys.executable} -m timealign.conformance.adapter approximate_time"
+#: Where a generated write path lies: new, equal to / inside / the parent of another path of
+#: the command, an existing file of the user's (or below one), a folder of the user's files,
+#: an unwritable place, a name too long, a missing folder.
+PLACES = ("fresh", "same", "inside", "parent", "user_file", "under_file", "user_folder",
+          "proc", "long", "missing_parent")
+
+
+def world(tmp: Path) -> dict[str, Path]:
+    """The user's files every path case starts from: two vector files, a file and a folder
+    holding a file."""
+    vecs = tmp / "vecs"
+    vecs.mkdir()
+    for name in ("exact_match_publishes_at_once.json", "max_interval_is_strict.json"):
+        (vecs / name).write_bytes((AT_VECTORS / name).read_bytes())
+    (tmp / "plain.txt").write_text("mine\n", encoding="utf-8")
+    (tmp / "mine").mkdir()
+    (tmp / "mine" / "notes.txt").write_text("keep me\n", encoding="utf-8")
+    return {"vecs": vecs, "vector": vecs / "exact_match_publishes_at_once.json"}
+
+
+def placed(kind: str, tmp: Path, role: str, suffix: str, other: str | None) -> str:
+    """A path for the written ``role`` at the place ``kind`` (``other``: the path it is
+    equal to, inside of, or the parent of)."""
+    name = f"{role.strip('-')}{suffix}"
+    if kind in ("same", "inside", "parent") and other is not None:
+        at = Path(other)
+        return str(at if kind == "same" else at / name if kind == "inside" else at.parent)
+    return str({"user_file": tmp / "plain.txt", "under_file": tmp / "plain.txt" / name,
+                "user_folder": tmp / "mine", "proc": Path("/proc") / f"timealign-{name}",
+                "long": tmp / ("n" * 300 + suffix),
+                "missing_parent": tmp / "nope" / name}.get(kind, tmp / name))
+
+
+#: Per command: its argv (paths by role), the roles it reads and writes (file or folder
+#: targets, each with a suffix) and the exit codes its table allows.
+PATH_COMMANDS: dict[str, tuple[list[str], dict[str, str], dict[str, tuple[str, str]],
+                               set[int]]] = {
+    "diff": (["diff", "approximate_time", "--a", "arithmetic=ros2", "--b", "arithmetic=ros1",
+              "--vectors", "{vecs}", "--fuzz", "0", "--explore", "1", "--quiet",
+              "--no-pictures"], {"--vectors": "vecs"},
+             {"--report": ("file", ".json"), "--save": ("folder", "")}, {0, 1, 2}),
+    "conform": (["conform", "approximate_time", "--cmd", ADAPTER, "--vectors", "{vecs}",
+                 "--quiet"], {"--vectors": "vecs"},
+                {"--report": ("file", ".json"), "--save": ("folder", "")}, {0, 1, 2}),
+    "generate": (["generate", "--messages", "60", "--robots", "1", "--files", "1"], {},
+                 {"--output": ("folder", "")}, {0, 2}),
+    "plot": (["plot", "{vector}", "--no-arrivals"], {"the vector": "vector"},
+             {"--out": ("file", ".svg")}, {0, 2}),
+}
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            if p.is_file() else "<dir>" for p in sorted(folder.rglob("*"))}
+
+
+def _within(path: str, outer: str) -> bool:
+    inner, outside = outputs.resolved(path), outputs.resolved(outer)
+    return inner == outside or inner.startswith(outside.rstrip("/") + "/")
+
+
+def assert_paths_kept(tmp: Path, before: dict[str, str], after: dict[str, str],
+                      files: list[str], folders: list[str]) -> None:
+    """No file outside the declared outputs changed, appeared or vanished; a file of the
+    user's inside a filled folder is kept too (CLI-R3); a file target may be replaced."""
+    for name in sorted(set(before) | set(after)):
+        path = str(tmp / name)
+        if any(_within(path, f) for f in files):
+            continue
+        if before.get(name) == after.get(name):
+            continue
+        new_in_folder = name not in before and (
+            any(_within(path, f) for f in folders)
+            or any(_within(f, path) for f in files + folders))  # a folder made for one
+        assert new_in_folder, f"{name} changed outside the declared outputs " \
+                              f"({before.get(name)} -> {after.get(name)})"
+
+
+@settings(FUZZ, max_examples=max(4, settings.default.max_examples // 3))
+@given(command=st.sampled_from(sorted(PATH_COMMANDS)), data=st.data())
+def test_cli_r3_r4_generated_paths_of_the_spark_free_commands(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
+        data: st.DataObject) -> None:
+    """CLI-R3, CLI-R4: every written path of `diff`, `conform`, `generate` and `plot` placed
+    anywhere (overlapping a path read or another output, nested, a file where a folder is
+    due, below a file, a folder of the user's files, /proc, an over-long name): a documented
+    exit code, no traceback, no file outside the declared outputs changed; a refusal names
+    an option; a success wrote where no path read lies."""
+    if command in ("generate", "plot"):
+        pytest.importorskip("pyarrow" if command == "generate" else "matplotlib")
+    tmp = Path(tempfile.mkdtemp(dir=tmp_path))
+    known = {role: str(path) for role, path in world(tmp).items()}
+    argv, reads, writes, codes = PATH_COMMANDS[command]
+    taken = {option: known[role] for option, role in reads.items()}
+    files: list[str] = []
+    folders: list[str] = []
+    extra: list[str] = []
+    for option, (kind, suffix) in writes.items():
+        if option not in ("--out", "--output") and not data.draw(st.booleans(),
+                                                                  label=f"give {option}"):
+            continue
+        where = data.draw(st.sampled_from(PLACES), label=option)
+        other = data.draw(st.sampled_from(sorted(taken.values()))) if taken else None
+        path = placed(where, tmp, option, suffix, other)
+        taken[option] = path
+        (files if kind == "file" else folders).append(path)
+        extra += [option, path]
+    before = _tree(tmp)
+    code = main([a.format(**known) for a in argv] + extra)
+    out, err = capsys.readouterr()
+    assert code in codes, (code, err)
+    assert "Traceback" not in out + err, err
+    assert_paths_kept(tmp, before, _tree(tmp), files, folders)
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1, err
+        assert any(option in err for option in writes), err
+    else:
+        for option, path in zip(extra[::2], extra[1::2], strict=True):
+            for role, read in reads.items():
+                assert not (_within(path, known[read]) or _within(known[read], path)), \
+                    f"{option} {path} overlaps {role} {known[read]}, exit {code}"
+        assert all(Path(f).is_file() for f in files), files

@@ -33,3 +33,25 @@ def test_vec_r12_same_equals_its_definition(a: Any, b: Any) -> None:
     """VEC-R12 on random pairs and on a value against itself."""
     assert jsontext.same(a, b) == defined(a, b)
     assert jsontext.same(a, a) == defined(a, a)
+
+
+class Number(float):
+    """A float subclass (its kind is still ``number``)."""
+
+
+@given(st.sampled_from([
+    ({1: 0, "1": False}, {"1": 0, 1: False}),  # keys of mixed types, written alike
+    ({1: 0, 2.5: False}, {1: False, 2.5: 0}),
+    ({True: 0}, {1: 0}), ({1: 0}, {1.0: 0}), ({"a": 0, "b": False}, {"b": 0, "a": False}),
+    ([float("nan")], [float("nan")]), ({float("nan"): 1}, {float("nan"): 1}),
+    ([0.0], [-0.0]), ([float("inf")], [float("inf")]), ([1e16], [10**16]),
+    ([Number(1.5)], [1.5]), ((1, [2]), [1, (2,)]), ([0], [False]), ([1], [True]),
+    ({"input": {1, 2}}, {"input": {1, 2}}), ({"a": [None]}, {"a": [None]}),
+]))
+def test_vec_r12_same_on_values_python_finds_equal(pair: tuple[Any, Any]) -> None:
+    """VEC-R12 where Python's ``==`` and the JSON text could mislead the fast check: mixed
+    key types, NaN, signed zero, infinity, subclasses, non-JSON values."""
+    a, b = pair
+    assert jsontext.same(a, b) == defined(a, b)
+    assert jsontext.same(b, a) == defined(b, a)
+    assert jsontext.same(a, a) == defined(a, a)

@@ -172,3 +172,61 @@ def test_cli_r4_sp_r20_job_targets_refused_before_spark(
     assert err.split(":")[1].strip() == option or f"{option}:" in err, err
     assert "Traceback" not in err
     assert _digest(tmp_path) == before
+
+
+def test_cli_r3_run_output_never_a_folder_of_the_users_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-R3: `run --output MINE`, MINE holding the user's own `groups/`, used to publish
+    the run's table over it (SP-R21 replaces a table folder whole): the user's file was
+    deleted, exit 0 (found by tests/spark/test_spark_cli_fuzz.py). Refused before Spark
+    starts, naming the file; an earlier run's output (its manifest) is accepted."""
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "part-0.csv").write_text("source,id,topic,stamp\n", encoding="utf-8")
+    mine = tmp_path / "mine"
+    (mine / "groups").mkdir(parents=True)
+    (mine / "groups" / "part-important.parquet").write_bytes(b"precious")
+    before = _digest(tmp_path)
+    code = main(["run", "approximate_time", "--input", str(data), "--format", "csv",
+                 "--config", AT_CONFIG, "--output", str(mine), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--output" in err and "CLI-R3" in err and "groups" in err, err
+    assert "Traceback" not in err and _digest(tmp_path) == before
+    earlier = tmp_path / "earlier"
+    (earlier / "groups").mkdir(parents=True)
+    (earlier / ".outcomes-staging-0123").mkdir()  # a killed run's staging: left aside
+    (earlier / outputs.MANIFEST).write_text(
+        '{"format": "timealign.output/1", "command": "run", "files": ["groups"]}',
+        encoding="utf-8")
+    outputs.check_run_output(str(earlier))
+    outputs.check_run_output(str(tmp_path / "new"))
+
+
+@pytest.mark.parametrize("case", ["generate_below_a_file", "plot_into_the_run",
+                                  "plot_name_too_long"])
+def test_cli_r4_generate_and_plot_targets_checked_first(
+        case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-R4: `generate --output FILE/sub` failed with a bare "[Errno 17] File exists"
+    naming no option; `plot --out` was written after the picture was drawn (an over-long
+    name failed then), and into the run's own table folder if so given. Each is refused
+    before any work, exit 2 naming the option, nothing written."""
+    plain = tmp_path / "plain.txt"
+    plain.write_text("mine\n", encoding="utf-8")
+    run = tmp_path / "run"
+    (run / "groups").mkdir(parents=True)
+    argv, option = {
+        "generate_below_a_file": (["generate", "--output", str(plain / "sub"), "--messages",
+                                   "50", "--robots", "1"], "--output"),
+        "plot_into_the_run": (["plot", "approximate_time", "--run", str(run), "--source",
+                               "s", "--out", str(run / "groups" / "p.svg")], "--out"),
+        "plot_name_too_long": (["plot", str(AT_VECTORS / "max_interval_is_strict.json"),
+                                "--out", str(tmp_path / ("p" * 300 + ".svg"))], "--out"),
+    }[case]
+    if case.startswith("plot"):
+        pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    before = _digest(tmp_path)
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and option in err and "CLI-R4" in err, err
+    assert "Traceback" not in err and _digest(tmp_path) == before

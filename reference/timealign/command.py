@@ -45,6 +45,11 @@ def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timeal
         print(f"{prog}: interrupted", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
     except Exception as error:  # the one exit point of every command
+        if _while_interrupted(error):  # CLI-R2: a clean-up failing after Ctrl-C
+            if debug:
+                traceback.print_exc()
+            print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+            return EXIT_INTERRUPTED
         code = failure_code(error)
         if debug:
             traceback.print_exc()
@@ -53,6 +58,21 @@ def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timeal
         if code == EXIT_FAILURE and not debug:
             print(f"{prog}: run again with --debug for the traceback", file=sys.stderr)
         return code
+
+
+def _while_interrupted(error: BaseException) -> bool:
+    """Whether ``error`` was raised while a Ctrl-C was being handled (CLI-R2): Ctrl-C
+    reaches the JVM too (the terminal signals the whole process group), so stopping a
+    stream's query or removing a run's staging folders then fails with a py4j error, which
+    would otherwise replace the interrupt by exit 4."""
+    seen: set[int] = set()
+    context = error.__context__
+    while context is not None and id(context) not in seen:
+        if isinstance(context, KeyboardInterrupt):
+            return True
+        seen.add(id(context))
+        context = context.__context__
+    return False
 
 
 def add_debug(parser: argparse.ArgumentParser, top: bool = False) -> None:

@@ -88,12 +88,31 @@ def same(a: object, b: object) -> bool:
     false``; a tuple and a list are both arrays."""
     kind_of = type(a)
     if kind_of is type(b):  # the common case, exact types: no kind() per value
+        # A part that is a scalar of the same exact type as its counterpart is compared
+        # here, without a call per part (an output is mostly such scalars).
         if kind_of is dict:
             assert isinstance(a, dict) and isinstance(b, dict)
-            return a.keys() == b.keys() and all(same(a[key], b[key]) for key in a)
+            if a.keys() != b.keys():
+                return False
+            for key, part in a.items():
+                other = b[key]
+                if type(part) is type(other) and type(part) in _SCALARS:
+                    if part != other:
+                        return False
+                elif not same(part, other):
+                    return False
+            return True
         if kind_of is list or kind_of is tuple:
             assert isinstance(a, list | tuple) and isinstance(b, list | tuple)
-            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+            if len(a) != len(b):
+                return False
+            for part, other in zip(a, b, strict=True):
+                if type(part) is type(other) and type(part) in _SCALARS:
+                    if part != other:
+                        return False
+                elif not same(part, other):
+                    return False
+            return True
         if kind_of in _SCALARS:  # same type: == compares the values alone
             return a == b
     if kind(a) != kind(b):

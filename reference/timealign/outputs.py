@@ -136,14 +136,14 @@ def check_targets(reads: Mapping[str, str | Path | None],
         _writable_place(option, path, rule, folder=True)
 
 
-def write_file(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a hidden temporary sibling moved into place
-    (CLI-R4), so an interrupted write never leaves half a file."""
+def write_file(path: str | Path, text: str | bytes) -> Path:
+    """Write ``text`` (or bytes) to ``path`` through a hidden temporary sibling moved into
+    place (CLI-R4), so an interrupted write never leaves half a file."""
     target = Path(path)
     handle, staging = tempfile.mkstemp(prefix=f".{target.name[:100]}.new-", dir=target.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.replace(staging, target)
     except BaseException:
         Path(staging).unlink(missing_ok=True)
@@ -151,10 +151,14 @@ def write_file(path: str | Path, text: str) -> Path:
     return target
 
 
-def _earlier_files(folder: Path, command: str, option: str) -> set[str]:
-    """The files of ``folder`` its manifest says ``command`` wrote; refuses anything else."""
+def _earlier_files(folder: Path, command: str, option: str,
+                   skip_hidden: bool = False) -> set[str]:
+    """The files of ``folder`` its manifest says ``command`` wrote; refuses anything else
+    (``skip_hidden``: names starting with "." are left out, as the staging folders of a
+    job that was killed)."""
     manifest = folder / MANIFEST
-    present = {entry.name for entry in folder.iterdir()}
+    present = {entry.name for entry in folder.iterdir()
+               if not (skip_hidden and entry.name.startswith("."))}
     if not present:
         return set()
     listed: object = None
@@ -167,9 +171,10 @@ def _earlier_files(folder: Path, command: str, option: str) -> set[str]:
                 and body.get("command") == command:
             listed = body.get("files")
     if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+        held = sorted(present - {MANIFEST}) or [MANIFEST]
         raise InvalidInput(option, RULE, f"the folder is not empty and not an earlier output "
-                           f"of {command} (no {MANIFEST} of it): give an empty or new folder",
-                           str(folder))
+                           f"of {command} (no {MANIFEST} of it; it holds {held[0]}): give an "
+                           f"empty or new folder", str(folder))
     foreign = sorted(present - set(listed) - {MANIFEST})
     if foreign:
         raise InvalidInput(option, RULE, f"the folder holds a file {command} did not write: "
@@ -178,8 +183,11 @@ def _earlier_files(folder: Path, command: str, option: str) -> set[str]:
 
 
 def check_fillable(folder: str | Path, command: str, option: str) -> Path:
-    """``folder`` as a path ``command`` may fill (CLI-R3), checked before any work starts."""
+    """``folder`` as a path ``command`` may fill (CLI-R3), checked before any work starts:
+    a place a folder can be made in (CLI-R4: not below a file, writable, no name too long),
+    then absent, empty or ``command``'s earlier output."""
     path = Path(folder)
+    check_targets({}, folders={option: path})  # CLI-R4
     if path.exists() and not path.is_dir():
         raise InvalidInput(option, RULE, "is a file, not a folder", str(path))
     if path.is_dir():
@@ -211,6 +219,17 @@ def filled(folder: str | Path, command: str, option: str) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def check_run_output(output: str, option: str = "--output") -> None:
+    """CLI-R3 for ``run``: its ``output`` must be absent, empty (hidden entries aside), or
+    the earlier output of ``run`` (its manifest, SP-R32, lists what it holds), because
+    publishing a table (SP-R21) replaces a folder of the table's name (``groups/``) whole:
+    in a folder of the user's files that deleted the user's ``groups/``. Checked before
+    Spark starts; remote paths are left to the user."""
+    if not is_local(output) or not os.path.isdir(resolved(output)):
+        return
+    _earlier_files(Path(resolved(output)), "run", option, skip_hidden=True)
 
 
 def check_stream_output(output: str, checkpoint: str, option: str = "--output") -> None:

@@ -35,6 +35,14 @@ def _table(path: Path, count: int = 4, **columns: list[Any]) -> Path:
     return path
 
 
+def _renamed_stamp() -> bytes:
+    """A Parquet file whose `stamp` column is called `rtamp` (as one flipped bit makes it)."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"src": ["s"], "id": ["r0"], "topic": ["x"], "rtamp": [0],
+                             "recv": [0]}), sink)
+    return bytes(sink.getvalue().to_pybytes())
+
+
 def _one_line(err: str) -> str:
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     return err
@@ -75,13 +83,18 @@ def test_sp_r1_every_file_of_an_input_folder_is_read_or_refused(
         pairs_cli: None) -> None:
     """SP-R1: a zero-byte `.parquet` used to be skipped silently (exit 0); a README.txt, a
     corrupt Parquet file and a corrupt `.csv.gz` gave "An error occurred while calling
-    o54.load." without the file or the cause; a corrupt JSON line was a "null source". Each
-    is now exit 2 naming the file."""
+    o54.load." without the file or the cause; a corrupt JSON line was a "null source"; a
+    zero-byte `.csv.gz` was read as no rows; a file lacking a column the others have was
+    "required column 'stamp' is missing" without its name. Each is exit 2 naming the file."""
     cases: dict[str, tuple[str, str, bytes, str]] = {  # name -> (format, file, bytes, cause)
         "zero-byte": ("parquet", "empty.parquet", b"", "zero bytes"),
         "readme": ("parquet", "README.txt", b"read me\n", "not a parquet file"),
         "corrupt-parquet": ("parquet", "bad.parquet", b"PAR1 not a footer", "Parquet"),
         "corrupt-gzip": ("csv", "bad.csv.gz", b"\x1f\x8b\x08\x00garbage", "gzip"),
+        # a `.csv.gz` cut to nothing was read as no rows, exit 0 (the command-line fuzz)
+        "empty-gzip": ("csv", "cut.csv.gz", b"", "zero bytes"),
+        # a bit flip renamed a column of one file: "'stamp' is missing" named no file
+        "other-columns": ("parquet", "renamed.parquet", _renamed_stamp(), "'stamp' is missing"),
         # a corrupt JSON line used to be reported as a "null source"
         "corrupt-json": ("json", "bad.json", b'{"src": "s", "id": "z", "sta\n', "Malformed"),
     }
@@ -98,6 +111,8 @@ def test_sp_r1_every_file_of_an_input_folder_is_read_or_refused(
         (folder / name).write_bytes(content)
         out = tmp_path / f"out-{case}"
         for command in ("run", "verify"):
+            if command == "verify":  # verify of a missing folder says so first (SP-R32)
+                out.mkdir(exist_ok=True)
             argv = ["pairs", "--input", str(folder), "--output", str(out), "--config", CONFIG,
                     "--format", fmt, "--column", "source=src", "--column", "arrival=recv"]
             got = verify_main(argv) if command == "verify" else \

@@ -72,6 +72,10 @@ def config_to_json(config: Config) -> JSON:
     }
 
 
+_set_topic, _set_stamp, _set_id = slot_setters(Message, ("topic", "stamp", "id"))
+_NEW = object.__new__
+
+
 def input_from_json(raw: Mapping[str, Any]) -> Input:
     """AT-R2: ``{"op": "message", "topic": i, "stamp": ns, "id": s}`` or ``{"op": "end"}``.
 
@@ -80,10 +84,15 @@ def input_from_json(raw: Mapping[str, Any]) -> Input:
     op = raw.get("op")
     if op == "end":
         return End()
-    require(op == "message", "op", "AT-R2", "must be 'message' or 'end'", op)
-    for key in ("topic", "stamp", "id"):
-        require(key in raw, key, "AT-R2", "missing", None)
-    return Message(raw["topic"], raw["stamp"], raw["id"])
+    if op != "message" or "topic" not in raw or "stamp" not in raw or "id" not in raw:
+        require(op == "message", "op", "AT-R2", "must be 'message' or 'end'", op)
+        for key in ("topic", "stamp", "id"):
+            require(key in raw, key, "AT-R2", "missing", None)
+    message = _NEW(Message)  # Message(topic, stamp, id), by slot (no checks to skip)
+    _set_topic(message, raw["topic"])
+    _set_stamp(message, raw["stamp"])
+    _set_id(message, raw["id"])
+    return message
 
 
 def input_to_json(item: Input) -> JSON:
@@ -162,9 +171,6 @@ def accounts(outputs: Sequence[Output]) -> Accounts:
             settled += more
             grouped += groups
     return settled, grouped
-
-
-_set_topic, _set_stamp, _set_id = slot_setters(Message, ("topic", "stamp", "id"))
 
 
 def inputs_from_records(config: Config, records: Iterable[Record]) -> Iterator[Input]:

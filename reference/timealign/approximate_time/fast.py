@@ -5,27 +5,34 @@ same outputs), kept outside the rule text.
 module is ``ALGORITHM.fast``, run by the Spark adapter and the benchmarks. It differs only
 in mechanics:
 
-- its state (:class:`FastState`) keeps per topic one *lane*, a small persistent queue
-  holding ``P[k]`` then ``D[k]`` (one sequence and a split index; appending a message is
-  O(1), a cons cell, so the common step copies no queue); :func:`to_spec` and
-  :func:`from_spec` convert to and from the spec's state;
-
-- the common path (a message queued behind others) uses exact-type checks, unpacks the
-  tuples once, builds the new lane as a plain tuple and the state with ``tuple.__new__``;
+- its state (:class:`FastState`) and each topic's *lane* (:class:`Lane`, ``P[k]`` then
+  ``D[k]``) are plain classes that mypyc compiles to native classes (their fields are
+  struct slots, read and built without a dictionary or ``tuple.__new__``); a lane holds its
+  messages, and their stamps beside them, as a prefix of two lists. Appending a message
+  extends the lists in place when the lane's prefix is the whole list, and copies the
+  prefix first otherwise (a state stepped twice): list items are only ever appended, never
+  changed, so every other state that shares the lists still sees its own prefix unchanged,
+  and no state ever changes once built. :func:`to_spec` and :func:`from_spec` convert to
+  and from the spec's state;
+- the config's fields the step reads are read once per config (:class:`_Params`, kept in
+  the state and rebuilt when a step is handed another config object);
+- the common path (a message queued behind others) uses exact-type checks and builds one
+  lane, the tuple of lanes and the state;
 - ``process()`` and the overflow work on a scratch form in which nothing is ever copied
-  or shifted: per topic the held messages as one tuple ``msgs[k]`` (the lane's front plus
-  its cons list, folded once per step) and three absolute indices, ``lo[k]`` (the oldest
-  held, the first of ``P[k]``), ``sp[k]`` (the front of ``D[k]``) and ``len(msgs[k])``.
-  Deleting a front, moving a message to the past, destroying a past buffer, recovering
-  and publishing only move indices; one slice per lane when the state is frozen again drops the
-  consumed prefix so the state never keeps a discarded message;
+  or shifted: per topic the lane's lists and three indices, ``lo[k]`` (the oldest held,
+  the first of ``P[k]``), ``sp[k]`` (the front of ``D[k]``) and ``hi[k]`` (the lane's
+  end). Deleting a front, moving a message to the past, destroying a past buffer,
+  recovering and publishing only move indices; one slice per changed lane when the state
+  is frozen again drops the consumed prefix, so the state never keeps a discarded message;
 - the loop keeps every scalar of the state in a local, finds both boundaries in one pass
   (min/max/index cost more for a few topics), refreshes only the front that changed,
-  skips the scaling when the age is 0 (``scale(0) == 0`` in both arithmetics), uses the
-  exact integer product for positive ages in ROS 2 arithmetic, remembers which topics
-  have a past buffer (so destroying the pasts does not scan every topic), and builds the
-  candidate tuple only when it is published or kept in the state (a candidate made in the
-  loop is the oldest held message of every topic until the next publish);
+  reads stamps from the stamp lists instead of the messages, tests the drop flags only
+  when one may be set, skips the scaling when the age is 0 (``scale(0) == 0`` in both
+  arithmetics), uses the exact integer product for positive ages in ROS 2 arithmetic,
+  remembers which topics have a past buffer (so destroying the pasts does not scan every
+  topic), and builds the candidate tuple only when it is published or kept in the state
+  (a candidate made in the loop is the oldest held message of every topic until the
+  next publish);
 - ``Dropped`` and ``Published`` are built by filling their slots (see ``_dropped``).
 
 It relies on the state shape the spec states (and the stateful test checks): with no pivot
@@ -37,8 +44,9 @@ output, and with the literal §17 model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import getitem
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, final
 
 import attrs
 
@@ -65,70 +73,115 @@ from timealign.approximate_time.model import (
 )
 from timealign.errors import wrong_object
 
-# A cons list, newest first: ``(message, rest)`` or ``None``.
-Cons = tuple[Message, Any] | None
 
+@final
+class Lane:
+    """The messages one topic holds, past buffer then deque, oldest first:
+    ``msgs[:end]``, with their stamps ``stamps[:end]``; the first ``split`` form the past
+    buffer. The lists may be longer (another state appended to them) and may be shared
+    with other lanes; items below a lane's ``end`` never change. Never changed once built.
+    """
 
-#: The messages one topic still holds, past buffer then deque, oldest first, as a plain
-#: tuple ``(front, start, rear, rear_len, split)``: held messages are ``front[start:]``
-#: followed by the cons list ``rear`` (``rear_len`` cells) reversed; ``split`` of them
-#: (counted from the oldest) form the past buffer. A plain tuple, not a named tuple: one
-#: is built per input, and compiled (mypyc) a plain tuple is built in place where a named
-#: tuple goes through ``tuple.__new__`` (measured: about a tenth of a step). Two lanes
-#: with the same messages may differ in layout, so compare states through :func:`to_spec`.
-Lane = tuple[tuple[Message, ...], int, Cons, int, int]
-_EMPTY: Final[Lane] = ((), 0, None, 0, 0)
+    __slots__ = ("end", "msgs", "split", "stamps")
+
+    def __init__(self, msgs: list[Message], stamps: list[int], end: int, split: int) -> None:
+        self.msgs = msgs
+        self.stamps = stamps
+        self.end = end
+        self.split = split
 
 
 def size(held: Lane) -> int:
     """How many messages a lane holds (past plus deque)."""
-    return len(held[0]) - held[1] + held[3]
+    return held.end
 
 
 def messages(held: Lane) -> tuple[Message, ...]:
     """All messages a lane holds, oldest first."""
-    front, start, rear, _, _ = held
-    if rear is None:
-        return front[start:] if start else front
-    newest: list[Message] = []
-    cell: Cons = rear  # declared: mypyc would take the narrowed (non-None) type
-    while cell is not None:
-        newest.append(cell[0])
-        cell = cell[1]
-    newest.reverse()
-    return front[start:] + tuple(newest)
+    return tuple(held.msgs[:held.end])
 
 
 def lane(held: tuple[Message, ...], split: int) -> Lane:
     """A lane holding ``held`` (oldest first) whose first ``split`` are the past."""
-    return (held, 0, None, 0, split)
+    return Lane(list(held), [m.stamp for m in held], len(held), split)
 
 
-class FastState(NamedTuple):
+@final
+class _Params:
+    """The fields of a config the step reads, read once (generic attribute reads of the
+    attrs ``Config`` cost more than a native class's slots)."""
+
+    __slots__ = (
+        "bounds",
+        "config",
+        "denominator",
+        "max_interval",
+        "numerator",
+        "queue_size",
+        "ros1",
+        "scale",
+        "topics",
+    )
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.topics: int = config.topics
+        self.queue_size: int = config.queue_size
+        self.bounds: tuple[int, ...] = config.inter_message_lower_bounds
+        self.max_interval: int = config.max_interval_duration
+        self.ros1: bool = config.arithmetic == "ros1"
+        self.numerator: int = config.scale_numerator
+        self.denominator: int = config.scale_denominator
+        self.scale: Callable[[int], int] = scaler(config)
+
+
+@final
+class FastState:
     """The fast path's form of :class:`~timealign.approximate_time.model.State`: one
-    lane (:data:`Lane`) per topic instead of ``D[k]`` and ``P[k]``.
+    :class:`Lane` per topic instead of ``D[k]`` and ``P[k]`` (a list, to save converting
+    it: like the state, never changed once built).
 
     ``candidate`` is empty when there is no pivot (``pivot == NO_PIVOT``);
-    ``candidate_start``/``candidate_end``/``pivot_time`` are then 0.
+    ``candidate_start``/``candidate_end``/``pivot_time`` are then 0. ``params`` caches the
+    config's fields (None until a step has run).
     """
 
-    lanes: tuple[Lane, ...]
-    candidate: tuple[Message, ...] = ()
-    candidate_start: int = 0
-    candidate_end: int = 0
-    pivot: int = NO_PIVOT
-    pivot_time: int = 0
-    dropped: tuple[bool, ...] = ()
-    warned: tuple[bool, ...] = ()
+    __slots__ = (
+        "candidate",
+        "candidate_end",
+        "candidate_start",
+        "dropped",
+        "lanes",
+        "params",
+        "pivot",
+        "pivot_time",
+        "warned",
+    )
+
+    def __init__(self, lanes: list[Lane], candidate: tuple[Message, ...],
+                 candidate_start: int, candidate_end: int, pivot: int, pivot_time: int,
+                 dropped: tuple[bool, ...], warned: tuple[bool, ...],
+                 params: _Params | None) -> None:
+        self.lanes = lanes
+        self.candidate = candidate
+        self.candidate_start = candidate_start
+        self.candidate_end = candidate_end
+        self.pivot = pivot
+        self.pivot_time = pivot_time
+        self.dropped = dropped
+        self.warned = warned
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"FastState({to_spec(self)!r})"
 
 
 def initial(config: Config) -> FastState:
     """The empty synchronizer."""
     n = config.topics
-    return FastState(lanes=(_EMPTY,) * n, dropped=(False,) * n, warned=(False,) * n)
+    return FastState([Lane([], [], 0, 0) for _ in range(n)], (), 0, 0, NO_PIVOT, 0,
+                     (False,) * n, (False,) * n, None)
 
-
-_new: Final = tuple.__new__  # builds a named tuple without its Python-level __new__
 
 # Compiled (mypyc), a module-level name that is not ``Final`` is looked up in the module's
 # dict at every use (measured: about seven lookups per step); these ``Final`` aliases of
@@ -172,6 +225,7 @@ def _published(messages: tuple[Message, ...]) -> Published:
     _set_messages(output, messages)
     return output
 
+
 def _check_ros1(config: Config, state: FastState, topic: int, stamp: int) -> None:
     """AT-R19 over the stamps in play: every held message and the pivot time."""
     in_play = [m.stamp for held in state.lanes for m in messages(held)]
@@ -199,6 +253,9 @@ def step(config: object, state: object,
         if type(item) is _END:
             return end(config, state)  # AT-R17
         item = check_message(config, item)  # raises AT-R2
+    params = state.params
+    if params is None or params.config is not config:
+        params = _Params(config)
     # AT-R2 with exact type tests (they also rule out bools); for two ints,
     # ``(topic | when) >> 63 == 0`` holds exactly when both are in [0, INT64_MAX]. The
     # fields are read through an untyped view: compiled (mypyc), reading a field declared
@@ -206,100 +263,113 @@ def step(config: object, state: object,
     fields: Any = item
     topic: object = fields.topic
     when: object = fields.stamp
+    boxed: Any = when  # kept as it came: the stamp lists hold the message's own int
     name: object = fields.id
     if (type(topic) is int and type(when) is int and not (topic | when) >> 63
-            and topic < config.topics and type(name) is str and name):
+            and topic < params.topics and type(name) is str and name):
         i, stamp = topic, when
     else:
         check_message(config, item)  # raises AT-R2
         raise AssertionError(f"AT-R2 accepted {item!r}")  # pragma: no cover
-    if config.arithmetic == "ros1":  # AT-R19: ROS 1's 32-bit time, a slow path
+    if params.ros1:  # AT-R19: ROS 1's 32-bit time, a slow path
         _check_ros1(config, state, i, stamp)
-    lanes, candidate, candidate_start, candidate_end, pivot, pivot_time, dropped, warned = \
-        state
-    front, start, rear, rear_len, split = lanes[i]
-    held = len(front) - start + rear_len
-    replaced = list(lanes)  # cheaper than slicing and splatting for a few topics
-    replaced[i] = (front, start, (item, rear), rear_len + 1, split)
-    lanes = tuple(replaced)
+    lanes = state.lanes
+    old = lanes[i]
+    msgs, stamps, held, split = old.msgs, old.stamps, old.end, old.split
+    if len(msgs) != held:  # another state appended to these lists: this one's own copy
+        msgs, stamps = msgs[:held], stamps[:held]
+    msgs.append(item)
+    stamps.append(boxed)
+    lanes = lanes[:]  # a copy (compiled, cheaper than list() or slicing and splatting)
+    lanes[i] = Lane(msgs, stamps, held + 1, split)
+    warned = state.warned
     if held != split:  # the deque was not empty: AT-R4 warnings only
         if not warned[i]:
-            previous = rear[0].stamp if rear is not None else front[-1].stamp
+            previous = stamps[held - 1]
             # Bounds are >= 0, so an out-of-order stamp also falls below the bound.
-            if stamp - previous < config.inter_message_lower_bounds[i]:
+            if stamp - previous < params.bounds[i]:
                 warned = (*warned[:i], True, *warned[i + 1:])
                 outputs: tuple[Output, ...] = (
                     Warned(i, OUT_OF_ORDER if stamp < previous else CLOSER_THAN_BOUND),)
-                if held >= config.queue_size:
-                    return _settle(config, lanes, state, warned, outputs, False, i)  # AT-R5
-                return _new(_FAST_STATE, (lanes, candidate, candidate_start, candidate_end, pivot,
-                                    pivot_time, dropped, warned)), outputs
+                if held >= params.queue_size:  # AT-R5
+                    return _settle(params, lanes, state, warned, outputs, False, i)
+                return FastState(lanes, state.candidate, state.candidate_start,
+                                 state.candidate_end, state.pivot, state.pivot_time,
+                                 state.dropped, warned, params), outputs
     else:  # AT-R3: the deque was empty; process only if every deque is now non-empty.
-        for f, b, _, r, p in lanes:
-            if len(f) - b + r == p:
+        for other in lanes:
+            if other.end == other.split:
                 break
         else:
-            return _settle(config, lanes, state, warned, (), True, i)
-    if held >= config.queue_size:
-        return _settle(config, lanes, state, warned, (), False, i)  # AT-R5
-    return _new(_FAST_STATE, (lanes, candidate, candidate_start, candidate_end, pivot, pivot_time,
-                        dropped, warned)), ()
+            return _settle(params, lanes, state, warned, (), True, i)
+    if held >= params.queue_size:
+        return _settle(params, lanes, state, warned, (), False, i)  # AT-R5
+    return FastState(lanes, state.candidate, state.candidate_start, state.candidate_end,
+                     state.pivot, state.pivot_time, state.dropped, warned, params), ()
 
 
-def _settle(config: Config, lanes: tuple[Lane, ...], state: FastState, warned: tuple[bool, ...],
-            outputs: tuple[Output, ...], process: bool,
+def _settle(params: _Params, lanes: list[Lane], state: FastState,
+            warned: tuple[bool, ...], outputs: tuple[Output, ...], process: bool,
             i: int) -> tuple[FastState, tuple[Output, ...]]:
     """Run ``process()`` (when ``process``) and then the AT-R5 overflow test of topic
     ``i`` on the scratch form of ``lanes`` (and the rest of ``state``, with ``warned``),
     and freeze the result."""
-    _, candidate, candidate_start, candidate_end, pivot, pivot_time, flags, _ = state
-    msgs: list[tuple[Message, ...]] = []
-    lo: list[int] = []
+    msgs: list[list[Message]] = []
+    stamps: list[list[Any]] = []
     sp: list[int] = []
-    for front, start, rear, _, split in lanes:
-        if rear is not None:
-            newest: list[Message] = []
-            while rear is not None:
-                newest.append(rear[0])
-                rear = rear[1]
-            newest.reverse()
-            front = (front[start:] if start else front) + tuple(newest)
-            start = 0
-        msgs.append(front)
-        lo.append(start)
-        sp.append(start + split)
-    dropped = list(flags)
+    hi: list[int] = []
+    for each in lanes:
+        msgs.append(each.msgs)
+        stamps.append(each.stamps)
+        sp.append(each.split)
+        hi.append(each.end)
+    lo = [0] * len(lanes)
+    dropped = list(state.dropped)
     produced: list[Output] = list(outputs)
-    carry: _Pivot = (candidate, candidate_start, candidate_end, pivot, pivot_time)
+    carry: _Pivot = (state.candidate, state.candidate_start, state.candidate_end, state.pivot,
+                     state.pivot_time)
     if process:
-        carry = _process(config, msgs, lo, sp, dropped, produced, carry)
-    if len(msgs[i]) - lo[i] > config.queue_size:  # AT-R5: recover, drop the oldest
+        carry = _process(params, msgs, stamps, lo, sp, hi, dropped, produced, carry)
+    if hi[i] - lo[i] > params.queue_size:  # AT-R5: recover, drop the oldest
         sp[:] = lo
         produced.append(_dropped(msgs[i][lo[i]].id, _QUEUE_OVERFLOW))
         lo[i] = sp[i] = lo[i] + 1
         dropped[i] = True
         if carry[3] != NO_PIVOT:
-            carry = _process(config, msgs, lo, sp, dropped, produced, _NONE)
+            carry = _process(params, msgs, stamps, lo, sp, hi, dropped, produced, _NONE)
     frozen: list[Lane] = []
-    for held, first, deque in zip(msgs, lo, sp, strict=True):
-        frozen.append((held[first:] if first else held, 0, None, 0, deque - first))
-    return _new(_FAST_STATE, (tuple(frozen), *carry, tuple(dropped), warned)), tuple(produced)
+    for k in range(len(lanes)):
+        first, last, each = lo[k], hi[k], lanes[k]
+        if first:  # drop the consumed prefix: the state never keeps a discarded message
+            frozen.append(Lane(msgs[k][first:last], stamps[k][first:last], last - first,
+                               sp[k] - first))
+        elif sp[k] != each.split:
+            frozen.append(Lane(each.msgs, each.stamps, last, sp[k]))
+        else:
+            frozen.append(each)
+    candidate, candidate_start, candidate_end, pivot, pivot_time = carry
+    return FastState(frozen, candidate, candidate_start, candidate_end, pivot,
+                     pivot_time, tuple(dropped), warned, params), tuple(produced)
 
 
-def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp: list[int],
-             dropped: list[bool], outputs: list[Output], carry: _Pivot) -> _Pivot:
+def _process(params: _Params, msgs: list[list[Message]], stamps: list[list[Any]],
+             lo: list[int], sp: list[int], hi: list[int], dropped: list[bool],
+             outputs: list[Output], carry: _Pivot) -> _Pivot:
     """AT-R6 to AT-R14 on the scratch form: loop while every deque is non-empty."""
     candidate, candidate_start, candidate_end, pivot, pivot_time = carry
     n = len(msgs)  # loops are ``range(...)`` literals: compiled, a C loop over machine ints
-    hi = list(map(len, msgs))  # nothing arrives during a step
+    # Stamps are copied as the objects they are (``Any``), unboxed only where compared.
     fronts: list[int] = []
     for k in range(n):
         if sp[k] == hi[k]:
             return carry
-        fronts.append(msgs[k][sp[k]].stamp)
-    max_interval = config.max_interval_duration
-    exact = config.arithmetic == "ros2"
-    numerator, denominator = config.scale_numerator, config.scale_denominator
+        fronts.append(stamps[k][sp[k]])
+    max_interval = params.max_interval
+    exact = not params.ros1
+    numerator, denominator = params.numerator, params.denominator
+    # Whether a drop flag may be set: AT-R7 clears all but the end's, so after it only the
+    # end's flag can be, and nothing in the loop sets one.
+    flagged = True in dropped
     # The topics whose past buffer may be non-empty, so that destroying the pasts (AT-D1)
     # does not scan every topic; kept in move order, sorted when it names several.
     pasts = [k for k in range(n) if sp[k] != lo[k]]
@@ -317,10 +387,13 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
                 end_time, e = stamp, k
             elif stamp < start_time:
                 start_time, s = stamp, k
-        if True in dropped:  # AT-R7
-            dropped[:] = [flag and k == e for k, flag in enumerate(dropped)]
+        if flagged:  # AT-R7
+            flagged = dropped[e]
+            for k in range(n):
+                dropped[k] = False
+            dropped[e] = flagged
         if pivot < 0:  # NO_PIVOT: every past buffer is empty
-            if end_time - start_time > max_interval or dropped[e]:  # AT-R8, AT-R9
+            if end_time - start_time > max_interval or flagged:  # AT-R8, AT-R9
                 reason = _INTERVAL_TOO_WIDE if end_time - start_time > max_interval \
                     else _PIVOT_REFUSED
                 first = sp[s]
@@ -329,7 +402,7 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
                 lo[s] = sp[s] = first
                 if first == hi[s]:
                     break
-                fronts[s] = msgs[s][first].stamp
+                fronts[s] = stamps[s][first]
                 continue
             made = True  # AT-R10: the candidate is the fronts, built when needed
             candidate_start, candidate_end = start_time, end_time
@@ -338,7 +411,7 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
         else:
             age = end_time - candidate_end
             scaled = 0 if not age else age * numerator // denominator if exact and age > 0 \
-                else scaler(config)(age)
+                else params.scale(age)
             if scaled < start_time - candidate_start:  # AT-R11: better
                 if pasts:  # destroy every past buffer, in topic order (AT-D1)
                     for k in pasts if len(pasts) == 1 else sorted(set(pasts)):
@@ -358,12 +431,12 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
         if s == pivot or scaled >= pivot_time - candidate_start:
             outputs.append(_published(tuple(map(_GETITEM, msgs, lo)) if made else candidate))
         elif front == hi[s]:
-            if not _virtual_search(config, msgs, sp, hi, candidate_start, candidate_end,
+            if not _virtual_search(params, stamps, sp, hi, candidate_start, candidate_end,
                                    pivot_time):
                 break  # moves undone and D[s] still empty
             outputs.append(_published(tuple(map(_GETITEM, msgs, lo)) if made else candidate))
         else:
-            fronts[s] = msgs[s][front].stamp
+            fronts[s] = stamps[s][front]
             continue
         # Publish: recover every past, then pop each candidate message (the oldest held).
         candidate, candidate_start, candidate_end, pivot, pivot_time = _NONE
@@ -376,36 +449,49 @@ def _process(config: Config, msgs: list[tuple[Message, ...]], lo: list[int], sp:
                 for j in range(k + 1, n):  # finish popping before leaving
                     lo[j] = sp[j] = lo[j] + 1
                 return _NONE
-            fronts[k] = msgs[k][first].stamp
+            fronts[k] = stamps[k][first]
     if made:
         candidate = tuple(map(_GETITEM, msgs, lo))
     return candidate, candidate_start, candidate_end, pivot, pivot_time
 
 
-def _virtual_search(config: Config, msgs: list[tuple[Message, ...]], sp: list[int],
-                    hi: list[int], candidate_start: int, candidate_end: int,
-                    pivot_time: int) -> bool:
+def _virtual_search(params: _Params, stamps: list[list[Any]], sp: list[int], hi: list[int],
+                    candidate_start: int, candidate_end: int, pivot_time: int) -> bool:
     """AT-R13: True when the candidate is proven optimal (the caller publishes); else
     every virtual move is undone and False."""
-    bounds, scale = config.inter_message_lower_bounds, scaler(config)
+    bounds = params.bounds
+    exact = not params.ros1
+    numerator, denominator = params.numerator, params.denominator
     saved = sp[:]
-    n = len(msgs)
+    n = len(stamps)
     while True:
-        virtual = []
+        # The virtual fronts' start (lowest stamp, first such topic) and end, in one pass.
+        vstart_time = vend_time = 0
+        vs = 0
         for k in range(n):
             if sp[k] != hi[k]:
-                virtual.append(msgs[k][sp[k]].stamp)
+                virtual: int = stamps[k][sp[k]]
             else:
-                bound = msgs[k][sp[k] - 1].stamp + bounds[k]
-                virtual.append(bound if bound > pivot_time else pivot_time)
-        vstart_time = min(virtual)
-        age = scale(max(virtual) - candidate_end)
+                virtual = stamps[k][sp[k] - 1] + bounds[k]
+                if virtual < pivot_time:
+                    virtual = pivot_time
+            if not k:
+                vstart_time = vend_time = virtual
+            elif virtual < vstart_time:
+                vstart_time, vs = virtual, k
+            elif virtual > vend_time:
+                vend_time = virtual
+        age = vend_time - candidate_end
+        if exact and age > 0:
+            age = age * numerator // denominator
+        elif age:
+            age = params.scale(age)
         if age >= pivot_time - candidate_start:
             return True
         if age < vstart_time - candidate_start:
             sp[:] = saved
             return False
-        sp[virtual.index(vstart_time)] += 1
+        sp[vs] += 1
 
 
 def end(config: Config, state: FastState) -> tuple[FastState, tuple[Output, ...]]:
@@ -416,7 +502,7 @@ def end(config: Config, state: FastState) -> tuple[FastState, tuple[Output, ...]
 
 def to_spec(state: FastState) -> State:
     """The spec's state: each lane split into ``P[k]`` and ``D[k]``."""
-    held = [(messages(each), each[4]) for each in state.lanes]
+    held = [(messages(each), each.split) for each in state.lanes]
     return State(tuple(m[split:] for m, split in held), tuple(m[:split] for m, split in held),
                  state.candidate, state.candidate_start, state.candidate_end, state.pivot,
                  state.pivot_time, state.dropped, state.warned)
@@ -424,6 +510,6 @@ def to_spec(state: FastState) -> State:
 
 def from_spec(state: State) -> FastState:
     """The fast form of a spec state: one lane per topic holding ``P[k]`` then ``D[k]``."""
-    lanes = tuple(lane(p + d, len(p)) for p, d in zip(state.pasts, state.deques, strict=True))
+    lanes = [lane(p + d, len(p)) for p, d in zip(state.pasts, state.deques, strict=True)]
     return FastState(lanes, state.candidate, state.candidate_start, state.candidate_end,
-                     state.pivot, state.pivot_time, state.dropped, state.warned)
+                     state.pivot, state.pivot_time, state.dropped, state.warned, None)

@@ -10,12 +10,13 @@ options are ``run``'s (:func:`timealign.spark.cli.run_input_arguments`).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from timealign import options
+from timealign import options, outputs
 from timealign.errors import InvalidInput
 from timealign.plot import require_plot_extra
 from timealign.spark import require_spark_extra
@@ -47,9 +48,9 @@ def output_format(path: str) -> str:
     fmt = target.suffix.lower().lstrip(".")
     if fmt not in ("svg", "png"):
         raise InvalidInput("--out", "PL-R7", "the file name must end in .svg or .png", path)
-    if target.is_dir():
+    if os.path.isdir(target):  # os.path: an over-long name is CLI-R4's, not an OSError
         raise InvalidInput("--out", "PL-R7", "is a folder", path)
-    if not target.parent.is_dir():
+    if not os.path.isdir(target.parent):
         raise InvalidInput("--out", "PL-R7", "its folder does not exist", path)
     return fmt
 
@@ -106,15 +107,27 @@ def _run_timeline(args: argparse.Namespace) -> Any:
         return source_timeline(algorithm, config, rows, args.run, args.source, start, stop)
 
 
+def _check_out(args: argparse.Namespace) -> None:
+    """CLI-R4: ``--out`` is checked with the paths the picture reads (the vector file, or
+    the run's output, input and config file) before anything is read or drawn: a picture
+    written into a run's table or a bag folder would break the next read of it."""
+    reads = {"the vector": None if args.run is not None else args.target, "--run": args.run,
+             "--input": getattr(args, "input", None),
+             "--config": args.config if args.config and os.path.isfile(args.config)
+             else None}
+    outputs.check_targets(reads, {"--out": args.out})
+
+
 def _plot(args: argparse.Namespace) -> int:
     fmt = output_format(args.out)
     require_plot_extra("--out")
     window(args)  # PL-R6: a bad --from or --to is refused whatever the target
+    _check_out(args)  # CLI-R4
     timeline = _run_timeline(args) if args.run is not None else _vector_timeline(args)
     from timealign.plot.draw import render
 
     data = render(timeline, fmt, strip=not args.no_arrivals, width=args.width)
-    Path(args.out).write_bytes(data)
+    outputs.write_file(args.out, data)  # CLI-R4: through a temporary sibling
     print(f"wrote {args.out}: {len(timeline.marks)} messages, {len(timeline.groups)} groups")
     return 0
 

@@ -216,6 +216,7 @@ def _run(args: argparse.Namespace) -> int:
     # SP-R20, PL-R9: refused before Spark starts, naming both paths.
     paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report,
                            config=args.config)
+    outputs.check_run_output(paths.output)  # CLI-R3, before Spark
     algorithm, config, source, spark = _setup(args, "run", paths.input)
     started, began = time.monotonic(), time.time()
     with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33

@@ -114,7 +114,8 @@ def check_report_folder(path: str, taken: Mapping[str, str]) -> None:
     check_output_folder("report", path)
     check_separate(taken, {"report": path})
     target = Path(path)
-    existing = next(p for p in (target, *target.parents) if p.exists())
+    # os.path: an over-long name is refused by CLI-R4 (check_targets), not an OSError here
+    existing = next(p for p in (target, *target.parents) if os.path.exists(p))
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise PathError("report", "PL-R9", [f"cannot create or write in {existing}"], path)
 

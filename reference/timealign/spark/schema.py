@@ -174,13 +174,31 @@ SUFFIXES: dict[str, tuple[str, ...]] = {
 _GZIP_CHUNK = 1 << 20
 
 
-def input_files(path: str, fmt: str) -> list[str]:
+def _same_columns(schemas: dict[str, Any], columns: ColumnMap) -> tuple[str, str] | None:
+    """SP-R1: the first file whose columns read by the job differ from another file's (a
+    column missing, or of another type), and why; Spark takes one file's schema for the
+    whole folder, so such a file would be read with nulls or refused without its name."""
+    first, reference = next(iter(schemas.items()))
+    wanted = [columns.column(field) for field in FIELDS]
+    for file, found in schemas.items():
+        for name in wanted:
+            here = found.field(name).type if name in found.names else None
+            there = reference.field(name).type if name in reference.names else None
+            if here != there:
+                return file, (f"cannot read the file {file}: its column {name!r} is "
+                              f"{here or 'missing'} where {first} has {there or 'none'}; "
+                              f"fix or remove that file")
+    return None
+
+
+def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[str]:
     """SP-R1: every file of a local input is read or refused by name before Spark reads it
     (Spark skips a zero-byte Parquet file silently, reads a README as rows, and fails on a
     damaged file with a message naming neither the file nor the cause): the files of a
     folder must carry the format's suffix, a Parquet file must have a readable footer, a
-    gzip file must decompress to its end. Remote paths (``scheme://``) are left to Spark.
-    Returns the files checked."""
+    gzip file must decompress to its end; with ``columns``, the Parquet files agree on the
+    columns the job reads. Remote paths (``scheme://``) are left to Spark. Returns the files
+    checked."""
     import gzip
     import os
     import zlib
@@ -211,14 +229,20 @@ def input_files(path: str, fmt: str) -> list[str]:
         return PathError("input", "SP-R1", [f"cannot read the file {file}: {cause}; fix or "
                                             f"remove that file"], file)
 
+    schemas: dict[str, Any] = {}
     for file in found:
         if fmt == "parquet":
             if os.path.getsize(file) == 0:
                 raise refuse(file, "it is empty (zero bytes), not a Parquet file")
             try:
-                pq.read_metadata(file)
+                schemas[file] = pq.read_metadata(file).schema.to_arrow_schema()
             except (ArrowException, OSError, ValueError) as error:
                 raise refuse(file, f"not a readable Parquet file ({error})") from None
+        elif os.path.getsize(file) == 0 and not file.lower().endswith(
+                SUFFIXES[fmt][:1] if fmt == "csv" else (".json", ".jsonl", ".ndjson")):
+            # a compressed file is never zero bytes (it has a header): Python's gzip and
+            # Spark both read an empty `.csv.gz` as no rows, a truncated file lost whole
+            raise refuse(file, "it is empty (zero bytes), not a compressed file")
         elif file.lower().endswith(".gz"):
             try:
                 with gzip.open(file, "rb") as stream:
@@ -226,6 +250,9 @@ def input_files(path: str, fmt: str) -> list[str]:
                         pass
             except (OSError, EOFError, zlib.error) as error:
                 raise refuse(file, f"not a readable gzip file ({error})") from None
+    differs = _same_columns(schemas, columns) if columns is not None and schemas else None
+    if differs is not None:
+        raise PathError("input", "SP-R1", [differs[1]], differs[0])
     return found
 
 
@@ -237,7 +264,8 @@ def _loads(reader: Any, file: str) -> bool:
     return True
 
 
-def load_named(spark: SparkSession, path: str, fmt: str) -> DataFrame:
+def load_named(spark: SparkSession, path: str, fmt: str,
+               columns: ColumnMap | None = None) -> DataFrame:
     """``spark.read.load`` of ``path`` after :func:`input_files`; a failure names the file
     when Spark's message does not (a malformed line found while inferring a schema: each
     file is then loaded alone to find it) and never is py4j's bare "An error occurred while
@@ -245,7 +273,7 @@ def load_named(spark: SparkSession, path: str, fmt: str) -> DataFrame:
     from timealign.spark.failures import job_error
     from timealign.spark.paths import PathError
 
-    files = input_files(path, check_format(fmt))
+    files = input_files(path, check_format(fmt), columns)
     reader = spark.read.format(fmt).options(**reader_options(fmt))
     try:
         return reader.load(path)
@@ -269,7 +297,7 @@ def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap,
                source_from_file: bool = False) -> DataFrame:
     """Read a file or folder of rows and reduce it to the canonical columns; every file is
     checked first (:func:`input_files`)."""
-    frame = load_named(spark, path, fmt)
+    frame = load_named(spark, path, fmt, columns)
     return canonical(frame, columns, has_row_index=fmt == "parquet",
                      source_from_file=source_from_file)
 

@@ -11,6 +11,7 @@ to the executors (:mod:`timealign.spark.ship`, SP-R17) and their Python is
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -104,6 +105,26 @@ def _start_quietly(builder: SparkSession.Builder, verbose: bool) -> SparkSession
         os.close(write)
 
 
+class _Py4JRootRecords(logging.Filter):
+    """Leaves out what py4j logs on the root logger (``logging.exception("KeyboardInterrupt
+    while sending command.")`` with two tracebacks, when Ctrl-C arrives during a call into
+    the JVM): the command says "interrupted" or names the failure itself (CLI-R2, SP-R33)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
+_PY4J_FILTER = _Py4JRootRecords()
+
+
+def quiet_py4j(verbose: bool) -> None:
+    """Install (or, ``verbose``, remove) :class:`_Py4JRootRecords` on the root logger."""
+    if verbose:
+        logging.getLogger().removeFilter(_PY4J_FILTER)
+    elif _PY4J_FILTER not in logging.getLogger().filters:
+        logging.getLogger().addFilter(_PY4J_FILTER)
+
+
 def log_level(verbose: bool, debug: bool, conf: Mapping[str, str]) -> str:
     """The level of Spark's own log (SP-R23, SP-R33): ``spark.log.level`` when ``--conf``
     sets it, WARN with ``--verbose``, ERROR with ``--debug``, else OFF."""
@@ -166,6 +187,7 @@ def build_session(
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
+    quiet_py4j(verbose or "spark.log.level" in (conf or {}))  # CLI-R2, SP-R33
     spark = _start_quietly(builder, verbose or "spark.log.level" in (conf or {}))
     spark.sparkContext.setLogLevel(log_level(verbose, False, conf or {}) if verbose or
                                    "spark.log.level" in (conf or {}) else "ERROR")

@@ -156,7 +156,7 @@ def stream_frame(
     taken (for CSV, inferred) from the files present when the stream starts."""
     options = schema.reader_options(fmt)
     try:  # SP-R1: the files present are read or refused by name
-        found = schema.load_named(spark, source_dir, fmt).schema
+        found = schema.load_named(spark, source_dir, fmt, columns).schema
     except PathError:
         raise
     except InvalidInput as error:
