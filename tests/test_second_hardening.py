@@ -218,9 +218,20 @@ def test_cli_r1_cf_r3_reference_adapter_answers_every_line(line: str) -> None:
 
 
 def test_cli_r1_adapter_unknown_algorithm_exits_2() -> None:
-    """CLI-R1: an unknown algorithm is bad usage: exit 2, no traceback."""
+    """CLI-R1: an unknown or missing algorithm is bad usage: exit 2, no traceback, the usage
+    and a line saying what is wrong; `--help` says what the adapter does, exit 0."""
     result = _run("-m", "timealign.conformance.adapter", "no_such_algorithm")
     assert result.returncode == 2 and "Traceback" not in result.stderr
+    prog = "python -m timealign.conformance.adapter"
+    assert result.stderr.startswith(f"usage: {prog}")
+    assert f"{prog}: error: argument algorithm: invalid choice: 'no_such_algorithm'" \
+        in result.stderr
+    missing = _run("-m", "timealign.conformance.adapter")
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines()[-1] == (
+        f"{prog}: error: the following arguments are required: algorithm")
+    helped = _run("-m", "timealign.conformance.adapter", "--help")
+    assert helped.returncode == 0 and "line protocol" in helped.stdout
 
 
 def test_cli_r1_ship_on_a_file_or_proc_exits_2(tmp_path: Path) -> None:
@@ -319,10 +330,11 @@ def test_cli_r3_ship_never_zips_its_own_output(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="would contain itself"):
         write_submit_files(inside)
     assert not inside.exists()
-    archive, entry = write_submit_files(tmp_path)
+    archive, entry, log_config = write_submit_files(tmp_path)
     names = zipfile.ZipFile(archive).namelist()
     assert not any(name.endswith(".zip") for name in names) and entry.is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["timealign.zip",
+    assert log_config.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log4j2.properties", "timealign.zip",
                                                           "timealign_submit.py"]
 
 

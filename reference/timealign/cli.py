@@ -29,6 +29,7 @@ from timealign.errors import (
     failure_code,
 )
 from timealign.plot import cli as plot_cli
+from timealign.progress import counted
 from timealign.rosbag import cli as rosbag_cli
 from timealign.spark import cli as spark_cli
 from timealign.vectors import Vector
@@ -137,7 +138,7 @@ def _check(args: argparse.Namespace) -> int:
             print(f"ok   {item.name}")
     if not checked:  # VEC-R13: no verdict over nothing, but the reason on stderr
         raise _nothing_found(args)
-    print(f"{checked - failed - malformed} of {checked} vectors passed"
+    print(f"{checked - failed - malformed} of {counted(checked, 'vector')} passed"
           + (f"; {malformed} could not be read" if malformed else ""))
     if malformed:
         return EXIT_BAD_INPUT

@@ -47,3 +47,9 @@ class Progress:
         """Show ``report``'s line if one is due."""
         if self.due():
             self.say(report.progress_line(total))
+
+
+def counted(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 input``, ``2 inputs``, ``0 inputs``: a count with its noun in the right number,
+    for every summary line a command prints (``nouns``: an irregular plural)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"

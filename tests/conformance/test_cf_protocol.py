@@ -3,11 +3,14 @@ clear verdict for that one trace, the command is restarted, and later traces sti
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
+from timealign.cli import main
 from timealign.conformance import Command, check
 from timealign.conformance.protocol import Failed, Outputs, Refused, parse
 from timealign.vectors import Vector
@@ -117,3 +120,51 @@ def test_parse_answer_lines_cf_r2_cf_r3_cf_r5() -> None:
     assert isinstance(parse(b"[1]", "x"), Failed)
     assert isinstance(parse(b'{"name":"x","outputs":[1]}', "x"), Failed)
     assert isinstance(parse(b"\xff\xfe", "x"), Failed)
+
+
+def test_a_command_that_never_answers_is_not_blamed_on_rules_cf_r27(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CF-R27, CF-R17: an adapter that cannot start (exit 127) or dies on an import error
+    is reported as the command failing, with its exit status and the last lines of its
+    stderr, exit 1; no rule is named, no later source is run."""
+    code = main(["conform", "approximate_time", "--cmd", "./no-such-implementation --serve",
+                 "--explore", "1", "--quiet", "--report", str(tmp_path / "report.json")])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "DIFFERS" not in out and "rules" not in out and "config: null" not in out
+    assert "  explore  not run: the command never answered" in out
+    assert out.splitlines()[-2:] == [
+        "FAILED: the command under test never answered (10 traces failed): the command "
+        "exited with status 127 without answering; its stderr ends:",
+        "    /bin/sh: 1: ./no-such-implementation: not found"]
+    body = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert body["differs_on"] == [] and body["never_answered"] and body["not_run"] == [
+        "explore"]
+    assert all(d["rules"] == [] for d in body["sources"]["vectors"]["differences"])
+
+    broken = tmp_path / "adapter.py"
+    broken.write_text("import timealign_no_such_module\n", encoding="utf-8")
+    with Command(f"{sys.executable} {broken}", timeout=3.0) as command:
+        report = check("approximate_time", command, vectors=[trace("a")], explore=1)
+    assert report.never_answered() and report.rules == () and report.not_run == ["explore"]
+    text = report.text().splitlines()
+    assert text[-5].startswith("FAILED: the command under test never answered (1 trace "
+                               "failed): the command exited with status 1 without answering")
+    assert text[-1] == "    ModuleNotFoundError: No module named 'timealign_no_such_module'"
+
+
+def test_a_failed_trace_among_answers_names_no_rule_cf_r27() -> None:
+    """CF-R27: one trace the command died on, among answered ones, is listed as failed with
+    its stderr and no rule; the verdict counts it without blaming a rule."""
+    with misbehaving("crash") as command:
+        report = check("approximate_time", command,
+                       vectors=[trace("good1"), trace("bad"), trace("good2")])
+    [failure] = report.sources[0].differences
+    assert failure.rules == () and failure.vector.rules == () and not report.never_answered()
+    text = report.text()
+    assert "- vectors failed: bad, 2 inputs (the trace as sent)\n    failed: the command " \
+           "exited with status 3 without answering; its stderr ends:\n      boom: cannot " \
+           "handle this trace\n" in text
+    assert "observed" not in text and "rules" not in text
+    assert text.splitlines()[-1] == ("FAILED: the command under test gave no usable answer "
+                                     "to 1 of 3 traces (above)")

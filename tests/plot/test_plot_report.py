@@ -10,12 +10,16 @@ import pytest
 
 from timealign.cli import main
 from timealign.plot.report import (
+    GROUPED,
+    LOOK,
+    NORMAL,
     SOURCE_ROWS,
     WINDOWS,
     Histogram,
     Report,
     histogram_svg,
     page,
+    shares_svg,
     single_value,
     spec_base,
     timeline_window,
@@ -98,6 +102,35 @@ def test_pl_r14_only_outcomes_abnormal_for_the_algorithm_are_coloured() -> None:
     assert re.search(r'<tr class="bad"><td class="text">late<', eb)
     assert not re.search(r'<tr class="bad"><td class="text">fine<', eb)
     assert "needs a look" in eb
+
+
+def _bar_fills(text: str) -> list[str]:
+    """The fill colours of the share chart's bars (the first picture of the page)."""
+    first = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', text)
+    assert first is not None
+    svg = base64.b64decode(first.group(1)).decode("utf-8")
+    return re.findall(r'<g id="patch_\d+">\s*<path d="[^"]*"\s*clip-path="[^"]*"\s*'
+                      r'style="fill: (#[0-9a-f]{6})', svg)
+
+
+def test_pl_r14_share_chart_colours_only_what_needs_a_look() -> None:
+    """PL-R14, SP-R31: the outcome chart follows the page's rule: ApproximateTime's drops
+    (normal) are not red; the event-time batcher's rejections and overwrites are."""
+    summary = {**SUMMARY, "outcomes": [
+        {"outcome": "grouped", "reason": None, "rows": 220},
+        {"outcome": "dropped", "reason": "superseded", "rows": 770},
+        {"outcome": "pending", "reason": "end_of_input", "rows": 10}]}
+    at = _bar_fills(page(Report("approximate_time", summary, [], [])))
+    assert at == [GROUPED, NORMAL, NORMAL] and LOOK not in at
+    eb_summary = {**SUMMARY, "outcomes": [
+        {"outcome": "grouped", "reason": None, "rows": 880},
+        {"outcome": "rejected", "reason": "too_old", "rows": 100},
+        {"outcome": "dropped", "reason": "overwritten", "rows": 20}]}
+    assert _bar_fills(page(Report("event_time_batcher", eb_summary, [], []))) == [
+        GROUPED, LOOK, LOOK]
+    assert b"red: needs a look" in shares_svg(eb_summary["outcomes"], 1000,
+                                              "event_time_batcher")
+    assert b"needs a look" not in shares_svg(summary["outcomes"], 1000, "approximate_time")
 
 
 def test_pl_r14_reason_codes_link_to_their_rules() -> None:

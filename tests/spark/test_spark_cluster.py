@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -98,15 +99,17 @@ def test_sp_r17_spark_submit_form_ships_the_zip(spark: SparkSession, fleet: Path
                                                 executor_python: Path, tmp_path: Path) -> None:
     """SP-R17: the README's `spark-submit --py-files timealign.zip timealign_submit.py run …`
     (files written by `python -m timealign.spark.ship`) runs on the cluster from the zip
-    alone (the driver's Python is the bare one too) and writes the local[2] tables."""
+    alone (the driver's Python is the bare one too) and writes the local[2] tables; SP-R33:
+    with the shipped log settings, none of Spark's start-up log lines reach stderr."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update({"PYSPARK_PYTHON": str(executor_python), "SPARK_LOCAL_IP": "127.0.0.1"})
     made = subprocess.run([sys.executable, "-m", "timealign.spark.ship", str(tmp_path / "ship")],
                           env=env, capture_output=True, text=True, check=True)
-    archive, entry = made.stdout.split()
+    archive, entry, log_config = made.stdout.split()
     submit = Path(sys.executable).parent / "spark-submit"
     done = subprocess.run(
         [str(submit), "--master", cluster.url,
+         "--driver-java-options", f"-Dlog4j2.configurationFile={log_config}",
          *SMALL[2:], "--conf", f"spark.pyspark.python={executor_python}",  # SP-R34: the
          # shuffle partitions are the job's choice, as for `run`
          "--conf", f"spark.pyspark.driver.python={executor_python}",
@@ -115,6 +118,8 @@ def test_sp_r17_spark_submit_form_ships_the_zip(spark: SparkSession, fleet: Path
          "--config", json.dumps(CASE.algorithm.config_to_json(CASE.config))],
         env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert not re.search(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (INFO|WARN) |^Using Spark's default "
+                         "log4j profile", done.stderr, re.M), done.stderr[:3000]
     local = batch_output(CASE)
     for table in ("groups", "outcomes"):
         assert rows(spark.read.parquet(str(tmp_path / "out" / table))) == \

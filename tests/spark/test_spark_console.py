@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -94,15 +95,22 @@ def test_sp_r33_run_console_holds_the_job_lines_only(fleet: Path, tmp_path: Path
 def test_sp_r33_available_now_stream_ends_with_its_summary(
         spark: SparkSession, fleet: Path, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R33: `stream --available-now` prints the summary of its tables when it stops."""
+    """SP-R33: `stream --available-now` prints the summary of its tables when it stops,
+    accounting for every row read: settled plus held (pending) make the rows read (SP-D1)."""
     code = main(["stream", "approximate_time", "--source", str(fleet), "--output",
                  str(tmp_path / "out"), "--checkpoint", str(tmp_path / "cp"), "--config",
                  json.dumps(REAL_CONFIGS["approximate_time"]), "--available-now", "--quiet"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "stream stopped after" in out and "rows " in out
+    assert "stream stopped after" in out and "micro-batch(es)" not in out
     assert out.rstrip().splitlines()[-1] == "every outcome is normal for approximate_time"
+    found = re.search(r"^rows (\d+) read = (\d+) settled \+ (\d+) held \(pending", out, re.M)
+    assert found is not None, out
+    read, settled, held = map(int, found.groups())
+    assert read == settled + held == spark.read.parquet(str(fleet)).count() and held > 0
+    assert f"  pending (held): {held}  " in out
     # SP-R32: the stream's manifest names what it was given, its end and its counts
     manifest = json.loads((tmp_path / "out" / "_timealign.json").read_text(encoding="utf-8"))
     assert manifest["command"] == "stream" and manifest["run"]["input"] == str(fleet)
-    assert manifest["ended"] is not None and manifest["counts"]["rows"] > 0
+    assert manifest["ended"] is not None and manifest["counts"]["rows"] == settled
+    assert (manifest["counts"]["read"], manifest["counts"]["held"]) == (read, held)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -20,7 +21,7 @@ def test_sp_r17_d8_zip_holds_the_package_sources_and_imports_alone(tmp_path: Pat
     compiled extensions (pure Python source: executors run the pure fast paths), and a
     Python that cannot import timealign imports it, and runs the
     reference, from the zip alone; the entry script runs the CLI."""
-    archive, entry = write_submit_files(tmp_path / "dist")
+    archive, entry, _log_config = write_submit_files(tmp_path / "dist")
     wanted = sorted(p.relative_to(folder.parent).as_posix()
                     for folder in (package_folder(), *dependency_folders())
                     for p in folder.rglob("*")
@@ -43,6 +44,24 @@ def test_sp_r17_d8_zip_holds_the_package_sources_and_imports_alone(tmp_path: Pat
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "vectors passed" in done.stdout
+
+
+def test_sp_r33_ship_writes_the_log_settings_spark_submit_starts_with(tmp_path: Path) -> None:
+    """SP-R33: `python -m timealign.spark.ship` writes `log4j2.properties` beside the zip
+    (Spark's log at errors only, on stderr, until the job sets its level) and names it;
+    the README's spark-submit line passes it to the driver's JVM (the cluster test runs
+    that line and finds none of Spark's start-up lines)."""
+    done = subprocess.run([sys.executable, "-m", "timealign.spark.ship", str(tmp_path)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(tmp_path / name) for name in (
+        "timealign.zip", "timealign_submit.py", "log4j2.properties")]
+    settings = dict(line.split(" = ", 1) for line in (tmp_path / "log4j2.properties").read_text(
+        encoding="utf-8").splitlines() if line and not line.startswith("#"))
+    assert settings["rootLogger.level"] == "error"
+    assert settings["appender.stderr.target"] == "SYSTEM_ERR"
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert '--driver-java-options "-Dlog4j2.configurationFile=dist/log4j2.properties"' in readme
 
 
 def test_sp_r34_a_worker_error_is_named_by_its_type_and_message() -> None:

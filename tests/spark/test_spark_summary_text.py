@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from timealign import reasons
-from timealign.spark.summary import format_summary
+from timealign.spark.summary import format_summary, with_held
 
 
 def _summary(*outcomes: tuple[str, str | None, int]) -> dict[str, Any]:
@@ -41,3 +41,19 @@ def test_sp_r31_every_algorithm_has_its_normal_outcomes() -> None:
     assert all(reasons.normal(name, "grouped") for name in registry.names())
     assert reasons.rules("approximate_time", "dropped", "queue_overflow") == ("AT-R5", "AT-D4")
     assert reasons.rules("event_time_batcher", "grouped", None)[0] == "EB-R13"
+
+
+def test_sp_r33_a_stream_summary_accounts_for_every_row_read() -> None:
+    """SP-R33, SP-D1: a stream's summary says how the rows read divide into settled (its
+    tables) and held (pending by the machines' rules); shares are of the rows read, and
+    the held rows are a line of their own."""
+    summary = with_held(_summary(("grouped", None, 2979), ("dropped", "superseded", 1000)),
+                        20)
+    assert (summary["read"], summary["rows"], summary["held"]) == (3999, 3979, 20)
+    text = format_summary(summary, "approximate_time")
+    first = text.splitlines()[0]
+    assert first.startswith("rows 3999 read = 3979 settled + 20 held (pending: still held "
+                            "by the machines, by their rules; no outcome yet)")
+    assert "  pending (held): 20  0.5%  normal" in text
+    assert "  dropped (superseded): 1000  25.0%  normal" in text
+    assert text.splitlines()[-1] == "every outcome is normal for approximate_time"

@@ -15,7 +15,7 @@ implementation given as a function or a command::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ def check(
     progress: bool = False,
     target: str | None = None,
 ) -> Report:
-    """Check ``implementation`` against the reference of ``algorithm`` (CF-R6 to CF-R17).
+    """Check ``implementation`` against the reference of ``algorithm`` (CF-R6 to CF-R27).
 
     ``algorithm`` is a registered name (the reference is ``registry.get(name)``) or an
     :class:`Algorithm` descriptor used as the reference. ``implementation`` is a function
@@ -103,12 +103,15 @@ def check(
     report = Report(reference.name, str(shown), observe, target=target)
     ticker = Progress(progress)
     chosen = shipped(reference.name) if vectors is None else list(vectors)
-    if chosen:
-        report.sources.append(check_vectors(judge, chosen, ticker))
-    if fuzz:
-        report.sources.append(check_fuzz(judge, fuzz, seed, ticker, size))
-    if explore:
-        report.sources.append(check_explore(judge, explore, ticker))
+    sources: list[tuple[str, Callable[[], SourceReport]]] = \
+        ([("vectors", lambda: check_vectors(judge, chosen, ticker))] if chosen else []) \
+        + ([("fuzz", lambda: check_fuzz(judge, fuzz, seed, ticker, size))] if fuzz else []) \
+        + ([("explore", lambda: check_explore(judge, explore, ticker))] if explore else [])
+    for name, source in sources:
+        if report.never_answered():  # CF-R27: a command that never answered is not asked
+            report.not_run.append(name)
+        else:
+            report.sources.append(source())
     if save_to is not None:
         save(report, save_to)
     return report

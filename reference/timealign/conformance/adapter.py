@@ -9,6 +9,7 @@ descriptor rejects is answered with its ``error`` output, like the reference doe
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -16,6 +17,7 @@ from typing import IO, Any
 
 from timealign import Algorithm, jsontext, registry
 from timealign.conformance.harness import run_reference
+from timealign.errors import EXIT_BAD_INPUT
 
 JSON = dict[str, Any]
 Runner = Callable[[JSON, list[JSON]], list[JSON]]
@@ -53,20 +55,32 @@ def runner(algorithm: Algorithm[Any, Any, Any, Any]) -> Runner:
     return lambda config, inputs: run_reference(algorithm, config, inputs)
 
 
+def parser() -> argparse.ArgumentParser:
+    """The adapter's options: the algorithm to serve (``--help`` says what it does)."""
+    made = argparse.ArgumentParser(
+        prog="python -m timealign.conformance.adapter",
+        description="Serve the reference of ALGORITHM over the conformance line protocol "
+                    "(spec/conformance.md, CF-R1 to CF-R3): one JSON trace per line on "
+                    "stdin, one answer line on stdout, until stdin ends. Try the harness "
+                    "with `timealign conform ALGORITHM --cmd \"python -m "
+                    "timealign.conformance.adapter ALGORITHM\"`.")
+    made.add_argument("algorithm", choices=registry.names(), help="the algorithm to serve")
+    return made
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m timealign.conformance.adapter ALGORITHM``: the README's exit codes (2 for
-    a bad usage or an unknown algorithm, 130 for Ctrl-C), one line, never a traceback."""
+    a bad usage or an unknown algorithm, with the usage and a line saying what is wrong;
+    130 for Ctrl-C), never a traceback (CLI-R1)."""
     from timealign.command import guarded
-    from timealign.errors import EXIT_BAD_INPUT
 
-    names = list(sys.argv[1:] if argv is None else argv)
-    if len(names) != 1 or names[0] not in registry.names():
-        print(f"usage: python -m timealign.conformance.adapter {{{','.join(registry.names())}}}",
-              file=sys.stderr)
-        return EXIT_BAD_INPUT
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as stop:  # a usage error (2, with argparse's error line), or --help
+        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
 
     def command() -> int:
-        serve(runner(registry.get(names[0])), sys.stdin, sys.stdout)
+        serve(runner(registry.get(args.algorithm)), sys.stdin, sys.stdout)
         return 0
 
     return guarded(command, prog="timealign.conformance.adapter")

@@ -31,6 +31,7 @@ from timealign.conformance.instances import walk
 from timealign.conformance.strategies import reproducible
 from timealign.conformance.suites import shipped
 from timealign.errors import InvalidInput
+from timealign.progress import counted
 from timealign.traces import Instance
 from timealign.vectors import Vector
 
@@ -161,8 +162,9 @@ class DiffReport:
                          + (f"  ({t.note})" if t.note else ""))
         for number, d in enumerate(self.divergences, 1):
             where = "config" if d.at is None else f"input {d.at}"
-            lines.append(f"- {number}. {describe(d, self.a, self.b)}: {len(d.vector.inputs)} "
-                         f"inputs (from {d.original_size}, {d.source}), first at {where}"
+            lines.append(f"- {number}. {describe(d, self.a, self.b)}: "
+                         f"{counted(len(d.vector.inputs), 'input')} "
+                         f"(from {d.original_size}, {d.source}), first at {where}"
                          + (f": {json.dumps(d.input)}" if d.input is not None else ""))
             lines.append(f"    trace  {json.dumps(list(d.vector.inputs))}")
             lines.append(f"    config {json.dumps(d.vector.config)}")
@@ -174,8 +176,9 @@ class DiffReport:
                 chosen = [r for r, s in self.census.items() if s == side]
                 if chosen:
                     lines.append(f"rules run by {title}: {', '.join(chosen)}")
+        ways = counted(len(self.divergences), "way")
         lines.append("AGREES on everything tried" if self.ok else
-                     f"DIFFERS in {len(self.divergences)} ways, on {', '.join(self.rules())}")
+                     f"DIFFERS in {ways}, on {', '.join(self.rules())}")
         return "\n".join(lines)
 
     def to_json(self) -> JSON:
@@ -347,7 +350,7 @@ def diff(algorithm: str | Algorithm[Any, Any, Any, Any], a: Variant, b: Variant,
 
     def tick(tried: Tried) -> None:
         if progress and time.monotonic() - started > 2:
-            print(f"diff: {tried.source} {tried.run} traces, {tried.differ} differ",
+            print(f"diff: {tried.source} {counted(tried.run, 'trace')}, {tried.differ} differ",
                   file=sys.stderr, flush=True)
 
     chosen = shipped(reference.name) if vectors is None else list(vectors)

@@ -29,8 +29,9 @@ import attrs
 from timealign import Algorithm, jsontext
 from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
-from timealign.conformance.protocol import Answer, Failed, Outputs, Refused
+from timealign.conformance.protocol import STDERR_MARK, Answer, Failed, Outputs, Refused
 from timealign.progress import Progress as Progress  # re-exported: the harness API
+from timealign.progress import counted
 from timealign.traces import Target
 from timealign.vectors import Vector
 
@@ -40,6 +41,7 @@ DETAILED = 10  # differences per source shrunk, detailed and saved; the rest are
 FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed traces (CF-R5)
 REFUSALS_IN_A_ROW = 10  # ... or refused traces (CF-R20)
 SAFE_NAME = 80  # characters of a vector name kept in a saved file's name (CF-R16)
+STDERR_LINES = 5  # last lines of the command's stderr a failure shows (CF-R27)
 
 
 class Subject(Protocol):
@@ -159,8 +161,8 @@ class SourceReport:
 
     def progress_line(self, total: int | None) -> str:
         """The progress line of CF-R15 (:class:`timealign.progress.Progress`)."""
-        of = f"/{total}" if total else ""
-        return (f"conform: {self.source} {self.run}{of} traces, {self.differ} differ, "
+        run = f"{self.run}/{total} traces" if total else counted(self.run, "trace")
+        return (f"conform: {self.source} {run}, {self.differ} differ, "
                 f"{self.failed} failed")
 
     def given_up(self) -> bool:
@@ -197,6 +199,7 @@ class Report:
     observe: str
     sources: list[SourceReport] = attrs.Factory(list)
     target: str | None = None
+    not_run: list[str] = attrs.Factory(list)  # sources left out: never answered (CF-R27)
 
     @property
     def ok(self) -> bool:
@@ -205,14 +208,22 @@ class Report:
 
     @property
     def rules(self) -> tuple[str, ...]:
+        """The rules named by the differences; a failed trace names none (CF-R27)."""
         return tuple(sorted({r for s in self.sources for d in s.differences for r in d.rules},
                             key=rules.order))
+
+    def never_answered(self) -> bool:
+        """CF-R27: the command under test failed every trace it was asked (it could not
+        start, or died or hung before any answer), so nothing was compared."""
+        return any(s.failed for s in self.sources) and not any(
+            s.agree or s.differ or s.refused for s in self.sources)
 
     def to_json(self) -> JSON:
         return {"format": "timealign.conformance/1", "algorithm": self.algorithm,
                 "implementation": self.implementation, "target": self.target,
                 "observe": self.observe,
                 "ok": self.ok, "differs_on": list(self.rules),
+                "never_answered": self.never_answered(), "not_run": list(self.not_run),
                 "sources": {s.source: s.to_json() for s in self.sources}}
 
     def text(self) -> str:
@@ -225,30 +236,64 @@ class Report:
             notes = "; ".join(n for n in (s.skipped_text(), s.note) if n)
             lines.append(f"  {s.source:8} run {s.run:6}  agree {s.agree:6}  differ {s.differ:4}"
                          f"{refused}  failed {s.failed:4}{'  (' + notes + ')' if notes else ''}")
+        for name in self.not_run:
+            lines.append(f"  {name:8} not run: the command never answered")
+        never = self.never_answered()
         for s in self.sources:
             for d in s.differences:
-                if d.status == "refused":
-                    lines.append(f"- {s.source} refused: {d.vector.name}, "
-                                 f"{len(d.vector.inputs)} inputs (the trace as sent)")
-                    lines.append(f"    refused: {d.message}")
+                if d.status == "failed" and never:
+                    continue  # the verdict says it once (CF-R27)
+                if d.status in ("refused", "failed"):
+                    lines.append(f"- {s.source} {d.status}: {d.vector.name}, "
+                                 f"{counted(len(d.vector.inputs), 'input')} (the trace as sent)")
+                    lines.extend(_failure(f"    {d.status}: {d.message}", "      "))
                 else:
                     where = "config" if d.at is None else f"input {d.at}"
                     lines.append(f"- {s.source} {d.status}: {d.vector.name}, "
-                                 f"{len(d.vector.inputs)} inputs (from {d.original_size}), "
-                                 f"first at {where}: {json.dumps(d.input)}")
+                                 f"{counted(len(d.vector.inputs), 'input')} (from "
+                                 f"{d.original_size}), first at {where}"
+                                 + (f": {json.dumps(d.input)}" if d.input is not None else ""))
                     if d.message:
                         lines.append(f"    {d.message}")
                 lines.append(f"    expected {json.dumps(list(d.expected))}")
-                if d.status != "refused":
+                if d.status == "differ":
                     lines.append(f"    observed {json.dumps(list(d.observed))}")
                 if d.rules:
                     lines.append(f"    rules {', '.join(d.rules)}")
                 if d.saved:
                     lines.append(f"    saved {d.saved}")
-        verdict = "AGREES" if self.ok else (
-            "DIFFERS" + (f" on {', '.join(self.rules)}" if self.rules else ""))
-        lines.append(verdict)
+        lines.extend(self.verdict())
         return "\n".join(lines)
+
+    def verdict(self) -> list[str]:
+        """The closing lines (CF-R15, CF-R27): ``AGREES``; ``DIFFERS on <rules>`` for what
+        the command answered; and for traces it gave no usable answer to, ``FAILED``
+        with how the command failed, never blamed on rules."""
+        if self.ok:
+            return ["AGREES"]
+        failed = sum(s.failed for s in self.sources)
+        first = next((d.message for s in self.sources for d in s.differences
+                      if d.status == "failed"), "")
+        if self.never_answered():
+            return _failure(f"FAILED: the command under test never answered "
+                            f"({counted(failed, 'trace')} failed): {first}", "    ")
+        found = [] if not any(s.differ or s.refused for s in self.sources) else [
+            "DIFFERS" + (f" on {', '.join(self.rules)}" if self.rules else "")]
+        if failed:
+            run = sum(s.run for s in self.sources)
+            found.append(f"FAILED: the command under test gave no usable answer to "
+                         f"{failed} of {counted(run, 'trace')} (above)")
+        return ["; ".join(found)]
+
+
+def _failure(line: str, indent: str) -> list[str]:
+    """A line quoting a failure message as report lines: how the command failed, then the
+    last lines of its stderr on their own lines, indented (CF-R27)."""
+    how, mark, stderr = line.partition(STDERR_MARK)
+    if not mark:
+        return [how]
+    tail = [text for text in stderr.splitlines() if text.strip()][-STDERR_LINES:]
+    return [f"{how}; its stderr ends:", *(f"{indent}{text}" for text in tail)]
 
 
 class Judge:
@@ -324,9 +369,11 @@ class Judge:
         else:
             shown_want = [o for o in want if o.get("input") == at]
             shown_got = [o for o in got if o.get("input") == at]
-        named = set(vector.rules) | set(rules.exercised(self.reference, raw_want + shown_got))
+        named = set() if verdict.status == "failed" else (  # nothing compared (CF-R27)
+            set(vector.rules) | set(rules.exercised(self.reference, raw_want + shown_got)))
         named_rules = tuple(sorted(named, key=rules.order))
-        saved = attrs.evolve(vector, outputs=verdict.expected, rules=named_rules)
+        saved = attrs.evolve(vector, outputs=verdict.expected,
+                             rules=named_rules if named_rules else vector.rules)
         item = vector.inputs[at] if isinstance(at, int) and 0 <= at < len(vector.inputs) else None
         return Difference(source, verdict.status, saved, at, item, tuple(shown_want),
                           tuple(shown_got), verdict.message, named_rules, original_size)
@@ -503,7 +550,8 @@ def save(report: Report, folder: str | Path) -> list[Path]:
             vector = attrs.evolve(difference.vector, name=name, description=(
                 f"timealign conform ({source.source}): {difference.status}" + (
                     f": {difference.message}" if difference.status == "refused"
-                    else f" at {where}")))
+                    else ": the command gave no usable answer (CF-R27)"
+                    if difference.status == "failed" else f" at {where}")))
             path = target / f"{file_name(name)}.json"
             assert path.resolve().parent == target.resolve(), path  # never outside
             path.write_text(json.dumps(vector.to_json(), indent=1) + "\n", encoding="utf-8")

@@ -29,6 +29,7 @@ from timealign import jsontext
 
 JSON = dict[str, Any]
 STDERR_TAIL = 1500  # characters of the command's stderr quoted in a failure
+STDERR_MARK = "; stderr: "  # where a failure message starts quoting that stderr (CF-R27)
 
 
 @attrs.frozen
@@ -169,7 +170,7 @@ class Command:
             status = self.process.wait(timeout=min(self.timeout, 2.0))
             how = f"exited with status {status}" if status >= 0 else f"killed by signal {-status}"
         except subprocess.TimeoutExpired:
-            how = "closed its output without answering"
+            how = "closed its output"
         return Failed(f"the command {how} without answering{self._tail()}")
 
     def _tail(self) -> str:
@@ -178,7 +179,7 @@ class Command:
         size = self.stderr.tell()
         self.stderr.seek(max(0, size - STDERR_TAIL))
         text = self.stderr.read().decode("utf-8", errors="replace").strip()
-        return f"; stderr: {text}" if text else "; no stderr"
+        return f"{STDERR_MARK}{text}" if text else "; no stderr"
 
     def _kill(self) -> None:
         process, self.process = self.process, None

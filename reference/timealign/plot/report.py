@@ -143,16 +143,26 @@ def histogram_svg(histogram: Histogram) -> bytes:
         return _svg(fig)
 
 
-def shares_svg(outcomes: Sequence[Mapping[str, Any]], rows: int) -> bytes:
-    """Horizontal bars: the share of rows per (outcome, reason)."""
+GROUPED, NORMAL, LOOK = "#2ca02c", "#7f7f7f", "#d62728"  # the share bars' colours (PL-R14)
+
+
+def share_colour(algorithm: str, outcome: str) -> str:
+    """A share bar's colour by the page's one rule (PL-R14, SP-R31): red only for an
+    outcome that needs a look; grouped green, any other outcome normal for the algorithm
+    grey (ApproximateTime drops as a matter of course)."""
+    if not reasons.normal(algorithm, outcome):
+        return LOOK
+    return GROUPED if outcome == "grouped" else NORMAL
+
+
+def shares_svg(outcomes: Sequence[Mapping[str, Any]], rows: int, algorithm: str) -> bytes:
+    """Horizontal bars: the share of rows per (outcome, reason), red where it needs a look."""
     with rc_context(SETTINGS):
         fig = Figure(figsize=(7.0, 0.9 + 0.32 * max(len(outcomes), 1)), layout="constrained")
         ax = fig.add_subplot()
         labels = [_outcome_label(c) for c in outcomes]
         shares = [100 * c["rows"] / rows if rows else 0.0 for c in outcomes]
-        colours = ["#2ca02c" if c["outcome"] == "grouped" else "#d62728"
-                   if c["outcome"] == "dropped" else "#9467bd"
-                   if c["outcome"] == "rejected" else "#7f7f7f" for c in outcomes]
+        colours = [share_colour(algorithm, c["outcome"]) for c in outcomes]
         positions = list(range(len(labels)))[::-1]
         ax.barh(positions, shares, color=colours)
         ax.set_yticks(positions, labels)
@@ -160,7 +170,7 @@ def shares_svg(outcomes: Sequence[Mapping[str, Any]], rows: int) -> bytes:
             ax.annotate(f"{share:.2f} %", (share, y), xytext=(3, 0), textcoords="offset points",
                         va="center", fontsize=8)
         ax.set_xlim(0, 115)
-        ax.set_xlabel("share of rows (%)")
+        ax.set_xlabel("share of rows (%)" + ("; red: needs a look" if LOOK in colours else ""))
         return _svg(fig)
 
 
@@ -279,7 +289,7 @@ def page(report: Report) -> str:
         sortable=False))
     parts.append("<h2>Outcomes per reason</h2>")
     parts.append(_outcomes(algorithm, summary["outcomes"], rows, base))
-    parts.append(_image(shares_svg(summary["outcomes"], rows), "outcome shares"))
+    parts.append(_image(shares_svg(summary["outcomes"], rows, algorithm), "outcome shares"))
     parts.append("<h2>Spread and latency of the groups</h2><div class=\"row\">")
     for h in report.histograms:
         one = single_value(h)

@@ -23,6 +23,7 @@ from timealign.algorithm import Algorithm
 from timealign.command import add_debug, guarded
 from timealign.errors import InvalidInput
 from timealign.plot import require_plot_extra
+from timealign.progress import counted
 from timealign.spark import SPARK_MODULES, require_spark_extra
 from timealign.spark.paths import PathError
 
@@ -261,14 +262,16 @@ def _stream(args: argparse.Namespace) -> int:
              paths.checkpoint)  # SP-R32, CLI-R3
     batches = stream(spark, algorithm, config, source, paths, args.available_now,
                      args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
-    print(f"stream stopped after {batches} micro-batch(es)")
+    print(f"stream stopped after {counted(batches, 'micro-batch', 'micro-batches')}")
     # SP-R33: a stream that stops (--available-now) ends with its summary, as `run` does;
-    # rows still held by a machine have no outcome yet and are not counted.
+    # every row read is counted: settled (in the tables) or still held by a machine (SP-D1).
     if "://" in paths.output or all(Path(p).is_dir() for p in paths.tables().values()):
-        from timealign.spark.summary import format_summary, summarize
+        from timealign.spark.streaming import open_ids
+        from timealign.spark.summary import format_summary, summarize, with_held
 
-        summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
-                            spark.read.parquet(f"{paths.output}/outcomes"))
+        summary = with_held(summarize(spark.read.parquet(f"{paths.output}/groups"),
+                                      spark.read.parquet(f"{paths.output}/outcomes")),
+                            open_ids(spark, algorithm, config, paths.checkpoint).count())
         print(format_summary(summary, algorithm.name))
         remember(paths.output, "stream", record, spark, began, time.time(), summary,
                  paths.checkpoint)

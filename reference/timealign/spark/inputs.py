@@ -257,7 +257,7 @@ def remember(output: str, command: str, record: RunRecord, spark: SparkSession,
             seconds, datetime.UTC).isoformat(timespec="seconds")
 
     counts = None if summary is None else {
-        key: summary[key] for key in ("rows", "sources", "groups", "outcomes")
+        key: summary[key] for key in ("rows", "read", "held", "sources", "groups", "outcomes")
         if key in summary}
     write_manifest(output, command, {
         "run": record.as_json(), "timealign": {"version": timealign.__version__,

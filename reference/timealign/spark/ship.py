@@ -128,18 +128,42 @@ sys.exit(main(sys.argv[1:]))
 '''
 
 
-def write_submit_files(target: Path) -> tuple[Path, Path]:
-    """``target/timealign.zip`` and ``target/timealign_submit.py``: what ``spark-submit
-    --py-files timealign.zip timealign_submit.py run …`` needs."""
+#: Spark's log under ``spark-submit`` until the job sets its own level (SP-R33): the JVM
+#: starts, and logs about 48 INFO lines, before ``timealign`` runs; errors only until then.
+LOG_CONFIG = """\
+# Spark's own log under spark-submit (written by python -m timealign.spark.ship), passed with
+#   spark-submit --driver-java-options "-Dlog4j2.configurationFile=PATH/log4j2.properties"
+# Errors only while the JVM starts; once the session runs, timealign sets the level (off;
+# warn with --verbose; --conf spark.log.level=LEVEL), as `timealign run` does (SP-R33).
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def _write(path: Path, text: str) -> Path:
+    """Write ``path`` through a staged sibling moved into place (CLI-R3)."""
+    staging = path.with_name(f".{path.name}.new")
+    staging.write_text(text, encoding="utf-8")
+    os.replace(staging, path)
+    return path
+
+
+def write_submit_files(target: Path) -> tuple[Path, Path, Path]:
+    """``target/timealign.zip``, ``target/timealign_submit.py`` and
+    ``target/log4j2.properties``: what ``spark-submit --driver-java-options
+    -Dlog4j2.configurationFile=… --py-files timealign.zip timealign_submit.py run …`` needs
+    (SP-R17, SP-R33)."""
     if _inside(target.resolve(), package_folder()):
         package_zip(target)  # refuses it, before anything is written
     target.mkdir(parents=True, exist_ok=True)
     archive = package_zip(target)
-    entry = target / "timealign_submit.py"
-    staging = target / ".timealign_submit.py.new"
-    staging.write_text(ENTRY, encoding="utf-8")
-    os.replace(staging, entry)
-    return archive, entry
+    entry = _write(target / "timealign_submit.py", ENTRY)
+    return archive, entry, _write(target / "log4j2.properties", LOG_CONFIG)
 
 
 def main(argv: list[str]) -> int:

@@ -48,15 +48,32 @@ def summarize(groups: DataFrame, outcomes: DataFrame) -> dict[str, Any]:
     }
 
 
+def with_held(summary: dict[str, Any], held: int) -> dict[str, Any]:
+    """A stream's summary accounting for every row it read (SP-R33, SP-D1): the ``rows``
+    its tables settled plus the ``held`` rows a machine still holds (pending: no outcome
+    until later rows or ticks settle them) make the rows ``read``."""
+    return {**summary, "read": summary["rows"] + held, "held": held}
+
+
 def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str:
     """The human-readable form printed at the end of a run; given the algorithm, each
     outcome says whether it is normal for it and a last line names what needs a look
-    (SP-R31)."""
-    lines = [f"rows {summary['rows']}  sources {summary['sources']}  "
-             f"groups {summary['groups']}"]
+    (SP-R31). A stream's summary (:func:`with_held`) says how the rows read divide into
+    settled and held, and shows the held rows as pending (SP-R33)."""
+    counts = list(summary["outcomes"])
+    total = summary["rows"]
+    if "held" in summary:
+        total = summary["read"]
+        counts.append({"outcome": "pending", "reason": "held", "rows": summary["held"]})
+        lines = [f"rows {total} read = {summary['rows']} settled + {summary['held']} held "
+                 "(pending: still held by the machines, by their rules; no outcome yet)  "
+                 f"sources {summary['sources']}  groups {summary['groups']}"]
+    else:
+        lines = [f"rows {summary['rows']}  sources {summary['sources']}  "
+                 f"groups {summary['groups']}"]
     look: list[str] = []
-    for count in summary["outcomes"]:
-        share = count["rows"] / summary["rows"] if summary["rows"] else 0.0
+    for count in counts:
+        share = count["rows"] / total if total else 0.0
         reason = f" ({count['reason']})" if count["reason"] else ""
         note = ""
         if algorithm is not None:
