@@ -75,6 +75,11 @@ def test_sp_r33_one_progress_line_per_change() -> None:
         line = progress.line()
     assert line.startswith("[timealign run]  21%  replay (2/6), ")  # (1 + 1/4) / 6
     assert line.endswith(" left") and "about" in line and len(PHASES) == 6
+    with progress.phase("census"):  # no task finished yet: no "about ? left"
+        progress.tasks = lambda: (0, 0)  # type: ignore[method-assign]
+        line = progress.line()
+    assert line.startswith("[timealign run]   0%  census (1/6), ")
+    assert line.endswith("time left not known yet") and "?" not in line
 
 
 def test_sp_r33_run_console_holds_the_job_lines_only(fleet: Path, tmp_path: Path) -> None:

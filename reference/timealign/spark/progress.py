@@ -92,9 +92,10 @@ class StageWatch:
             return f"[timealign {self.label}] starting, {clock(elapsed)}"
         done, total = self.tasks()
         fraction, left = estimate(self.current, len(PHASES), done, total, elapsed)
+        estimate_text = "time left not known yet" if left is None else f"about {clock(left)} left"
         return (f"[timealign {self.label}] {fraction:4.0%}  {PHASES[self.current]} "
                 f"({self.current + 1}/{len(PHASES)}), {clock(elapsed)} elapsed, "
-                f"about {clock(left)} left")
+                f"{estimate_text}")
 
     def _show(self, text: str) -> None:
         if self.terminal:
