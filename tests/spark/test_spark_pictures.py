@@ -71,7 +71,9 @@ def test_pl_r6_plot_command_draws_a_source_of_a_run(
     svg = picture.read_text(encoding="utf-8")
     assert "source 'robot-001', 0.5–1 s after its first event time" in svg
     assert "slot grid" in svg and "lidar" in svg
-    for run, source in ((tmp_path, "robot-001"), (output, "nobody")):
+    not_a_run = tmp_path / "not-a-run"  # a folder without the tables (not holding --out:
+    not_a_run.mkdir()                    # that would be CLI-R4's overlap, checked first)
+    for run, source in ((not_a_run, "robot-001"), (output, "nobody")):
         assert main([*common, "--run", str(run), "--source", source,
                      "--out", str(tmp_path / "no.svg")]) == 2
         assert "PL-R6" in capsys.readouterr().err
