@@ -276,8 +276,11 @@ class Algorithm(Generic[C, S, I, O]):
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
             raise TypeError(f"{self.name}: timer_of and clock_of need a tick input")
-        if self.inputs_from_columns is not None and self.record_run is not None:
-            raise TypeError(f"{self.name}: inputs_from_columns maps one row per input")
+        if self.inputs_from_columns is not None and (self.record_run is not None
+                                                     or self.tick is not None):
+            # one row per input, and no timers to fire between them (Driver.feed_columns)
+            raise TypeError(f"{self.name}: inputs_from_columns maps one row per input of an "
+                            f"unclocked machine")
 
     def outcomes(self, outputs: Sequence[O]) -> Accounts:
         """:attr:`accounts` of ``outputs``, or :attr:`account` of each (:func:`accounts_of`)."""

@@ -204,7 +204,8 @@ class Driver(Generic[C, S, I, O]):
         """:meth:`feed` over one batch of rows given as columns (in arrival order), yielding
         only the steps with outputs (a columnar consumer has nothing to do for the others).
 
-        When the machine maps one row per input (``inputs_from_columns``), DRV-R9 and DRV-R1
+        When the machine maps one row per input (``inputs_from_columns``, only ever set for
+        an unclocked machine, so no timer fires between the inputs), DRV-R9 and DRV-R1
         are checked on the whole columns (:func:`columns_pass`; a batch that fails goes row
         by row through :meth:`_in_order`, which raises for the first bad row, naming its
         field) and the batch is mapped at once; while a step is yielded, :attr:`arrival` is
@@ -224,13 +225,7 @@ class Driver(Generic[C, S, I, O]):
         if not columns_pass(columns, self.arrival, typed):
             for _ in self._in_order(records_of(columns)):  # raises for the first bad row
                 pass
-        inputs: list[I] = from_columns(self.config, columns)
-        if self._clocked:
-            self.arrival = arrivals[-1]
-            for step in self.feed_inputs(inputs):
-                if step[2]:
-                    yield step
-            return
+        inputs: list[I] = from_columns(self.config, columns)  # an unclocked machine's
         if len(inputs) != len(arrivals):
             raise TypeError(f"{self.algorithm.name}: inputs_from_columns must map one row "
                             f"per input ({len(arrivals)} rows, {len(inputs)} inputs)")
