@@ -279,7 +279,7 @@ class SourceRun:
         """:meth:`feed` over batches of rows given as columns (the Spark worker's form; the
         rows never become records when the machine maps columns, ``inputs_from_columns``),
         yielding each time ``chunk`` rows are gathered (0: never) for the caller to take
-        (:meth:`take`, or :meth:`Rows.take_rows`). A batch's ids are opened together, as the
+        (:meth:`Rows.take`, or :meth:`Rows.take_parts`). A batch's ids are opened together, as the
         driver maps the batch at once (SP-R6), when they are distinct and none is open or
         recently settled; a batch that repeats an id goes row by row instead, which raises
         :class:`DuplicateIdError` at that row. ``typed``: the columns' value types are
@@ -296,13 +296,13 @@ class SourceRun:
                     recent is not None and not recent.keys().isdisjoint(fresh)):
                 for _ in self.feed(records_of(columns)):  # never yields (no chunk)
                     pass
-                if chunk and len(rows.settled) + len(rows.groups) >= chunk:
+                if chunk and len(rows) >= chunk:
                     yield None
                 continue
             self.open = fresh
             for step in driver.feed_columns(columns, typed):
                 account(step, self._at(step[1]) if clocked else driver.arrival)
-                if chunk and len(rows.settled) + len(rows.groups) >= chunk:
+                if chunk and len(rows) >= chunk:
                     yield None
 
     def feed_all(self, records: Iterable[Record]) -> None:

@@ -187,10 +187,10 @@ def build_session(
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
-    quiet_py4j(verbose or "spark.log.level" in (conf or {}))  # CLI-R2, SP-R33
-    spark = _start_quietly(builder, verbose or "spark.log.level" in (conf or {}))
-    spark.sparkContext.setLogLevel(log_level(verbose, False, conf or {}) if verbose or
-                                   "spark.log.level" in (conf or {}) else "ERROR")
+    loud = verbose or "spark.log.level" in (conf or {})  # Spark's own log asked for
+    quiet_py4j(loud)  # CLI-R2, SP-R33
+    spark = _start_quietly(builder, loud)
+    spark.sparkContext.setLogLevel(log_level(verbose, False, conf or {}) if loud else "ERROR")
     if shipping is not None or (master is None and submitted()):
         cluster_settings(spark)
     context = spark.sparkContext
