@@ -19,10 +19,10 @@ from timealign.plot.report import (
     Report,
     histogram_svg,
     page,
-    shares_svg,
-    single_value,
     rule_texts,
     rules_page,
+    shares_svg,
+    single_value,
     timeline_window,
     write,
 )
@@ -147,7 +147,7 @@ def test_pl_r15_rule_links_resolve_inside_the_report_folder(tmp_path: Path) -> N
     assert linked and all(f'id="{anchor}"' in rules for anchor in linked)
     assert "<h2>AT-R11 " in rules and "<p>" in rules and "`" not in rules.split("<body>")[1]
     for href in re.findall(r'href="([^"]+)"', rules):
-        assert href == "index.html" or href.startswith("#") and f'id="{href[1:]}"' in rules
+        assert href == "index.html" or (href.startswith("#") and f'id="{href[1:]}"' in rules)
 
 
 def test_pl_r15_rule_texts_are_current_and_cover_every_cited_rule() -> None:
