@@ -178,7 +178,9 @@ def test_pl_r15_run_section_reads_as_tables_not_json() -> None:
                 "spark": {"master": "local[2]", "version": "4.3.0"},
                 "started": "2026-01-01T10:00:00+00:00", "ended": "2026-01-01T10:03:05+00:00",
                 "counts": {"rows": 1000}}
-    summary = {**SUMMARY, "verdict": "every outcome is normal for approximate_time"}
+    summary = {**SUMMARY, "verdict": {
+        "needs_a_look": False, "items": [],
+        "line": "verdict: normal: every outcome is normal for approximate_time"}}
     text = page(Report("approximate_time", summary, [], [], manifest=manifest,
                        command="timealign run approximate_time --input /data/fleet"))
     assert text.index('<p class="verdict') < text.index("<h2>Run</h2>") \
@@ -267,3 +269,13 @@ def test_pl_r14_clock_origin_is_written_as_a_date() -> None:
     assert Scale([origin, origin + 10**9], origin=origin).label("event time") == \
         "event time (ms after 2026-01-01 00:00:00.27 UTC)"
     assert Scale([0, 10**9], origin=5 * 10**8).label("t") == "t (ms after 0.5 s)"
+
+
+def test_pl_r15_verdict_opens_the_page_red_when_something_needs_a_look() -> None:
+    """PL-R15, SP-R38: the summary's verdict line is the page's first paragraph, marked as
+    needing a look when it does."""
+    line = "verdict: needs a look: source r1 has no row of topic lidar"
+    summary = {**SUMMARY, "verdict": {"needs_a_look": True, "line": line, "items": [line]}}
+    text = page(Report("approximate_time", summary, [], []))
+    assert f'<p class="verdict look">{line}</p>' in text
+    assert text.index('class="verdict') < text.index("<h2>")

@@ -164,7 +164,8 @@ def test_pl_r15_report_folder_reads_as_one_in_chromium(tmp_path: Path) -> None:
                 "timealign": {"version": "0.1.0", "build": "pure"},
                 "started": "2026-01-01T10:00:00+00:00", "ended": "2026-01-01T10:00:42+00:00"}
     report = _report()
-    report = Report(report.algorithm, {**report.summary, "verdict": "every outcome is normal"},
+    report = Report(report.algorithm, {**report.summary, "verdict": {
+        "needs_a_look": False, "line": "verdict: normal", "items": []}},
                     report.sources, report.histograms, report.timeline, report.worst,
                     manifest, command="timealign run approximate_time --input /data/in")
     folder = tmp_path / "report"
@@ -174,7 +175,7 @@ def test_pl_r15_report_folder_reads_as_one_in_chromium(tmp_path: Path) -> None:
     assert found is not None
     read = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&")
                       .replace("&lt;", "<").replace("&gt;", ">"))
-    assert read["verdict"] == "every outcome is normal"
+    assert read["verdict"] == "verdict: normal"
     assert "timealign run approximate_time --input /data/in" in read["run"]
     assert "queue_size" in read["run"] and "42 s" in read["run"]
     assert "{" not in read["run"] and '"format"' not in read["run"]

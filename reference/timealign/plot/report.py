@@ -376,12 +376,13 @@ def _run(report: Report) -> str:
 
 
 def _verdict(summary: Mapping[str, Any]) -> str:
-    """The one-line verdict first on the page (PL-R15): the summary's own words."""
+    """The one-line verdict first on the page (PL-R15): the summary's own (SP-R38), green
+    when every outcome is normal, red with what needs a look otherwise."""
     verdict = summary.get("verdict")
-    if not isinstance(verdict, str):
+    if not isinstance(verdict, Mapping) or not isinstance(verdict.get("line"), str):
         return ""
-    kind = "ok" if summary.get("needs_a_look") in (None, 0, [], False) else "look"
-    return f'<p class="verdict {kind}">{html.escape(verdict)}</p>'
+    kind = "look" if verdict.get("needs_a_look") else "ok"
+    return f'<p class="verdict {kind}">{html.escape(verdict["line"])}</p>'
 
 
 def page(report: Report) -> str:
