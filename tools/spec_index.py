@@ -33,6 +33,8 @@ INDEX = SPEC / "index.md"
 CODE = ROOT / "reference" / "timealign"
 TESTS = ROOT / "tests"
 VECTORS = ROOT / "vectors"
+#: The text of the sections a run report can cite (PL-R15), shipped with the package.
+RULE_TEXTS = CODE / "plot" / "rule_texts.json"
 
 ID = r"[A-Z]{2,4}-[RIDH]\d+"
 CITATION = re.compile(rf"\b({ID})\b")
@@ -302,11 +304,47 @@ def with_xrefs(text: str, entries: dict[str, Entry]) -> str:
     return "\n".join(out) + "\n"
 
 
+def sections(texts: dict[Path, str], wanted: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The Markdown of each wanted id's section: its heading line to the next heading of
+    the same or a higher level, without the cross-reference paragraph (PL-R15)."""
+    wanted = set(wanted)
+    found: dict[str, dict[str, str]] = {}
+    for path, text in texts.items():
+        lines = text.splitlines()
+        for start, line in enumerate(lines):
+            heading = HEADING.match(line)
+            if heading is None or heading.group(2) not in wanted:
+                continue
+            level = len(heading.group(1))
+            end = start + 1
+            while end < len(lines) and not (
+                    (m := re.match(r"^(#+)\s", lines[end])) and len(m.group(1)) <= level):
+                end += 1
+            body = "\n".join(lines[start + 1:end]).split(XREF)[0].strip()
+            found[heading.group(2)] = {"title": heading.group(3), "file": f"spec/{path.name}",
+                                       "markdown": body}
+    return dict(sorted(found.items()))
+
+
+def rule_texts(texts: dict[Path, str]) -> str:
+    """``reference/timealign/plot/rule_texts.json``: the sections of every id a report
+    cites (``timealign.reasons.cited``), so its rule links resolve in any install."""
+    from timealign import reasons
+
+    wanted = reasons.cited()
+    found = sections({p: t for p, t in texts.items() if p != INDEX}, wanted)
+    missing = sorted(set(wanted) - set(found))
+    if missing:
+        raise SystemExit(f"no spec section for {', '.join(missing)}")
+    return json.dumps(found, indent=1, ensure_ascii=False) + "\n"
+
+
 def rendered() -> dict[Path, str]:
     """Every file this script writes, with the text it should hold."""
     entries = gather()
     files = {path: with_xrefs(path.read_text(encoding="utf-8"), entries) for path in spec_files()}
     files[INDEX] = index(entries)
+    files[RULE_TEXTS] = rule_texts(files)
     return files
 
 

@@ -10,6 +10,8 @@ those of each algorithm's ``traces.rules``, so one table says which rule makes a
 
 from __future__ import annotations
 
+import re
+
 from timealign import registry
 
 #: Outcome kinds (the Spark outcome table's ``outcome``) that are normal operation, per
@@ -47,3 +49,22 @@ def rules(algorithm: str, outcome: str, reason: str | None) -> tuple[str, ...]:
         dict(found.traces.rules) if found is not None and found.traces is not None else {})
     kind = _GROUPING.get(algorithm, outcome) if outcome == "grouped" else outcome
     return table.get((kind, reason), table.get((kind, None), ()))
+
+
+#: A rule id as the spec writes it (spec/README.md, "Identifier convention").
+_RULE_ID = re.compile(r"\b[A-Z]{2,4}-[RIDH]\d+\b")
+
+
+def cited() -> tuple[str, ...]:
+    """Every rule id a run's summary or report can cite: the rules behind each outcome of
+    every algorithm and the ids named in :data:`NORMAL` (PL-R15: the report ships these
+    sections' text, so its rule links work without a source checkout)."""
+    found: set[str] = set()
+    for name in registry.names():
+        traces = registry.get(name).traces
+        if traces is not None:
+            found.update(rule for rules in dict(traces.rules).values() for rule in rules)
+    for table in NORMAL.values():
+        for why in table.values():
+            found.update(_RULE_ID.findall(why))
+    return tuple(sorted(found))

@@ -19,9 +19,10 @@ from timealign.plot.report import (
     Report,
     histogram_svg,
     page,
+    rule_texts,
+    rules_page,
     shares_svg,
     single_value,
-    spec_base,
     timeline_window,
     write,
 )
@@ -133,14 +134,64 @@ def test_pl_r14_share_chart_colours_only_what_needs_a_look() -> None:
     assert b"needs a look" not in shares_svg(summary["outcomes"], 1000, "approximate_time")
 
 
-def test_pl_r14_reason_codes_link_to_their_rules() -> None:
-    """PL-R14: each (outcome, reason) names the rules producing it, linked into spec/."""
-    text = page(Report("approximate_time", SUMMARY, [], []))
-    base = spec_base()
-    assert base is not None  # the tests run from the source checkout
-    assert f'<a href="{base}/index.md#at-r11">AT-R11</a>' in text
-    index = Path(base.removeprefix("file://")) / "index.md"
-    assert re.search(r"^#+ AT-R11\b", index.read_text(), re.M)  # the anchor exists
+def test_pl_r15_rule_links_resolve_inside_the_report_folder(tmp_path: Path) -> None:
+    """PL-R14, PL-R15: each (outcome, reason) links its rules to rules.html beside the page,
+    which holds each cited rule's text rendered as HTML under its id (no file:// link, no
+    raw Markdown, no link leaving the folder)."""
+    report = Report("approximate_time", SUMMARY, [], [])
+    text = page(report)
+    assert '<a href="rules.html#at-r11">AT-R11</a>' in text and "file://" not in text
+    write(report, tmp_path / "r")
+    rules = (tmp_path / "r" / "rules.html").read_text()
+    linked = set(re.findall(r'href="rules\.html#([a-z0-9-]+)"', text))
+    assert linked and all(f'id="{anchor}"' in rules for anchor in linked)
+    assert "<h2>AT-R11 " in rules and "<p>" in rules and "`" not in rules.split("<body>")[1]
+    for href in re.findall(r'href="([^"]+)"', rules):
+        assert href == "index.html" or (href.startswith("#") and f'id="{href[1:]}"' in rules)
+
+
+def test_pl_r15_rule_texts_are_current_and_cover_every_cited_rule() -> None:
+    """PL-R15: the shipped texts hold every rule a report can cite, each equal to its
+    section in spec/ (make spec-index writes them; tests/test_spec_index.py keeps the file
+    current as a whole)."""
+    from timealign import reasons
+
+    texts = rule_texts()
+    assert set(reasons.cited()) <= set(texts)
+    spec = (Path(__file__).resolve().parents[2] / texts["AT-R11"]["file"]).read_text()
+    assert f"### AT-R11 {texts['AT-R11']['title']}" in spec
+    assert texts["AT-R11"]["markdown"].splitlines()[0] in spec
+    assert "Cross-reference" not in texts["AT-R11"]["markdown"]
+    page_text = rules_page("approximate_time", ["AT-R11", "XX-R1"])
+    assert 'id="at-r11"' in page_text and "no text shipped" in page_text
+
+
+def test_pl_r15_run_section_reads_as_tables_not_json() -> None:
+    """PL-R15: the page opens with the verdict; the Run section shows the command line,
+    input, start, duration, versions and the config as a table of fields, never the
+    manifest's JSON."""
+    manifest = {"format": "timealign.run/1", "command": "run", "files": ["groups"],
+                "run": {"algorithm": "approximate_time", "input": "/data/fleet",
+                        "input_format": "parquet",
+                        "config": {"topics": ["camera", "lidar"], "queue_size": 30}},
+                "timealign": {"version": "0.1.0", "build": "compiled"},
+                "spark": {"master": "local[2]", "version": "4.3.0"},
+                "started": "2026-01-01T10:00:00+00:00", "ended": "2026-01-01T10:03:05+00:00",
+                "counts": {"rows": 1000}}
+    summary = {**SUMMARY, "verdict": {
+        "needs_a_look": False, "items": [],
+        "line": "verdict: normal: every outcome is normal for approximate_time"}}
+    text = page(Report("approximate_time", summary, [], [], manifest=manifest,
+                       command="timealign run approximate_time --input /data/fleet"))
+    assert text.index('<p class="verdict') < text.index("<h2>Run</h2>") \
+        < text.index("<h2>Summary</h2>")
+    run = text[text.index("<h2>Run</h2>"):text.index("<h2>Summary</h2>")]
+    assert "timealign run approximate_time --input /data/fleet" in run
+    for shown in ("/data/fleet (parquet)", "2026-01-01 10:00:00 UTC", "3 min 05 s",
+                  "0.1.0 (compiled)", "4.3.0 on local[2]", ">queue_size<", ">30<",
+                  "[&quot;camera&quot;, &quot;lidar&quot;]"):
+        assert shown in run, shown
+    assert '"format"' not in run and "timealign.run/1" not in run and "counts" not in run
 
 
 def test_pl_r14_tables_are_sortable_by_inline_script() -> None:
@@ -189,3 +240,42 @@ def test_pl_r14_given_origin_is_written_on_the_axis() -> None:
         "event time (ms after 1 s)"
     svg = render(Timeline("t", (), (), (), origin=1_500_000_000)).decode()
     assert "after 1.5 s" in svg
+
+
+def test_pl_r14_timeline_greys_what_is_normal_for_the_algorithm() -> None:
+    """PL-R14: in a timeline, ApproximateTime's drops (normal) are light grey, never red;
+    the event-time batcher's rejections keep their warm colour; the strip follows."""
+    from timealign.plot.draw import NORMAL_COLOUR, OUTCOME_COLOURS, render
+    from timealign.plot.timeline import Mark, Timeline
+
+    def svg(algorithm: str, outcome: str) -> str:
+        marks = (Mark("m1", "a", 10, 20, outcome, "why"),)
+        return render(Timeline("t", ("a",), marks, (), algorithm=algorithm)).decode()
+
+    at = svg("approximate_time", "dropped")
+    assert NORMAL_COLOUR in at and OUTCOME_COLOURS["dropped"] not in at
+    eb = svg("event_time_batcher", "rejected")
+    assert OUTCOME_COLOURS["rejected"] in eb and NORMAL_COLOUR not in eb
+    unknown = render(Timeline("t", ("a",), (Mark("m1", "a", 10, 20, "dropped", "x"),),
+                              ())).decode()
+    assert OUTCOME_COLOURS["dropped"] in unknown  # no algorithm: nothing is known normal
+
+
+def test_pl_r14_clock_origin_is_written_as_a_date() -> None:
+    """PL-R14: an axis origin that is a clock reading reads as a UTC date, not seconds."""
+    from timealign.plot.draw import Scale
+
+    origin = 1_767_225_600_270_000_000  # 2026-01-01 00:00:00.27 UTC
+    assert Scale([origin, origin + 10**9], origin=origin).label("event time") == \
+        "event time (ms after 2026-01-01 00:00:00.27 UTC)"
+    assert Scale([0, 10**9], origin=5 * 10**8).label("t") == "t (ms after 0.5 s)"
+
+
+def test_pl_r15_verdict_opens_the_page_red_when_something_needs_a_look() -> None:
+    """PL-R15, SP-R38: the summary's verdict line is the page's first paragraph, marked as
+    needing a look when it does."""
+    line = "verdict: needs a look: source r1 has no row of topic lidar"
+    summary = {**SUMMARY, "verdict": {"needs_a_look": True, "line": line, "items": [line]}}
+    text = page(Report("approximate_time", summary, [], []))
+    assert f'<p class="verdict look">{line}</p>' in text
+    assert text.index('class="verdict') < text.index("<h2>")

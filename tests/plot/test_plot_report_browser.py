@@ -111,3 +111,80 @@ def test_pl_r14_report_loads_sorts_and_renders_in_chromium(tmp_path: Path) -> No
     assert verdict["byName"] == ["a", "b", "c"]
     assert len(verdict["images"]) == 3  # shares, spread histogram, timeline
     assert all(ok for _alt, ok in verdict["images"]), verdict["images"]
+
+
+# Runs after the page's script: the Run section's text, every link as the browser resolved
+# it, and the computed background of each outcome row.
+READ = """<script>
+window.addEventListener('load', function () {
+  var run = [], inRun = false;
+  Array.prototype.slice.call(document.body.children).forEach(function (e) {
+    if (e.tagName === 'H2') { inRun = e.textContent === 'Run'; }
+    else if (inRun) { run.push(e.textContent); }
+  });
+  var links = Array.prototype.slice.call(document.querySelectorAll('a[href]'))
+    .map(function (a) { return a.href; });
+  var rows = Array.prototype.slice.call(
+    document.querySelectorAll('table.sortable')[0].querySelectorAll('tr')).slice(1)
+    .map(function (r) { return [r.children[0].textContent,
+                                getComputedStyle(r.children[0]).backgroundColor]; });
+  var out = document.createElement('pre'); out.id = 'read';
+  out.textContent = JSON.stringify({run: run.join('\\n'), links: links, rows: rows,
+    verdict: (document.querySelector('p.verdict') || {}).textContent});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def _dom(browser: str, page_file: Path) -> str:
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run([browser, *FLAGS, f"--user-data-dir={profile}",
+                               page_file.as_uri()], capture_output=True, text=True,
+                              timeout=120, check=False)
+    assert "<body" in done.stdout, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_pl_r15_report_folder_reads_as_one_in_chromium(tmp_path: Path) -> None:
+    """PL-R14, PL-R15, in a real browser: the Run section is prose and tables (the command
+    line, no manifest JSON), every rule link resolves to an element of rules.html inside
+    the report folder, and ApproximateTime's normal outcomes are not coloured."""
+    from urllib.parse import unquote, urlparse
+
+    from timealign.plot.report import write
+
+    browser = _browser()
+    if browser is None:
+        if os.environ.get("TIMEALIGN_BROWSER_REQUIRED") == "1":
+            pytest.fail("no Chromium on PATH (make test-browser installs it)")
+        pytest.skip("no Chromium on PATH: `apt-get install chromium`, or make test-browser")
+    manifest = {"format": "timealign.run/1", "command": "run",
+                "run": {"algorithm": "approximate_time", "input": "/data/in",
+                        "config": {"topics": ["camera", "imu"], "queue_size": 30}},
+                "timealign": {"version": "0.1.0", "build": "pure"},
+                "started": "2026-01-01T10:00:00+00:00", "ended": "2026-01-01T10:00:42+00:00"}
+    report = _report()
+    report = Report(report.algorithm, {**report.summary, "verdict": {
+        "needs_a_look": False, "line": "verdict: normal", "items": []}},
+                    report.sources, report.histograms, report.timeline, report.worst,
+                    manifest, command="timealign run approximate_time --input /data/in")
+    folder = tmp_path / "report"
+    index = write(report, folder)
+    index.write_text(index.read_text().replace("</body>", READ + "</body>", 1))
+    found = re.search(r'<pre id="read">(.*?)</pre>', _dom(browser, index), re.S)
+    assert found is not None
+    read = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&")
+                      .replace("&lt;", "<").replace("&gt;", ">"))
+    assert read["verdict"] == "verdict: normal"
+    assert "timealign run approximate_time --input /data/in" in read["run"]
+    assert "queue_size" in read["run"] and "42 s" in read["run"]
+    assert "{" not in read["run"] and '"format"' not in read["run"]
+    rule_links = [urlparse(link) for link in read["links"] if "rules.html" in link]
+    assert rule_links
+    rules_dom = _dom(browser, folder / "rules.html")
+    for link in rule_links:
+        target = Path(unquote(link.path))
+        assert target == folder / "rules.html" and target.is_file()
+        assert f'id="{link.fragment}"' in rules_dom, link.fragment
+    assert [name for name, _ in read["rows"]] == ["grouped", "dropped (superseded)"]
+    assert {colour for _, colour in read["rows"]} == {"rgba(0, 0, 0, 0)"}  # none coloured

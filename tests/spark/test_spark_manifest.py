@@ -49,6 +49,34 @@ def test_sp_r32_run_writes_its_manifest(recorded: tuple[Path, Path], fleet: Path
     assert str(fleet) in page
 
 
+def test_pl_r15_report_shows_the_command_line_and_ships_its_rules(
+        recorded: tuple[Path, Path], fleet: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """PL-R15: the Run section's command line reruns the run (same tables); the rules the
+    page links to are in rules.html beside it."""
+    import html
+    import re
+    import shlex
+
+    out, report = recorded
+    page = (report / "index.html").read_text(encoding="utf-8")
+    found = re.search(r'<code class="command">(.*?)</code>', page)
+    assert found is not None
+    words = shlex.split(html.unescape(found.group(1)))
+    assert words[:3] == ["timealign", "run", "approximate_time"]
+    assert words[words.index("--output") + 1] == str(out)
+    again = tmp_path / "again"
+    words[words.index("--output") + 1] = str(again)
+    assert main([*words[1:], "--quiet"]) == 0, capsys.readouterr().err
+    assert main(["verify", str(again)]) == 0
+    first, second = read_manifest(out, "--output"), read_manifest(again, "--output")
+    assert first is not None and second is not None
+    assert first["counts"] == second["counts"] and first["run"] == second["run"]
+    rules = (report / "rules.html").read_text(encoding="utf-8")
+    for anchor in set(re.findall(r'href="rules\.html#([a-z0-9-]+)"', page)):
+        assert f'id="{anchor}"' in rules
+
+
 def test_sp_r32_verify_and_plot_from_the_manifest_alone(
         recorded: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
         ) -> None:

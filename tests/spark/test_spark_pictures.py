@@ -91,7 +91,7 @@ def test_pl_r9_report_page(spark: SparkSession, fleet: Path, tmp_path: Path,
                  "--config", config, "--report", str(report), "--quiet"])
     assert code == 0, capsys.readouterr().err
     page = (report / "index.html").read_text(encoding="utf-8")
-    assert sorted(p.name for p in report.iterdir()) == ["index.html"]
+    assert sorted(p.name for p in report.iterdir()) == ["index.html", "rules.html"]
     assert "src=\"http" not in page and "<link" not in page  # self-contained
     # shares, the histograms with several values (one value is a sentence, PL-R14), timeline
     singles = page.count('<p class="single">')
@@ -118,8 +118,28 @@ def test_pl_r9_report_page(spark: SparkSession, fleet: Path, tmp_path: Path,
     timeline = base64.b64decode(page.rsplit("data:image/svg+xml;base64,", 1)[1]
                                 .split('"', 1)[0]).decode()
     assert "after its first event time" in timeline
-    assert re.search(r"event time \((ns|µs|ms|s) after [0-9.]+ s\)", timeline)
+    assert re.search(r"event time \((ns|µs|ms|s) after ([0-9.]+ s|[0-9-]+ [0-9:.]+ UTC)\)",
+                     timeline)
     _screenshot(report / "index.html", tmp_path)
+
+
+def test_pl_r14_report_window_is_where_rows_need_a_look(spark: SparkSession) -> None:
+    """PL-R14: the report's timeline window sits on the grid slot (from the first event
+    time) holding the most rows whose outcome needs a look, not at the start; with none
+    (ApproximateTime's drops are normal), at the start."""
+    from timealign.spark.pictures import look_window
+
+    rows = spark.createDataFrame(
+        [("s", f"m{k}", 1_000 + 10 * k) for k in range(100)] + [("t", "m0", 5)],
+        "source string, id string, stamp long")
+    rejected = {f"m{k}" for k in (3, 71, 72, 75, 79)}  # one early, four in [700, 800)
+    outcomes = spark.createDataFrame(
+        [("s", f"m{k}", "rejected" if f"m{k}" in rejected else "grouped") for k in range(100)]
+        + [("t", "m0", "rejected")], "source string, id string, outcome string")
+    assert look_window(rows, outcomes, "event_time_batcher", "s", 1_000, 100) == 700
+    assert look_window(rows, outcomes, "event_time_batcher", "s", 1_000, 2_000) == 0
+    dropped = outcomes.replace("rejected", "dropped", subset=["outcome"])
+    assert look_window(rows, dropped, "approximate_time", "s", 1_000, 100) == 0
 
 
 def _screenshot(page: Path, folder: Path) -> None:

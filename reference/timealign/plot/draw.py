@@ -11,6 +11,7 @@ text kept as text.
 
 from __future__ import annotations
 
+import datetime
 import io
 import itertools
 import math
@@ -24,6 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from timealign import reasons as reasons_of
 from timealign.errors import InvalidInput
 from timealign.plot.timeline import ARRIVAL_INDEX, GROUPED, OPEN, Mark, Timeline
 
@@ -41,6 +43,10 @@ SETTINGS: dict[str, Any] = {
 PALETTE = ("#1f77b4", "#2ca02c", "#8c564b", "#17becf", "#7f7f7f", "#bcbd22")
 SHADES = ("#1f77b4", "#2ca02c")
 OUTCOME_COLOURS = {"dropped": "#d62728", "rejected": "#9467bd"}
+#: An outcome that is normal for the timeline's algorithm (PL-R14): not a warm colour.
+NORMAL_COLOUR = "#b0b0b0"
+#: Origins from this instant on (2000-01-01 UTC) are clock readings: the axis names the date.
+EPOCH_DATES = 946_684_800 * 1_000_000_000
 REASON_MARKERS = ("X", "D", "s", "^", "v", "P", "*", "<", ">")
 LABEL_LIMIT = 40  # ids written next to their marks up to this many messages
 GROUP_LABEL_LIMIT = 30
@@ -77,10 +83,15 @@ class Scale:
         return (value - self.origin) / self.factor
 
     def label(self, what: str) -> str:
+        """The axis label; an origin that is a clock reading is written as its UTC date and
+        time (PL-R14), any other as seconds."""
         if not self.origin:
             return f"{what} ({self.unit})"
         seconds, rest = divmod(self.origin, 1_000_000_000)
         fraction = f".{rest:09d}".rstrip("0") if rest else ""
+        if self.origin >= EPOCH_DATES:
+            day = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+            return f"{what} ({self.unit} after {day:%Y-%m-%d %H:%M:%S}{fraction} UTC)"
         return f"{what} ({self.unit} after {seconds}{fraction} s)"
 
 
@@ -117,12 +128,20 @@ def distance(ns: int) -> str:
     return f"{sign}{size} ns"
 
 
-def _marker(mark: Mark, reasons: dict[tuple[str, str | None], str]) -> dict[str, Any]:
+def outcome_colour(timeline: Timeline, outcome: str, other: str = "#ff7f0e") -> str:
+    """A settled mark's colour (PL-R14): grey when the outcome is normal for the
+    timeline's algorithm (ApproximateTime's drops), a warm colour when it needs a look."""
+    if timeline.algorithm is not None and reasons_of.normal(timeline.algorithm, outcome):
+        return NORMAL_COLOUR
+    return OUTCOME_COLOURS.get(outcome, other)
+
+
+def _marker(mark: Mark, reasons: dict[tuple[str, str | None], str], colour: str
+            ) -> dict[str, Any]:
     """Matplotlib style of a mark that is not grouped."""
     if mark.outcome in ("pending", OPEN):
         edge = "black" if mark.outcome == "pending" else "#999999"
         return {"marker": "o", "markerfacecolor": "white", "markeredgecolor": edge}
-    colour = OUTCOME_COLOURS.get(mark.outcome, "#ff7f0e")
     key = (mark.outcome, mark.reason)
     if key not in reasons:
         reasons[key] = REASON_MARKERS[len(reasons) % len(REASON_MARKERS)]
@@ -255,7 +274,7 @@ def _lanes(ax: Axes, timeline: Timeline, scale: Scale, size: float,
             colour = PALETTE[mark.group % len(PALETTE)]
             style = {"marker": "o", "markerfacecolor": colour, "markeredgecolor": colour}
         else:
-            style = _marker(mark, reasons)
+            style = _marker(mark, reasons, outcome_colour(timeline, mark.outcome))
         xs, ys = points.setdefault(tuple(style.items()), ([], []))
         xs.append(scale(mark.stamp))
         ys.append(at[id(mark)])
@@ -313,7 +332,7 @@ def _legend(timeline: Timeline, reasons: dict[tuple[str, str | None], str]) -> l
     if timeline.groups:
         handles.append(Patch(color=SHADES[0], alpha=0.25, label="group window"))
     for (outcome, reason), marker in reasons.items():
-        colour = OUTCOME_COLOURS.get(outcome, "#ff7f0e")
+        colour = outcome_colour(timeline, outcome)
         handles.append(Line2D([], [], marker=marker, linestyle="none", color=colour,
                               label=f"{outcome}: {reason}" if reason else outcome))
     for outcome, edge, text in (("pending", "black", "pending at end"),
@@ -341,7 +360,8 @@ def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int
         if mark.arrival is None or not bounds[0] <= mark.stamp <= bounds[1]:
             continue
         colour = (PALETTE[mark.group % len(PALETTE)] if mark.group is not None
-                  else OUTCOME_COLOURS.get(mark.outcome, "#999999"))
+                  else "#999999" if mark.outcome in ("pending", OPEN)
+                  else outcome_colour(timeline, mark.outcome, "#999999"))
         xs, ys = points.setdefault(colour, ([], []))
         xs.append(scale(mark.stamp))
         ys.append(yscale(mark.arrival))

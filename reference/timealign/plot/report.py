@@ -9,17 +9,21 @@ reads a table. What is normal for the algorithm comes from :mod:`timealign.reaso
 from __future__ import annotations
 
 import base64
+import datetime
 import html
 import io
+import json
+import re
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import attrs
+import markdown
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-import timealign
 from timealign import reasons
 from timealign.plot.draw import SETTINGS, Scale, render
 from timealign.plot.timeline import Timeline
@@ -38,7 +42,15 @@ img { max-width: 100%; }
 p.warning { background: #fff4d6; border-left: 4px solid #e0a000; padding: 0.3em 0.6em; }
 .row { display: flex; gap: 1em; flex-wrap: wrap; } .row img { width: 48%; min-width: 420px; }
 p.note { color: #555; font-size: 0.85em; }
+p.verdict { font-size: 1.05em; font-weight: bold; padding: 0.4em 0.7em; border-radius: 3px; }
+p.verdict.ok { background: #eef8ee; border-left: 4px solid #2ca02c; }
+p.verdict.look { background: #fff0f0; border-left: 4px solid #d62728; }
+code.command { display: block; white-space: pre-wrap; word-break: break-all;
+               background: #f6f6f6; padding: 0.4em 0.6em; font-size: 0.85em; }
+section.rule { border-top: 1px solid #ddd; margin-top: 1.2em; }
 """
+#: The file beside ``index.html`` holding the text of every rule the page cites (PL-R15).
+RULES_PAGE = "rules.html"
 # Click a header to sort its table by that column (numbers by their data-sort value);
 # a second click reverses the order.
 SCRIPT = """
@@ -94,6 +106,8 @@ class Report:
     worst: str | None = None
     manifest: Mapping[str, Any] | None = None
     warnings: Sequence[str] = ()
+    #: The command line that reproduces the run (from its manifest, SP-R32).
+    command: str | None = None
 
 
 def _ms(value: int | None) -> str:
@@ -217,28 +231,81 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str | Cell]], text_colum
     return "\n".join(lines) + "</table>"
 
 
-def spec_base() -> str | None:
-    """Where the reason codes link to: the ``spec/`` folder of the source checkout this
-    package runs from, as a file URL; ``None`` when installed without it (PL-R14)."""
-    folder = Path(timealign.__file__).resolve().parent.parent.parent / "spec"
-    return folder.as_uri() if (folder / "index.md").is_file() else None
+def rule_texts() -> dict[str, dict[str, str]]:
+    """The spec sections a report can cite, shipped with the package (PL-R15; written by
+    ``make spec-index`` from ``spec/``): id -> title, spec file, Markdown."""
+    text = resources.files("timealign.plot").joinpath("rule_texts.json").read_text("utf-8")
+    loaded: dict[str, dict[str, str]] = json.loads(text)
+    return loaded
 
 
-def _rule_cells(algorithm: str, outcome: str, reason: str | None, base: str | None
-                ) -> list[Cell]:
-    """The rules behind an outcome, each linked to its entry in ``spec/index.md`` (which
-    names its section and what cites it)."""
-    return [Cell(rule, link=None if base is None else f"{base}/index.md#{rule.lower()}")
+def _rule_cells(algorithm: str, outcome: str, reason: str | None) -> list[Cell]:
+    """The rules behind an outcome, each linked to its text in :data:`RULES_PAGE` beside
+    the page (PL-R15), so the links work wherever the folder is copied."""
+    return [Cell(rule, link=f"{RULES_PAGE}#{rule.lower()}", title=_rule_title(rule))
             for rule in reasons.rules(algorithm, outcome, reason)]
 
 
-def _outcomes(algorithm: str, outcomes: Sequence[Mapping[str, Any]], rows: int,
-              base: str | None) -> str:
+def _rule_title(rule: str) -> str | None:
+    entry = rule_texts().get(rule)
+    return None if entry is None else entry["title"]
+
+
+def cited_rules(report: Report) -> tuple[str, ...]:
+    """The rule ids the page links to, in first-cited order."""
+    found: dict[str, None] = {}
+    for c in report.summary["outcomes"]:
+        for rule in reasons.rules(report.algorithm, c["outcome"], c["reason"]):
+            found.setdefault(rule)
+    return tuple(found)
+
+
+_LINK = re.compile(r'<a href="([^"]*)">(.*?)</a>', re.DOTALL)
+
+
+def rules_page(algorithm: str, rules: Sequence[str]) -> str:
+    """The HTML text of :data:`RULES_PAGE`: each cited rule's spec section rendered from its
+    Markdown, anchored by its id in lower case (PL-R15). A link of a section to a rule on
+    this page points at its anchor; any other link (spec files that are not shipped) is
+    left as its text, so nothing on the page is dead."""
+    texts = rule_texts()
+    anchors = {rule.lower() for rule in rules}
+    parts = [f"<h1>Rules cited by the report ({html.escape(algorithm)})</h1>",
+             '<p class="note">Sections of the timealign specification, as shipped with the '
+             'package that wrote the report. <a href="index.html">Back to the report</a>.</p>']
+    for rule in rules:
+        entry = texts.get(rule)
+        if entry is None:
+            parts.append(f'<section class="rule" id="{rule.lower()}"><h2>{html.escape(rule)}'
+                         "</h2><p>(no text shipped for this rule)</p></section>")
+            continue
+        body = markdown.markdown(entry["markdown"], extensions=["tables"])
+
+        def relink(match: re.Match[str]) -> str:
+            target = match.group(1).rsplit("#", 1)[-1]
+            cited = next((a for a in anchors if target == a or target.startswith(a + "-")),
+                         None)
+            return match.group(2) if cited is None else f'<a href="#{cited}">{match.group(2)}</a>'
+
+        parts.append(f'<section class="rule" id="{rule.lower()}"><h2>{html.escape(rule)} '
+                     f'{html.escape(entry["title"])}</h2>\n{_LINK.sub(relink, body)}\n'
+                     f'<p class="note">{html.escape(entry["file"])}</p></section>')
+    return _html_page(f"timealign rules: {algorithm}", "\n".join(parts), script=False)
+
+
+def _html_page(title: str, body: str, script: bool = True) -> str:
+    tail = f"<script>{SCRIPT}</script>\n" if script else ""
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title>"
+            f"<style>{STYLE}</style></head>\n<body>\n{body}\n{tail}</body></html>\n")
+
+
+def _outcomes(algorithm: str, outcomes: Sequence[Mapping[str, Any]], rows: int) -> str:
     """The rows per (outcome, reason): share, rule, and whether it is normal (PL-R14)."""
     lines = []
     for c in outcomes:
         normal = reasons.normal(algorithm, c["outcome"])
-        rules = _rule_cells(algorithm, c["outcome"], c["reason"], base)
+        rules = _rule_cells(algorithm, c["outcome"], c["reason"])
         why = reasons.NORMAL.get(algorithm, {}).get(c["outcome"])
         lines.append([
             Cell(_outcome_label(c)), _number(c["rows"]),
@@ -252,15 +319,70 @@ def _outcomes(algorithm: str, outcomes: Sequence[Mapping[str, Any]], rows: int,
                   lines, 1, bad)
 
 
-def _manifest(manifest: Mapping[str, Any]) -> str:
-    """The run's manifest (SP-R32) as a table of its top-level entries."""
-    import json
+def _when(text: Any) -> datetime.datetime | None:
+    try:
+        return datetime.datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
 
-    rows = []
-    for key, value in manifest.items():
-        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-        rows.append([key, text])
-    return "<h2>Run</h2>" + _table(["entry", "value"], rows, 2, sortable=False)
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def _value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _run(report: Report) -> str:
+    """The Run section (PL-R15): what was run, by whom and how long, read as prose and
+    tables: the command line, the input, when and how long, the versions, and the config
+    as a table of its fields; the manifest's raw JSON stays in the output folder."""
+    manifest = report.manifest or {}
+    parts = ["<h2>Run</h2>"]
+    if report.command is not None:
+        parts.append(f'<code class="command">{html.escape(report.command)}</code>')
+    facts: list[list[str]] = []
+    run = manifest.get("run") if isinstance(manifest.get("run"), Mapping) else {}
+    assert isinstance(run, Mapping)
+    if run.get("input") is not None:
+        facts.append(["input", f"{run['input']} ({run.get('input_format', 'parquet')})"])
+    started, ended = _when(manifest.get("started")), _when(manifest.get("ended"))
+    if started is not None:
+        facts.append(["started", started.strftime("%Y-%m-%d %H:%M:%S UTC")])
+    if started is not None and ended is not None:
+        facts.append(["duration", _duration((ended - started).total_seconds())])
+    version = manifest.get("timealign")
+    if isinstance(version, Mapping):
+        facts.append(["timealign", f"{version.get('version')} ({version.get('build')})"])
+    spark = manifest.get("spark")
+    if isinstance(spark, Mapping):
+        facts.append(["Spark", f"{spark.get('version')} on {spark.get('master')}"])
+    if facts:
+        parts.append(_table(["what", "value"], facts, 2, sortable=False))
+    config = run.get("config")
+    if isinstance(config, Mapping) and config:
+        parts.append("<h3>Config</h3>")
+        parts.append(_table(["field", "value"], [[str(k), _value(v)] for k, v in
+                                                 config.items()], 2, sortable=False))
+    return "\n".join(parts)
+
+
+def _verdict(summary: Mapping[str, Any]) -> str:
+    """The one-line verdict first on the page (PL-R15): the summary's own (SP-R38), green
+    when every outcome is normal, red with what needs a look otherwise."""
+    verdict = summary.get("verdict")
+    if not isinstance(verdict, Mapping) or not isinstance(verdict.get("line"), str):
+        return ""
+    kind = "look" if verdict.get("needs_a_look") else "ok"
+    return f'<p class="verdict {kind}">{html.escape(verdict["line"])}</p>'
 
 
 def page(report: Report) -> str:
@@ -268,11 +390,10 @@ def page(report: Report) -> str:
     summary = report.summary
     algorithm = report.algorithm
     rows = int(summary["rows"])
-    base = spec_base()
-    parts = [f"<h1>timealign run: {html.escape(algorithm)}</h1>"]
+    parts = [f"<h1>timealign run: {html.escape(algorithm)}</h1>", _verdict(summary)]
     parts.extend(f'<p class="warning">{html.escape(w)}</p>' for w in report.warnings)
-    if report.manifest is not None:
-        parts.append(_manifest(report.manifest))
+    if report.manifest is not None or report.command is not None:
+        parts.append(_run(report))
     parts.append("<h2>Summary</h2>")
     facts = [("rows", f"{rows:,}"), ("sources", f"{summary['sources']:,}"),
              ("groups", f"{summary['groups']:,}")]
@@ -288,7 +409,7 @@ def page(report: Report) -> str:
          ["latency (at − end)", *(_ms(summary["latency_ns"][k]) for k in levels)]],
         sortable=False))
     parts.append("<h2>Outcomes per reason</h2>")
-    parts.append(_outcomes(algorithm, summary["outcomes"], rows, base))
+    parts.append(_outcomes(algorithm, summary["outcomes"], rows))
     parts.append(_image(shares_svg(summary["outcomes"], rows, algorithm), "outcome shares"))
     parts.append("<h2>Spread and latency of the groups</h2><div class=\"row\">")
     for h in report.histograms:
@@ -301,11 +422,7 @@ def page(report: Report) -> str:
         parts.append(f"<h2>Timeline of the worst source, {html.escape(str(report.worst))!s}"
                      "</h2>")
         parts.append(_image(render(report.timeline), "timeline of the worst source"))
-    body = "\n".join(parts)
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>timealign run: {html.escape(algorithm)}</title>"
-            f"<style>{STYLE}</style></head>\n<body>\n{body}\n"
-            f"<script>{SCRIPT}</script>\n</body></html>\n")
+    return _html_page(f"timealign run: {algorithm}", "\n".join(p for p in parts if p))
 
 
 def _sources(algorithm: str, sources: Sequence[Mapping[str, Any]]) -> str:
@@ -339,10 +456,13 @@ def timeline_window(span: int, rows: int, groups: int) -> int:
 
 
 def write(report: Report, directory: str | Path) -> Path:
-    """Write ``directory/index.html`` (the folder is created if needed); return its path."""
+    """Write ``directory/index.html`` and the cited rules beside it, ``rules.html`` (the
+    folder is created if needed); return the page's path."""
     folder = Path(directory)
     text = page(report)
+    rules = rules_page(report.algorithm, cited_rules(report))
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / RULES_PAGE).write_text(rules, encoding="utf-8")
     target = folder / "index.html"
     target.write_text(text, encoding="utf-8")
     return target

@@ -65,6 +65,8 @@ class Timeline:
     #: The event-time origin of the axis (a run's source: its first event time, PL-R14);
     #: ``None``: chosen from the shown times (PL-R2).
     origin: int | None = None
+    #: The algorithm whose outputs these are: what is normal for it is drawn grey (PL-R14).
+    algorithm: str | None = None
 
 
 def assemble(
@@ -76,6 +78,7 @@ def assemble(
     arrival: str = ARRIVAL_NS,
     notes: Iterable[str] = (),
     origin: int | None = None,
+    algorithm: str | None = None,
 ) -> Timeline:
     """A timeline from messages (``Record.arrival`` on the arrival axis), the groups and the
     other outcomes by id (``(outcome, reason)``); a message in neither is :data:`OPEN`."""
@@ -93,7 +96,7 @@ def assemble(
                               reason))
     lanes = tuple(sorted({m.lane for m in marks} | {s.lane for s in slots}))
     return Timeline(title, lanes, tuple(marks), spans, _distinct_slots(slots), arrival,
-                    tuple(notes), origin)
+                    tuple(notes), origin, algorithm)
 
 
 def _distinct_slots(slots: Iterable[Slots]) -> tuple[Slots, ...]:
@@ -142,4 +145,5 @@ def from_vector(vector: Vector) -> Timeline:
             slots.extend(algorithm.slots_of(config, state))
     notes = [f"{refused} input(s) refused (VEC-R5), not drawn"] if refused else []
     return assemble(vector.name, records, spans, settled, slots,
-                    ARRIVAL_NS if algorithm.clocked else ARRIVAL_INDEX, notes)
+                    ARRIVAL_NS if algorithm.clocked else ARRIVAL_INDEX, notes,
+                    algorithm=vector.algorithm)

@@ -137,10 +137,14 @@ def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], 
 
     assert paths.report is not None, "the job's paths name no report folder"
     manifest = None if "://" in paths.output else read_manifest(paths.output, "the output")
+    command = None
+    if manifest is not None and isinstance(manifest.get("run"), dict):
+        command = RunRecord.from_json(manifest["run"], "the output").command_line(
+            str(manifest.get("command", "run")), paths.output)
     with read_rows(spark, source) as rows:  # the page shows the run's manifest (SP-R32)
         report = build_report(algorithm, config, rows, paths.output, summary,
                               manifest=manifest, warnings=summary.get("warnings", ()))
-    return write(report, paths.report)
+    return write(attrs.evolve(report, command=command), paths.report)
 
 
 def _same_path(a: str, b: str) -> bool:
@@ -169,6 +173,25 @@ class RunRecord:
                 "input_format": self.format, "column": list(self.column),
                 "stamp": list(self.stamp), "source_from": self.source_from,
                 "skip_bad_files": self.skip_bad_files}
+
+    def command_line(self, command: str, output: str) -> str:
+        """The command line that reruns this record into ``output`` (the report shows it,
+        PL-R15): every option the run was given, the config as canonical JSON."""
+        import json
+        import shlex
+
+        words = ["timealign", command, self.algorithm, "--input", self.input]
+        if self.format != "parquet":
+            words += ["--format", self.format]
+        words += ["--config", json.dumps(self.config, separators=(",", ":"))]
+        for flag, values in (("--column", self.column), ("--stamp", self.stamp)):
+            for value in values:
+                words += [flag, value]
+        if self.source_from is not None:
+            words += ["--source-from", self.source_from]
+        if self.skip_bad_files:
+            words.append("--skip-bad-files")
+        return shlex.join([*words, "--output", output])
 
     @classmethod
     def from_json(cls, body: Any, where: str) -> RunRecord:

@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from timealign import reasons
 from timealign.algorithm import Algorithm, Record, Slots
 from timealign.drive import Driver
 from timealign.errors import InvalidInput
@@ -112,7 +113,8 @@ def source_timeline(
         slots = _slots(algorithm, config, mine, source, last, low, top)
     title = f"source {source!r}, {_span_text(start, stop)} after its first event time"
     # PL-R14: the axis counts from the source's first event time, as the title does
-    return assemble(title, records, spans, settled, slots, notes=notes, origin=int(first[0]))
+    return assemble(title, records, spans, settled, slots, notes=notes, origin=int(first[0]),
+                    algorithm=algorithm.name)
 
 
 def _span_text(start: int, stop: int | None) -> str:
@@ -168,13 +170,33 @@ def per_source(groups: DataFrame, outcomes: DataFrame) -> list[dict[str, Any]]:
     return table
 
 
+def look_window(rows: DataFrame, outcomes: DataFrame, algorithm: str, source: str,
+                first: int, window: int) -> int:
+    """Where the report's timeline starts (ns after the source's first event time,
+    PL-R14): the window of ``window`` ns, on a grid from the first event time, that holds
+    the most of the source's rows whose outcome needs a look; 0 when none does."""
+    kinds = [r[0] for r in outcomes.where(F.col("source") == source)
+             .select("outcome").distinct().collect()]
+    looks = [kind for kind in kinds if not reasons.normal(algorithm, kind)]
+    if not looks:
+        return 0
+    flagged = outcomes.where((F.col("source") == source) & F.col("outcome").isin(looks)) \
+        .select("id")
+    stamps = rows.where(F.col("source") == source).join(flagged, "id").select("stamp")
+    slot = F.expr(f"div(stamp - {first}, {window})")  # integer division, no float
+    busiest = stamps.groupBy(slot.alias("slot")).count() \
+        .orderBy(F.desc("count"), "slot").first()
+    return 0 if busiest is None else max(int(busiest["slot"]), 0) * window
+
+
 def build_report(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: DataFrame,
                  output: str, summary: Mapping[str, Any], seconds: int | None = None,
                  manifest: Mapping[str, Any] | None = None, warnings: Sequence[str] = ()
                  ) -> Report:
     """The report of a finished run (PL-R9): figures from the written tables, and the
-    timeline of the first ``seconds`` (ns) of the worst source; by default a window chosen
-    from the source's density (PL-R14)."""
+    timeline of the first ``seconds`` (ns) of the worst source; by default a window whose
+    width is chosen from the source's density, placed where most of its rows that need a
+    look are (PL-R14)."""
     spark = rows.sparkSession
     groups = spark.read.parquet(f"{output}/groups")
     outcomes = spark.read.parquet(f"{output}/outcomes")
@@ -188,11 +210,16 @@ def build_report(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: Da
     worst = sources[0]["source"] if sources else None
     timeline = None
     if worst is not None:
+        start = 0
         if seconds is None:
             bounds = rows.where(F.col("source") == worst).agg(
                 F.min("stamp"), F.max("stamp")).first()
             span = 0 if bounds is None or bounds[0] is None else int(bounds[1]) - int(bounds[0])
             seconds = timeline_window(span, sources[0]["rows"], sources[0]["groups"])
-        timeline = source_timeline(algorithm, config, rows, output, worst, 0, seconds)
+            if bounds is not None and bounds[0] is not None:
+                start = look_window(rows, outcomes, algorithm.name, worst, int(bounds[0]),
+                                    seconds)
+        timeline = source_timeline(algorithm, config, rows, output, worst, start,
+                                   start + seconds)
     return Report(algorithm.name, summary, sources, histograms, timeline, worst, manifest,
                   tuple(warnings))
