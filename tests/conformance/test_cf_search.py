@@ -10,13 +10,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from tests.conformance import no_age_penalty
+from tests.conformance import two_faults as two_faults_adapter
 from timealign import registry, vectors
 from timealign.cli import main
-from timealign.conformance import Command, check, run_reference, shipped
-from timealign.conformance.harness import Judge, Progress, check_explore, check_fuzz
+from timealign.conformance import Command, InProcess, check, shipped
+from timealign.conformance.harness import Judge, Progress, cause, check_explore, check_fuzz
 from timealign.conformance.instances import instances, traces
 from timealign.errors import InvalidInput
 
@@ -128,26 +130,31 @@ def test_target_list_shows_each_domain_cf_r18_cf_r31(capsys: pytest.CaptureFixtu
 
 # --- several faults in one run (CF-R32) ------------------------------------------------
 
-def two_faults(config: JSON, inputs: list[JSON]) -> list[JSON]:
-    """Two seeded faults: superseded messages and queue overflows are never reported."""
-    return [o for o in run_reference(AT, config, inputs)
-            if o.get("reason") not in ("superseded", "queue_overflow")]
+two_faults = two_faults_adapter.run  # in process, where the protocol is not the point
 
 
 def test_one_fuzz_run_finds_shrinks_and_saves_two_faults_cf_r32(tmp_path: Path) -> None:
-    """CF-R32: fuzz goes on after the first difference and finds the other fault; each is
-    shrunk (no input can go without losing its cause), saved, and still differs; the same
-    seed finds the same traces."""
-    first = check("approximate_time", two_faults, vectors=[], fuzz=300, seed=2,
-                  save_to=tmp_path)
+    """CF-R32: one fuzz run against an adapter with two seeded faults goes on after the
+    first difference and finds the other; each is shrunk (no input can go without losing
+    its cause), saved, and still differs; the same seed finds the same traces."""
+    with Command(two_faults_adapter.command()) as adapter:
+        first = check("approximate_time", adapter, vectors=[], fuzz=300, seed=2,
+                      save_to=tmp_path)
     [source] = first.sources
     reasons = {o["reason"] for d in source.differences for o in d.expected
                if o.get("kind") == "dropped"}
     assert {"superseded", "queue_overflow"} <= reasons, first.text()
     assert "distinct differences" in source.note
+    judge = Judge(AT, InProcess(two_faults))
     for difference in source.differences:
         assert len(difference.vector.inputs) <= difference.original_size
         assert len(difference.vector.inputs) <= 8, first.text()
+        trace = difference.vector
+        key = cause(judge, trace, judge(trace))
+        for k in range(len(trace.inputs)):
+            smaller = attrs.evolve(trace, inputs=trace.inputs[:k] + trace.inputs[k + 1:])
+            verdict = judge(smaller)
+            assert verdict.status != "differ" or cause(judge, smaller, verdict) != key
     saved = [v for p in vectors.files([tmp_path]) for v in vectors.load(p)]
     assert len(saved) == len(source.differences) >= 2
     assert main(["check", str(tmp_path)]) == 0
@@ -208,7 +215,7 @@ def test_budget_on_the_command_line_writes_the_report_cf_r33(
 
 
 def _reference_subject() -> Any:
-    from timealign.conformance import InProcess, implementation
+    from timealign.conformance import implementation
 
     return InProcess(implementation(AT))
 

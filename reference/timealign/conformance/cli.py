@@ -108,9 +108,7 @@ def _conform(args: argparse.Namespace) -> int:
         observed = observed or find_target(args.algorithm, args.target).observe
     observe.profile(args.algorithm, observed or "full")
     for option, value, least in (("--fuzz", args.fuzz, 0), ("--explore", args.explore, 0),
-                                 ("--size", args.size, 1), ("--timeout", args.timeout, 0.001),
-                                 ("--max-differences", args.max_differences, 1),
-                                 ("--budget", args.budget or 1.0, 0.001)):
+                                 ("--size", args.size, 1), ("--timeout", args.timeout, 0.001)):
         if value < least:
             raise InvalidInput(option, "CF-R17", f"must be at least {least}", value)
     where = parse(registry.get(args.algorithm), args.where or [],
