@@ -138,7 +138,7 @@ def main() -> None:
         with Command(faulty, cwd=str(ROOT)) as process:
             judge = LongFirst(registry.get(algorithm), process)
             started = time.perf_counter()
-            report = check_fuzz(judge, 1000, seed, Progress(False), size=200)
+            report = check_fuzz(judge, 1000, seed, Progress(False), size=200, most=1)
             seconds = time.perf_counter() - started
         if not report.differences:  # the seed's traces never reached the fault's case
             print(f"  {fault:24} not found in {report.run} traces ({seconds:5.1f} s)")

@@ -49,7 +49,7 @@ def test_seeded_fault_is_caught_shrunk_and_saved_cf_i1(fault: str, tmp_path: Pat
 def test_seeded_fault_is_caught_within_a_target_cf_i1_cf_r18(fault: str) -> None:
     """CF-I1 with targets (CF-R18): every fault is caught within some target of its
     algorithm, on that target's traces only (``observe full``: the faults report
-    everything). Targets are tried in order; fuzz stops at the first divergence."""
+    everything). Targets are tried in order; fuzz collects distinct differences (CF-R32)."""
     algorithm = FAULTS[fault][0]
     tried = []
     for target in targets(algorithm):

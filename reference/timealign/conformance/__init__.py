@@ -21,6 +21,7 @@ from typing import Any
 
 from timealign import Algorithm, registry
 from timealign.conformance.harness import (
+    MAX_DIFFERENCES,
     Difference,
     InProcess,
     Judge,
@@ -38,13 +39,16 @@ from timealign.conformance.harness import (
 )
 from timealign.conformance.protocol import Command
 from timealign.conformance.suites import shipped
+from timealign.conformance.where import Where, parse
 from timealign.errors import InvalidInput
 from timealign.traces import Target
 from timealign.vectors import Vector
 
+JSON = dict[str, Any]
+
 __all__ = [
-    "Command", "Difference", "InProcess", "Refusal", "Report", "SourceReport", "check",
-    "find_target", "implementation", "run_reference", "shipped", "targets",
+    "Command", "Difference", "InProcess", "Refusal", "Report", "SourceReport", "Where", "check",
+    "find_target", "implementation", "probes", "run_reference", "shipped", "targets",
 ]
 
 
@@ -66,6 +70,17 @@ def find_target(algorithm: str | Algorithm[Any, Any, Any, Any], name: str) -> Ta
     return known[name]
 
 
+def probes(algorithm: str | Algorithm[Any, Any, Any, Any]) -> list[JSON]:
+    """The configs of the explorer's instances (the algorithm's and its targets'), as JSON:
+    where ``--where`` values are tried (CF-R31)."""
+    reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
+    knowledge = reference.traces
+    if knowledge is None:
+        return []
+    every = [*knowledge.instances, *(i for t in knowledge.targets.values() for i in t.instances)]
+    return [reference.config_to_json(i.config) for i in every]
+
+
 def check(
     algorithm: str | Algorithm[Any, Any, Any, Any],
     implementation: Any,
@@ -79,6 +94,9 @@ def check(
     save_to: str | Path | None = None,
     progress: bool = False,
     target: str | None = None,
+    where: Iterable[str] | Where | None = None,
+    max_differences: int = MAX_DIFFERENCES,
+    budget: float | None = None,
 ) -> Report:
     """Check ``implementation`` against the reference of ``algorithm`` (CF-R6 to CF-R27).
 
@@ -89,7 +107,10 @@ def check(
     defaults to the shipped suite of the algorithm; pass ``[]`` to skip it. ``target``
     names a real upstream (CF-R18, :func:`targets`): only traces inside its domain are
     generated and compared, and ``observe`` defaults to its profile (``full`` without a
-    target).
+    target). ``where`` (``["age_penalty=0"]``) narrows every source to configs holding
+    those values (CF-R31). Fuzz and explore each collect up to ``max_differences``
+    distinct differences (CF-R32) and stop after ``budget`` seconds (CF-R33). Ctrl-C
+    ends the run with the report of what was checked, ``Report.interrupted`` (CF-R34).
     """
     reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
     chosen_target = find_target(reference, target) if target is not None else None
@@ -97,7 +118,9 @@ def check(
         observe = chosen_target.observe if chosen_target is not None else "full"
     subject: Subject = implementation if hasattr(implementation, "ask") else \
         InProcess(implementation)
-    judge = Judge(reference, subject, observe, chosen_target)
+    narrowed = where if isinstance(where, Where) or where is None else \
+        parse(reference, list(where), probes(reference))
+    judge = Judge(reference, subject, observe, chosen_target, narrowed)
     shown = getattr(implementation, "command", None) or getattr(
         implementation, "__qualname__", type(implementation).__name__)
     report = Report(reference.name, str(shown), observe, target=target)
@@ -105,10 +128,13 @@ def check(
     chosen = shipped(reference.name) if vectors is None else list(vectors)
     sources: list[tuple[str, Callable[[], SourceReport]]] = \
         ([("vectors", lambda: check_vectors(judge, chosen, ticker))] if chosen else []) \
-        + ([("fuzz", lambda: check_fuzz(judge, fuzz, seed, ticker, size))] if fuzz else []) \
-        + ([("explore", lambda: check_explore(judge, explore, ticker))] if explore else [])
+        + ([("fuzz", lambda: check_fuzz(judge, fuzz, seed, ticker, size,
+                                        most=max_differences, budget=budget))]
+           if fuzz else []) \
+        + ([("explore", lambda: check_explore(judge, explore, ticker, most=max_differences,
+                                              budget=budget))] if explore else [])
     for name, source in sources:
-        if report.never_answered():  # CF-R27: a command that never answered is not asked
+        if report.never_answered() or report.interrupted:  # CF-R27, CF-R34: not asked
             report.not_run.append(name)
         else:
             report.sources.append(source())

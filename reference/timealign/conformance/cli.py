@@ -18,7 +18,7 @@ from typing import Any
 from timealign import options, outputs, registry, vectors
 from timealign.conformance import observe
 from timealign.conformance.protocol import Command
-from timealign.errors import EXIT_DIFFERENT, EXIT_OK, InvalidInput
+from timealign.errors import EXIT_DIFFERENT, EXIT_INTERRUPTED, EXIT_OK, InvalidInput
 
 # Bounds of the numeric options, checked at parse time (CLI-R1): a --fuzz trace longer than
 # MAX_SIZE inputs is beyond what Hypothesis generates, an --explore depth beyond MAX_DEPTH
@@ -26,6 +26,7 @@ from timealign.errors import EXIT_DIFFERENT, EXIT_OK, InvalidInput
 MAX_TRACES = 10**9
 MAX_SIZE = 1000
 MAX_DEPTH = 20
+MAX_BUDGET = 10**7  # seconds (about four months)
 
 
 def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
@@ -72,16 +73,28 @@ def _chosen_vectors(args: argparse.Namespace, fuzz_rule: str,
 
 
 def target_lines(algorithm: str | None = None) -> list[str]:
-    """One line per target (CF-R18): ``ALGORITHM --target NAME: what it is``."""
+    """One line per target (CF-R18): ``ALGORITHM --target NAME: what it is``, then its
+    domain: the profile it observes and the config values of its explorer instances,
+    which ``--where`` can narrow (CF-R31)."""
     from timealign.conformance import targets
 
-    return [f"{name} --target {target}: {found.summary}"
+    return [f"{name} --target {target}: {found.summary}; {_domain(name, found)}"
             for name in ([algorithm] if algorithm else registry.names())
             for target, found in sorted(targets(name).items())]
 
 
+def _domain(algorithm: str, target: Any) -> str:
+    """``observe upstream; explorer configs: age_penalty 0.1, 0.7; topics 2, 3``."""
+    from timealign.conformance.where import config_values
+
+    reference = registry.get(algorithm)
+    configs = [reference.config_to_json(i.config) for i in target.instances]
+    return f"observe {target.observe}; explorer configs: {config_values(configs, most=6)}"
+
+
 def _conform(args: argparse.Namespace) -> int:
-    from timealign.conformance import check, find_target
+    from timealign.conformance import check, find_target, probes
+    from timealign.conformance.where import parse
 
     registry.get(args.algorithm)
     if args.target == "list":
@@ -98,6 +111,8 @@ def _conform(args: argparse.Namespace) -> int:
                                  ("--size", args.size, 1), ("--timeout", args.timeout, 0.001)):
         if value < least:
             raise InvalidInput(option, "CF-R17", f"must be at least {least}", value)
+    where = parse(registry.get(args.algorithm), args.where or [],
+                  probes(args.algorithm))  # CF-R31: checked before any trace
     chosen = _chosen_vectors(args, "CF-R7", "CF-R17")
     if chosen == [] and not args.fuzz and not args.explore:
         raise InvalidInput("--vectors" if args.vectors else "--no-vectors", "VEC-R13",
@@ -107,12 +122,17 @@ def _conform(args: argparse.Namespace) -> int:
     with Command(args.cmd, timeout=args.timeout) as command:
         report = check(args.algorithm, command, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                        size=args.size, explore=args.explore, observe=observed,
-                       save_to=args.save, progress=not args.quiet, target=args.target)
-    if not any(source.run for source in report.sources):  # VEC-R13: no trace ran, no verdict
+                       save_to=args.save, progress=not args.quiet, target=args.target,
+                       where=where, max_differences=args.max_differences,
+                       budget=args.budget)
+    if not any(source.run for source in report.sources) and not report.interrupted:
         raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
     print(report.text())
     if args.report:
         outputs.write_file(args.report, json.dumps(report.to_json(), indent=1) + "\n")
+    if report.interrupted:  # CF-R34, CLI-R2: the summary and the report, then exit 130
+        print("timealign: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
     return EXIT_OK if report.ok else EXIT_DIFFERENT
 
 
@@ -206,7 +226,7 @@ def register(commands: Any) -> None:
                         help="vector files or folders instead of the shipped suite")
     parser.add_argument("--no-vectors", action="store_true", help="skip the vector suite")
     parser.add_argument("--fuzz", type=options.integer(0, MAX_TRACES), default=0, metavar="N",
-                        help="N random traces; the first divergence is shrunk by Hypothesis")
+                        help="N random traces; each distinct divergence is shrunk by Hypothesis")
     parser.add_argument("--seed", type=options.integer(0, 2**64 - 1), default=0,
                         help="seed of --fuzz (default 0)")
     parser.add_argument("--size", type=options.integer(1, MAX_SIZE), default=30,
@@ -215,6 +235,15 @@ def register(commands: Any) -> None:
     parser.add_argument("--explore", type=options.integer(0, MAX_DEPTH), default=0,
                         metavar="DEPTH",
                         help="every trace of the bounded explorer's instances up to DEPTH")
+    parser.add_argument("--where", action="append", metavar="KEY=VALUE",
+                        help="only configs with this value (repeatable; e.g. age_penalty=0): "
+                             "vectors without it are skipped, generated traces carry it")
+    parser.add_argument("--max-differences", type=options.integer(1, MAX_TRACES), default=10,
+                        metavar="N",
+                        help="distinct differences fuzz and explore each collect (default 10)")
+    parser.add_argument("--budget", type=options.number(0.001, MAX_BUDGET), metavar="SECONDS",
+                        help="fuzz and explore each stop after SECONDS (wall clock) and report "
+                             "what they covered")
     parser.add_argument("--observe",
                         help="what the implementation reports: full or upstream (default: "
                              "the target's, else full)")

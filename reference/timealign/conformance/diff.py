@@ -30,6 +30,7 @@ from timealign.conformance.harness import file_name, shrink
 from timealign.conformance.instances import walk
 from timealign.conformance.strategies import reproducible
 from timealign.conformance.suites import shipped
+from timealign.conformance.where import value as value_of
 from timealign.errors import InvalidInput
 from timealign.progress import counted
 from timealign.traces import Instance
@@ -52,13 +53,6 @@ class Variant:
         return {**config, **self.changes}
 
 
-def _value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text  # a bare word: a string (profile=card)
-
-
 def variant(algorithm: str | Algorithm[Any, Any, Any, Any], texts: Sequence[str],
             option: str = "--a") -> Variant:
     """Parse ``KEY=VALUE`` changes (VALUE as JSON, else as a string); :class:`InvalidInput`
@@ -71,7 +65,7 @@ def variant(algorithm: str | Algorithm[Any, Any, Any, Any], texts: Sequence[str]
             if not sign or not key.strip():
                 raise InvalidInput(option, "CF-R21", "must be KEY=VALUE changes of the config",
                                    text)
-            changes[key.strip()] = _value(value.strip())
+            changes[key.strip()] = value_of(value.strip())
     if not changes:
         raise InvalidInput(option, "CF-R21", "needs at least one KEY=VALUE change", texts)
     probe = _probe_config(reference)

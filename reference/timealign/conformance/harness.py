@@ -30,6 +30,7 @@ from timealign import Algorithm, jsontext
 from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
 from timealign.conformance.protocol import STDERR_MARK, Answer, Failed, Outputs, Refused
+from timealign.conformance.where import Where, config_values
 from timealign.progress import Progress as Progress  # re-exported: the harness API
 from timealign.progress import counted
 from timealign.traces import Target
@@ -42,6 +43,9 @@ FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed trac
 REFUSALS_IN_A_ROW = 10  # ... or refused traces (CF-R20)
 SAFE_NAME = 80  # characters of a vector name kept in a saved file's name (CF-R16)
 STDERR_LINES = 5  # last lines of the command's stderr a failure shows (CF-R27)
+MAX_DIFFERENCES = 10  # distinct differences fuzz and explore collect by default (CF-R32)
+SHRINK_SECONDS = 20.0  # Hypothesis's shrinking of one difference (CF-R7)
+Clock = Callable[[], float]  # seconds; the budgets' wall clock, at this edge only (CF-R33)
 
 
 class Subject(Protocol):
@@ -139,9 +143,11 @@ class SourceReport:
     skipped: Counter[str] = attrs.Factory(Counter)  # reason -> traces outside the target
     differences: list[Difference] = attrs.Factory(list)
     note: str = ""
+    stopped: str = ""  # "budget" or "interrupted" when the source was cut (CF-R33, CF-R34)
 
     in_a_row: int = 0
     refused_in_a_row: int = 0
+    refused_configs: list[JSON] = attrs.Factory(list)  # of the refusals in a row (CF-R20)
 
     def count(self, verdict: Verdict) -> None:
         if verdict.status == "skipped":
@@ -158,6 +164,13 @@ class SourceReport:
             self.failed += 1
         self.in_a_row = self.in_a_row + 1 if verdict.status == "failed" else 0
         self.refused_in_a_row = self.refused_in_a_row + 1 if verdict.status == "refused" else 0
+        if verdict.status != "refused":
+            self.refused_configs.clear()
+
+    def refusing(self, vector: Vector, verdict: Verdict) -> None:
+        """Remember the config of a refused trace, for the note of CF-R20."""
+        if verdict.status == "refused":
+            self.refused_configs.append(dict(vector.config))
 
     def progress_line(self, total: int | None) -> str:
         """The progress line of CF-R15 (:class:`timealign.progress.Progress`)."""
@@ -165,18 +178,27 @@ class SourceReport:
         return (f"conform: {self.source} {run}, {self.differ} differ, "
                 f"{self.failed} failed")
 
-    def given_up(self) -> bool:
+    def given_up(self, target: str | None = None) -> bool:
         """CF-R5, CF-R20: a command failing or refusing trace after trace is not run any
-        further."""
+        further; within a target the note names the config values it refused."""
         if self.in_a_row >= FAILURES_IN_A_ROW:
             said = f"stopped after {FAILURES_IN_A_ROW} failed traces in a row"
-        elif self.refused_in_a_row >= REFUSALS_IN_A_ROW:
+        elif self.refused_in_a_row >= REFUSALS_IN_A_ROW and target is None:
             said = (f"the implementation refused {REFUSALS_IN_A_ROW} traces in a row: wrong "
                     "algorithm, or does it need `--target`?")
+        elif self.refused_in_a_row >= REFUSALS_IN_A_ROW:
+            said = (f"the implementation refused {REFUSALS_IN_A_ROW} traces in a row within "
+                    f"--target {target}, with configs {config_values(self.refused_configs)}: if it "
+                    "takes only some of them, narrow the traces with --where KEY=VALUE")
         else:
             return False
         self.note = (self.note + "; " if self.note else "") + said
         return True
+
+    def cut(self, how: str, said: str) -> None:
+        """Mark the source as cut short (CF-R33: ``budget``, CF-R34: ``interrupted``)."""
+        self.stopped = how
+        self.note = (self.note + "; " if self.note else "") + said
 
     def skipped_text(self) -> str:
         """``12 skipped: ros1 arithmetic (AT-R16); 2 skipped: ...`` (CF-R18)."""
@@ -187,7 +209,8 @@ class SourceReport:
         return {"run": self.run, "agree": self.agree, "differ": self.differ,
                 "refused": self.refused, "failed": self.failed,
                 "skipped": sum(self.skipped.values()), "skipped_why": dict(self.skipped),
-                "note": self.note, "differences": [d.to_json() for d in self.differences]}
+                "note": self.note, "stopped": self.stopped or None,
+                "differences": [d.to_json() for d in self.differences]}
 
 
 @attrs.define
@@ -212,6 +235,11 @@ class Report:
         return tuple(sorted({r for s in self.sources for d in s.differences for r in d.rules},
                             key=rules.order))
 
+    @property
+    def interrupted(self) -> bool:
+        """Ctrl-C ended the run: the report covers what was checked (CF-R34)."""
+        return any(s.stopped == "interrupted" for s in self.sources)
+
     def never_answered(self) -> bool:
         """CF-R27: the command under test failed every trace it was asked (it could not
         start, or died or hung before any answer), so nothing was compared."""
@@ -224,6 +252,7 @@ class Report:
                 "observe": self.observe,
                 "ok": self.ok, "differs_on": list(self.rules),
                 "never_answered": self.never_answered(), "not_run": list(self.not_run),
+                "interrupted": self.interrupted,
                 "sources": {s.source: s.to_json() for s in self.sources}}
 
     def text(self) -> str:
@@ -237,7 +266,8 @@ class Report:
             lines.append(f"  {s.source:8} run {s.run:6}  agree {s.agree:6}  differ {s.differ:4}"
                          f"{refused}  failed {s.failed:4}{'  (' + notes + ')' if notes else ''}")
         for name in self.not_run:
-            lines.append(f"  {name:8} not run: the command never answered")
+            lines.append(f"  {name:8} not run: " + ("interrupted (Ctrl-C)" if self.interrupted
+                                                    else "the command never answered"))
         never = self.never_answered()
         for s in self.sources:
             for d in s.differences:
@@ -262,6 +292,8 @@ class Report:
                     lines.append(f"    rules {', '.join(d.rules)}")
                 if d.saved:
                     lines.append(f"    saved {d.saved}")
+        if self.interrupted:
+            lines.append("interrupted (Ctrl-C): the report covers the traces checked so far")
         lines.extend(self.verdict())
         return "\n".join(lines)
 
@@ -301,12 +333,19 @@ class Judge:
     target, traces outside its domain are skipped without asking (CF-R18)."""
 
     def __init__(self, reference: Algorithm[Any, Any, Any, Any], subject: Subject,
-                 profile: str = "full", target: Target | None = None) -> None:
+                 profile: str = "full", target: Target | None = None,
+                 where: Where | None = None) -> None:
         self.reference, self.subject, self.target = reference, subject, target
+        self.where = where
         self.profile = observe.profile(reference, profile)
 
     def outside(self, vector: Vector, expected: tuple[JSON, ...]) -> str | None:
-        """Why ``vector`` lies outside the target (CF-R18), or ``None``."""
+        """Why ``vector`` lies outside the target (CF-R18) or the ``--where`` values
+        (CF-R31), or ``None``."""
+        if self.where is not None:
+            reason = self.where.outside(self.reference, vector.config)
+            if reason is not None:
+                return reason
         if self.target is None:
             return None
         reason = self.target.outside(vector.config, vector.inputs)
@@ -423,105 +462,223 @@ def shrink(vector: Vector, diverges: Callable[[Vector], bool]) -> Vector:
     return attrs.evolve(vector, inputs=tuple(inputs))
 
 
+def cause(judge: Judge, vector: Vector, verdict: Verdict) -> tuple[str, ...]:
+    """What makes two differences distinct (CF-R32): for a refused or failed trace its
+    status and message; else the kind of difference (at the config, an input the reference
+    refuses, or which outputs are missing or extra at the first diverging input, by kind
+    and reason) and the rules those outputs name (CF-R14)."""
+    if verdict.status in ("failed", "refused"):
+        return verdict.status, verdict.message.partition(STDERR_MARK)[0]
+    at = verdict.at
+    if at is None or verdict.message:  # the config, or an input the reference refuses
+        refused = [o for o in verdict.expected if o.get("input") == at
+                   and o.get("kind") == "error"]
+        return (verdict.status, "config" if at is None else "input refused",
+                *rules.exercised(judge.reference, refused))
+    want = [o for o in observe.project(judge.profile, verdict.expected) if o.get("input") == at]
+    got = [o for o in observe.project(judge.profile, verdict.observed) if o.get("input") == at]
+    missing = [o for o in want if not any(jsontext.same(o, g) for g in got)]
+    extra = [o for o in got if not any(jsontext.same(o, w) for w in want)]
+    kinds = {f"{sign}{o.get('kind')}" + (f":{o['reason']}" if isinstance(o.get("reason"), str)
+                                         else "")
+             for sign, found in (("-", missing), ("+", extra)) for o in found}
+    return (verdict.status, *sorted(kinds), "rules:",
+            *rules.exercised(judge.reference, missing + extra))
+
+
 def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
                   reduce: bool = True) -> SourceReport:
-    """CF-R6: every vector; each divergence shrunk by input deletion."""
+    """CF-R6: every vector; each divergence shrunk by input deletion. Ctrl-C ends the
+    source with what was checked (CF-R34)."""
     report = SourceReport("vectors")
     chosen = list(vectors)
-    for vector in chosen:
-        verdict = judge(vector)
-        report.count(verdict)
-        progress(report, len(chosen))
-        if verdict.status not in ("agree", "skipped") and len(report.differences) < DETAILED:
-            minimal = vector
-            if verdict.status == "differ" and reduce:
-                minimal = shrink(vector, lambda candidate: judge(candidate).status == "differ")
-                verdict = judge(minimal) if minimal is not vector else verdict
-            report.differences.append(judge.difference("vectors", minimal, verdict,
-                                                       len(vector.inputs)))
-        if report.given_up():
-            break
+    aimed = judge.target.name if judge.target is not None else None
+    try:
+        for vector in chosen:
+            verdict = judge(vector)
+            report.count(verdict)
+            report.refusing(vector, verdict)
+            progress(report, len(chosen))
+            if verdict.status not in ("agree", "skipped") and len(report.differences) < DETAILED:
+                minimal = vector
+                if verdict.status == "differ" and reduce:
+                    minimal = shrink(vector, lambda candidate: judge(candidate).status == "differ")
+                    verdict = judge(minimal) if minimal is not vector else verdict
+                report.differences.append(judge.difference("vectors", minimal, verdict,
+                                                           len(vector.inputs)))
+            if report.given_up(aimed):
+                break
+    except KeyboardInterrupt:
+        report.cut("interrupted", f"interrupted (Ctrl-C) after "
+                                  f"{report.run + sum(report.skipped.values())} of {len(chosen)} "
+                                  "vectors")
     return report
 
 
 class _OutOfBudget(BaseException):
-    """Ends Hypothesis's shrinking early: not an ``Exception``, so Hypothesis neither
-    catches nor shrinks it (CF-R7)."""
+    """Ends a Hypothesis search early: not an ``Exception``, so Hypothesis neither catches
+    nor shrinks it (CF-R7). ``args[0]`` says why: ``shrink`` (the shrinking budget of one
+    difference), ``budget`` (CF-R33), ``enough`` (CF-R32) or ``given up`` (CF-R5, CF-R20)."""
 
 
 def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
-               size: int = 30, budget: float = 20.0) -> SourceReport:
-    """CF-R7: ``count`` random traces; Hypothesis shrinks the first divergence for at most
-    ``budget`` seconds, then greedy input deletion finishes the job. A failed or refused
-    trace stops the search and is reported as sent (CF-R19)."""
+               size: int = 30, shrink_budget: float = SHRINK_SECONDS,
+               most: int = MAX_DIFFERENCES, budget: float | None = None,
+               clock: Clock = time.monotonic) -> SourceReport:
+    """CF-R7, CF-R32: up to ``count`` random traces. A difference is shrunk by Hypothesis
+    (for at most ``shrink_budget`` seconds), then by greedy input deletion keeping its
+    cause (:func:`cause`); the search then goes on for a difference of another cause, in
+    rounds seeded from ``seed``, until ``count`` traces ran, ``most`` causes were found or
+    ``budget`` seconds were spent (CF-R33). A failed or refused trace of a new cause is
+    reported as sent (CF-R19). Ctrl-C ends the search with what it found (CF-R34)."""
     from hypothesis import HealthCheck, Phase, Verbosity, find, settings
     from hypothesis.errors import NoSuchExample
 
     from timealign.conformance.strategies import reproducible, traces
 
     report = SourceReport("fuzz")
-    found: list[tuple[Vector, Verdict]] = []
-    first: list[tuple[int, float]] = []  # size of the first divergence, when it was found
+    strategy = traces(judge.reference, size, judge.target, judge.where)
+    aimed = judge.target.name if judge.target is not None else None
+    deadline = None if budget is None else clock() + budget
+    found: dict[tuple[str, ...], Difference] = {}
+    stop = ""
+
+    def named(vector: Vector) -> Vector:
+        number = f"_{len(found)}" if found else ""
+        return attrs.evolve(vector, name=f"{judge.reference.name}_fuzz_seed{seed}{number}")
+
+    def spent() -> bool:
+        return deadline is not None and clock() >= deadline
+
+    def record(vector: Vector, verdict: Verdict, key: tuple[str, ...], size: int) -> None:
+        found[key] = judge.difference("fuzz", named(vector), verdict, size)
+        report.differences.append(found[key])
+
+    hit: list[tuple[Vector, Verdict]] = []  # the round's smallest new difference
+    since: list[tuple[float, int]] = []  # when it was found, and its size
 
     def diverges(vector: Vector) -> bool:
-        if found and (found[0][1].status in ("failed", "refused")  # reported as sent
-                      or time.monotonic() - first[0][1] > budget):
-            raise _OutOfBudget
+        if spent():
+            raise _OutOfBudget("budget")
+        if since and clock() - since[0][0] > shrink_budget:
+            raise _OutOfBudget("shrink")
         verdict = judge(vector)
-        if not first:
+        if not since:  # generating: every trace counts (shrink steps do not)
             report.count(verdict)
+            report.refusing(vector, verdict)
             progress(report, count)
-        if verdict.status == "differ" or (verdict.status in ("failed", "refused")
-                                          and not found):
-            first[:] = first or [(len(vector.inputs), time.monotonic())]
-            found[:] = [(vector, verdict)]
-            return True
-        return False
+            if verdict.status in ("failed", "refused"):
+                key = cause(judge, vector, verdict)
+                if key not in found:  # reported as sent, never shrunk (CF-R19)
+                    record(vector, verdict, key, len(vector.inputs))
+                    if len(found) >= most:
+                        raise _OutOfBudget("enough")
+            if report.given_up(aimed):
+                raise _OutOfBudget("given up")
+        if verdict.status != "differ" or cause(judge, vector, verdict) in found:
+            return False
+        since[:] = since or [(clock(), len(vector.inputs))]
+        hit[:] = [(vector, verdict)]
+        return True
 
-    chosen = settings(max_examples=count, database=None, deadline=None,
-                      phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
-                      suppress_health_check=list(HealthCheck))
+    round_ = 0
     try:
-        with reproducible():  # the seed alone decides the traces (CF-R7)
-            find(traces(judge.reference, size, judge.target), diverges, settings=chosen,
-                 random=Random(seed))
-    except _OutOfBudget:
-        pass
-    except NoSuchExample:
-        report.note = f"seed {seed}"
-        return report
-    vector, verdict = found[-1]
-    if verdict.status == "differ":
-        vector = shrink(vector, lambda candidate: judge(candidate).status == "differ")
-        verdict = judge(vector)
-    vector = attrs.evolve(vector, name=f"{judge.reference.name}_fuzz_seed{seed}")
-    report.note = f"seed {seed}; stopped at the first divergence" + (
-        f", shrunk in {time.monotonic() - first[0][1]:.1f} s" if verdict.status == "differ"
-        else "")
-    report.differences.append(judge.difference("fuzz", vector, verdict, first[0][0]))
+        while len(found) < most and report.run < count and not stop:
+            hit.clear()
+            since.clear()
+            chosen = settings(max_examples=count - report.run, database=None, deadline=None,
+                              phases=(Phase.generate, Phase.shrink),
+                              verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck))
+            try:
+                with reproducible():  # the seed alone decides the traces (CF-R7)
+                    find(strategy, diverges, settings=chosen,
+                         random=Random(seed) if round_ == 0 else Random(f"{seed}/{round_}"))
+            except _OutOfBudget as why:
+                stop = "" if why.args[0] == "shrink" else str(why.args[0])
+            except NoSuchExample:
+                stop = "done"
+            round_ += 1
+            if not hit:
+                continue
+            vector, verdict = hit[-1]
+            key = cause(judge, vector, verdict)
+            if not spent():
+                minimal = shrink(vector, _keeps(judge, key, spent))
+                again = judge(minimal)
+                if again.status == "differ":  # else a command answering otherwise twice
+                    vector, verdict = minimal, again
+            record(vector, verdict, key, since[0][1])
+    except KeyboardInterrupt:
+        report.cut("interrupted", f"interrupted (Ctrl-C) after {report.run} of "
+                                  f"{counted(count, 'trace')}")
+    if stop == "budget":
+        report.cut("budget", f"cut by --budget {budget:g} s after {report.run} of "
+                             f"{counted(count, 'trace')}")
+    notes = [f"seed {seed}"]
+    if found:
+        notes.append(counted(len(found), "distinct difference") + (
+            f" (--max-differences {most} reached)" if len(found) >= most else ""))
+    report.note = "; ".join([*notes, *([report.note] if report.note else [])])
     return report
 
 
-def check_explore(judge: Judge, depth: int, progress: Progress) -> SourceReport:
-    """CF-R8: every trace of the small instances up to ``depth`` inputs, shortest first;
-    the first (so shortest) divergence of each instance is reported."""
+def _keeps(judge: Judge, key: tuple[str, ...], spent: Callable[[], bool]
+           ) -> Callable[[Vector], bool]:
+    """Whether a smaller trace still differs by the same cause (CF-R32), while the budget
+    lasts (CF-R33)."""
+    def keeps(vector: Vector) -> bool:
+        if spent():
+            return False
+        verdict = judge(vector)
+        return verdict.status == "differ" and cause(judge, vector, verdict) == key
+    return keeps
+
+
+def check_explore(judge: Judge, depth: int, progress: Progress,
+                  most: int = MAX_DIFFERENCES, budget: float | None = None,
+                  clock: Clock = time.monotonic) -> SourceReport:
+    """CF-R8, CF-R35: every trace of the small instances up to ``depth`` inputs,
+    interleaved and shortest first; the first (so shortest) trace of each distinct cause
+    (CF-R32) is reported, up to ``most``. ``budget`` seconds end the walk (CF-R33), and so
+    does Ctrl-C (CF-R34), with what was checked."""
     from timealign.conformance.instances import traces
 
     report = SourceReport("explore")
-    diverged: set[str] = set()
-    for instance, vector in traces(judge.reference, depth, judge.target):
-        verdict = judge(vector)
-        report.count(verdict)
-        progress(report)
-        if verdict.status not in ("agree", "skipped") and instance not in diverged \
-                and len(report.differences) < DETAILED:
-            diverged.add(instance)
-            report.differences.append(judge.difference("explore", vector, verdict,
-                                                       len(vector.inputs)))
-        if report.given_up():
-            break
+    seen: set[tuple[str, ...]] = set()
+    aimed = judge.target.name if judge.target is not None else None
+    deadline = None if budget is None else clock() + budget
+    level = 0
+    try:
+        for _instance, level, vector in traces(judge.reference, depth, judge.target,
+                                               judge.where):
+            if deadline is not None and clock() >= deadline:
+                report.cut("budget", f"cut by --budget {budget:g} s after "
+                                     f"{counted(report.run, 'trace')}: {_reached(level)}")
+                break
+            verdict = judge(vector)
+            report.count(verdict)
+            report.refusing(vector, verdict)
+            progress(report)
+            if verdict.status not in ("agree", "skipped") and len(report.differences) < most:
+                key = cause(judge, vector, verdict)
+                if key not in seen:
+                    seen.add(key)
+                    report.differences.append(judge.difference("explore", vector, verdict,
+                                                               len(vector.inputs)))
+            if report.given_up(aimed):
+                break
+    except KeyboardInterrupt:
+        report.cut("interrupted", f"interrupted (Ctrl-C) after "
+                                  f"{counted(report.run, 'trace')}: {_reached(level)}")
     report.note = f"depth {depth}" + (f"; {report.note}" if report.note else "")
     return report
+
+
+def _reached(level: int) -> str:
+    """How deep an interleaved walk cut at ``level`` moves got (CF-R35)."""
+    if level <= 1:
+        return "depth 1 in part"
+    return f"every instance to depth {level - 1}, depth {level} in part"
 
 
 def file_name(name: str) -> str:

@@ -10,9 +10,11 @@ closed by the end input, to the implementation under test, shortest traces first
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from timealign import Algorithm
+from timealign.conformance.where import Where
 from timealign.traces import Instance, Moves, Target, Trace
 from timealign.vectors import Vector
 
@@ -33,16 +35,59 @@ def instances(algorithm: Algorithm[Any, Any, Any, Any],
     return algorithm.traces.instances if algorithm.traces is not None else ()
 
 
+#: Traces of one instance sent before the next instance's turn at the same depth (CF-R35).
+CHUNK = 200
+
+
 def traces(algorithm: Algorithm[Any, Any, Any, Any], depth: int,
-           target: Target | None = None) -> Iterator[tuple[str, Vector]]:
-    """(instance name, trace closed by the end input) for every instance."""
+           target: Target | None = None, where: Where | None = None,
+           chunk: int = CHUNK) -> Iterator[tuple[str, int, Vector]]:
+    """(instance name, moves, trace closed by the end input) for every instance, interleaved
+    (CF-R35): depth by depth, and within a depth ``chunk`` traces of each instance in
+    turn, so a run cut short has walked every instance as deep as the others. With
+    ``where`` each instance's config holds its values (CF-R31; an instance the reference
+    then refuses is left out)."""
+    chosen = []
     for item in instances(algorithm, target):
-        encoded = algorithm.config_to_json(item.config)
-        closing = algorithm.end(item.config)
-        for number, trace in enumerate(walk(item.moves, depth)):
-            inputs = [*trace, closing]
-            if target is not None:
-                inputs = target.settle(item.config, inputs)
-            yield item.name, Vector(
-                algorithm=algorithm.name, name=f"{item.name.replace('/', '_')}_{number}",
-                config=encoded, inputs=tuple(algorithm.input_to_json(i) for i in inputs))
+        config = item.config if where is None else where.decoded(algorithm, item.config)
+        if config is not None:
+            chosen.append((item, config))
+    numbers = [0] * len(chosen)
+    previous: list[list[Trace]] = [[()] for _ in chosen]
+    for level in range(1, depth + 1):
+        keep = level < depth  # the last layer is streamed, never held
+        kept: list[list[Trace]] = [[] for _ in chosen]
+        layers = [_layer(item.moves, previous[k], kept[k] if keep else None)
+                  for k, (item, _) in enumerate(chosen)]
+        live = list(range(len(chosen)))
+        while live:
+            for k in list(live):
+                item, config = chosen[k]
+                batch = list(islice(layers[k], chunk))
+                if len(batch) < chunk:
+                    live.remove(k)
+                for trace in batch:
+                    yield item.name, level, _vector(algorithm, item.name, config, trace, numbers[k],
+                                             target)
+                    numbers[k] += 1
+        previous = kept
+
+
+def _layer(moves: Moves, previous: list[Trace], kept: list[Trace] | None
+           ) -> Iterator[Trace]:
+    for trace in previous:
+        for move in moves(trace):
+            longer = (*trace, move)
+            if kept is not None:
+                kept.append(longer)
+            yield longer
+
+
+def _vector(algorithm: Algorithm[Any, Any, Any, Any], name: str, config: Any, trace: Trace,
+            number: int, target: Target | None) -> Vector:
+    inputs = [*trace, algorithm.end(config)]
+    if target is not None:
+        inputs = target.settle(config, inputs)
+    return Vector(algorithm=algorithm.name, name=f"{name.replace('/', '_')}_{number}",
+                  config=algorithm.config_to_json(config),
+                  inputs=tuple(algorithm.input_to_json(i) for i in inputs))

@@ -15,14 +15,17 @@ from typing import Any
 from hypothesis import strategies as st
 
 from timealign import Algorithm
+from timealign.conformance.where import Where
 from timealign.traces import Run, Target
 from timealign.vectors import Vector
 
 
 def traces(algorithm: Algorithm[Any, Any, Any, Any], size: int = 30,
-           target: Target | None = None) -> st.SearchStrategy[Vector]:
+           target: Target | None = None, where: Where | None = None
+           ) -> st.SearchStrategy[Vector]:
     """Random traces of ``algorithm`` (up to ``size`` inputs) as vectors without outputs;
-    with ``target``, only traces inside its domain."""
+    with ``target``, only traces inside its domain; with ``where``, every config holds its
+    values (CF-R31: set on the drawn config, before the target settles the inputs)."""
     knowledge = algorithm.traces
     if knowledge is None:
         raise KeyError(f"no fuzz strategy for {algorithm.name!r}")
@@ -31,6 +34,13 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], size: int = 30,
 
     def encode(run: Run) -> Vector:
         config, inputs = run
+        if where is not None:
+            fitted = where.decoded(algorithm, config)
+            if fitted is None:  # refused with the values: sent as such (CF-R31)
+                return Vector(algorithm=algorithm.name, name=f"{algorithm.name}_fuzz",
+                              config=where.apply(algorithm, algorithm.config_to_json(config)),
+                              inputs=tuple(algorithm.input_to_json(i) for i in inputs))
+            config = fitted
         if target is not None:
             inputs = target.settle(config, inputs)
         return Vector(algorithm=algorithm.name, name=f"{algorithm.name}_fuzz",
