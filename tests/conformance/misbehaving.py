@@ -30,11 +30,9 @@ def answer(trace: dict[str, object]) -> str:
     return json.dumps({"name": trace["name"], "outputs": outputs})
 
 
-served = 0
-for line in sys.stdin:
+for served, line in enumerate(sys.stdin, start=1):
     trace = json.loads(line)
     text = answer(trace)
-    served += 1
     if MODE == "nonsense":
         body = json.loads(text)
         text = json.dumps({**body, "outputs": [*body["outputs"],
