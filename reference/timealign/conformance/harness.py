@@ -667,6 +667,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
         f", shrunk in {time.monotonic() - first[0][1]:.1f} s" if verdict.status == "differ"
         else "")
     report.differences.append(judge.difference("fuzz", vector, verdict, first[0][0]))
+    report.named.setdefault(verdict.status, []).append(vector.name)  # CF-R37
     return report
 
 
