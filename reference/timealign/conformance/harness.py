@@ -392,7 +392,10 @@ class Judge:
         if isinstance(answer, Failed):
             return Verdict("failed", expected, message=answer.message,
                            answered=answer.answered)
-        if isinstance(answer, Outputs):  # CF-R35: in full, before any projection
+        if isinstance(answer, Outputs):
+            if jsontext.same(list(answer.outputs), list(expected)):  # VEC-R12
+                return Verdict("agree", expected, answer.outputs)  # whatever the profile
+            # CF-R35: in full, before any projection
             problem = malformed(self.reference, len(vector.inputs), answer.outputs,
                                 self.profile)
             if problem is not None:
@@ -405,8 +408,6 @@ class Judge:
                 return Verdict("agree", expected)  # the reference refuses the config too
             return Verdict("refused", expected, message=answer.message)
         if config_refused:  # CF-R19: whatever the profile, the config is the difference
-            if jsontext.same(list(answer.outputs), list(expected)):  # VEC-R12
-                return Verdict("agree", expected, answer.outputs)
             return Verdict("differ", expected, answer.outputs, at=None, message=(
                 f"the reference refuses the config ({expected[0].get('rule')}, field "
                 f"{expected[0].get('field')}); the implementation accepted it"))
