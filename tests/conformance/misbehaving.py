@@ -1,6 +1,6 @@
 """A protocol adapter that serves the ApproximateTime reference but misbehaves, in the way
 its argument names, on every trace whose name contains ``bad`` (for the CF-R4/CF-R5 tests),
-or, for the modes of CF-R35 to CF-R37, on every trace.
+or, for the modes of CF-R36 to CF-R38, on every trace.
 
     python -m tests.conformance.misbehaving crash|hang|garbage|wrong_name|no_outputs|
                                             extra_line|refuse|slow_start|duplicate_keys

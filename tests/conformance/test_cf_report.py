@@ -1,7 +1,7 @@
 """What the harness trusts and what it says: answers validated in full before projection
-(CF-R35), unstable answers reported with both answers (CF-R36), every trace that did not
-agree named (CF-R37), verdict words and exit codes (CF-R38), saved vectors that keep what
-the implementation answered (CF-R16, VEC-R15) and their picture (PL-R15)."""
+(CF-R36), unstable answers reported with both answers (CF-R37), every trace that did not
+agree named (CF-R38), verdict words and exit codes (CF-R39), saved vectors that keep what
+the implementation answered (CF-R16, VEC-R15) and their picture (PL-R16)."""
 
 from __future__ import annotations
 
@@ -37,18 +37,18 @@ def conform(argv: list[str], tmp_path: Path,
     return code, captured.out, json.loads(report.read_text(encoding="utf-8"))
 
 
-# --- CF-R35: the answer in full, before any projection -------------------------------------
+# --- CF-R36: the answer in full, before any projection -------------------------------------
 
 def test_nonsense_outputs_never_agree_under_a_target_cf_r35(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """CF-R35: under --target ros2 (observe upstream, which projects away every kind but
+    """CF-R36: under --target ros2 (observe upstream, which projects away every kind but
     `published`), answers carrying an extra {"input": 1000000, "kind": "nonsense"} fail as
     malformed on the vectors and on fuzz; nothing reads AGREES."""
     code, out, body = conform(["--target", "ros2", "--cmd", f"{MISBEHAVING} nonsense",
                                "--fuzz", "20"], tmp_path, capsys)
     assert code == 6, out
     assert "AGREES" not in out and "DIFFERS" not in out
-    assert 'malformed answer (CF-R35): output ' in out
+    assert 'malformed answer (CF-R36): output ' in out
     assert '{"input": 1000000, "kind": "nonsense"}: input must be the index of one of the ' \
            "trace's" in out
     assert body["sources"]["vectors"]["failed"] == 10 and body["sources"]["fuzz"]["failed"] == 1
@@ -71,7 +71,7 @@ def test_nonsense_outputs_never_agree_under_a_target_cf_r35(
 ])
 def test_every_output_is_checked_against_the_protocol_cf_r35(output: JSON,
                                                              problem: str) -> None:
-    """CF-R35: unknown kind, index out of range (or not an integer), fields that are not the
+    """CF-R36: unknown kind, index out of range (or not an integer), fields that are not the
     kind's, an unknown reason, an error without its rule: each names the output."""
     found = malformed(AT, 3, [{"input": 0, "kind": "pending", "id": "z"}, output],
                       profile(AT, "upstream"))
@@ -79,7 +79,7 @@ def test_every_output_is_checked_against_the_protocol_cf_r35(output: JSON,
 
 
 def test_well_formed_answers_pass_cf_r35() -> None:
-    """CF-R35: every reference answer of every shipped vector is well formed, and under a
+    """CF-R36: every reference answer of every shipped vector is well formed, and under a
     profile an upstream may report just the fields it shows (thin-edge: batch ids only)."""
     for name in registry.names():
         algorithm = registry.get(name)
@@ -93,11 +93,11 @@ def test_well_formed_answers_pass_cf_r35() -> None:
 
 
 def test_duplicate_keys_are_malformed_cf_r35() -> None:
-    """CF-R35: an answer line naming a key twice fails the trace (which would a reader
+    """CF-R36: an answer line naming a key twice fails the trace (which would a reader
     take?), quoting the line; through a command, the trace fails and the others agree."""
     answer = parse(b'{"name": "x", "outputs": [], "outputs": [{"input": 0}]}', "x")
     assert isinstance(answer, Failed) and answer.answered
-    assert "malformed answer (CF-R35): the key 'outputs' twice in one object" in answer.message
+    assert "malformed answer (CF-R36): the key 'outputs' twice in one object" in answer.message
     nested = parse(b'{"name": "x", "outputs": [{"input": 0, "kind": "pending", "id": "a", '
                    b'"id": "b"}]}', "x")
     assert isinstance(nested, Failed) and "the key 'id' twice" in nested.message
@@ -112,13 +112,13 @@ def test_duplicate_keys_are_malformed_cf_r35() -> None:
     assert "the key 'outputs' twice in one object" in source.differences[0].message
 
 
-# --- CF-R36: the same trace answered otherwise when asked again ----------------------------
+# --- CF-R37: the same trace answered otherwise when asked again ----------------------------
 
 @pytest.mark.parametrize("source", [["--no-vectors", "--fuzz", "300"], [],
                                     ["--no-vectors", "--explore", "2"]])
 def test_state_leaking_between_traces_is_reported_with_both_answers_cf_r36(
         source: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """CF-R36: an adapter whose answer depends on the traces before (it leaves out the last
+    """CF-R37: an adapter whose answer depends on the traces before (it leaves out the last
     output of every third trace) is reported as exactly that, with both answers: fuzz no
     longer ends in Hypothesis's FlakyFailure (exit 4, no report). Explore asks again only
     the traces it details, so its other differing traces still count as differences."""
@@ -126,7 +126,7 @@ def test_state_leaking_between_traces_is_reported_with_both_answers_cf_r36(
     explore = "--explore" in source
     assert code == (1 if explore else 6), out
     assert "FlakyFailure" not in out and ("DIFFERS" in out) == explore
-    assert "answered the same trace differently when asked again (CF-R36; state leaking " \
+    assert "answered the same trace differently when asked again (CF-R37; state leaking " \
            "between traces" in out
     [name] = body["sources"]
     message = body["sources"][name]["differences"][0]["message"]
@@ -137,7 +137,7 @@ def test_state_leaking_between_traces_is_reported_with_both_answers_cf_r36(
 @pytest.mark.parametrize("source", [["--no-vectors", "--fuzz", "300"], []])
 def test_two_lines_per_trace_is_a_failure_not_a_crash_cf_r36(
         source: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """CF-R5, CF-R36: an adapter printing every answer twice: each late line is caught (a
+    """CF-R5, CF-R37: an adapter printing every answer twice: each late line is caught (a
     name of the trace before, a trace's outputs that do not fit, or an answer that changes
     when asked again), the run ends with a report and exit 6, never a crash."""
     code, out, body = conform(["--cmd", f"{MISBEHAVING} twice", *source], tmp_path, capsys)
@@ -148,11 +148,11 @@ def test_two_lines_per_trace_is_a_failure_not_a_crash_cf_r36(
         assert "(the trace asked before: more than one line for it?)" in out
 
 
-# --- CF-R37: every trace that did not agree is named ---------------------------------------
+# --- CF-R38: every trace that did not agree is named ---------------------------------------
 
 def test_an_adapter_answering_nothing_has_every_differing_vector_named_cf_r37(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """CF-R37: an adapter answering no outputs differs on every vector the reference has
+    """CF-R38: an adapter answering no outputs differs on every vector the reference has
     outputs for: 10 are detailed, the console says how many more, and the JSON report names
     every one of them."""
     code, out, body = conform(["--cmd", f"{MISBEHAVING} silent"], tmp_path, capsys)
@@ -167,7 +167,7 @@ def test_an_adapter_answering_nothing_has_every_differing_vector_named_cf_r37(
 
 
 def test_refusals_do_not_take_the_places_of_differences_cf_r37() -> None:
-    """CF-R37: an implementation refusing every other vector and differing on the others:
+    """CF-R38: an implementation refusing every other vector and differing on the others:
     10 differences are detailed beside 10 refusals, and every trace is named."""
     suite = shipped("approximate_time")
     refused = suite[::2]
@@ -187,10 +187,10 @@ def test_refusals_do_not_take_the_places_of_differences_cf_r37() -> None:
     assert len(source.named["differ"]) == source.differ > 10
 
 
-# --- CF-R38: verdict words and exit codes ---------------------------------------------------
+# --- CF-R39: verdict words and exit codes ---------------------------------------------------
 
 def test_verdict_words_and_exit_codes_cf_r38() -> None:
-    """CF-R38: refusals alone read REFUSED (exit 5), failures alone FAILED (exit 6),
+    """CF-R39: refusals alone read REFUSED (exit 5), failures alone FAILED (exit 6),
     DIFFERS (exit 1) only when a trace differs, naming the rules of the differing traces
     only; a command answering garbage did answer, and the verdict says what."""
     suite = [v for v in shipped("approximate_time") if run_reference(AT, v.config, v.inputs)
@@ -229,7 +229,7 @@ def test_verdict_words_and_exit_codes_cf_r38() -> None:
     assert "never answered" not in failed.text()
 
 
-# --- CF-R16, VEC-R15, PL-R15: saved vectors a port author can read -------------------------
+# --- CF-R16, VEC-R15, PL-R16: saved vectors a port author can read -------------------------
 
 def lazy(config: JSON, inputs: list[JSON]) -> list[JSON]:
     """The reference, but never reporting a message dropped from a full queue."""
@@ -300,7 +300,7 @@ def test_the_reader_checks_the_observed_fields_vec_r15(change: JSON, field: str,
 
 def test_plot_of_a_saved_difference_draws_expected_above_observed_pl_r15(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """PL-R15: `timealign plot` of a saved difference draws the reference's run above the
+    """PL-R16: `timealign plot` of a saved difference draws the reference's run above the
     implementation's, on one scale; the same vector gives the same bytes."""
     pytest.importorskip("matplotlib")
     report = check("approximate_time", lazy, save_to=tmp_path / "found")

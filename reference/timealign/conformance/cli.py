@@ -1,6 +1,6 @@
 """``timealign conform``: check an external implementation against the reference.
 
-Exit status (CF-R17, CF-R38, README "Exit codes"): 0 when every trace agreed, 1 when a
+Exit status (CF-R17, CF-R39, README "Exit codes"): 0 when every trace agreed, 1 when a
 trace differed, 6 when none differed but the command gave no usable answer to some, 5 when
 the only trouble is refused traces; 2 on a usage error or bad input (unknown algorithm or
 profile, unreadable vectors), raised as :class:`InvalidInput` and mapped by
@@ -114,7 +114,7 @@ def _conform(args: argparse.Namespace) -> int:
     print(report.text())
     if args.report:
         outputs.write_file(args.report, json.dumps(report.to_json(), indent=1) + "\n")
-    return report.exit_code()  # CF-R38
+    return report.exit_code()  # CF-R39
 
 
 def _diff(args: argparse.Namespace) -> int:

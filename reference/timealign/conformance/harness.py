@@ -107,7 +107,7 @@ class Verdict:
     answered: bool = False  # a failed trace the command did write a line for (CF-R27)
 
     def answer_text(self) -> str:
-        """What the implementation answered, as the report quotes it (CF-R36)."""
+        """What the implementation answered, as the report quotes it (CF-R37)."""
         if self.status == "refused":
             return json.dumps({"error": self.message})
         if self.status == "failed":
@@ -152,7 +152,7 @@ class SourceReport:
     skipped: Counter[str] = attrs.Factory(Counter)  # reason -> traces outside the target
     differences: list[Difference] = attrs.Factory(list)
     note: str = ""
-    #: CF-R37: status -> the name of every trace of that status (differ, refused, failed)
+    #: CF-R38: status -> the name of every trace of that status (differ, refused, failed)
     named: dict[str, list[str]] = attrs.Factory(dict)
     garbled: int = 0  # failed traces the command answered with an unusable line (CF-R27)
 
@@ -160,7 +160,7 @@ class SourceReport:
     refused_in_a_row: int = 0
 
     def count(self, verdict: Verdict, name: str | None = None) -> None:
-        """Count one trace; ``name`` names it in the report when it did not agree (CF-R37)."""
+        """Count one trace; ``name`` names it in the report when it did not agree (CF-R38)."""
         if verdict.status == "skipped":
             self.skipped[verdict.message] += 1
             return
@@ -182,11 +182,11 @@ class SourceReport:
     def detail(self, status: str) -> bool:
         """Whether a trace of ``status`` is still detailed (shrunk, shown, saved): up to
         :data:`DETAILED` per status, so refusals never take the places of differences
-        (CF-R37)."""
+        (CF-R38)."""
         return sum(d.status == status for d in self.differences) < DETAILED
 
     def more(self) -> list[tuple[str, list[str]]]:
-        """(status, names) of the named traces not detailed, per status (CF-R37)."""
+        """(status, names) of the named traces not detailed, per status (CF-R38)."""
         detailed = Counter((d.status, d.vector.name) for d in self.differences)
         left: list[tuple[str, list[str]]] = []
         for status in ("differ", "refused", "failed"):
@@ -252,7 +252,7 @@ class Report:
     @property
     def rules(self) -> tuple[str, ...]:
         """The rules named by the differing traces; a failed or refused trace names none in
-        the verdict (CF-R27, CF-R38)."""
+        the verdict (CF-R27, CF-R39)."""
         return tuple(sorted({r for s in self.sources for d in s.differences
                              if d.status == "differ" for r in d.rules}, key=rules.order))
 
@@ -264,7 +264,7 @@ class Report:
             s.agree or s.differ or s.refused or s.garbled for s in self.sources)
 
     def exit_code(self) -> int:
-        """CF-R38: 0 every trace agreed; 1 a trace differed; else 6 a trace failed; else 5
+        """CF-R39: 0 every trace agreed; 1 a trace differed; else 6 a trace failed; else 5
         a trace was refused."""
         if any(s.differ for s in self.sources):
             return EXIT_DIFFERENT
@@ -319,14 +319,14 @@ class Report:
                     lines.append(f"    rules {', '.join(d.rules)}")
                 if d.saved:
                     lines.append(f"    saved {d.saved}")
-            for status, names in s.more():  # CF-R37: every other one is in the JSON report
+            for status, names in s.more():  # CF-R38: every other one is in the JSON report
                 lines.append(f"- {s.source}: and {len(names)} more {status} "
                              f"(see --report), the first {names[0]}")
         lines.extend(self.verdict())
         return "\n".join(lines)
 
     def verdict(self) -> list[str]:
-        """The closing lines (CF-R15, CF-R27, CF-R38): ``AGREES``; ``DIFFERS on <rules>``
+        """The closing lines (CF-R15, CF-R27, CF-R39): ``AGREES``; ``DIFFERS on <rules>``
         only when a trace differed; ``REFUSED`` for traces the implementation refused;
         ``FAILED`` for traces it gave no usable answer to, with how the command failed,
         never blamed on rules."""
@@ -395,12 +395,12 @@ class Judge:
         if isinstance(answer, Outputs):
             if jsontext.same(list(answer.outputs), list(expected)):  # VEC-R12
                 return Verdict("agree", expected, answer.outputs)  # whatever the profile
-            # CF-R35: in full, before any projection
+            # CF-R36: in full, before any projection
             problem = malformed(self.reference, len(vector.inputs), answer.outputs,
                                 self.profile)
             if problem is not None:
                 return Verdict("failed", expected, answer.outputs, answered=True,
-                               message=f"malformed answer (CF-R35): {problem}")
+                               message=f"malformed answer (CF-R36): {problem}")
         config_refused = len(expected) == 1 and expected[0].get("input") is None \
             and expected[0].get("kind") == "error"
         if isinstance(answer, Refused):
@@ -424,7 +424,7 @@ class Judge:
         return Verdict("differ", expected, answer.outputs, at=at)
 
     def again(self, vector: Vector, verdict: Verdict) -> Verdict:
-        """CF-R36: a trace that differed or was refused is asked once more; an
+        """CF-R37: a trace that differed or was refused is asked once more; an
         implementation answering it otherwise the second time fails it, quoting both
         answers (state leaking between traces, or more than one line per trace), so the
         search never trips over an answer it cannot reproduce."""
@@ -433,13 +433,13 @@ class Judge:
         return self.unstable(verdict, self(vector))
 
     def unstable(self, first: Verdict, second: Verdict) -> Verdict:
-        """``first``, or the failed verdict of CF-R36 when ``second`` (the same trace asked
+        """``first``, or the failed verdict of CF-R37 when ``second`` (the same trace asked
         again) was answered otherwise."""
         if first.status == second.status and first.message == second.message \
                 and jsontext.same(list(first.observed), list(second.observed)):
             return first
         return Verdict("failed", first.expected, first.observed, answered=True, message=(
-            "answered the same trace differently when asked again (CF-R36; state leaking "
+            "answered the same trace differently when asked again (CF-R37; state leaking "
             "between traces, or more than one answer line per trace?): first "
             f"{first.answer_text()}, then {second.answer_text()}"))
 
@@ -481,7 +481,7 @@ class Judge:
 
 def malformed(reference: Algorithm[Any, Any, Any, Any], inputs: int,
               outputs: Iterable[JSON], seen: Profile = None) -> str | None:
-    """CF-R35: how an answer's outputs break the protocol (VEC-R4, VEC-R5), or ``None``.
+    """CF-R36: how an answer's outputs break the protocol (VEC-R4, VEC-R5), or ``None``.
     Checked in full before any projection, which would forget what it does not show: every
     output's ``input`` is the index of one of the trace's ``inputs`` (``null`` only for
     the config's ``error``), its ``kind`` is one of the algorithm's, its fields are that
@@ -586,14 +586,14 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
     report = SourceReport("vectors")
     chosen = list(vectors)
     for vector in chosen:
-        verdict = judge.again(vector, judge(vector))  # CF-R36
+        verdict = judge.again(vector, judge(vector))  # CF-R37
         report.count(verdict, vector.name)
         progress(report, len(chosen))
         if verdict.status not in ("agree", "skipped") and report.detail(verdict.status):
             minimal = vector
             if verdict.status == "differ" and reduce:
                 minimal = shrink(vector, lambda candidate: judge(candidate).status == "differ")
-                if minimal is not vector:  # CF-R36: kept only when it differs again
+                if minimal is not vector:  # CF-R37: kept only when it differs again
                     shrunk = judge(minimal)
                     minimal, verdict = (minimal, shrunk) if shrunk.status == "differ" \
                         else (vector, verdict)
@@ -628,7 +628,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
                       or time.monotonic() - first[0][1] > budget):
             raise _OutOfBudget
         verdict = judge(vector)
-        if not found:  # CF-R36: the first divergence must be answered alike when re-asked
+        if not found:  # CF-R37: the first divergence must be answered alike when re-asked
             verdict = judge.again(vector, verdict)
         if not first:
             report.count(verdict)
@@ -647,7 +647,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
         with reproducible():  # the seed alone decides the traces (CF-R7)
             find(traces(judge.reference, size, judge.target), diverges, settings=chosen,
                  random=Random(seed))
-    except (_OutOfBudget, Flaky):  # Flaky: an answer Hypothesis could not reproduce, CF-R36
+    except (_OutOfBudget, Flaky):  # Flaky: an answer Hypothesis could not reproduce, CF-R37
         pass
     except NoSuchExample:
         report.note = f"seed {seed}"
@@ -662,13 +662,13 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
             return seen.status == "differ"
 
         vector = shrink(vector, still)
-        verdict = judge.unstable(last[0], judge(vector))  # CF-R36: the same answer again
+        verdict = judge.unstable(last[0], judge(vector))  # CF-R37: the same answer again
     vector = attrs.evolve(vector, name=f"{judge.reference.name}_fuzz_seed{seed}")
     report.note = f"seed {seed}; stopped at the first divergence" + (
         f", shrunk in {time.monotonic() - first[0][1]:.1f} s" if verdict.status == "differ"
         else "")
     report.differences.append(judge.difference("fuzz", vector, verdict, first[0][0]))
-    report.named.setdefault(verdict.status, []).append(vector.name)  # CF-R37
+    report.named.setdefault(verdict.status, []).append(vector.name)  # CF-R38
     return report
 
 
@@ -684,7 +684,7 @@ def check_explore(judge: Judge, depth: int, progress: Progress) -> SourceReport:
         detail = verdict.status not in ("agree", "skipped") and instance not in diverged \
             and report.detail(verdict.status)
         if detail:
-            verdict = judge.again(vector, verdict)  # CF-R36
+            verdict = judge.again(vector, verdict)  # CF-R37
         report.count(verdict, vector.name)
         progress(report)
         if detail:

@@ -62,7 +62,7 @@ Answer = Outputs | Refused | Failed
 
 def parse(line: bytes, name: str, previous: str | None = None) -> Answer:
     """Decode one answer line for the trace ``name`` (CF-R2, CF-R3, CF-R5); a key twice in
-    one object is malformed (CF-R35: which of the two would a reader take?). ``previous``
+    one object is malformed (CF-R36: which of the two would a reader take?). ``previous``
     is the name of the trace asked before, to say when an answer is a late extra line."""
     text = line.decode("utf-8", errors="replace").strip()
     shown = text if len(text) <= 200 else text[:200] + "..."
@@ -71,7 +71,7 @@ def parse(line: bytes, name: str, previous: str | None = None) -> Answer:
     except jsontext.JSONLimit as error:  # checked before parsing: never a RecursionError
         return Failed(f"answer over a limit (rule VEC-R11): {error}", answered=True)
     except jsontext.DuplicateKey as error:
-        return Failed(f"malformed answer (CF-R35): {error}: {shown!r}", answered=True)
+        return Failed(f"malformed answer (CF-R36): {error}: {shown!r}", answered=True)
     except ValueError:
         return Failed(f"garbage answer (not JSON): {shown!r}", answered=True)
     if not isinstance(body, dict):

@@ -77,7 +77,7 @@ def _vector_timeline(args: argparse.Namespace) -> Any:
     vector = found[0]
     if vector.observed is None:
         return from_vector(vector)
-    # PL-R15: a difference saved by `conform --save`: expected above observed
+    # PL-R16: a difference saved by `conform --save`: expected above observed
     return (attrs.evolve(from_vector(vector), title=f"{vector.name}: expected (reference)"),
             attrs.evolve(from_vector(vector, observed=True),
                          title=f"{vector.name}: observed (implementation)"))
@@ -134,7 +134,7 @@ def _plot(args: argparse.Namespace) -> int:
     timeline = _run_timeline(args) if args.run is not None else _vector_timeline(args)
     from timealign.plot.draw import render, render_side_by_side
 
-    if isinstance(timeline, tuple):  # expected above observed (PL-R15)
+    if isinstance(timeline, tuple):  # expected above observed (PL-R16)
         expected, observed = timeline
         data = render_side_by_side(expected, observed, fmt, width=args.width,
                                    strip=not args.no_arrivals, above=True)

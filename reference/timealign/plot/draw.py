@@ -419,7 +419,7 @@ def side_by_side(left: Timeline, right: Timeline, strip: bool = True,
     """Two timelines of one trace side by side on one event-time scale, one legend (PL-R11):
     what ``timealign diff`` shows of each difference; with ``above``, ``left`` above
     ``right`` at full width: a saved conformance difference, expected over observed
-    (PL-R15)."""
+    (PL-R16)."""
     heights = (sum(_heights(left, strip)), sum(_heights(right, strip)))
     height = (sum(heights) if above else max(heights)) + 1.2
     fig = Figure(figsize=(width, height), layout="constrained")

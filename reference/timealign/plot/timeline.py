@@ -111,7 +111,7 @@ def from_vector(vector: Vector, observed: bool = False) -> Timeline:
     counted in the notes; a refused config raises :class:`InvalidInput`. With ``observed``
     the groups and outcomes are those of the vector's ``observed`` outputs (what another
     implementation answered, VEC-R15) on the same messages, without the reference's slot
-    grid (PL-R15).
+    grid (PL-R16).
     """
     algorithm: Algorithm[Any, Any, Any, Any] = registry.get(vector.algorithm)
     if algorithm.timeline_records is None:
@@ -155,9 +155,9 @@ def _observed(algorithm: Algorithm[Any, Any, Any, Any], vector: Vector
               ) -> dict[int, tuple[Any, ...]]:
     """The vector's ``observed`` outputs by input index, decoded with the algorithm's codec
     (its ``error`` outputs left out, VEC-R5); :class:`InvalidInput` when it has none or
-    one does not decode (PL-R15)."""
+    one does not decode (PL-R16)."""
     if vector.observed is None or algorithm.output_from_json is None:
-        raise InvalidInput("observed", "PL-R15", "the vector holds no observed outputs",
+        raise InvalidInput("observed", "PL-R16", "the vector holds no observed outputs",
                            vector.name)
     decoded = []
     for raw in vector.inputs:
