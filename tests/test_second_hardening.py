@@ -81,7 +81,8 @@ def test_vec_r11_huge_topic_count_in_a_vector_is_checked_quickly(tmp_path: Path)
 @pytest.mark.parametrize("wrong", [0.0, True])
 def test_vec_r12_conform_compares_json_types(tmp_path: Path, wrong: object,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    """VEC-R12: an adapter writing `"input": 0.0` (or `true` for 1) differs."""
+    """VEC-R12, CF-R36: an adapter writing `"input": 0.0` (or `true` for 1) never agrees:
+    its answer is malformed (an input index is an integer), exit 6 (CF-R39)."""
     script = tmp_path / "float_adapter.py"
     script.write_text(textwrap.dedent(f"""
         import json, sys
@@ -100,7 +101,8 @@ def test_vec_r12_conform_compares_json_types(tmp_path: Path, wrong: object,
     code = main(["conform", "approximate_time", "--cmd", f"{sys.executable} {script}",
                  "--quiet"])
     out = capsys.readouterr().out
-    assert code == 1 and "AGREES" not in out
+    assert code == 6 and "AGREES" not in out
+    assert "malformed answer (CF-R36)" in out and "input must be the index" in out
 
 
 def test_vec_r12_check_refuses_a_float_input_index(tmp_path: Path,

@@ -19,6 +19,8 @@ EXIT_DIFFERENT = 1
 EXIT_BAD_INPUT = 2
 EXIT_INCONSISTENT = 3
 EXIT_FAILURE = 4
+EXIT_REFUSED = 5  # `conform`: no trace differed or failed, some were refused (CF-R39)
+EXIT_UNANSWERED = 6  # `conform`: no trace differed, the command failed some (CF-R39)
 EXIT_INTERRUPTED = 130
 
 SHOWN = 200  # characters of a rejected value an error message shows at most

@@ -37,13 +37,27 @@ def depth(text: str) -> int:
     return max(accumulate(_STEP[c] for c in brackets), default=0)
 
 
+class DuplicateKey(ValueError):
+    """A JSON object naming one key twice, where the reader asked for unique keys."""
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def loads(text: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    made: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in made:
+            raise DuplicateKey(f"the key {key!r} twice in one object")
+        made[key] = value
+    return made
+
+
+def loads(text: str | bytes, max_depth: int = MAX_DEPTH, unique_keys: bool = False) -> Any:
     """Parse a JSON text after checking its size and depth (VEC-R11); ``NaN`` and
-    ``Infinity`` are refused (they are not JSON). Raises :class:`JSONLimit` for a text over
+    ``Infinity`` are refused (they are not JSON); with ``unique_keys``, so is an object
+    naming a key twice (:class:`DuplicateKey`). Raises :class:`JSONLimit` for a text over
     a limit and :class:`ValueError` (``json.JSONDecodeError``) for one that is not JSON."""
     if len(text) > MAX_TEXT_BYTES:
         raise JSONLimit(f"JSON text too long: {len(text)} bytes, the limit is "
@@ -55,7 +69,8 @@ def loads(text: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
         raise JSONLimit(f"JSON nested too deeply: {deepest} levels, the limit is "
                         f"{max_depth}")
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant,
+                          object_pairs_hook=_unique if unique_keys else None)
     except RecursionError:  # unreachable after the depth check; kept as a last guard
         raise JSONLimit("JSON nested too deeply") from None
 

@@ -40,6 +40,12 @@ class Vector:
     description: str = ""
     rules: tuple[str, ...] = ()
     source: str = ""
+    #: What another implementation answered, kept by ``timealign conform --save`` beside
+    #: the reference's ``outputs`` (VEC-R15): its outputs and the first input at which they
+    #: diverge (``None``: at the config), or its refusal or failure as text.
+    observed: tuple[JSON, ...] | None = None
+    first_diverging_input: int | None = None
+    observed_error: str = ""
 
     def to_json(self) -> JSON:
         """The file form, keys in the documented order."""
@@ -52,6 +58,11 @@ class Vector:
         body["inputs"] = list(self.inputs)
         if self.outputs is not None:
             body["outputs"] = list(self.outputs)
+        if self.observed is not None:
+            body["observed"] = list(self.observed)
+            body["first_diverging_input"] = self.first_diverging_input
+        if self.observed_error:
+            body["observed_error"] = self.observed_error
         return body
 
 
@@ -111,6 +122,7 @@ def from_json(body: Any, source: str = "") -> Vector:
         require(index is None or jsontext.kind(index) == "integer",
                 f"{where}.outputs[{position}].input", "VEC-R1",
                 "must be an integer input index or null (VEC-R12)", index)
+    observed, first = _observed(body, where)
     return Vector(
         algorithm=body["algorithm"],
         name=body["name"],
@@ -120,7 +132,34 @@ def from_json(body: Any, source: str = "") -> Vector:
         description=str(body.get("description", "")),
         rules=tuple(body.get("rules") or ()),
         source=source,
+        observed=observed,
+        first_diverging_input=first,
+        observed_error=str(body.get("observed_error", "")),
     )
+
+
+def _observed(body: Mapping[str, Any], where: str) -> tuple[tuple[JSON, ...] | None, int | None]:
+    """VEC-R15: the optional ``observed`` outputs (as ``outputs``), the
+    ``first_diverging_input`` that goes with them (an index of ``inputs``, or null for the
+    config) and ``observed_error`` (a string)."""
+    require(isinstance(body.get("observed_error", ""), str), f"{where}.observed_error",
+            "VEC-R15", "must be a JSON string when present", body.get("observed_error"))
+    if "observed" not in body:
+        require("first_diverging_input" not in body, f"{where}.first_diverging_input",
+                "VEC-R15", "comes only with observed", body.get("first_diverging_input"))
+        return None, None
+    _require_list_of(body, "observed", dict, where, required=True)
+    for position, output in enumerate(body["observed"]):
+        index = output.get("input")
+        require(index is None or jsontext.kind(index) == "integer",
+                f"{where}.observed[{position}].input", "VEC-R15",
+                "must be an integer input index or null (VEC-R12)", index)
+    first = body.get("first_diverging_input")
+    require(first is None or (jsontext.kind(first) == "integer"
+                              and 0 <= first < len(body["inputs"])),
+            f"{where}.first_diverging_input", "VEC-R15",
+            "must be the index of an input, or null for the config", first)
+    return tuple(body["observed"]), first
 
 
 def _is_lines(path: Path) -> bool:

@@ -1,8 +1,15 @@
 """A protocol adapter that serves the ApproximateTime reference but misbehaves, in the way
-its argument names, on every trace whose name contains ``bad`` (for the CF-R4/CF-R5 tests).
+its argument names, on every trace whose name contains ``bad`` (for the CF-R4/CF-R5 tests),
+or, for the modes of CF-R36 to CF-R38, on every trace.
 
     python -m tests.conformance.misbehaving crash|hang|garbage|wrong_name|no_outputs|
-                                            extra_line|refuse|slow_start
+                                            extra_line|refuse|slow_start|duplicate_keys
+    python -m tests.conformance.misbehaving nonsense|leak|twice|silent
+
+``nonsense`` adds ``{"input": 1000000, "kind": "nonsense"}`` to every answer (a lying
+adapter); ``leak`` leaves out the last output of every third trace it serves (state
+leaking between traces: the answer depends on what came before); ``twice`` prints every
+answer line twice; ``silent`` answers every trace with no outputs.
 """
 
 from __future__ import annotations
@@ -23,9 +30,20 @@ def answer(trace: dict[str, object]) -> str:
     return json.dumps({"name": trace["name"], "outputs": outputs})
 
 
-for line in sys.stdin:
+for served, line in enumerate(sys.stdin, start=1):
     trace = json.loads(line)
     text = answer(trace)
+    if MODE == "nonsense":
+        body = json.loads(text)
+        text = json.dumps({**body, "outputs": [*body["outputs"],
+                                               {"input": 1000000, "kind": "nonsense"}]})
+    if MODE == "leak" and served % 3 == 0:
+        body = json.loads(text)
+        text = json.dumps({**body, "outputs": body["outputs"][:-1]})
+    if MODE == "silent":
+        text = json.dumps({"name": trace["name"], "outputs": []})
+    if MODE == "twice":
+        print(text, flush=True)
     if "bad" in str(trace["name"]):
         if MODE == "crash":
             print("boom: cannot handle this trace", file=sys.stderr, flush=True)
@@ -42,4 +60,7 @@ for line in sys.stdin:
             print(text, flush=True)  # answered twice: the next trace would read a stale line
         if MODE == "refuse":
             text = json.dumps({"name": trace["name"], "error": "config not supported"})
+        if MODE == "duplicate_keys":  # which outputs would a reader take?
+            text = (f'{{"name": {json.dumps(trace["name"])}, "outputs": [], "outputs": '
+                    f'{json.dumps(json.loads(text)["outputs"])}}}')
     print(text, flush=True)

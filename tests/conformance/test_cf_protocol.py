@@ -124,13 +124,13 @@ def test_parse_answer_lines_cf_r2_cf_r3_cf_r5() -> None:
 
 def test_a_command_that_never_answers_is_not_blamed_on_rules_cf_r27(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """CF-R27, CF-R17: an adapter that cannot start (exit 127) or dies on an import error
-    is reported as the command failing, with its exit status and the last lines of its
-    stderr, exit 1; no rule is named, no later source is run."""
+    """CF-R27, CF-R17, CF-R39: an adapter that cannot start (exit 127) or dies on an import
+    error is reported as the command failing, with its exit status and the last lines of its
+    stderr, exit 6 (failures alone); no rule is named, no later source is run."""
     code = main(["conform", "approximate_time", "--cmd", "./no-such-implementation --serve",
                  "--explore", "1", "--quiet", "--report", str(tmp_path / "report.json")])
     out = capsys.readouterr().out
-    assert code == 1, out
+    assert code == 6, out
     assert "DIFFERS" not in out and "rules" not in out and "config: null" not in out
     assert "  explore  not run: the command never answered" in out
     assert out.splitlines()[-2:] == [

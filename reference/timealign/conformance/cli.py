@@ -1,8 +1,9 @@
 """``timealign conform``: check an external implementation against the reference.
 
-Exit status (CF-R17, README "Exit codes"): 0 when every trace agreed, 1 when any trace
-differed, was refused or failed, 2 on a usage error or bad input (unknown algorithm or profile,
-unreadable vectors), raised as :class:`InvalidInput` and mapped by
+Exit status (CF-R17, CF-R39, README "Exit codes"): 0 when every trace agreed, 1 when a
+trace differed, 6 when none differed but the command gave no usable answer to some, 5 when
+the only trouble is refused traces; 2 on a usage error or bad input (unknown algorithm or
+profile, unreadable vectors), raised as :class:`InvalidInput` and mapped by
 :func:`timealign.command.guarded`.
 The report goes to stdout, progress lines to stderr, the JSON report to ``--report``.
 """
@@ -133,7 +134,7 @@ def _conform(args: argparse.Namespace) -> int:
     if report.interrupted:  # CF-R34, CLI-R2: the summary and the report, then exit 130
         print("timealign: interrupted", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
-    return EXIT_OK if report.ok else EXIT_DIFFERENT
+    return report.exit_code()  # CF-R39
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -212,8 +213,9 @@ def register(commands: Any) -> None:
         "conform", help="check an implementation against the reference (spec/conformance.md)",
         description="Run traces through the reference and through COMMAND (the line protocol "
                     "of spec/conformance.md) and report, shrink and save every divergence. "
-                    "Exit 0: everything agrees; 1: a trace differed, was refused or failed; "
-                    "2: bad usage.",
+                    "Exit 0: everything agrees; 1: a trace differed; 5: no trace differed, "
+                    "some were refused; 6: no trace differed, the command gave no usable "
+                    "answer to some; 2: bad usage.",
         epilog="`timealign conform ALGORITHM --target list` prints the targets of ALGORITHM, "
                "the real upstreams it checks against, one line each (CF-R18).")
     parser.add_argument("algorithm", choices=registry.names())

@@ -31,14 +31,15 @@ from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
 from timealign.conformance.protocol import STDERR_MARK, Answer, Failed, Outputs, Refused
 from timealign.conformance.where import Where, config_values
+from timealign.errors import EXIT_DIFFERENT, EXIT_OK, EXIT_REFUSED, EXIT_UNANSWERED, InvalidInput
 from timealign.progress import Progress as Progress  # re-exported: the harness API
 from timealign.progress import counted
-from timealign.traces import Target
+from timealign.traces import Profile, Target
 from timealign.vectors import Vector
 
 JSON = dict[str, Any]
 Implementation = Callable[[JSON, list[JSON]], list[JSON]]
-DETAILED = 10  # differences per source shrunk, detailed and saved; the rest are counted
+DETAILED = 10  # traces per source and status shrunk, detailed and saved; the rest named
 FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed traces (CF-R5)
 REFUSALS_IN_A_ROW = 10  # ... or refused traces (CF-R20)
 SAFE_NAME = 80  # characters of a vector name kept in a saved file's name (CF-R16)
@@ -75,7 +76,8 @@ class InProcess:
         except Exception as error:
             return Failed(f"raised {type(error).__name__}: {error}")
         if not isinstance(produced, list) or not all(isinstance(o, dict) for o in produced):
-            return Failed(f"returned {type(produced).__name__}, not a list of output objects")
+            return Failed(f"returned {type(produced).__name__}, not a list of output objects",
+                          answered=True)
         return Outputs(tuple(produced))
 
 
@@ -90,8 +92,10 @@ def implementation(algorithm: Algorithm[Any, Any, Any, Any]) -> Implementation:
 
 
 def request(vector: Vector) -> JSON:
-    """The protocol line of a trace: the vector without its outputs (CF-R2)."""
-    return attrs.evolve(vector, outputs=None).to_json()
+    """The protocol line of a trace: the vector without its outputs, nor what another
+    implementation was seen to answer (CF-R2, VEC-R15)."""
+    return attrs.evolve(vector, outputs=None, observed=None, first_diverging_input=None,
+                        observed_error="").to_json()
 
 
 @attrs.frozen
@@ -104,6 +108,15 @@ class Verdict:
     observed: tuple[JSON, ...] = ()
     message: str = ""
     at: int | None = None
+    answered: bool = False  # a failed trace the command did write a line for (CF-R27)
+
+    def answer_text(self) -> str:
+        """What the implementation answered, as the report quotes it (CF-R37)."""
+        if self.status == "refused":
+            return json.dumps({"error": self.message})
+        if self.status == "failed":
+            return f"no usable answer ({self.message})"
+        return json.dumps(list(self.observed))
 
 
 @attrs.frozen
@@ -144,12 +157,16 @@ class SourceReport:
     differences: list[Difference] = attrs.Factory(list)
     note: str = ""
     stopped: str = ""  # "budget" or "interrupted" when the source was cut (CF-R33, CF-R34)
+    #: CF-R38: status -> the name of every trace of that status (differ, refused, failed)
+    named: dict[str, list[str]] = attrs.Factory(dict)
+    garbled: int = 0  # failed traces the command answered with an unusable line (CF-R27)
 
     in_a_row: int = 0
     refused_in_a_row: int = 0
     refused_configs: list[JSON] = attrs.Factory(list)  # of the refusals in a row (CF-R20)
 
-    def count(self, verdict: Verdict) -> None:
+    def count(self, verdict: Verdict, name: str | None = None) -> None:
+        """Count one trace; ``name`` names it in the report when it did not agree (CF-R38)."""
         if verdict.status == "skipped":
             self.skipped[verdict.message] += 1
             return
@@ -162,6 +179,9 @@ class SourceReport:
             self.refused += 1
         else:
             self.failed += 1
+            self.garbled += verdict.answered
+        if name is not None and verdict.status != "agree":
+            self.named.setdefault(verdict.status, []).append(name)
         self.in_a_row = self.in_a_row + 1 if verdict.status == "failed" else 0
         self.refused_in_a_row = self.refused_in_a_row + 1 if verdict.status == "refused" else 0
         if verdict.status != "refused":
@@ -171,6 +191,27 @@ class SourceReport:
         """Remember the config of a refused trace, for the note of CF-R20."""
         if verdict.status == "refused":
             self.refused_configs.append(dict(vector.config))
+
+    def detail(self, status: str) -> bool:
+        """Whether a trace of ``status`` is still detailed (shrunk, shown, saved): up to
+        :data:`DETAILED` per status, so refusals never take the places of differences
+        (CF-R38)."""
+        return sum(d.status == status for d in self.differences) < DETAILED
+
+    def more(self) -> list[tuple[str, list[str]]]:
+        """(status, names) of the named traces not detailed, per status (CF-R38)."""
+        detailed = Counter((d.status, d.vector.name) for d in self.differences)
+        left: list[tuple[str, list[str]]] = []
+        for status in ("differ", "refused", "failed"):
+            names = []
+            for name in self.named.get(status, []):
+                if detailed[(status, name)]:
+                    detailed[(status, name)] -= 1
+                else:
+                    names.append(name)
+            if names:
+                left.append((status, names))
+        return left
 
     def progress_line(self, total: int | None) -> str:
         """The progress line of CF-R15 (:class:`timealign.progress.Progress`)."""
@@ -210,7 +251,9 @@ class SourceReport:
                 "refused": self.refused, "failed": self.failed,
                 "skipped": sum(self.skipped.values()), "skipped_why": dict(self.skipped),
                 "note": self.note, "stopped": self.stopped or None,
-                "differences": [d.to_json() for d in self.differences]}
+                "differences": [d.to_json() for d in self.differences],
+                "traces": {status: list(self.named.get(status, []))
+                           for status in ("differ", "refused", "failed")}}
 
 
 @attrs.define
@@ -231,9 +274,10 @@ class Report:
 
     @property
     def rules(self) -> tuple[str, ...]:
-        """The rules named by the differences; a failed trace names none (CF-R27)."""
-        return tuple(sorted({r for s in self.sources for d in s.differences for r in d.rules},
-                            key=rules.order))
+        """The rules named by the differing traces; a failed or refused trace names none in
+        the verdict (CF-R27, CF-R39)."""
+        return tuple(sorted({r for s in self.sources for d in s.differences
+                             if d.status == "differ" for r in d.rules}, key=rules.order))
 
     @property
     def interrupted(self) -> bool:
@@ -241,16 +285,29 @@ class Report:
         return any(s.stopped == "interrupted" for s in self.sources)
 
     def never_answered(self) -> bool:
-        """CF-R27: the command under test failed every trace it was asked (it could not
-        start, or died or hung before any answer), so nothing was compared."""
+        """CF-R27: the command under test failed every trace it was asked without writing
+        a line (it could not start, or died or hung before any answer), so nothing was
+        compared. A command that answered garbage did answer: the report quotes it."""
         return any(s.failed for s in self.sources) and not any(
-            s.agree or s.differ or s.refused for s in self.sources)
+            s.agree or s.differ or s.refused or s.garbled for s in self.sources)
+
+    def exit_code(self) -> int:
+        """CF-R39: 0 every trace agreed; 1 a trace differed; else 6 a trace failed; else 5
+        a trace was refused."""
+        if any(s.differ for s in self.sources):
+            return EXIT_DIFFERENT
+        if any(s.failed for s in self.sources):
+            return EXIT_UNANSWERED
+        if any(s.refused for s in self.sources):
+            return EXIT_REFUSED
+        return EXIT_OK
 
     def to_json(self) -> JSON:
         return {"format": "timealign.conformance/1", "algorithm": self.algorithm,
                 "implementation": self.implementation, "target": self.target,
                 "observe": self.observe,
-                "ok": self.ok, "differs_on": list(self.rules),
+                "ok": self.ok, "verdict": self.verdict()[0],
+                "exit_status": self.exit_code(), "differs_on": list(self.rules),
                 "never_answered": self.never_answered(), "not_run": list(self.not_run),
                 "interrupted": self.interrupted,
                 "sources": {s.source: s.to_json() for s in self.sources}}
@@ -292,27 +349,35 @@ class Report:
                     lines.append(f"    rules {', '.join(d.rules)}")
                 if d.saved:
                     lines.append(f"    saved {d.saved}")
+            for status, names in s.more():  # CF-R38: every other one is in the JSON report
+                lines.append(f"- {s.source}: and {len(names)} more {status} "
+                             f"(see --report), the first {names[0]}")
         if self.interrupted:
             lines.append("interrupted (Ctrl-C): the report covers the traces checked so far")
         lines.extend(self.verdict())
         return "\n".join(lines)
 
     def verdict(self) -> list[str]:
-        """The closing lines (CF-R15, CF-R27): ``AGREES``; ``DIFFERS on <rules>`` for what
-        the command answered; and for traces it gave no usable answer to, ``FAILED``
-        with how the command failed, never blamed on rules."""
+        """The closing lines (CF-R15, CF-R27, CF-R39): ``AGREES``; ``DIFFERS on <rules>``
+        only when a trace differed; ``REFUSED`` for traces the implementation refused;
+        ``FAILED`` for traces it gave no usable answer to, with how the command failed,
+        never blamed on rules."""
         if self.ok:
             return ["AGREES"]
         failed = sum(s.failed for s in self.sources)
+        refused = sum(s.refused for s in self.sources)
+        run = sum(s.run for s in self.sources)
         first = next((d.message for s in self.sources for d in s.differences
                       if d.status == "failed"), "")
         if self.never_answered():
             return _failure(f"FAILED: the command under test never answered "
                             f"({counted(failed, 'trace')} failed): {first}", "    ")
-        found = [] if not any(s.differ or s.refused for s in self.sources) else [
+        found = [] if not any(s.differ for s in self.sources) else [
             "DIFFERS" + (f" on {', '.join(self.rules)}" if self.rules else "")]
+        if refused:
+            found.append(f"REFUSED: the implementation refused {refused} of "
+                         f"{counted(run, 'trace')} (above)")
         if failed:
-            run = sum(s.run for s in self.sources)
             found.append(f"FAILED: the command under test gave no usable answer to "
                          f"{failed} of {counted(run, 'trace')} (above)")
         return ["; ".join(found)]
@@ -364,7 +429,17 @@ class Judge:
             return Verdict("skipped", expected, message=reason)
         answer = self.subject.ask(request(vector))
         if isinstance(answer, Failed):
-            return Verdict("failed", expected, message=answer.message)
+            return Verdict("failed", expected, message=answer.message,
+                           answered=answer.answered)
+        if isinstance(answer, Outputs):
+            if jsontext.same(list(answer.outputs), list(expected)):  # VEC-R12
+                return Verdict("agree", expected, answer.outputs)  # whatever the profile
+            # CF-R36: in full, before any projection
+            problem = malformed(self.reference, len(vector.inputs), answer.outputs,
+                                self.profile)
+            if problem is not None:
+                return Verdict("failed", expected, answer.outputs, answered=True,
+                               message=f"malformed answer (CF-R36): {problem}")
         config_refused = len(expected) == 1 and expected[0].get("input") is None \
             and expected[0].get("kind") == "error"
         if isinstance(answer, Refused):
@@ -372,8 +447,6 @@ class Judge:
                 return Verdict("agree", expected)  # the reference refuses the config too
             return Verdict("refused", expected, message=answer.message)
         if config_refused:  # CF-R19: whatever the profile, the config is the difference
-            if jsontext.same(list(answer.outputs), list(expected)):  # VEC-R12
-                return Verdict("agree", expected, answer.outputs)
             return Verdict("differ", expected, answer.outputs, at=None, message=(
                 f"the reference refuses the config ({expected[0].get('rule')}, field "
                 f"{expected[0].get('field')}); the implementation accepted it"))
@@ -388,6 +461,26 @@ class Judge:
                 f"the reference refuses input {refusal[0]} ({refusal[1]}); the "
                 "implementation did not"))
         return Verdict("differ", expected, answer.outputs, at=at)
+
+    def again(self, vector: Vector, verdict: Verdict) -> Verdict:
+        """CF-R37: a trace that differed or was refused is asked once more; an
+        implementation answering it otherwise the second time fails it, quoting both
+        answers (state leaking between traces, or more than one line per trace), so the
+        search never trips over an answer it cannot reproduce."""
+        if verdict.status not in ("differ", "refused"):
+            return verdict
+        return self.unstable(verdict, self(vector))
+
+    def unstable(self, first: Verdict, second: Verdict) -> Verdict:
+        """``first``, or the failed verdict of CF-R37 when ``second`` (the same trace asked
+        again) was answered otherwise."""
+        if first.status == second.status and first.message == second.message \
+                and jsontext.same(list(first.observed), list(second.observed)):
+            return first
+        return Verdict("failed", first.expected, first.observed, answered=True, message=(
+            "answered the same trace differently when asked again (CF-R37; state leaking "
+            "between traces, or more than one answer line per trace?): first "
+            f"{first.answer_text()}, then {second.answer_text()}"))
 
     def difference(self, source: str, vector: Vector, verdict: Verdict,
                    original_size: int) -> Difference:
@@ -411,11 +504,75 @@ class Judge:
         named = set() if verdict.status == "failed" else (  # nothing compared (CF-R27)
             set(vector.rules) | set(rules.exercised(self.reference, raw_want + shown_got)))
         named_rules = tuple(sorted(named, key=rules.order))
-        saved = attrs.evolve(vector, outputs=verdict.expected,
-                             rules=named_rules if named_rules else vector.rules)
+        # CF-R16, VEC-R15: the trace keeps its description and rules (the rules of the
+        # difference added), and what the implementation answered beside the reference's
+        saved = attrs.evolve(
+            vector, outputs=verdict.expected,
+            rules=vector.rules + tuple(r for r in named_rules if r not in vector.rules),
+            observed=verdict.observed if verdict.status == "differ" else None,
+            first_diverging_input=at if verdict.status == "differ" else None,
+            observed_error=verdict.message if verdict.status in ("refused", "failed")
+            else "")
         item = vector.inputs[at] if isinstance(at, int) and 0 <= at < len(vector.inputs) else None
         return Difference(source, verdict.status, saved, at, item, tuple(shown_want),
                           tuple(shown_got), verdict.message, named_rules, original_size)
+
+
+def malformed(reference: Algorithm[Any, Any, Any, Any], inputs: int,
+              outputs: Iterable[JSON], seen: Profile = None) -> str | None:
+    """CF-R36: how an answer's outputs break the protocol (VEC-R4, VEC-R5), or ``None``.
+    Checked in full before any projection, which would forget what it does not show: every
+    output's ``input`` is the index of one of the trace's ``inputs`` (``null`` only for
+    the config's ``error``), its ``kind`` is one of the algorithm's, its fields are that
+    kind's and nothing else (decoded and encoded again by the algorithm's codec, they come
+    back unchanged; under a profile ``seen``, an output of a kind it shows may carry only
+    the fields it shows, as an upstream reports them), and a reason is one the algorithm
+    gives for that kind."""
+    table = reference.traces.rules if reference.traces is not None else {}
+    reasons: dict[str, set[str]] = {}
+    for kind, reason in table:
+        if reason is not None:
+            reasons.setdefault(kind, set()).add(reason)
+    for position, output in enumerate(outputs):
+        problem = _malformed_output(reference, inputs, reasons, seen, output)
+        if problem is not None:
+            shown = json.dumps(output)
+            shown = shown if len(shown) <= 200 else shown[:200] + "..."
+            return f"output {position} {shown}: {problem}"
+    return None
+
+
+def _malformed_output(reference: Algorithm[Any, Any, Any, Any], inputs: int,
+                      reasons: dict[str, set[str]], seen: Profile,
+                      output: JSON) -> str | None:
+    """What is wrong with one output of an answer (:func:`malformed`), or ``None``."""
+    index, kind = output.get("input"), output.get("kind")
+    if kind == "error":
+        if set(output) != {"input", "kind", "field", "rule"} or not all(
+                isinstance(output[key], str) for key in ("field", "rule")):
+            return "an error output has the fields input, kind, field and rule, each a string"
+        if index is None:
+            return None
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < inputs:
+        return f"input must be the index of one of the trace's {counted(inputs, 'input')}"
+    if kind == "error" or reference.output_from_json is None:
+        return None
+    try:
+        again = {"input": index, **reference.output_to_json(
+            reference.output_from_json(output, ()))}
+    except (InvalidInput, TypeError, ValueError) as error:
+        shown = seen.get(kind) if seen is not None and isinstance(kind, str) else None
+        if shown is not None and {*shown[0], "input", "kind"} == output.keys():
+            return None  # the fields the profile shows, as an upstream reports them
+        return f"not an output of {reference.name}: {error}"
+    if again.keys() != output.keys():
+        return f"a {kind} output has the fields {', '.join(sorted(again))}"
+    if not jsontext.same(again, dict(output)):
+        return f"a field of the wrong type: {reference.name} reads it as {json.dumps(again)}"
+    reason = output.get("reason")
+    if kind in reasons and reason not in reasons[kind]:
+        return f"reason must be one of {', '.join(sorted(reasons[kind]))}"
+    return None
 
 
 def _refused_input(expected: Iterable[JSON], observed: Iterable[JSON],
@@ -495,15 +652,18 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
     aimed = judge.target.name if judge.target is not None else None
     try:
         for vector in chosen:
-            verdict = judge(vector)
-            report.count(verdict)
+            verdict = judge.again(vector, judge(vector))  # CF-R37
+            report.count(verdict, vector.name)
             report.refusing(vector, verdict)
             progress(report, len(chosen))
-            if verdict.status not in ("agree", "skipped") and len(report.differences) < DETAILED:
+            if verdict.status not in ("agree", "skipped") and report.detail(verdict.status):
                 minimal = vector
                 if verdict.status == "differ" and reduce:
                     minimal = shrink(vector, lambda candidate: judge(candidate).status == "differ")
-                    verdict = judge(minimal) if minimal is not vector else verdict
+                    if minimal is not vector:  # CF-R37: kept only when it differs again
+                        shrunk = judge(minimal)
+                        minimal, verdict = (minimal, shrunk) if shrunk.status == "differ" \
+                            else (vector, verdict)
                 report.differences.append(judge.difference("vectors", minimal, verdict,
                                                            len(vector.inputs)))
             if report.given_up(aimed):
@@ -532,7 +692,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     ``budget`` seconds were spent (CF-R33). A failed or refused trace of a new cause is
     reported as sent (CF-R19). Ctrl-C ends the search with what it found (CF-R34)."""
     from hypothesis import HealthCheck, Phase, Verbosity, find, settings
-    from hypothesis.errors import NoSuchExample
+    from hypothesis.errors import Flaky, NoSuchExample
 
     from timealign.conformance.strategies import reproducible, traces
 
@@ -553,6 +713,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     def record(vector: Vector, verdict: Verdict, key: tuple[str, ...], size: int) -> None:
         found[key] = judge.difference("fuzz", named(vector), verdict, size)
         report.differences.append(found[key])
+        report.named.setdefault(verdict.status, []).append(found[key].vector.name)  # CF-R38
 
     hit: list[tuple[Vector, Verdict]] = []  # the round's smallest new difference
     since: list[tuple[float, int]] = []  # when it was found, and its size
@@ -564,6 +725,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
             raise _OutOfBudget("shrink")
         verdict = judge(vector)
         if not since:  # generating: every trace counts (shrink steps do not)
+            verdict = judge.again(vector, verdict)  # CF-R37: a divergence answered alike
             report.count(verdict)
             report.refusing(vector, verdict)
             progress(report, count)
@@ -597,6 +759,8 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
                 stop = "" if why.args[0] == "shrink" else str(why.args[0])
             except NoSuchExample:
                 stop = "done"
+            except Flaky:  # an answer Hypothesis could not reproduce (CF-R37): next round
+                pass
             round_ += 1
             if not hit:
                 continue
@@ -606,7 +770,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
                 minimal = shrink(vector, _keeps(judge, key, spent))
                 again = judge(minimal)
                 if again.status == "differ":  # else a command answering otherwise twice
-                    vector, verdict = minimal, again
+                    vector, verdict = minimal, judge.unstable(again, judge(minimal))  # CF-R37
             record(vector, verdict, key, since[0][1])
     except KeyboardInterrupt:
         report.cut("interrupted", f"interrupted (Ctrl-C) after {report.run} of "
@@ -656,15 +820,19 @@ def check_explore(judge: Judge, depth: int, progress: Progress,
                                      f"{counted(report.run, 'trace')}: {_reached(level)}")
                 break
             verdict = judge(vector)
-            report.count(verdict)
-            report.refusing(vector, verdict)
-            progress(report)
+            key = None
             if verdict.status not in ("agree", "skipped") and len(report.differences) < most:
                 key = cause(judge, vector, verdict)
-                if key not in seen:
-                    seen.add(key)
-                    report.differences.append(judge.difference("explore", vector, verdict,
-                                                               len(vector.inputs)))
+                if key not in seen:  # CF-R37: a trace detailed is asked again
+                    verdict = judge.again(vector, verdict)
+                    key = cause(judge, vector, verdict)
+            report.count(verdict, vector.name)
+            report.refusing(vector, verdict)
+            progress(report)
+            if key is not None and key not in seen:
+                seen.add(key)
+                report.differences.append(judge.difference("explore", vector, verdict,
+                                                           len(vector.inputs)))
             if report.given_up(aimed):
                 break
     except KeyboardInterrupt:
@@ -695,20 +863,20 @@ def file_name(name: str) -> str:
 
 
 def save(report: Report, folder: str | Path) -> list[Path]:
-    """CF-R16: write every reported divergence as a ``timealign.vector/1`` file inside
-    ``folder``, under a safe name (:func:`file_name`)."""
+    """CF-R16: write every detailed divergence as a ``timealign.vector/1`` file inside
+    ``folder``, under a safe name (:func:`file_name`), with its own description and rules
+    and the implementation's answer beside the reference's outputs (VEC-R15)."""
     target = Path(folder)
     target.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for source in report.sources:
         for position, difference in enumerate(source.differences):
             name = f"{difference.vector.name}_{source.source}_{position}"
-            where = "config" if difference.at is None else f"input {difference.at}"
+            # VEC-R15: the description stays the trace's own; what the implementation
+            # answered is in observed, first_diverging_input and observed_error
             vector = attrs.evolve(difference.vector, name=name, description=(
-                f"timealign conform ({source.source}): {difference.status}" + (
-                    f": {difference.message}" if difference.status == "refused"
-                    else ": the command gave no usable answer (CF-R27)"
-                    if difference.status == "failed" else f" at {where}")))
+                difference.vector.description
+                or f"found by timealign conform ({source.source}): {difference.status}"))
             path = target / f"{file_name(name)}.json"
             assert path.resolve().parent == target.resolve(), path  # never outside
             path.write_text(json.dumps(vector.to_json(), indent=1) + "\n", encoding="utf-8")

@@ -48,33 +48,44 @@ class Refused:
 
 @attrs.frozen
 class Failed:
-    """No usable answer (CF-R4, CF-R5): what went wrong, in one readable sentence."""
+    """No usable answer (CF-R4, CF-R5): what went wrong, in one readable sentence.
+    ``answered`` is true when the command did write a line (garbage, a wrong name, outputs
+    that break the protocol): the report then says what it answered, never that the
+    command did not answer (CF-R27)."""
 
     message: str
+    answered: bool = False
 
 
 Answer = Outputs | Refused | Failed
 
 
-def parse(line: bytes, name: str) -> Answer:
-    """Decode one answer line for the trace ``name`` (CF-R2, CF-R3, CF-R5)."""
+def parse(line: bytes, name: str, previous: str | None = None) -> Answer:
+    """Decode one answer line for the trace ``name`` (CF-R2, CF-R3, CF-R5); a key twice in
+    one object is malformed (CF-R36: which of the two would a reader take?). ``previous``
+    is the name of the trace asked before, to say when an answer is a late extra line."""
     text = line.decode("utf-8", errors="replace").strip()
     shown = text if len(text) <= 200 else text[:200] + "..."
     try:
-        body = jsontext.loads(text)
+        body = jsontext.loads(text, unique_keys=True)
     except jsontext.JSONLimit as error:  # checked before parsing: never a RecursionError
-        return Failed(f"answer over a limit (rule VEC-R11): {error}")
+        return Failed(f"answer over a limit (rule VEC-R11): {error}", answered=True)
+    except jsontext.DuplicateKey as error:
+        return Failed(f"malformed answer (CF-R36): {error}: {shown!r}", answered=True)
     except ValueError:
-        return Failed(f"garbage answer (not JSON): {shown!r}")
+        return Failed(f"garbage answer (not JSON): {shown!r}", answered=True)
     if not isinstance(body, dict):
-        return Failed(f"garbage answer (not a JSON object): {shown!r}")
+        return Failed(f"garbage answer (not a JSON object): {shown!r}", answered=True)
     if body.get("name") != name:
-        return Failed(f"answer names trace {body.get('name')!r}, expected {name!r}")
+        late = (" (the trace asked before: more than one line for it?)"
+                if previous is not None and body.get("name") == previous else "")
+        return Failed(f"answer names trace {body.get('name')!r}, expected {name!r}{late}",
+                      answered=True)
     if "error" in body:
         return Refused(str(body["error"]))
     outputs = body.get("outputs")
     if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
-        return Failed(f"answer has no list of output objects: {shown!r}")
+        return Failed(f"answer has no list of output objects: {shown!r}", answered=True)
     return Outputs(tuple(outputs))
 
 
@@ -91,6 +102,7 @@ class Command:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the Command
         self.buffer = b""
         self.starts = 0
+        self.previous: str | None = None  # the name of the trace asked before (CF-R5)
 
     def __enter__(self) -> Command:
         return self
@@ -120,7 +132,8 @@ class Command:
         if isinstance(reply, Failed):
             self._kill()
             return reply
-        answer = parse(reply, str(request.get("name")))
+        answer = parse(reply, str(request.get("name")), self.previous)
+        self.previous = str(request.get("name"))
         if isinstance(answer, Failed):
             self._kill()
         return answer

@@ -16,6 +16,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from timealign import options, outputs
 from timealign.errors import InvalidInput
 from timealign.plot import require_plot_extra
@@ -72,7 +74,13 @@ def _vector_timeline(args: argparse.Namespace) -> Any:
     if len(found) != 1:
         raise InvalidInput("--name", "PL-R6",
                            f"{len(found)} vectors match; give --name to choose one", args.target)
-    return from_vector(found[0])
+    vector = found[0]
+    if vector.observed is None:
+        return from_vector(vector)
+    # PL-R16: a difference saved by `conform --save`: expected above observed
+    return (attrs.evolve(from_vector(vector), title=f"{vector.name}: expected (reference)"),
+            attrs.evolve(from_vector(vector, observed=True),
+                         title=f"{vector.name}: observed (implementation)"))
 
 
 def window(args: argparse.Namespace) -> tuple[int, int]:
@@ -124,9 +132,15 @@ def _plot(args: argparse.Namespace) -> int:
     window(args)  # PL-R6: a bad --from or --to is refused whatever the target
     _check_out(args)  # CLI-R4
     timeline = _run_timeline(args) if args.run is not None else _vector_timeline(args)
-    from timealign.plot.draw import render
+    from timealign.plot.draw import render, render_side_by_side
 
-    data = render(timeline, fmt, strip=not args.no_arrivals, width=args.width)
+    if isinstance(timeline, tuple):  # expected above observed (PL-R16)
+        expected, observed = timeline
+        data = render_side_by_side(expected, observed, fmt, width=args.width,
+                                   strip=not args.no_arrivals, above=True)
+        timeline = expected
+    else:
+        data = render(timeline, fmt, strip=not args.no_arrivals, width=args.width)
     outputs.write_file(args.out, data)  # CLI-R4: through a temporary sibling
     print(f"wrote {args.out}: {len(timeline.marks)} messages, {len(timeline.groups)} groups")
     return 0

@@ -435,14 +435,19 @@ def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figur
 
 
 def side_by_side(left: Timeline, right: Timeline, strip: bool = True,
-                 width: float = 12.0) -> Figure:
+                 width: float = 12.0, above: bool = False) -> Figure:
     """Two timelines of one trace side by side on one event-time scale, one legend (PL-R11):
-    what ``timealign diff`` shows of each difference."""
-    height = max(sum(_heights(left, strip)), sum(_heights(right, strip))) + 1.2
+    what ``timealign diff`` shows of each difference; with ``above``, ``left`` above
+    ``right`` at full width: a saved conformance difference, expected over observed
+    (PL-R16)."""
+    heights = (sum(_heights(left, strip)), sum(_heights(right, strip)))
+    height = (sum(heights) if above else max(heights)) + 1.2
     fig = Figure(figsize=(width, height), layout="constrained")
     handles: dict[str, Any] = {}
-    for sub, timeline in zip(fig.subfigures(1, 2), (left, right), strict=True):
-        for handle in _draw(sub, timeline, strip, width / 2, (left, right)):
+    parts = fig.subfigures(2, 1, height_ratios=heights) if above else fig.subfigures(1, 2)
+    for sub, timeline in zip(parts, (left, right), strict=True):
+        for handle in _draw(sub, timeline, strip, width if above else width / 2,
+                            (left, right)):
             handles.setdefault(str(handle.get_label()), handle)
     _figure_legend(fig, list(handles.values()))
     return fig
@@ -472,9 +477,9 @@ def _saved(fig: Figure, fmt: str) -> bytes:
 
 
 def render_side_by_side(left: Timeline, right: Timeline, fmt: str = "svg",
-                        width: float = 12.0) -> bytes:
+                        width: float = 12.0, strip: bool = True, above: bool = False) -> bytes:
     """:func:`side_by_side` as SVG or PNG bytes, the same bytes for the same timelines."""
     if fmt not in FORMATS:
         raise InvalidInput("format", "PL-R5", f"must be one of {FORMATS}", fmt)
     with rc_context(SETTINGS):
-        return _saved(side_by_side(left, right, width=width), fmt)
+        return _saved(side_by_side(left, right, strip, width, above), fmt)

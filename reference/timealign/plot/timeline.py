@@ -107,11 +107,14 @@ def _distinct_slots(slots: Iterable[Slots]) -> tuple[Slots, ...]:
     return tuple(last.values())
 
 
-def from_vector(vector: Vector) -> Timeline:
+def from_vector(vector: Vector, observed: bool = False) -> Timeline:
     """Replay a vector through the registry's machine and collect what it shows (PL-R1).
 
     Inputs the machine refuses are left out, as the vector format prescribes (VEC-R5), and
-    counted in the notes; a refused config raises :class:`InvalidInput`.
+    counted in the notes; a refused config raises :class:`InvalidInput`. With ``observed``
+    the groups and outcomes are those of the vector's ``observed`` outputs (what another
+    implementation answered, VEC-R15) on the same messages, without the reference's slot
+    grid (PL-R16).
     """
     algorithm: Algorithm[Any, Any, Any, Any] = registry.get(vector.algorithm)
     if algorithm.timeline_records is None:
@@ -124,6 +127,7 @@ def from_vector(vector: Vector) -> Timeline:
     settled: dict[str, tuple[str, str | None]] = {}
     slots: list[Slots] = []
     refused = 0
+    theirs = _observed(algorithm, vector) if observed else None
     for index, raw in enumerate(vector.inputs):
         try:
             item = algorithm.input_from_json(raw)
@@ -135,15 +139,39 @@ def from_vector(vector: Vector) -> Timeline:
         at = algorithm.clock_of(item) if algorithm.clocked else index
         for record in algorithm.timeline_records(config, item):
             records.append(record if algorithm.clocked else attrs.evolve(record, arrival=index))
+        if theirs is not None:
+            outputs = theirs.get(index, ())
         for output in outputs:
             account = algorithm.account(output)
             if isinstance(account, Grouped):
                 spans.append(Span(len(spans), account.start, account.end, account.ids, at))
             elif isinstance(account, Settled):
                 settled[account.id] = (account.outcome, account.reason)
-        if algorithm.slots_of is not None:
+        if algorithm.slots_of is not None and theirs is None:
             slots.extend(algorithm.slots_of(config, state))
     notes = [f"{refused} input(s) refused (VEC-R5), not drawn"] if refused else []
     return assemble(vector.name, records, spans, settled, slots,
                     ARRIVAL_NS if algorithm.clocked else ARRIVAL_INDEX, notes,
                     algorithm=vector.algorithm)
+
+
+def _observed(algorithm: Algorithm[Any, Any, Any, Any], vector: Vector
+              ) -> dict[int, tuple[Any, ...]]:
+    """The vector's ``observed`` outputs by input index, decoded with the algorithm's codec
+    (its ``error`` outputs left out, VEC-R5); :class:`InvalidInput` when it has none or
+    one does not decode (PL-R16)."""
+    if vector.observed is None or algorithm.output_from_json is None:
+        raise InvalidInput("observed", "PL-R16", "the vector holds no observed outputs",
+                           vector.name)
+    decoded = []
+    for raw in vector.inputs:
+        try:
+            decoded.append(algorithm.input_from_json(raw))
+        except InvalidInput:
+            continue
+    found: dict[int, list[Any]] = {}
+    for raw in vector.observed:
+        index = raw.get("input")
+        if raw.get("kind") != "error" and isinstance(index, int):
+            found.setdefault(index, []).append(algorithm.output_from_json(raw, decoded))
+    return {index: tuple(outputs) for index, outputs in found.items()}
