@@ -718,11 +718,17 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     hit: list[tuple[Vector, Verdict]] = []  # the round's smallest new difference
     since: list[tuple[float, int]] = []  # when it was found, and its size
 
+    asked = [0]
+
     def diverges(vector: Vector) -> bool:
         if spent():
             raise _OutOfBudget("budget")
         if since and clock() - since[0][0] > shrink_budget:
             raise _OutOfBudget("shrink")
+        # CF-R5: every trace asked has a name of its own, so an answer left over from the
+        # trace before (more than one line for it) is caught by its name
+        asked[0] += 1
+        vector = attrs.evolve(vector, name=f"{judge.reference.name}_fuzz_{asked[0]}")
         verdict = judge(vector)
         if not since:  # generating: every trace counts (shrink steps do not)
             verdict = judge.again(vector, verdict)  # CF-R37: a divergence answered alike
