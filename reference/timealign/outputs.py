@@ -385,6 +385,9 @@ def write_file(path: str | Path, text: str | bytes) -> Path:
     target = Path(path)
     handle, staging = tempfile.mkstemp(prefix=f".{target.name[:100]}.new-", dir=target.parent)
     try:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        os.fchmod(handle, 0o666 & ~mask)  # as open() would make it, not mkstemp's 0600
         with os.fdopen(handle, "wb") as out:
             out.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.replace(staging, target)
