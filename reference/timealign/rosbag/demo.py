@@ -12,8 +12,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from timealign import options
 
 STORAGES = ("mcap", "sqlite3", "ros1")
@@ -22,6 +20,8 @@ TOPICS = (("/camera/camera_info", "sensor_msgs/msg/CameraInfo", 30),
 
 
 def _message(store: Any, msgtype: str, stamp: int) -> Any:
+    import numpy as np  # the spark extra: imported when bags are written, not for --help
+
     t = store.types
     if msgtype == "std_msgs/msg/String":
         return t[msgtype](data=f"ok {stamp}")

@@ -23,12 +23,14 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
-
-from pyspark.sql import SparkSession
+from typing import TYPE_CHECKING
 
 import timealign
 from timealign.errors import InvalidInput
 from timealign.outputs import filled, own, resolved
+
+if TYPE_CHECKING:  # only ship_zip takes a session: the options need no Spark (CLI-R5's test)
+    from pyspark.sql import SparkSession
 
 SKIPPED = ("__pycache__",)
 NATIVE = tuple(importlib.machinery.EXTENSION_SUFFIXES)
