@@ -366,10 +366,10 @@ def users_target(tmp: Path, kind: str, clashes: tuple[str, ...], suffix: str = "
     """A target holding the user's things: a file (for a file option), or a folder holding
     a note and files named as the command's outputs (for a folder option)."""
     if kind == "file":
-        target = tmp / f"mine{suffix}"
+        target = tmp / f"users{suffix}"
         target.write_bytes(b'{"mine": true}\n')
         return target
-    target = tmp / "mine"
+    target = tmp / "users"
     target.mkdir()
     (target / "notes.txt").write_text("keep me\n", encoding="utf-8")
     for name in clashes:

@@ -201,3 +201,22 @@ def test_cli_r6_lock_is_released_and_never_left_behind(tmp_path: Path) -> None:
     assert lock.is_file() and lock.read_text().split()[0] == str(os.getpid())
     outputs.release()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_r5_ship_needs_a_folder_and_fills_only_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-R5: `python -m timealign.spark.ship` without a folder is a usage error (it used to
+    fill the current folder); a second ship into its own earlier output replaces it."""
+    from timealign.spark import ship
+
+    monkeypatch.chdir(tmp_path)
+    assert ship.main([]) == 2
+    assert list(tmp_path.iterdir()) == []
+    assert ship.main(["dist"]) == 0
+    first = sorted(p.name for p in (tmp_path / "dist").iterdir())
+    assert ship.main(["dist"]) == 0
+    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == first == [
+        "_timealign.json", "log4j2.properties", "timealign.zip", "timealign_submit.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dist"]
+    capsys.readouterr()
