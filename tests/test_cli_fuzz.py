@@ -277,8 +277,8 @@ NOT_WRITING: dict[str, set[str]] = {
                                "--column", "--master", "--stamp", "--source-from",
                                "--skip-bad-files", "--debug"},
     "timealign.conformance.adapter": {"algorithm"},
-    "timealign.spark.ship": set(),
-    "timealign.rosbag.demo": {"--robots", "--seconds"},
+    "ship": set(),  # python -m timealign.spark.ship
+    "demo": {"--robots", "--seconds"},  # python -m timealign.rosbag.demo
 }
 
 
@@ -313,8 +313,7 @@ def every_option() -> dict[str, set[str]]:
     found.pop("")  # the top level: --version, --debug
     for name, parser in (("timealign.spark.verify", verify_parser()),
                          ("timealign.conformance.adapter", adapter.parser()),
-                         ("timealign.spark.ship", ship.build_parser()),
-                         ("timealign.rosbag.demo", demo.build_parser())):
+                         ("ship", ship.build_parser()), ("demo", demo.build_parser())):
         found.update(_options(parser, name))
     return found
 
@@ -339,7 +338,7 @@ def test_cli_r5_every_writing_option_is_listed() -> None:
 #: extra); the Spark-free ones are in WALK.
 SPARK_WALKED = {("generate", "--output"), ("run", "--output"), ("run", "--summary"),
                 ("run", "--report"), ("stream", "--output"), ("stream", "--checkpoint"),
-                ("timealign.spark.ship", "FOLDER"), ("timealign.rosbag.demo", "--output")}
+                ("ship", "FOLDER"), ("demo", "--output")}
 _DIFF = ["diff", "approximate_time", "--a", "arithmetic=ros2", "--b", "arithmetic=ros1",
          "--fuzz", "0", "--explore", "0", "--no-pictures", "--quiet"]
 _CONFORM = ["conform", "approximate_time", "--cmd", ADAPTER, "--vectors",

@@ -72,11 +72,12 @@ SUMMARY_FORMAT = "timealign.summary/1"
 
 @attrs.frozen
 class Writes:
-    """One option through which a command writes (CLI-R5): the command as typed
-    (``python -m`` modules by their module name), the option (a positional by its
-    metavar), a ``file`` or a ``folder``, and the mark that makes an existing target an
-    earlier output of the command: a file's JSON ``"format"`` (or :data:`PICTURE_MARK`), a
-    folder's manifest ``command`` (for ``stream --checkpoint``, its binding's format)."""
+    """One option through which a command writes (CLI-R5): the sub-command of
+    ``timealign`` (the ``python -m`` entry points by a short name: ``ship``, ``demo``), the
+    option (a positional by its metavar), a ``file`` or a ``folder``, and the mark that
+    makes an existing target an earlier output of the command: a file's JSON ``"format"``
+    (or :data:`PICTURE_MARK`), a folder's manifest ``command`` (for ``stream
+    --checkpoint``, its binding's format)."""
 
     command: str
     option: str
@@ -98,12 +99,18 @@ WRITES: tuple[Writes, ...] = (
     Writes("run", "--report", "folder", "run --report"),
     Writes("stream", "--output", "folder", "stream"),
     Writes("stream", "--checkpoint", "folder", "timealign.checkpoint/1"),
-    Writes("timealign.spark.ship", "FOLDER", "folder", "ship"),
-    Writes("timealign.rosbag.demo", "--output", "folder", "rosbag.demo"),
+    Writes("ship", "FOLDER", "folder", "ship"),  # python -m timealign.spark.ship
+    Writes("demo", "--output", "folder", "rosbag.demo"),  # python -m timealign.rosbag.demo
 )
 #: Folder marks checked by their own functions (:func:`check_run_output`,
 #: :func:`check_stream_output`), not as a filled folder.
 _OWN_CHECKS = ("run", "stream", "timealign.checkpoint/1")
+
+
+def nothing_written(option: str, why: str, value: object = None) -> InvalidInput:
+    """CLI-R7: the refusal of a command asked for data that would hold no message (it
+    writes what was asked, or refuses before writing), naming the option that sized it."""
+    return InvalidInput(option, "CLI-R7", f"gives no message ({why}): ask for more", value)
 
 
 def writes(command: str, option: str) -> Writes:

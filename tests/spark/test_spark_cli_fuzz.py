@@ -257,9 +257,9 @@ SPARK_WALK: dict[tuple[str, str], tuple[Any, list[str], tuple[str, ...]]] = {
     ("stream", "--checkpoint"): (main, ["stream", "approximate_time", "--source", "{data}",
                                         "--config", "{config}", "--quiet", "--available-now",
                                         "--output", "{fresh}"], ("metadata", "offsets")),
-    ("timealign.spark.ship", "FOLDER"): (_ship, [], ("log4j2.properties",
+    ("ship", "FOLDER"): (_ship, [], ("log4j2.properties",
                                                     "timealign_submit.py")),
-    ("timealign.rosbag.demo", "--output"): (_demo, ["--robots", "1", "--seconds", "1"],
+    ("demo", "--output"): (_demo, ["--robots", "1", "--seconds", "1"],
                                             ("robot00",)),
 }
 

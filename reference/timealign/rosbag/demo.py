@@ -75,7 +75,7 @@ def write_robot(path: Path, storage: str, seconds: float, seed: int) -> int:
 
 
 #: The command and the option of ``python -m timealign.rosbag.demo`` in outputs.WRITES.
-COMMAND, OPTION = "timealign.rosbag.demo", "--output"
+COMMAND, OPTION = "demo", "--output"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     bags are written beside ``--output`` and moved in together, replacing an earlier demo's
     (CLI-R5); a length that gives no message is refused (CLI-R7)."""
     from timealign.command import guarded
-    from timealign.errors import EXIT_BAD_INPUT, InvalidInput
-    from timealign.outputs import filled, own
+    from timealign.errors import EXIT_BAD_INPUT
+    from timealign.outputs import filled, nothing_written, own
 
     try:
         args = build_parser().parse_args(argv)
@@ -110,9 +110,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def command() -> int:
         if messages_per_robot(args.seconds) == 0:  # CLI-R7: written as asked, or refused
-            raise InvalidInput("--seconds", "CLI-R7", "gives no message (the busiest topic "
-                               f"is {max(hz for _, _, hz in TOPICS)} Hz): ask for more",
-                               args.seconds)
+            raise nothing_written("--seconds", "the busiest topic is "
+                                  f"{max(hz for _, _, hz in TOPICS)} Hz", args.seconds)
         own(COMMAND, {}, {OPTION: args.output})  # CLI-R5, CLI-R6: before any bag
         total = 0
         with filled(args.output, "rosbag.demo", OPTION) as staging:

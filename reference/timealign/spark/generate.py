@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from timealign.errors import InvalidInput, require
-from timealign.outputs import check_fillable, filled
+from timealign.errors import require
+from timealign.outputs import check_fillable, filled, nothing_written
 from timealign.progress import counted
 
 EPOCH_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
@@ -131,9 +131,9 @@ def generate(plan: Plan, output: str | Path, asked: str = "--seconds") -> int:
     rows = int(table.num_rows)
     if rows == 0:  # CLI-R7: a command writes what was asked, or refuses
         rate = sum(s.hz for s in FLEET) * plan.robots * (1.0 - plan.loss)
-        raise InvalidInput(asked, "CLI-R7", f"gives no message ({counted(plan.robots, 'robot')} "
-                           f"send about {rate:.0f} messages a second, over {plan.seconds:.3g} s): "
-                           f"ask for more", plan.seconds if asked == "--seconds" else None)
+        raise nothing_written(asked, f"{counted(plan.robots, 'robot')} send about {rate:.0f} "
+                              f"messages a second, over {plan.seconds:.3g} s",
+                              plan.seconds if asked == "--seconds" else None)
     # Only an earlier output of generate is replaced, whole; a user's file is never deleted.
     with filled(output, "generate", "--output") as folder:
         if plan.per_robot:  # a stable sort by robot keeps each robot's rows in arrival order

@@ -150,7 +150,7 @@ appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
 
 
 #: The command and the option of ``python -m timealign.spark.ship`` in outputs.WRITES.
-COMMAND, OPTION = "timealign.spark.ship", "FOLDER"
+COMMAND, OPTION = "ship", "FOLDER"
 
 
 def write_submit_files(target: Path) -> tuple[Path, Path, Path]:
