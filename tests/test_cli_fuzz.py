@@ -9,6 +9,7 @@ fast; the Spark jobs' paths are covered by tests/spark.
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
 import math
@@ -180,10 +181,13 @@ def _within(path: str, outer: str) -> bool:
 def assert_paths_kept(tmp: Path, before: dict[str, str], after: dict[str, str],
                       files: list[str], folders: list[str]) -> None:
     """No file outside the declared outputs changed, appeared or vanished; a file of the
-    user's inside a filled folder is kept too (CLI-R3); a file target may be replaced."""
+    user's inside a filled folder is kept too (CLI-R3); a file target may be written only
+    where no file was (CLI-R5: the user's file is never replaced)."""
     for name in sorted(set(before) | set(after)):
         path = str(tmp / name)
         if any(_within(path, f) for f in files):
+            assert name not in before or before[name] == after.get(name), \
+                f"{name}, a file of the user's, was replaced or removed"
             continue
         if before.get(name) == after.get(name):
             continue
@@ -238,3 +242,162 @@ def test_cli_r3_r4_generated_paths_of_the_spark_free_commands(
                 assert not (_within(path, known[read]) or _within(known[read], path)), \
                     f"{option} {path} overlaps {role} {known[read]}, exit {code}"
         assert all(Path(f).is_file() for f in files), files
+
+
+# --- The one write rule over every writing option (CLI-R5) ---------------------------------
+
+#: Every option of every parser that does not write (it reads, or names no path), per
+#: command; with outputs.WRITES it must cover the parsers exactly, so an option added to a
+#: parser is classified here or listed as writing, never forgotten.
+NOT_WRITING: dict[str, set[str]] = {
+    "info": {"--debug"},
+    "replay": {"files", "--debug"},
+    "check": {"files", "--verbose", "--debug"},
+    "conform": {"algorithm", "--cmd", "--target", "--vectors", "--no-vectors", "--fuzz",
+                "--seed", "--size", "--explore", "--observe", "--timeout", "--quiet",
+                "--debug"},
+    "diff": {"algorithm", "--a", "--b", "--vectors", "--no-vectors", "--explore", "--fuzz",
+             "--seed", "--size", "--no-pictures", "--quiet", "--debug"},
+    "run": {"algorithm", "--config", "--format", "--column", "--master", "--conf", "--quiet",
+            "--verbose", "--input", "--sources-per-file", "--stamp", "--source-from",
+            "--skip-bad-files", "--strict", "--debug"},
+    "stream": {"algorithm", "--config", "--format", "--column", "--master", "--conf",
+               "--quiet", "--verbose", "--source", "--available-now", "--trigger-seconds",
+               "--max-files-per-trigger", "--stamp", "--source-from", "--debug"},
+    "verify": {"OUT", "--algorithm", "--input", "--config", "--format", "--column",
+               "--master", "--stamp", "--source-from", "--skip-bad-files", "--debug"},
+    "generate": {"--robots", "--messages", "--seconds", "--seed", "--loss", "--jitter-ms",
+                 "--files", "--file-per-robot", "--debug"},
+    "plot": {"target", "--name", "--run", "--input", "--config", "--format", "--column",
+             "--master", "--stamp", "--source-from", "--skip-bad-files", "--source", "--from",
+             "--to", "--no-arrivals", "--width", "--debug"},
+    "bags": {"--debug"},
+    "bags info": {"PATH", "--json", "--debug"},
+    "timealign.spark.verify": {"algorithm", "--output", "--input", "--config", "--format",
+                               "--column", "--master", "--stamp", "--source-from",
+                               "--skip-bad-files", "--debug"},
+    "timealign.conformance.adapter": {"algorithm"},
+    "ship": set(),  # python -m timealign.spark.ship
+    "demo": {"--robots", "--seconds"},  # python -m timealign.rosbag.demo
+}
+
+
+def _options(parser: argparse.ArgumentParser, name: str) -> dict[str, set[str]]:
+    """Every option of ``parser`` and of its sub-commands (a positional by its metavar or
+    name), per command."""
+    found: dict[str, set[str]] = {name: set()}
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, child in action.choices.items():
+                found.update(_options(child, f"{name} {sub}".strip()))
+            continue
+        if action.option_strings:
+            found[name].add(next((s for s in action.option_strings if s.startswith("--")),
+                                 action.option_strings[0]))
+        else:
+            found[name].add(str(action.metavar or action.dest))
+    return found
+
+
+def every_option() -> dict[str, set[str]]:
+    """The options of `timealign` and of every `python -m` entry point, per command."""
+    from timealign.cli import build_parser
+    from timealign.conformance import adapter
+    from timealign.rosbag import demo
+    from timealign.spark import ship
+    from timealign.spark.cli import verify_parser
+
+    found = _options(build_parser(), "")
+    found.pop("")  # the top level: --version, --debug
+    for name, parser in (("timealign.spark.verify", verify_parser()),
+                         ("timealign.conformance.adapter", adapter.parser()),
+                         ("ship", ship.build_parser()), ("demo", demo.build_parser())):
+        found.update(_options(parser, name))
+    return found
+
+
+def test_cli_r5_every_writing_option_is_listed() -> None:
+    """CLI-R5: outputs.WRITES and NOT_WRITING together are exactly the options of every
+    parser: a writing option added without a WRITES entry (and so without its walk below)
+    fails here."""
+    writing: dict[str, set[str]] = {}
+    for entry in outputs.WRITES:
+        writing.setdefault(entry.command, set()).add(entry.option)
+        assert entry.kind in ("file", "folder"), entry
+    found = every_option()
+    assert set(found) == set(NOT_WRITING) | set(writing), "a command is not classified"
+    for command, options in found.items():
+        listed = NOT_WRITING.get(command, set()) | writing.get(command, set())
+        assert options == listed, (command, options ^ listed)
+        assert not NOT_WRITING.get(command, set()) & writing.get(command, set()), command
+
+
+#: The writing options walked by tests/spark/test_spark_cli_fuzz.py (they need the spark
+#: extra); the Spark-free ones are in WALK.
+SPARK_WALKED = {("generate", "--output"), ("run", "--output"), ("run", "--summary"),
+                ("run", "--report"), ("stream", "--output"), ("stream", "--checkpoint"),
+                ("ship", "FOLDER"), ("demo", "--output")}
+_DIFF = ["diff", "approximate_time", "--a", "arithmetic=ros2", "--b", "arithmetic=ros1",
+         "--fuzz", "0", "--explore", "0", "--no-pictures", "--quiet"]
+_CONFORM = ["conform", "approximate_time", "--cmd", ADAPTER, "--vectors",
+            str(AT_VECTORS / "max_interval_is_strict.json"), "--quiet"]
+#: Per Spark-free writing option: the argv before it, and the names its output takes (a
+#: user's file of such a name in a folder target must be kept).
+WALK: dict[tuple[str, str], tuple[list[str], tuple[str, ...]]] = {
+    ("conform", "--report"): (_CONFORM, ()),
+    ("conform", "--save"): (_CONFORM, ("max_interval_is_strict_vectors_0.json",)),
+    ("diff", "--report"): (_DIFF, ()),
+    ("diff", "--save"): (_DIFF, ("approximate_time_diff_1_a.json",)),
+    ("plot", "--out"): (["plot", str(AT_VECTORS / "max_interval_is_strict.json")], ()),
+}
+
+
+def test_cli_r5_the_walk_covers_every_writing_option() -> None:
+    """CLI-R5: WALK here and SPARK_WALKED (tests/spark) are every entry of outputs.WRITES."""
+    assert set(WALK) | SPARK_WALKED == {(w.command, w.option) for w in outputs.WRITES}
+    assert not set(WALK) & SPARK_WALKED
+
+
+def users_target(tmp: Path, kind: str, clashes: tuple[str, ...], suffix: str = ".json"
+                 ) -> Path:
+    """A target holding the user's things: a file (for a file option), or a folder holding
+    a note and files named as the command's outputs (for a folder option)."""
+    if kind == "file":
+        target = tmp / f"users{suffix}"
+        target.write_bytes(b'{"mine": true}\n')
+        return target
+    target = tmp / "users"
+    target.mkdir()
+    (target / "notes.txt").write_text("keep me\n", encoding="utf-8")
+    for name in clashes:
+        (target / name).write_bytes(b"mine\n")
+    return target
+
+
+def assert_refused_and_kept(code: int, err: str, option: str, tmp: Path,
+                            before: dict[str, str]) -> None:
+    """A refusal of CLI-R3/R4/R5: exit 2, one line naming the option and a rule, and every
+    file and folder under ``tmp`` byte-identical."""
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert option in err and "CLI-R" in err, err
+    assert _tree(tmp) == before
+
+
+@pytest.mark.parametrize("entry", sorted(WALK), ids=" ".join)
+def test_cli_r5_every_writing_option_keeps_the_users_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: tuple[str, str]) -> None:
+    """CLI-R5: every Spark-free writing option given an existing file or folder of the
+    user's (a folder holding files of the names the command writes) is refused before any
+    work, and leaves it byte-identical."""
+    command, option = entry
+    if command == "plot":
+        pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    argv, clashes = WALK[entry]
+    kind = outputs.writes(command, option).kind
+    target = users_target(tmp_path, kind, clashes, ".svg" if command == "plot" else ".json")
+    before = _tree(tmp_path)
+    code = main([*argv, option, str(target)])
+    assert_refused_and_kept(code, capsys.readouterr().err, option, tmp_path, before)

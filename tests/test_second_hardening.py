@@ -336,8 +336,8 @@ def test_cli_r3_ship_never_zips_its_own_output(tmp_path: Path) -> None:
     names = zipfile.ZipFile(archive).namelist()
     assert not any(name.endswith(".zip") for name in names) and entry.is_file()
     assert log_config.is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["log4j2.properties", "timealign.zip",
-                                                          "timealign_submit.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [  # CLI-R5: its manifest too
+        "_timealign.json", "log4j2.properties", "timealign.zip", "timealign_submit.py"]
 
 
 # CF-R4: the adapter's whole process group ends with the session

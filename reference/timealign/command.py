@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable
 
 from timealign.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, failure_code
+from timealign.outputs import release
 
 
 def one_line(error: BaseException) -> str:
@@ -31,8 +32,16 @@ def guarded(command: Callable[[], int], debug: bool = False, prog: str = "timeal
 
     Every handler of ``timealign`` (and ``python -m timealign.spark.verify``) runs through
     this, so a new sub-command gets the same codes and quiet failures for free; ``--debug``
-    adds the full traceback.
+    adds the full traceback. Whatever the end, the command's claims on its targets are
+    released (CLI-R6).
     """
+    try:
+        return _ended(command, debug, prog)
+    finally:
+        release()
+
+
+def _ended(command: Callable[[], int], debug: bool, prog: str) -> int:
     try:
         return command()
     except BrokenPipeError:  # VEC-R14: the reader closed the pipe (`| head`): end quietly

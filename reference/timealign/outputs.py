@@ -1,34 +1,51 @@
-"""Where a command writes: every target checked before work starts (CLI-R4), and folders a
-command fills never a folder of the user's files, replaced whole (CLI-R3).
+"""Where a command writes: the one write rule (CLI-R5), one writer per target (CLI-R6),
+every target checked before work starts (CLI-R4), and folders a command fills never a
+folder of the user's files (CLI-R3).
+
+Every command and every option that writes is listed in :data:`WRITES` with how an earlier
+output of it is recognised (its mark); ``tests/test_cli_fuzz.py`` checks the list against
+the parsers, so a new writing option cannot be forgotten, and walks every entry. A command
+never replaces or deletes a file or folder it did not create: a file target that exists is
+replaced only when it carries the command's mark (a JSON document's ``"format"``, a
+picture's mark), a folder target is filled only when absent, empty or an earlier output of
+the same command (its manifest, ``_timealign.json``). Temporary files and folders live
+beside the target (never inside a folder being checked), and :func:`claim` holds a lock
+file beside each target while the command runs, so two commands never write one output.
 
 :func:`check_targets` is the one check every command runs on its paths before any work: no
 path it writes may equal, contain or lie inside a path it reads or another path it writes
 (after resolving relative paths and symlinks), a file target is not a folder and its
 folder exists and is writable, a folder target is not a file, and no name is longer than
-the file system allows. :func:`write_file` writes a file through a temporary sibling.
+the file system allows; given the command, it then applies CLI-R5 and claims the targets.
+:func:`write_file` writes a file through a temporary sibling.
 
 A command that fills a folder (``generate --output``, ``python -m timealign.spark.ship``)
-writes a manifest, ``_timealign.json``, listing the command and the files it wrote. It fills
-a folder only when the folder is absent, empty, or holds exactly its own earlier output (the
-manifest and the files it lists): a folder with any other file is refused before work
-starts, naming that file, so no file of the user's is ever deleted or overwritten. The new
+writes a manifest, ``_timealign.json``, listing the command and the files it wrote. The new
 content is written into a hidden temporary sibling and moved into place when complete; an
-interrupted command leaves the earlier output as it was. Spark ignores files whose name
+interrupted command leaves the earlier output as it was. A folder that existed before is
+kept (its files are replaced, never the folder itself). Spark ignores files whose name
 starts with ``_`` or ``.``, so the manifest never reads as data.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import posixpath
+import re
 import shutil
+import socket
 import tempfile
+import time
+import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+import attrs
 
 from timealign import jsontext
 from timealign.errors import InvalidInput
@@ -37,7 +54,70 @@ MANIFEST = "_timealign.json"
 FORMAT = "timealign.output/1"
 RULE = "CLI-R3"
 RULE_TARGETS = "CLI-R4"
+RULE_OWN = "CLI-R5"
+RULE_LOCK = "CLI-R6"
 NAME_MAX = 255  # bytes of one path component on the file systems we run on (ext4, APFS)
+
+#: The mark ``plot --out`` puts in a picture: an XML comment closing an SVG, a ``tEXt``
+#: chunk before a PNG's end.
+PICTURE_MARK = "timealign plot"
+_SVG_MARK = f"<!-- written by {PICTURE_MARK} -->\n".encode()
+_PNG_TEXT = b"Software\x00" + PICTURE_MARK.encode()
+_PNG_MARK = len(_PNG_TEXT).to_bytes(4, "big") + b"tEXt" + _PNG_TEXT + zlib.crc32(
+    b"tEXt" + _PNG_TEXT).to_bytes(4, "big")
+_PNG_END = b"\x00\x00\x00\x00IEND\xaeB`\x82"
+#: The ``"format"`` of the summary ``run --summary`` writes (its first key).
+SUMMARY_FORMAT = "timealign.summary/1"
+
+
+@attrs.frozen
+class Writes:
+    """One option through which a command writes (CLI-R5): the sub-command of
+    ``timealign`` (the ``python -m`` entry points by a short name: ``ship``, ``demo``), the
+    option (a positional by its metavar), a ``file`` or a ``folder``, and the mark that
+    makes an existing target an earlier output of the command: a file's JSON ``"format"``
+    (or :data:`PICTURE_MARK`), a folder's manifest ``command`` (for ``stream
+    --checkpoint``, its binding's format)."""
+
+    command: str
+    option: str
+    kind: str
+    mark: str
+
+
+#: Every command and option that writes (CLI-R5); tests/test_cli_fuzz.py checks it against
+#: the parsers and walks every entry.
+WRITES: tuple[Writes, ...] = (
+    Writes("conform", "--report", "file", "timealign.conformance/1"),
+    Writes("conform", "--save", "folder", "conform --save"),
+    Writes("diff", "--report", "file", "timealign.diff/1"),
+    Writes("diff", "--save", "folder", "diff --save"),
+    Writes("generate", "--output", "folder", "generate"),
+    Writes("plot", "--out", "file", PICTURE_MARK),
+    Writes("run", "--output", "folder", "run"),
+    Writes("run", "--summary", "file", SUMMARY_FORMAT),
+    Writes("run", "--report", "folder", "run --report"),
+    Writes("stream", "--output", "folder", "stream"),
+    Writes("stream", "--checkpoint", "folder", "timealign.checkpoint/1"),
+    Writes("ship", "FOLDER", "folder", "ship"),  # python -m timealign.spark.ship
+    Writes("demo", "--output", "folder", "rosbag.demo"),  # python -m timealign.rosbag.demo
+)
+#: Folder marks checked by their own functions (:func:`check_run_output`,
+#: :func:`check_stream_output`), not as a filled folder.
+_OWN_CHECKS = ("run", "stream", "timealign.checkpoint/1")
+
+
+def nothing_written(option: str, why: str, value: object = None) -> InvalidInput:
+    """CLI-R7: the refusal of a command asked for data that would hold no message (it
+    writes what was asked, or refuses before writing), naming the option that sized it."""
+    return InvalidInput(option, "CLI-R7", f"gives no message ({why}): ask for more", value)
+
+
+def writes(command: str, option: str) -> Writes:
+    """The :data:`WRITES` entry of ``command``'s ``option``."""
+    found = [w for w in WRITES if w.command == command and w.option == option]
+    assert found, f"{command} {option} is not in outputs.WRITES (CLI-R5)"
+    return found[0]
 
 
 def is_local(path: str | Path) -> bool:
@@ -92,14 +172,16 @@ def _writable_place(option: str, path: str, rule: str, folder: bool) -> None:
 def check_targets(reads: Mapping[str, str | Path | None],
                   files: Mapping[str, str | Path | None] | None = None,
                   folders: Mapping[str, str | Path | None] | None = None, *,
-                  rule: str = RULE_TARGETS, file_parent_must_exist: bool = True) -> None:
+                  rule: str = RULE_TARGETS, file_parent_must_exist: bool = True,
+                  command: str | None = None) -> None:
     """CLI-R4: the paths a command writes, checked before any work starts. ``reads``,
     ``files`` (written whole: a report, a summary) and ``folders`` (filled) map an option
     name to its path (None: not given). No written path equals, contains or lies inside a
     read path or another written path; a file target is not a folder, its folder exists
     (unless ``file_parent_must_exist`` is false) and is writable; a folder target is not a
     file and can be created; no name is too long. Raises :class:`InvalidInput` naming the
-    option (and both options for an overlap)."""
+    option (and both options for an overlap). Given ``command`` (its :data:`WRITES`
+    entries name the options), then :func:`own`: CLI-R5 and the claims of CLI-R6."""
     given_reads = {k: str(v) for k, v in reads.items() if v is not None}
     given_files = {k: str(v) for k, v in (files or {}).items() if v is not None}
     given_folders = {k: str(v) for k, v in (folders or {}).items() if v is not None}
@@ -134,6 +216,174 @@ def check_targets(reads: Mapping[str, str | Path | None],
         if os.path.exists(local) and not os.path.isdir(local):
             raise InvalidInput(option, rule, "is a file, not a folder", path)
         _writable_place(option, path, rule, folder=True)
+    if command is not None:
+        own(command, given_files, given_folders)
+
+
+def own(command: str, files: Mapping[str, str | Path | None],
+        folders: Mapping[str, str | Path | None]) -> None:
+    """CLI-R5, CLI-R6, before any work: every target of ``command`` (option to path, None:
+    not given) is new or an earlier output of ``command``, then claimed (:func:`claim`).
+    ``run``'s tables and a stream's folders are recognised by their own checks
+    (:func:`check_run_output`, :func:`check_stream_output`)."""
+    for option, path in files.items():
+        if path is not None:
+            check_own_file(command, option, path)
+    for option, path in folders.items():
+        if path is None or not is_local(path):
+            continue
+        mark = writes(command, option).mark
+        if mark == "run":
+            check_run_output(str(path), option)
+        elif mark not in _OWN_CHECKS:
+            check_fillable(path, mark, option)
+    claim(command, {**files, **folders})
+
+
+def _carries(path: Path, mark: str) -> bool:
+    """Whether the regular file ``path`` carries ``mark``: a JSON document whose first key
+    is ``"format": mark``, or a picture ending with the picture mark. Reads at most 1 KB
+    from each end, so a large file costs nothing."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(512)
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - 512))
+            tail = handle.read()
+    except OSError:
+        return False
+    if mark == PICTURE_MARK:
+        return tail.endswith(_SVG_MARK) or tail.endswith(_PNG_MARK + _PNG_END)
+    pattern = rb'\s*\{\s*"format"\s*:\s*"' + re.escape(mark.encode()) + rb'"'
+    return re.match(pattern, head) is not None
+
+
+def check_own_file(command: str, option: str, path: str | Path) -> None:
+    """CLI-R5: a file target of ``command`` that exists must be an earlier output of it
+    (it carries the mark of :data:`WRITES`); a user's file, a vector suite, an adapter's
+    source, a link or anything but a regular file is refused, naming it, and left as it
+    is."""
+    if not is_local(path):
+        return
+    text = str(path)
+    if text.startswith("file:"):
+        text = urlparse(text).path
+    if not os.path.lexists(text):
+        return
+    mark = writes(command, option).mark
+    if os.path.islink(text) or not os.path.isfile(text) or not _carries(Path(text), mark):
+        raise InvalidInput(option, RULE_OWN, f"{text} exists and is not an earlier output "
+                           f"of {command} (no {mark!r} mark): a command never replaces a file "
+                           f"it did not write; give a new name, or remove the file first",
+                           str(path))
+
+
+def marked(command: str, option: str, data: str | bytes) -> bytes:
+    """``data`` as ``command`` writes it to ``option``: a picture gets the picture mark
+    (after an SVG's end, or as a PNG ``tEXt`` chunk before its ``IEND``); a JSON document
+    carries its ``"format"`` already."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if writes(command, option).mark != PICTURE_MARK:
+        return raw
+    if raw.endswith(_PNG_END):
+        return raw[:-len(_PNG_END)] + _PNG_MARK + _PNG_END
+    return raw + _SVG_MARK
+
+
+def write_target(command: str, option: str, path: str | Path, data: str | bytes) -> Path:
+    """Write the file target ``option`` of ``command`` (CLI-R5): checked again now (a
+    file of the user's may have appeared since the command started), marked, and written
+    through a temporary sibling."""
+    check_own_file(command, option, path)
+    return write_file(path, marked(command, option, data))
+
+
+# --- CLI-R6: one writer per target --------------------------------------------------------
+
+_CLAIMS: dict[Path, list[Path]] = {}  # lock file -> the folders made to hold it
+
+
+def lock_file(path: str | Path) -> Path:
+    """The lock file of a target: a hidden sibling, ``.NAME.timealign-lock``."""
+    local = Path(resolved(path))
+    return local.parent / f".{local.name[:200]}.timealign-lock"
+
+
+def _holder(lock: Path) -> tuple[str, bool]:
+    """Who holds ``lock`` (words) and whether that claim is stale: its process, on this
+    host, has ended (a command killed without cleaning up), or the file is unreadable and
+    over a minute old (killed while writing it)."""
+    try:
+        words = lock.read_text(encoding="utf-8", errors="replace").split()
+        age = time.time() - lock.stat().st_mtime
+    except OSError:
+        return "another command", False
+    if len(words) < 3 or not words[0].isdigit():
+        return "another command", age > 60
+    pid, host, command = int(words[0]), words[1], " ".join(words[2:])
+    stale = False
+    if host == socket.gethostname():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            stale = True
+        except OSError:
+            pass  # alive, another user's
+    return f"another {command} (process {pid} on {host})", stale
+
+
+def claim(command: str, targets: Mapping[str, str | Path | None]) -> None:
+    """CLI-R6: take the lock file of every local target (created with ``O_EXCL``, so two
+    commands never both get it) until :func:`release` (the exit point of every command,
+    :func:`timealign.command.guarded`, and the interpreter's exit). A target another
+    running command holds is refused, naming that command; a stale lock (its process has
+    ended) is taken over."""
+    for option, path in targets.items():
+        if path is None or not is_local(path):
+            continue
+        lock = lock_file(path)
+        if lock in _CLAIMS:
+            continue
+        made = [p for p in (lock.parent, *lock.parent.parents) if not p.exists()]
+        for attempt in (1, 2):
+            try:
+                lock.parent.mkdir(parents=True, exist_ok=True)
+                handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                who, stale = _holder(lock)
+                if stale and attempt == 1:
+                    lock.unlink(missing_ok=True)
+                    continue
+                raise InvalidInput(option, RULE_LOCK, f"{who} is writing it now (its lock "
+                                   f"{lock}): wait for it to end; if no such command runs, "
+                                   f"remove the lock", str(path)) from None
+            except OSError as error:
+                raise InvalidInput(option, RULE_TARGETS, f"cannot create its lock {lock}: "
+                                   f"{error.strerror}", str(path)) from None
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(f"{os.getpid()} {socket.gethostname()} {command}\n")
+            if not _CLAIMS:
+                atexit.register(release)
+            _CLAIMS[lock] = sorted(made, key=lambda p: -len(p.parts))
+            break
+
+
+def release() -> None:
+    """End every claim of this process (CLI-R6): its lock files are removed, and the
+    folders made only to hold them when they are still empty."""
+    for lock, made in list(_CLAIMS.items()):
+        del _CLAIMS[lock]
+        try:
+            words = lock.read_text(encoding="utf-8").split()
+            if words and words[0] == str(os.getpid()):
+                lock.unlink()
+        except OSError:
+            pass
+        for folder in made:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
 
 
 def write_file(path: str | Path, text: str | bytes) -> Path:
@@ -142,6 +392,9 @@ def write_file(path: str | Path, text: str | bytes) -> Path:
     target = Path(path)
     handle, staging = tempfile.mkstemp(prefix=f".{target.name[:100]}.new-", dir=target.parent)
     try:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        os.fchmod(handle, 0o666 & ~mask)  # as open() would make it, not mkstemp's 0600
         with os.fdopen(handle, "wb") as out:
             out.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.replace(staging, target)
@@ -185,40 +438,56 @@ def _earlier_files(folder: Path, command: str, option: str,
 def check_fillable(folder: str | Path, command: str, option: str) -> Path:
     """``folder`` as a path ``command`` may fill (CLI-R3), checked before any work starts:
     a place a folder can be made in (CLI-R4: not below a file, writable, no name too long),
-    then absent, empty or ``command``'s earlier output."""
-    path = Path(folder)
+    beside which the staging folder can be made (its parent's nearest existing folder is
+    writable), then absent, empty or ``command``'s earlier output (CLI-R5). Returns the
+    resolved path: ``.`` is filled from beside it, never from inside."""
+    path = Path(resolved(folder)) if is_local(folder) else Path(folder)
     check_targets({}, folders={option: path})  # CLI-R4
     if path.exists() and not path.is_dir():
-        raise InvalidInput(option, RULE, "is a file, not a folder", str(path))
+        raise InvalidInput(option, RULE, "is a file, not a folder", str(folder))
+    if path.parent != path:
+        _writable_place(option, str(path), RULE_TARGETS, folder=False)  # the staging's place
     if path.is_dir():
         _earlier_files(path, command, option)
     return path
 
 
+def _manifest_text(command: str, files: list[str]) -> str:
+    return json.dumps({"format": FORMAT, "command": command, "files": sorted(files)},
+                      indent=1) + "\n"
+
+
 @contextmanager
 def filled(folder: str | Path, command: str, option: str) -> Iterator[Path]:
-    """A temporary sibling folder to write ``command``'s output into; on success it gets
-    the manifest and replaces ``folder`` (CLI-R3); on failure it is removed."""
+    """A temporary sibling folder to write ``command``'s output into (CLI-R3, CLI-R5); on
+    success its files get the manifest and take the place of the earlier output: a folder
+    that did not exist is the staging folder renamed; a folder that did (empty, or an
+    earlier output) is kept, its earlier files moved aside beside it and the new ones moved
+    in (the manifest first lists both, so an interruption leaves only files it names). On
+    failure the staging folder is removed and the earlier output is as it was."""
     path = check_fillable(folder, command, option)
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.new-", dir=path.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.new-", dir=path.parent))
     try:
         yield staging
-        files = sorted(entry.name for entry in staging.iterdir())
-        (staging / MANIFEST).write_text(json.dumps(
-            {"format": FORMAT, "command": command, "files": files}, indent=1) + "\n",
-            encoding="utf-8")
-        if path.is_dir():
-            _earlier_files(path, command, option)  # nothing of the user's crept in meanwhile
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
-            os.replace(path, old / path.name)
-            os.replace(staging, path)
+        files = sorted(entry.name for entry in staging.iterdir() if entry.name != MANIFEST)
+        if not path.is_dir():
+            (staging / MANIFEST).write_text(_manifest_text(command, files), encoding="utf-8")
+            os.rename(staging, path)
+            return
+        earlier = _earlier_files(path, command, option) - {MANIFEST}  # nothing crept in
+        write_file(path / MANIFEST, _manifest_text(command, sorted(earlier | set(files))))
+        old = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.old-", dir=path.parent))
+        try:
+            for name in sorted(earlier):
+                os.replace(path / name, old / name)
+            for name in files:
+                os.replace(staging / name, path / name)
+            write_file(path / MANIFEST, _manifest_text(command, files))
+        finally:
             shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(staging, path)
-    except BaseException:
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def check_run_output(output: str, option: str = "--output") -> None:
@@ -239,6 +508,7 @@ def check_stream_output(output: str, checkpoint: str, option: str = "--output") 
     0 by its checkpoint: a new checkpoint into an earlier stream's tables would replace
     ``batch=0`` and keep the old ``batch=1``, one table of two runs. Checked before Spark
     starts; remote paths are left to the user."""
+    _check_checkpoint(checkpoint)
     if not is_local(output) or not os.path.isdir(resolved(output)):
         return
     folder = Path(resolved(output))
@@ -264,6 +534,25 @@ def check_stream_output(output: str, checkpoint: str, option: str = "--output") 
                            f"with the checkpoint {earlier!r}; a stream writes into its own "
                            f"tables only when resumed from that checkpoint: give that "
                            f"--checkpoint, or an empty or new --output", output)
+
+
+#: The file by which a stream's checkpoint is known as timealign's (SP-R24's binding).
+CHECKPOINT_BINDING = "timealign.json"
+
+
+def _check_checkpoint(checkpoint: str, option: str = "--checkpoint") -> None:
+    """CLI-R5 for a stream's checkpoint: absent, empty, or a checkpoint a stream of
+    timealign wrote (its binding, ``timealign.json``, SP-R24); Spark writes ``metadata``,
+    ``offsets/``, ``commits/``, ``sources/`` and ``state/`` into it, over any file of the
+    user's of those names."""
+    if not is_local(checkpoint) or not os.path.isdir(resolved(checkpoint)):
+        return
+    folder = Path(resolved(checkpoint))
+    present = sorted(entry.name for entry in folder.iterdir())
+    if present and not (folder / CHECKPOINT_BINDING).is_file():
+        raise InvalidInput(option, RULE_OWN, f"the folder is not empty and not a stream "
+                           f"checkpoint of timealign (no {CHECKPOINT_BINDING}; it holds "
+                           f"{present[0]}): give an empty or new folder", checkpoint)
 
 
 def write_stream_manifest(output: str, checkpoint: str) -> None:

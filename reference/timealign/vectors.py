@@ -21,6 +21,7 @@ import attrs
 from timealign import jsontext, registry
 from timealign.algorithm import check_json_run, run_json
 from timealign.errors import InvalidInput, require
+from timealign.outputs import MANIFEST
 
 FORMAT = "timealign.vector/1"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -225,13 +226,16 @@ def load(path: str | Path) -> list[Vector]:
 
 def files(paths: Iterable[str | Path]) -> Iterator[Path]:
     """Expand directories into their vector files (``.json``, ``.jsonl``, either with
-    ``.gz``), sorted by name; other paths are passed through as given."""
+    ``.gz``), sorted by name; other paths are passed through as given. A folder's manifest
+    (``_timealign.json``, written by ``conform --save`` and ``diff --save``, CLI-R5) is not
+    a vector."""
     for item in paths:
         path = Path(item)
         if path.is_dir():
             yield from sorted(
                 p for p in path.rglob("*")
                 if p.name.removesuffix(".gz").endswith((".json", ".jsonl")) and p.is_file()
+                and p.name != MANIFEST
             )
         else:
             yield path

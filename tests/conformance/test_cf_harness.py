@@ -240,8 +240,10 @@ def test_report_json_and_saved_vectors_cf_r15_cf_r16(tmp_path: Path) -> None:
     for counts in body["sources"].values():
         assert counts["run"] == counts["agree"] + counts["differ"] + counts["failed"]
     assert "AT-R5" in body["differs_on"]
-    saved = sorted(tmp_path.glob("*.json"))
+    saved = sorted(p for p in tmp_path.glob("*.json") if p.name != "_timealign.json")
     assert len(saved) == sum(len(s["differences"]) for s in body["sources"].values()) > 0
+    manifest = json.loads((tmp_path / "_timealign.json").read_text(encoding="utf-8"))
+    assert manifest["files"] == [p.name for p in saved]  # CLI-R5: the folder is conform's
     assert main(["check", str(tmp_path)]) == 0
     for path in saved:
         [vector] = vectors.load(path)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from timealign import vectors
+from timealign import outputs, vectors
 from timealign.cli import main
 from timealign.errors import InvalidInput
 from timealign.plot.cli import duration
@@ -95,7 +95,9 @@ def test_pl_r7_plot_command_writes_the_picture(tmp_path: Path,
     --name when it holds several vectors."""
     svg, png = tmp_path / "a.svg", tmp_path / "a.png"
     assert main(["plot", str(AT_VECTOR), "--out", str(svg)]) == 0
-    assert svg.read_bytes() == render(from_vector(vectors.load(AT_VECTOR)[0]))
+    drawn = render(from_vector(vectors.load(AT_VECTOR)[0]))
+    assert svg.read_bytes() == outputs.marked("plot", "--out", drawn)  # CLI-R5: its mark
+    assert svg.read_bytes().startswith(drawn)
     assert main(["plot", str(AT_VECTOR), "-o", str(png), "--no-arrivals"]) == 0
     assert png.read_bytes().startswith(b"\x89PNG")
     lines = tmp_path / "two.jsonl"

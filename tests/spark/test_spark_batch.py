@@ -191,7 +191,8 @@ def test_sp_r9_cli_run_prints_summary(spark: SparkSession, fleet: Path, tmp_path
     assert code == 0, printed
     summary = json.loads((tmp_path / "s.json").read_text())
     groups, outcomes = tables(spark, tmp_path / "o")
-    assert summary == {**summarize(groups, outcomes), "seconds": summary["seconds"],
+    assert summary == {"format": "timealign.summary/1",  # CLI-R5: its mark, first
+                       **summarize(groups, outcomes), "seconds": summary["seconds"],
                        "rows_per_second": summary["rows_per_second"]}
     counted = {(r["outcome"], r["reason"]): r["count"]
                for r in outcomes.groupBy("outcome", "reason").count().collect()}

@@ -223,3 +223,72 @@ def test_cli_r1_sp_r1_bag_r6_corrupted_input_folders(
         assert named in err, (err, damage)
     else:
         assert re.search(r"SP-R(6|10|22)", err), err
+
+
+# --- The one write rule over every writing option of the Spark commands (CLI-R5) -------------
+
+def _ship(argv: list[str]) -> int:
+    from timealign.spark import ship
+
+    return ship.main(argv)
+
+
+def _demo(argv: list[str]) -> int:
+    from timealign.rosbag import demo
+
+    return demo.main(argv)
+
+
+#: Per writing option of the Spark extra: how to run it with the target last (``{data}``,
+#: ``{config}`` and ``{fresh}`` filled in), and the names its output takes.
+SPARK_WALK: dict[tuple[str, str], tuple[Any, list[str], tuple[str, ...]]] = {
+    ("generate", "--output"): (main, ["generate", "--messages", "300", "--robots", "1"],
+                               ("part-00000.parquet",)),
+    ("run", "--output"): (main, ["run", "approximate_time", "--input", "{data}", "--config",
+                                 "{config}", "--quiet"], ("groups", "outcomes")),
+    ("run", "--summary"): (main, ["run", "approximate_time", "--input", "{data}", "--config",
+                                  "{config}", "--quiet", "--output", "{fresh}"], ()),
+    ("run", "--report"): (main, ["run", "approximate_time", "--input", "{data}", "--config",
+                                 "{config}", "--quiet", "--output", "{fresh}"],
+                          ("index.html",)),
+    ("stream", "--output"): (main, ["stream", "approximate_time", "--source", "{data}",
+                                    "--config", "{config}", "--quiet", "--available-now",
+                                    "--checkpoint", "{fresh}"], ("groups", "outcomes")),
+    ("stream", "--checkpoint"): (main, ["stream", "approximate_time", "--source", "{data}",
+                                        "--config", "{config}", "--quiet", "--available-now",
+                                        "--output", "{fresh}"], ("metadata", "offsets")),
+    ("ship", "FOLDER"): (_ship, [], ("log4j2.properties",
+                                                    "timealign_submit.py")),
+    ("demo", "--output"): (_demo, ["--robots", "1", "--seconds", "1"],
+                                            ("robot00",)),
+}
+
+
+def test_cli_r5_the_spark_walk_is_spark_walked() -> None:
+    """CLI-R5: this file walks exactly the writing options tests/test_cli_fuzz.py leaves to
+    it (SPARK_WALKED), so together they walk all of outputs.WRITES."""
+    from tests.test_cli_fuzz import SPARK_WALKED
+
+    assert set(SPARK_WALK) == SPARK_WALKED
+
+
+@pytest.mark.parametrize("entry", sorted(SPARK_WALK), ids=" ".join)
+def test_cli_r5_every_spark_writing_option_keeps_the_users_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: tuple[str, str]) -> None:
+    """CLI-R5: every writing option of `run`, `stream`, `generate`, `python -m
+    timealign.spark.ship` and `python -m timealign.rosbag.demo`, given an existing file or
+    folder of the user's (a folder holding files of the names the command writes), is
+    refused before Spark starts or anything is written, and leaves it byte-identical
+    (`ship` used to replace the user's log4j2.properties and timealign_submit.py; a
+    stream's checkpoint, the user's metadata)."""
+    from tests.test_cli_fuzz import assert_refused_and_kept, users_target
+    from timealign import outputs
+
+    command, option = entry
+    run, argv, clashes = SPARK_WALK[entry]
+    known = {**_world(tmp_path), "fresh": str(tmp_path / "fresh")}
+    target = users_target(tmp_path, outputs.writes(command, option).kind, clashes)
+    before = _tree(tmp_path)
+    code = run([a.format(**known) for a in argv] + [option, str(target)]
+               if option != "FOLDER" else [str(target)])
+    assert_refused_and_kept(code, capsys.readouterr().err, option, tmp_path, before)

@@ -40,7 +40,7 @@ def _vectors(algorithm: str, paths: list[str]) -> list[vectors.Vector]:
     return found
 
 
-def _check_targets(args: argparse.Namespace) -> None:
+def _check_targets(args: argparse.Namespace, command: str) -> None:
     """CLI-R4 (``conform``, ``diff``): ``--report`` and ``--save`` checked before the first
     trace: neither may be,
     hold or lie inside a vector file or folder read (given or the shipped suite), nor each
@@ -52,7 +52,8 @@ def _check_targets(args: argparse.Namespace) -> None:
         read.append(str(bundle(args.algorithm)))
     reads = {(f"--vectors {path}" if args.vectors else "the shipped suite"): path
              for path in read}
-    outputs.check_targets(reads, {"--report": args.report}, {"--save": args.save})
+    outputs.check_targets(reads, {"--report": args.report}, {"--save": args.save},
+                          command=command)  # CLI-R5, CLI-R6
 
 
 def _chosen_vectors(args: argparse.Namespace, fuzz_rule: str,
@@ -119,7 +120,7 @@ def _conform(args: argparse.Namespace) -> int:
         raise InvalidInput("--vectors" if args.vectors else "--no-vectors", "VEC-R13",
                            "nothing to check: no vector found and no --fuzz or --explore",
                            args.vectors)
-    _check_targets(args)
+    _check_targets(args, "conform")
     with Command(args.cmd, timeout=args.timeout) as command:
         report = check(args.algorithm, command, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                        size=args.size, explore=args.explore, observe=observed,
@@ -130,7 +131,8 @@ def _conform(args: argparse.Namespace) -> int:
         raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
     print(report.text())
     if args.report:
-        outputs.write_file(args.report, json.dumps(report.to_json(), indent=1) + "\n")
+        outputs.write_target("conform", "--report", args.report,
+                             json.dumps(report.to_json(), indent=1) + "\n")  # CLI-R5
     if report.interrupted:  # CF-R34, CLI-R2: the summary and the report, then exit 130
         print("timealign: interrupted", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
@@ -146,7 +148,7 @@ def _diff(args: argparse.Namespace) -> int:
     a = variant(args.algorithm, args.a, "--a")
     b = variant(args.algorithm, args.b, "--b")
     chosen = _chosen_vectors(args, "CF-R22", "CF-R25")
-    _check_targets(args)
+    _check_targets(args, "diff")
     report = diff(args.algorithm, a, b, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                   size=args.size, explore=args.explore, progress=not args.quiet)
     if not any(t.run for t in report.tried):  # VEC-R13: nothing tried is no verdict
@@ -161,7 +163,8 @@ def _diff(args: argparse.Namespace) -> int:
         for path in save(report, args.save, pictures=pictures):
             print(f"saved {path}")
     if args.report:
-        outputs.write_file(args.report, json.dumps(report.to_json(), indent=1) + "\n")
+        outputs.write_target("diff", "--report", args.report,
+                             json.dumps(report.to_json(), indent=1) + "\n")  # CLI-R5
     return EXIT_OK if report.ok else EXIT_DIFFERENT
 
 

@@ -32,6 +32,7 @@ from timealign.conformance.strategies import reproducible
 from timealign.conformance.suites import shipped
 from timealign.conformance.where import value as value_of
 from timealign.errors import InvalidInput
+from timealign.outputs import filled, resolved
 from timealign.progress import counted
 from timealign.traces import Instance
 from timealign.vectors import Vector
@@ -423,16 +424,23 @@ def picture(report: DiffReport, d: Divergence, width: float = 12.0) -> bytes | N
 def save(report: DiffReport, folder: str | Path, pictures: bool = True) -> list[Path]:
     """CF-R25: each difference as two ``timealign.vector/1`` files inside ``folder``, one
     per variant (its config, the reference's outputs), and with ``pictures`` its picture,
-    under safe names."""
-    target = Path(folder)
-    target.mkdir(parents=True, exist_ok=True)
+    under safe names; the folder is filled as CLI-R5 says (absent, empty or an earlier
+    ``--save`` of diff, replaced whole)."""
+    target = Path(resolved(folder))
     written: list[Path] = []
+    with filled(folder, "diff --save", "--save") as staging:
+        _save_into(report, staging, pictures,
+                   lambda path: written.append(target / path.name))
+    return written
 
+
+def _save_into(report: DiffReport, staging: Path, pictures: bool,
+               saved: Callable[[Path], None]) -> None:
     def write(name: str, suffix: str, data: bytes) -> None:
-        path = target / f"{file_name(name)}{suffix}"
-        assert path.resolve().parent == target.resolve(), path  # never outside
+        path = staging / f"{file_name(name)}{suffix}"
+        assert path.resolve().parent == staging.resolve(), path  # never outside
         path.write_bytes(data)
-        written.append(path)
+        saved(path)
 
     for number, d in enumerate(report.divergences, 1):
         stem = f"{report.algorithm}_diff_{number}"
@@ -448,4 +456,3 @@ def save(report: DiffReport, folder: str | Path, pictures: bool = True) -> list[
         drawn = picture(report, d) if pictures else None
         if drawn is not None:
             write(stem, ".svg", drawn)
-    return written

@@ -32,6 +32,7 @@ from timealign.conformance import observe, rules
 from timealign.conformance.protocol import STDERR_MARK, Answer, Failed, Outputs, Refused
 from timealign.conformance.where import Where, config_values
 from timealign.errors import EXIT_DIFFERENT, EXIT_OK, EXIT_REFUSED, EXIT_UNANSWERED, InvalidInput
+from timealign.outputs import filled, resolved
 from timealign.progress import Progress as Progress  # re-exported: the harness API
 from timealign.progress import counted
 from timealign.traces import Profile, Target
@@ -871,10 +872,17 @@ def file_name(name: str) -> str:
 def save(report: Report, folder: str | Path) -> list[Path]:
     """CF-R16: write every detailed divergence as a ``timealign.vector/1`` file inside
     ``folder``, under a safe name (:func:`file_name`), with its own description and rules
-    and the implementation's answer beside the reference's outputs (VEC-R15)."""
-    target = Path(folder)
-    target.mkdir(parents=True, exist_ok=True)
+    and the implementation's answer beside the reference's outputs (VEC-R15); the folder is
+    filled as CLI-R5 says (absent, empty or an earlier ``--save`` of conform, replaced
+    whole)."""
+    target = Path(resolved(folder))
     written: list[Path] = []
+    with filled(folder, "conform --save", "--save") as staging:
+        _save_into(report, target, staging, written)
+    return written
+
+
+def _save_into(report: Report, target: Path, staging: Path, written: list[Path]) -> None:
     for source in report.sources:
         for position, difference in enumerate(source.differences):
             name = f"{difference.vector.name}_{source.source}_{position}"
@@ -883,9 +891,9 @@ def save(report: Report, folder: str | Path) -> list[Path]:
             vector = attrs.evolve(difference.vector, name=name, description=(
                 difference.vector.description
                 or f"found by timealign conform ({source.source}): {difference.status}"))
-            path = target / f"{file_name(name)}.json"
-            assert path.resolve().parent == target.resolve(), path  # never outside
+            path = staging / f"{file_name(name)}.json"
+            assert path.resolve().parent == staging.resolve(), path  # never outside
             path.write_text(json.dumps(vector.to_json(), indent=1) + "\n", encoding="utf-8")
-            source.differences[position] = attrs.evolve(difference, saved=str(path))
-            written.append(path)
-    return written
+            final = target / path.name
+            source.differences[position] = attrs.evolve(difference, saved=str(final))
+            written.append(final)

@@ -123,7 +123,7 @@ def _check_out(args: argparse.Namespace) -> None:
              "--input": getattr(args, "input", None),
              "--config": args.config if args.config and os.path.isfile(args.config)
              else None}
-    outputs.check_targets(reads, {"--out": args.out})
+    outputs.check_targets(reads, {"--out": args.out}, command="plot")  # CLI-R5, CLI-R6
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -141,7 +141,7 @@ def _plot(args: argparse.Namespace) -> int:
         timeline = expected
     else:
         data = render(timeline, fmt, strip=not args.no_arrivals, width=args.width)
-    outputs.write_file(args.out, data)  # CLI-R4: through a temporary sibling
+    outputs.write_target("plot", "--out", args.out, data)  # CLI-R5: marked, via a sibling
     print(f"wrote {args.out}: {len(timeline.marks)} messages, {len(timeline.groups)} groups")
     return 0
 

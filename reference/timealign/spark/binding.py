@@ -15,11 +15,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from timealign.algorithm import Algorithm
+from timealign.outputs import CHECKPOINT_BINDING
 from timealign.spark.checkpoint_codec import VERSION
 from timealign.spark.paths import PathError
 from timealign.spark.publish import hadoop_fs
 
-NAME = "timealign.json"
+NAME = CHECKPOINT_BINDING
 FORMAT = "timealign.checkpoint/1"
 RULE = "SP-R24"
 

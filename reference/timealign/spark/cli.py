@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -171,6 +172,22 @@ def recorded_settings(args: argparse.Namespace, output: str, where: str
     return registry.get(record.algorithm), config, source
 
 
+_REFUSED_CONF = re.compile(r"The value '(?P<value>[^']*)' in the config \"(?P<key>[^\"]+)\" "
+                           r"is invalid\.?(?P<why>[^\n]*)")
+
+
+def conf_refusal(error: BaseException, settings: Mapping[str, str]) -> InvalidInput | None:
+    """SP-R17: a ``--conf`` value Spark refuses (``spark.sql.shuffle.partitions=0``) as
+    :class:`InvalidInput` naming the option and Spark's reason (exit 2, not a failure of
+    the job); None when ``error`` is something else."""
+    found = _REFUSED_CONF.search(str(error))
+    if found is None or found["key"] not in settings:
+        return None
+    why = re.sub(r"\s*SQLSTATE:.*$", "", found["why"]).strip()
+    return InvalidInput("--conf", "SP-R17", f"Spark refuses this value: {why or 'invalid'}",
+                        f"{found['key']}={settings[found['key']]}")
+
+
 def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any, Any, Any]:
     """The algorithm, its config, the run input and the session of a Spark command."""
     from timealign.spark.session import build_session, log_level
@@ -184,8 +201,15 @@ def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any,
             raise InvalidInput("--conf", "SP-R17", "expected spark.KEY=VALUE", item)
         settings[key] = value
     verbose = getattr(args, "verbose", False)
-    spark = build_session(args.master, f"timealign {command} {args.algorithm}",
-                          settings, verbose)
+    try:
+        spark = build_session(args.master, f"timealign {command} {args.algorithm}",
+                              settings, verbose)
+        spark.conf.get("spark.sql.shuffle.partitions")  # Spark checks the SQL settings here
+    except Exception as error:
+        refused = conf_refusal(error, settings)
+        if refused is None:
+            raise
+        raise refused from None
     # SP-R23, SP-R33: failures are one line on stderr; Spark's own log (with the Java and
     # Python stack traces of a failed task) only with --debug, --verbose or --conf.
     spark.sparkContext.setLogLevel(log_level(verbose, getattr(args, "debug", False),
@@ -216,7 +240,9 @@ def _run(args: argparse.Namespace) -> int:
     # SP-R20, PL-R9: refused before Spark starts, naming both paths.
     paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report,
                            config=args.config)
-    outputs.check_run_output(paths.output)  # CLI-R3, before Spark
+    # CLI-R3, CLI-R5, CLI-R6: each target new or run's own, and claimed, before Spark
+    outputs.own("run", {"--summary": paths.summary},
+                {"--output": paths.output, "--report": paths.report})
     algorithm, config, source, spark = _setup(args, "run", paths.input)
     started, began = time.monotonic(), time.time()
     with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33
@@ -237,7 +263,8 @@ def _run(args: argparse.Namespace) -> int:
     remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
              began, time.time(), summary)  # SP-R32
     if paths.summary:
-        outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
+        outputs.write_target("run", "--summary", paths.summary, json.dumps(
+            {"format": outputs.SUMMARY_FORMAT, **summary}, indent=1) + "\n")  # CLI-R5
     if paths.report is not None:
         print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
     return 0
@@ -253,7 +280,9 @@ def _stream(args: argparse.Namespace) -> int:
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
                            config=args.config)
     assert paths.checkpoint is not None
-    outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
+    outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, CLI-R5
+    outputs.claim("stream", {"--output": paths.output,
+                             "--checkpoint": paths.checkpoint})  # CLI-R6, before Spark
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
     record, began = _record(args, algorithm, config, paths.input), time.time()
     if "://" not in paths.output:
@@ -336,7 +365,9 @@ def _generate(args: argparse.Namespace) -> int:
         plan = Plan(robots=args.robots, seconds=args.seconds, **options)
     else:
         plan = Plan.for_messages(args.messages, args.robots, **options)
-    rows = generate(plan, args.output)
+    outputs.own("generate", {}, {"--output": args.output})  # CLI-R5, CLI-R6
+    rows = generate(plan, args.output, "--seconds" if args.seconds is not None
+                    else "--messages")
     print(f"wrote {rows} messages from {plan.robots} robots over {plan.seconds:.1f} s "
           f"to {args.output}")
     return 0

@@ -22,7 +22,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from timealign.errors import require
-from timealign.outputs import check_fillable, filled
+from timealign.outputs import check_fillable, filled, nothing_written
+from timealign.progress import counted
 
 EPOCH_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
 
@@ -101,11 +102,12 @@ def _robot(plan: Plan, rng: np.random.Generator, robot: int) -> dict[str, np.nda
     return merged
 
 
-def generate(plan: Plan, output: str | Path) -> int:
+def generate(plan: Plan, output: str | Path, asked: str = "--seconds") -> int:
     """Write the dataset as ``output/part-NNNNN.parquet`` (or ``output/robot-NNN.parquet``
     with ``per_robot``); return the number of rows. A folder holding anything but an
     earlier output of ``generate`` is refused before any work, and the files are moved into
-    place only when all are written (CLI-R3)."""
+    place only when all are written (CLI-R3). A plan that gives no message is refused
+    naming ``asked``, the option that sized it, before anything is written (CLI-R7)."""
     require(plan.robots >= 1, "--robots", "SP-R1", "must be >= 1", plan.robots)
     require(plan.seconds > 0, "--seconds", "SP-R1", "must be > 0", plan.seconds)
     require(0.0 <= plan.loss < 1.0, "--loss", "SP-R1", "must be in [0, 1)", plan.loss)
@@ -127,6 +129,11 @@ def generate(plan: Plan, output: str | Path) -> int:
         "stamp": data["stamp"], "arrival": data["arrival"], "size": data["size"],
     })
     rows = int(table.num_rows)
+    if rows == 0:  # CLI-R7: a command writes what was asked, or refuses
+        rate = sum(s.hz for s in FLEET) * plan.robots * (1.0 - plan.loss)
+        raise nothing_written(asked, f"{counted(plan.robots, 'robot')} send about {rate:.0f} "
+                              f"messages a second, over {plan.seconds:.3g} s",
+                              plan.seconds if asked == "--seconds" else None)
     # Only an earlier output of generate is replaced, whole; a user's file is never deleted.
     with filled(output, "generate", "--output") as folder:
         if plan.per_robot:  # a stable sort by robot keeps each robot's rows in arrival order

@@ -131,7 +131,7 @@ def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], 
                  source: RunInput, paths: JobPaths, summary: dict[str, Any]) -> Path:
     """PL-R9: the report page of a finished run, written to the report folder of
     ``paths``."""
-    from timealign.outputs import read_manifest
+    from timealign.outputs import filled, read_manifest, resolved
     from timealign.plot.report import write
     from timealign.spark.pictures import build_report
 
@@ -144,7 +144,9 @@ def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], 
     with read_rows(spark, source) as rows:  # the page shows the run's manifest (SP-R32)
         report = build_report(algorithm, config, rows, paths.output, summary,
                               manifest=manifest, warnings=summary.get("warnings", ()))
-    return write(attrs.evolve(report, command=command), paths.report)
+    with filled(paths.report, "run --report", "--report") as folder:  # CLI-R5
+        write(attrs.evolve(report, command=command), folder)
+    return Path(resolved(paths.report)) / "index.html"
 
 
 def _same_path(a: str, b: str) -> bool:

@@ -13,6 +13,7 @@ and numpy are what a Spark cluster's Python has.
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import importlib.machinery
 import importlib.util
@@ -22,11 +23,14 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
-
-from pyspark.sql import SparkSession
+from typing import TYPE_CHECKING
 
 import timealign
 from timealign.errors import InvalidInput
+from timealign.outputs import filled, own, resolved
+
+if TYPE_CHECKING:  # only ship_zip takes a session: the options need no Spark (CLI-R5's test)
+    from pyspark.sql import SparkSession
 
 SKIPPED = ("__pycache__",)
 NATIVE = tuple(importlib.machinery.EXTENSION_SUFFIXES)
@@ -145,39 +149,55 @@ appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
 """
 
 
-def _write(path: Path, text: str) -> Path:
-    """Write ``path`` through a staged sibling moved into place (CLI-R3)."""
-    staging = path.with_name(f".{path.name}.new")
-    staging.write_text(text, encoding="utf-8")
-    os.replace(staging, path)
-    return path
+#: The command and the option of ``python -m timealign.spark.ship`` in outputs.WRITES.
+COMMAND, OPTION = "ship", "FOLDER"
 
 
 def write_submit_files(target: Path) -> tuple[Path, Path, Path]:
     """``target/timealign.zip``, ``target/timealign_submit.py`` and
     ``target/log4j2.properties``: what ``spark-submit --driver-java-options
     -Dlog4j2.configurationFile=… --py-files timealign.zip timealign_submit.py run …`` needs
-    (SP-R17, SP-R33)."""
+    (SP-R17, SP-R33). ``target`` is filled as CLI-R5 says: absent, empty or an earlier
+    output of ship (its manifest), never a folder of the user's files; the files are
+    written beside it and moved in together."""
     if _inside(target.resolve(), package_folder()):
         package_zip(target)  # refuses it, before anything is written
-    target.mkdir(parents=True, exist_ok=True)
-    archive = package_zip(target)
-    entry = _write(target / "timealign_submit.py", ENTRY)
-    return archive, entry, _write(target / "log4j2.properties", LOG_CONFIG)
+    with filled(target, "ship", OPTION) as staging:
+        package_zip(staging)
+        (staging / "timealign_submit.py").write_text(ENTRY, encoding="utf-8")
+        (staging / "log4j2.properties").write_text(LOG_CONFIG, encoding="utf-8")
+    where = Path(resolved(target))
+    return (where / "timealign.zip", where / "timealign_submit.py",
+            where / "log4j2.properties")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``python -m timealign.spark.ship``: the folder, required (with none
+    it used to fill the current folder)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m timealign.spark.ship",
+        description="Write FOLDER/timealign.zip, FOLDER/timealign_submit.py and "
+                    "FOLDER/log4j2.properties for spark-submit. FOLDER must be absent, empty "
+                    "or an earlier output of this command.")
+    parser.add_argument("folder", metavar=OPTION, help="the folder to fill")
+    return parser
 
 
 def main(argv: list[str]) -> int:
-    """``python -m timealign.spark.ship [FOLDER]``: the README's exit codes, one line on
-    failure (2 for a folder that cannot be written), never a traceback."""
+    """``python -m timealign.spark.ship FOLDER``: the README's exit codes, one line on
+    failure (2 for a folder that cannot be written or holds the user's files), never a
+    traceback."""
     from timealign.command import guarded
     from timealign.errors import EXIT_BAD_INPUT
 
-    if len(argv) > 1 or (argv and argv[0].startswith("-")):
-        print("usage: python -m timealign.spark.ship [FOLDER]", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # a usage error (2), or --help (0)
+        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
 
     def command() -> int:
-        for written in write_submit_files(Path(argv[0] if argv else ".")):
+        own(COMMAND, {}, {OPTION: args.folder})  # CLI-R5, CLI-R6: before anything is made
+        for written in write_submit_files(Path(args.folder)):
             print(written)
         return 0
 
