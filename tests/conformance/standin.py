@@ -26,7 +26,7 @@ from typing import Any
 
 from timealign import registry
 from timealign.algorithm import run_json
-from timealign.conformance.adapter import Runner, serve
+from timealign.conformance.adapter import Runner, protocol_channel, serve
 
 JSON = dict[str, Any]
 ALGORITHMS = {"ros2": "approximate_time", "ros2-humble": "approximate_time",
@@ -105,4 +105,4 @@ def command(target: str) -> str:
 
 
 if __name__ == "__main__":
-    serve(stand_in(sys.argv[1]), sys.stdin, sys.stdout)
+    serve(stand_in(sys.argv[1]), sys.stdin, protocol_channel())
