@@ -79,6 +79,7 @@ def check(
     save_to: str | Path | None = None,
     progress: bool = False,
     target: str | None = None,
+    source_lines: bool = False,
 ) -> Report:
     """Check ``implementation`` against the reference of ``algorithm`` (CF-R6 to CF-R27).
 
@@ -89,7 +90,8 @@ def check(
     defaults to the shipped suite of the algorithm; pass ``[]`` to skip it. ``target``
     names a real upstream (CF-R18, :func:`targets`): only traces inside its domain are
     generated and compared, and ``observe`` defaults to its profile (``full`` without a
-    target).
+    target). ``source_lines``: one line on stderr as each source finishes, also without
+    ``progress`` (CF-R15).
     """
     reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
     chosen_target = find_target(reference, target) if target is not None else None
@@ -101,7 +103,7 @@ def check(
     shown = getattr(implementation, "command", None) or getattr(
         implementation, "__qualname__", type(implementation).__name__)
     report = Report(reference.name, str(shown), observe, target=target)
-    ticker = Progress(progress)
+    ticker = Progress(progress, finished=source_lines)
     chosen = shipped(reference.name) if vectors is None else list(vectors)
     sources: list[tuple[str, Callable[[], SourceReport]]] = \
         ([("vectors", lambda: check_vectors(judge, chosen, ticker))] if chosen else []) \
@@ -112,6 +114,7 @@ def check(
             report.not_run.append(name)
         else:
             report.sources.append(source())
+            ticker.finished(report.sources[-1])
     if save_to is not None:
         save(report, save_to)
     return report

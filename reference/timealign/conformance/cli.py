@@ -107,7 +107,8 @@ def _conform(args: argparse.Namespace) -> int:
     with Command(args.cmd, timeout=args.timeout) as command:
         report = check(args.algorithm, command, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                        size=args.size, explore=args.explore, observe=observed,
-                       save_to=args.save, progress=not args.quiet, target=args.target)
+                       save_to=args.save, progress=not args.quiet, target=args.target,
+                       source_lines=True)
     if not any(source.run for source in report.sources):  # VEC-R13: no trace ran, no verdict
         raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
     print(report.text())
