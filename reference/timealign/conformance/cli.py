@@ -225,6 +225,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--timeout", type=options.number(0.001, 86_400.0), default=10.0,
                         metavar="SECONDS",
                         help="per-trace answer timeout (default 10)")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress lines on stderr, one line per finished source")
     parser.set_defaults(handler=_conform)
     _register_diff(commands)
