@@ -9,8 +9,8 @@ constructor (a ``clock`` returning seconds); otherwise the card revision's (no c
 
 Like head, whose stall backstop logs a structlog warning through structlog's default
 logger, which prints to **standard output** (the protocol's channel), the head stand-in
-prints a line to standard output when a poll's stall recovery (RB-R26) re-arms without
-closing a batch: an adapter that answers on standard output fails on it (CF-R1).
+prints a line to standard output when a poll's stall recovery (RB-R26) re-places the
+window (no batch closed): an adapter that answers on standard output fails on it (CF-R1).
 """
 
 from __future__ import annotations
@@ -100,6 +100,7 @@ class _Batcher:
         state, outputs = step(config, before, item)
         self._machine = config, state
         if HEAD and before.last_close is not None and state.last_close != before.last_close \
+                and state.window != before.window \
                 and not any(isinstance(o, Batch) for o in outputs):
             # What head's structlog warning looks like on standard output.
             print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} [warning  ] batcher_stall_recovery"
