@@ -4,6 +4,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# What `make conform-ros1` needs: timealign and Hypothesis (`.[conform]`), not the spark and
+# plot extras. The full install (STAMP) holds it, so after `make test` nothing is installed.
+CONFORM_STAMP := $(VENV)/.conform-stamp
+INSTALL_SOURCES := pyproject.toml setup.py $(wildcard reference/timealign/*/fast.py)
+# apt-get waits up to 5 minutes for a lock another apt or dpkg holds, instead of failing.
+APT_GET := apt-get -o DPkg::Lock::Timeout=300
 CROSSHAIR_SECONDS ?= 2
 PROOF_SECONDS ?= 20
 # The demo: a robot fleet of about a million messages, the ApproximateTime job on local Spark.
@@ -32,12 +38,21 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # setup.py compiles the fast paths (timealign.native.COMPILED): a changed source rebuilds.
-$(STAMP): pyproject.toml setup.py $(wildcard reference/timealign/*/fast.py) | $(BIN)/python
+$(STAMP): $(INSTALL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev,spark,plot]'
 	touch $(STAMP)
 
 install: $(STAMP)
+
+$(CONFORM_STAMP): $(INSTALL_SOURCES) | $(BIN)/python
+	@if [ -f $(STAMP) ] && [ -z "$$(find $(INSTALL_SOURCES) -newer $(STAMP))" ]; then \
+		echo "timealign is installed with every extra ($(STAMP))"; \
+	else \
+		$(BIN)/python -m pip install -q --upgrade pip && \
+		$(BIN)/python -m pip install -q -e '.[conform]'; \
+	fi
+	touch $(CONFORM_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -58,7 +73,7 @@ test-cluster: $(STAMP)
 # The report page in headless Chromium (tests/plot/test_plot_report_browser.py): installing
 # the browser (Debian's chromium, as root) does not fit `make test`; CI runs both.
 test-browser: $(STAMP)
-	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+	command -v chromium >/dev/null || ($(APT_GET) update -q && $(APT_GET) install -y -q chromium)
 	TIMEALIGN_BROWSER_REQUIRED=1 $(BIN)/pytest -q -m browser
 
 crosshair: $(STAMP)
@@ -83,12 +98,12 @@ $(ROS1_ADAPTER): examples/ros1_message_filters/adapter.cpp
 	@for header in $(ROS1_HEADERS); do test -f $$header || missing=1; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing libmessage-filters-dev nlohmann-json3-dev (apt-get, needs root)"; \
-		apt-get update -q && apt-get install -y -q libmessage-filters-dev nlohmann-json3-dev; \
+		$(APT_GET) update -q && $(APT_GET) install -y -q libmessage-filters-dev nlohmann-json3-dev; \
 	fi
 	mkdir -p build
 	$(CXX) -std=c++17 -O2 -o $@ $< $(ROS1_LIBS)
 
-conform-ros1: $(STAMP) $(ROS1_ADAPTER)
+conform-ros1: $(CONFORM_STAMP) $(ROS1_ADAPTER)
 	$(BIN)/timealign conform approximate_time --target ros1 --cmd ./$(ROS1_ADAPTER) \
 		--fuzz $(CONFORM_ROS1_FUZZ) --seed 1 --explore $(CONFORM_ROS1_EXPLORE) --timeout 60 --quiet
 

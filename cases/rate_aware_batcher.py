@@ -538,3 +538,35 @@ CASES.append(case(
     [*polled(train("det", 14, 4.5), train("mon", 5, 4.5, kind=MON, phase=20 * MS),
              [(T0 + k * 450 * MS, log(T0 + k * 450 * MS, f"log{k}")) for k in range(10)],
              until=4.5), END]))
+
+# --- head twins ------------------------------------------------------------------------------
+# The esslivedata-head target runs only head vectors, so each card scenario on which the two
+# revisions behave alike has a twin `<case>_head`: the same inputs (no clock readings: the
+# clock stays frozen, as in upstream's own tests, so the stall backstop never fires) in the
+# esslivedata-head profile, its outputs again from the reference. A twin has exactly its
+# original's outputs (tests/rate_aware_batcher/test_rb_head_twins.py). The card scenarios
+# left out publish something else in head (its profile rules differ there: RB-R17), or lie
+# outside the head target (RB-D3, RB-R19), or already come as a `both` pair.
+HEAD_TWINS = (
+    "happy_path_14hz", "missing_pulse", "split_messages", "overflow_future_pulse",
+    "multi_stream", "phase_offset", "gap_recovery", "gap_recovery_boundary_empty_batch",
+    "gap_recovery_veto", "timeout_fallback", "non_gated_ride_along", "sub_hz_stream",
+    "future_ungridded_held", "future_beyond_cap_falls_through", "broken_stream_epoch",
+    "hwm_outlier_clamp", "stream_lifecycle", "batch_length_change", "jitter_tolerance",
+    "slots_half_even_0p75s", "timeout_s_config", "stale_grid_kept",
+    "empty_polls_and_length_before_start", "backlog_one_batch_per_poll",
+    "hazard_outlier_in_first_call", "hazard_far_ahead_gridded", "hazard_silent_gridded_stream",
+    "hazard_slow_gated_stream", "hazard_no_wall_clock", "typical_run",
+)
+
+
+def head_twin(original: Vector) -> Vector:
+    """``original`` (a card case) in the esslivedata-head profile (RB-R17)."""
+    return Vector(ALG, f"{original.name}_head",
+                  {**original.config, "profile": "esslivedata-head"}, original.inputs, None,
+                  f"Head twin of {original.name} (esslivedata-head profile; the revisions "
+                  f"behave alike here): {original.description}",
+                  tuple(dict.fromkeys(("RB-R17", *original.rules))))
+
+
+CASES.extend([head_twin(c) for c in list(CASES) if c.name in HEAD_TWINS])

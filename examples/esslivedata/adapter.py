@@ -33,7 +33,7 @@ import sys
 import types
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 PACKAGES = ("ess", "ess.livedata", "ess.livedata.core")
 PROFILES = {"card": "card", "head": "esslivedata-head"}
@@ -139,6 +139,17 @@ class Adapter:
         raise ValueError(f"unknown op {op!r}")
 
 
+def protocol_channel() -> TextIO:
+    """Keep the protocol on a descriptor of its own (CF-R1): a private copy of standard
+    output answers the harness; descriptor 1 and ``sys.stdout`` then point at stderr, so
+    whatever else writes to standard output (a library's print or logger) lands there."""
+    sys.stdout.flush()
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return channel
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--upstream", type=Path, default=os.environ.get("ESSLIVEDATA_SRC"),
@@ -148,11 +159,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.upstream is None:
         parser.error("name the esslivedata checkout: --upstream SRC or ESSLIVEDATA_SRC")
+    # Before upstream loads: head's batcher logs a structlog warning on its stall path, and
+    # structlog's default logger prints to standard output.
+    channel = protocol_channel()
     adapter = Adapter(load(args.upstream), args.exact_clock)
     print(f"esslivedata {adapter.revision} revision from {args.upstream}", file=sys.stderr)
     for line in sys.stdin:
         if line.strip():
-            print(json.dumps(adapter.answer(json.loads(line))), flush=True)
+            print(json.dumps(adapter.answer(json.loads(line))), file=channel, flush=True)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ master is needed: rospy's clock is only marked initialized.
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 import message_filters
 import rospy
@@ -60,11 +61,23 @@ def answer(trace: dict[str, Any]) -> dict[str, Any]:
     return {"name": trace["name"], "outputs": outputs}
 
 
+def protocol_channel() -> TextIO:
+    """Keep the protocol on a descriptor of its own (CF-R1): a private copy of standard
+    output answers the harness; descriptor 1 and ``sys.stdout`` then point at stderr, so
+    whatever else writes to standard output (a library's print or logger) lands there."""
+    sys.stdout.flush()
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return channel
+
+
 def main() -> None:
+    channel = protocol_channel()
     rospy.rostime.set_rostime_initialized(True)
     for line in sys.stdin:
         if line.strip():
-            print(json.dumps(answer(json.loads(line))), flush=True)
+            print(json.dumps(answer(json.loads(line))), file=channel, flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,12 @@
 // Conformance adapter (spec/conformance.md) around the real ROS 2 C++ ApproximateTime policy,
-// `message_filters::sync_policies::ApproximateTime` (ros2/message_filters rolling @361e42c),
-// compiled unmodified with rclcpp. See README.md next to this file (what was built where).
+// `message_filters::sync_policies::ApproximateTime`, compiled unmodified with rclcpp. It builds
+// against either form of the policy (spec/approximate_time.md AT-D22):
+// - the variadic `ApproximateTime<Ms...>` of `approximate_time.hpp` (rolling @361e42c and
+//   later): 1 to 9 topics here;
+// - the nine-slot `ApproximateTime<M0, M1, M2 = NullType, ...>` of `approximate_time.h`
+//   (Humble @fc93cd9, Jazzy @d3eecd6): 2 to 9 topics, the unused slots NullType.
+// CMakeLists.txt picks the form from the headers it finds (TIMEALIGN_MF_VARIADIC); without
+// it, `__has_include` decides. See README.md next to this file (what was built where).
 //
 // It is also the C++ template for your own ApproximateTime port: replace `run` (one trace:
 // build, feed, collect the callbacks) and keep the protocol loop at the bottom.
@@ -9,6 +15,14 @@
 // "outputs"); one JSON line per trace on stdout: {"name": N, "outputs": [...]} with each
 // output tagged with the index of the input that produced it, or {"name": N, "error": "..."}
 // when the trace cannot run here at all. Flush after every line; diagnostics go to stderr.
+
+#ifndef TIMEALIGN_MF_VARIADIC
+#if __has_include(<message_filters/sync_policies/approximate_time.hpp>)
+#define TIMEALIGN_MF_VARIADIC 1
+#else
+#define TIMEALIGN_MF_VARIADIC 0
+#endif
+#endif
 
 #include <cstdint>
 #include <functional>
@@ -19,9 +33,18 @@
 #include <string>
 #include <utility>
 
+#include <type_traits>
+
+#if TIMEALIGN_MF_VARIADIC
 #include <message_filters/message_traits.hpp>
 #include <message_filters/sync_policies/approximate_time.hpp>
 #include <message_filters/synchronizer.hpp>
+#else
+#include <message_filters/message_traits.h>
+#include <message_filters/null_types.h>
+#include <message_filters/sync_policies/approximate_time.h>
+#include <message_filters/synchronizer.h>
+#endif
 #include <nlohmann/json.hpp>
 #include <rclcpp/duration.hpp>
 #include <rclcpp/time.hpp>
@@ -48,22 +71,43 @@ namespace {
 
 using Ptr = std::shared_ptr<Stamped const>;
 
-// The policy is variadic: the topic count is a compile-time constant, N copies of Stamped.
-template <std::size_t, class T>
-using Same = T;
-template <class Indices>
+#if TIMEALIGN_MF_VARIADIC
+// The variadic policy: the topic count is a compile-time constant, N copies of Stamped.
+constexpr std::size_t kMinTopics = 1;
+constexpr const char* kTopicRange = "this build (variadic approximate_time.hpp) synchronizes 1 to 9 topics";
+template <std::size_t N>
+using Slots = std::make_index_sequence<N>;
+template <std::size_t I, std::size_t N>
+using Slot = Stamped;
+#else
+// The nine-slot policy: slots 0..N-1 are Stamped, the rest NullType; M0 and M1 are
+// mandatory, so at least two topics.
+constexpr std::size_t kMinTopics = 2;
+constexpr const char* kTopicRange =
+    "this build (nine-slot approximate_time.h, ROS 2 Humble/Jazzy) synchronizes 2 to 9 topics";
+template <std::size_t N>
+using Slots = std::make_index_sequence<9>;
+template <std::size_t I, std::size_t N>
+using Slot = std::conditional_t<(I < N), Stamped, message_filters::NullType>;
+#endif
+template <std::size_t N, class Indices>
 struct Types;
-template <std::size_t... Is>
-struct Types<std::index_sequence<Is...>> {
-  using Policy = message_filters::sync_policies::ApproximateTime<Same<Is, Stamped>...>;
-  using Callback = std::function<void(Same<Is, const Ptr&>...)>;
+template <std::size_t N, std::size_t... Is>
+struct Types<N, std::index_sequence<Is...>> {
+  using Policy = message_filters::sync_policies::ApproximateTime<Slot<Is, N>...>;
+  using Callback = std::function<void(const std::shared_ptr<Slot<Is, N> const>&...)>;
 };
 template <std::size_t N>
-using Policy = typename Types<std::make_index_sequence<N>>::Policy;
+using Policy = typename Types<N, Slots<N>>::Policy;
 template <std::size_t N>
-using Callback = typename Types<std::make_index_sequence<N>>::Callback;
+using Callback = typename Types<N, Slots<N>>::Callback;
 template <std::size_t N>
 using Sync = message_filters::Synchronizer<Policy<N>>;
+
+// A callback argument: a message's id; a NullType slot (nine-slot policy) holds nothing.
+void collect(json& ids, const Ptr& message) { ids.push_back(message->id); }
+template <class T>
+void collect(json&, const std::shared_ptr<T const>&) {}
 
 // Feed message `msg` to slot `topic` (a run-time index) of a synchronizer with N slots.
 template <std::size_t N, std::size_t I = 0>
@@ -135,7 +179,7 @@ json run(const json& config, const json& inputs) {
   std::size_t current = 0;  // the input being fed: callbacks run synchronously inside add()
   Callback<N> callback = [&](auto const&... messages) {
     json ids = json::array();
-    (ids.push_back(messages->id), ...);
+    (collect(ids, messages), ...);
     outputs.push_back({{"input", current}, {"kind", "published"}, {"ids", ids}});
   };
   auto sync = std::make_unique<Sync<N>>(configured);
@@ -185,8 +229,12 @@ json answer(const json& trace) {
       throw std::invalid_argument("this is ROS 2: the config must use the ros2 arithmetic");
     const json& inputs = trace.at("inputs");
     json outputs;
-    switch (topic_count(config)) {
+    const std::size_t topics = topic_count(config);
+    if (topics < kMinTopics || topics > 9) throw std::invalid_argument(kTopicRange);
+    switch (topics) {
+#if TIMEALIGN_MF_VARIADIC
       case 1: outputs = run<1>(config, inputs); break;
+#endif
       case 2: outputs = run<2>(config, inputs); break;
       case 3: outputs = run<3>(config, inputs); break;
       case 4: outputs = run<4>(config, inputs); break;
@@ -195,7 +243,7 @@ json answer(const json& trace) {
       case 7: outputs = run<7>(config, inputs); break;
       case 8: outputs = run<8>(config, inputs); break;
       case 9: outputs = run<9>(config, inputs); break;
-      default: throw std::invalid_argument("this adapter synchronizes 1 to 9 topics");
+      default: throw std::invalid_argument(kTopicRange);
     }
     reply["outputs"] = outputs;
   } catch (const std::exception& error) {  // a config this build cannot run: refuse the trace

@@ -20,10 +20,12 @@ class Worded(Protocol):
 
 
 class Progress:
-    """A progress line on stderr at most every ``every`` seconds, only when ``enabled``."""
+    """A progress line on stderr at most every ``every`` seconds, only when ``enabled``;
+    with ``finished``, also one line as each part of the job ends, even when not
+    ``enabled`` (``--quiet`` keeps those: a long run is never minutes of silence)."""
 
-    def __init__(self, enabled: bool, every: float = 2.0) -> None:
-        self.enabled, self.every = enabled, every
+    def __init__(self, enabled: bool, every: float = 2.0, finished: bool = False) -> None:
+        self.enabled, self.every, self.finished_lines = enabled, every, finished
         self.started = self.last = time.monotonic()
 
     def elapsed(self) -> float:
@@ -42,6 +44,12 @@ class Progress:
         """Show ``line`` now (when enabled)."""
         if self.enabled:
             print(line, file=sys.stderr, flush=True)
+
+    def finished(self, report: Worded) -> None:
+        """Show ``report``'s line as its part ends, with the seconds since the start."""
+        if self.enabled or self.finished_lines:
+            print(f"{report.progress_line(None)} (done, {self.elapsed():.0f} s)",
+                  file=sys.stderr, flush=True)
 
     def __call__(self, report: Worded, total: int | None = None) -> None:
         """Show ``report``'s line if one is due."""

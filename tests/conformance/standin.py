@@ -7,6 +7,8 @@ would show up here as a refusal. ``python -m tests.conformance.standin TARGET`` 
 
 - ``ros2``: refuses the ros1 arithmetic (AT-R16) and every trace the reference refuses in
   part (ROS 2 throws on a negative stamp, takes a negative age penalty: AT-D17).
+- ``ros2-humble``, ``ros2-jazzy``: as ``ros2``, and also fewer than two or more than nine
+  topics (the nine-slot ``approximate_time.h`` of Humble and Jazzy, AT-D22).
 - ``ros1``: refuses the ros2 arithmetic, a single topic (the ROS 1 policy needs two message
   types) and every partly refused trace.
 - ``thin-edge``: refuses a config not in whole milliseconds (EB-D11) and every partly
@@ -24,24 +26,28 @@ from typing import Any
 
 from timealign import registry
 from timealign.algorithm import run_json
-from timealign.conformance.adapter import Runner, serve
+from timealign.conformance.adapter import Runner, protocol_channel, serve
 
 JSON = dict[str, Any]
-ALGORITHMS = {"ros2": "approximate_time", "ros1": "approximate_time",
+ALGORITHMS = {"ros2": "approximate_time", "ros2-humble": "approximate_time",
+              "ros2-jazzy": "approximate_time", "ros1": "approximate_time",
               "thin-edge": "event_time_batcher", "esslivedata-card": "rate_aware_batcher",
               "esslivedata-head": "rate_aware_batcher"}
 MS = 1_000_000
 
 
 def _config_refusal(target: str, config: JSON) -> str | None:
-    if target in ("ros2", "ros1"):
+    if ALGORITHMS.get(target) == "approximate_time":
         arithmetic = config.get("arithmetic") or "ros2"
-        if arithmetic != target:
+        if arithmetic != target.split("-")[0]:
             return f"{target} cannot compute in {arithmetic} arithmetic"
         topics = config.get("topics")
         count = len(topics) if isinstance(topics, list) else topics
         if target == "ros1" and isinstance(count, int) and count < 2:
             return "the ROS 1 policy takes at least two message types"
+        if target in ("ros2-humble", "ros2-jazzy") and isinstance(count, int) and \
+                not 2 <= count <= 9:
+            return "the nine-slot policy takes 2 to 9 message types"
     if target == "thin-edge":
         for field in ("batching_window", "max_message_delay", "message_leap_limit"):
             value = config.get(field)
@@ -99,4 +105,4 @@ def command(target: str) -> str:
 
 
 if __name__ == "__main__":
-    serve(stand_in(sys.argv[1]), sys.stdin, sys.stdout)
+    serve(stand_in(sys.argv[1]), sys.stdin, protocol_channel())

@@ -3,7 +3,8 @@
 The explorer's alphabets (``proofs/explore_approximate_time.py`` walks them exhaustively,
 ``timealign conform --explore`` up to a depth), the fuzz strategy (:mod:`.strategies`),
 the observability profiles (CF-R11), the output -> rule map (CF-R14) and the targets
-(CF-R18): ROS 2 and ROS 1 ``message_filters``. Registered as ``ALGORITHM.traces``.
+(CF-R18): ROS 2 (rolling, and the nine-slot policy of Humble and Jazzy, AT-D22) and ROS 1
+``message_filters``. Registered as ``ALGORITHM.traces``.
 """
 
 from __future__ import annotations
@@ -141,6 +142,38 @@ def _outside_ros2(config: JSON, _inputs: Sequence[JSON]) -> str | None:
     return None
 
 
+#: The nine-slot policy of ROS 2 Humble and Jazzy (``approximate_time.h``): M0 and M1 are
+#: mandatory, M2 to M8 default to NullType (AT-D22).
+NINE_SLOTS = (2, 9)
+
+
+def _outside_nine_slots(config: JSON, inputs: Sequence[JSON]) -> str | None:
+    """Humble and Jazzy: the ros2 target's domain, two to nine topics (AT-D22)."""
+    reason = _outside_ros2(config, inputs)
+    if reason is not None:
+        return reason
+    topics = _topics(config)
+    if topics < NINE_SLOTS[0]:
+        return "one topic: the nine-slot policy takes at least two (AT-D22)"
+    if topics > NINE_SLOTS[1]:
+        return "more than nine topics: the nine-slot policy has nine (AT-D22)"
+    return None
+
+
+def _nine_slots(distribution: str, revision: str) -> Target:
+    return Target(
+        name=f"ros2-{distribution.lower()}",
+        summary=f"ROS 2 {distribution} message_filters ApproximateTime (C++, nine-slot "
+                f"approximate_time.h @{revision}): ros2 arithmetic, 2 to 9 topics "
+                f"(AT-D22), published sets only",
+        observe="upstream",
+        instances=_in("ros2"),
+        fuzz=_fuzz(min_topics=NINE_SLOTS[0], arithmetics=("ros2",)),
+        outside=_outside_nine_slots,
+        refused=REFUSED,
+    )
+
+
 def _outside_ros1(config: JSON, _inputs: Sequence[JSON]) -> str | None:
     if _arithmetic(config) != "ros1":
         return "ros2 arithmetic (AT-R15)"
@@ -152,14 +185,16 @@ def _outside_ros1(config: JSON, _inputs: Sequence[JSON]) -> str | None:
 TARGETS = {
     "ros2": Target(
         name="ros2",
-        summary="ROS 2 message_filters ApproximateTime (C++): ros2 arithmetic, "
-                "published sets only",
+        summary="ROS 2 message_filters ApproximateTime (C++, rolling: variadic "
+                "approximate_time.hpp): ros2 arithmetic, published sets only",
         observe="upstream",
         instances=_in("ros2"),
         fuzz=_fuzz(arithmetics=("ros2",)),
         outside=_outside_ros2,
         refused=REFUSED,
     ),
+    "ros2-humble": _nine_slots("Humble", "fc93cd9"),
+    "ros2-jazzy": _nine_slots("Jazzy", "d3eecd6"),
     "ros1": Target(
         name="ros1",
         summary="ROS 1 message_filters ApproximateTime (C++, noetic): ros1 arithmetic, "

@@ -97,6 +97,7 @@ def check(
     where: Iterable[str] | Where | None = None,
     max_differences: int = MAX_DIFFERENCES,
     budget: float | None = None,
+    source_lines: bool = False,
 ) -> Report:
     """Check ``implementation`` against the reference of ``algorithm`` (CF-R6 to CF-R27).
 
@@ -111,6 +112,8 @@ def check(
     those values (CF-R31). Fuzz and explore each collect up to ``max_differences``
     distinct differences (CF-R32) and stop after ``budget`` seconds (CF-R33). Ctrl-C
     ends the run with the report of what was checked, ``Report.interrupted`` (CF-R34).
+    ``source_lines``: one line on stderr as each source finishes, also without
+    ``progress`` (CF-R15).
     """
     reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
     chosen_target = find_target(reference, target) if target is not None else None
@@ -124,7 +127,7 @@ def check(
     shown = getattr(implementation, "command", None) or getattr(
         implementation, "__qualname__", type(implementation).__name__)
     report = Report(reference.name, str(shown), observe, target=target)
-    ticker = Progress(progress)
+    ticker = Progress(progress, finished=source_lines)
     chosen = shipped(reference.name) if vectors is None else list(vectors)
     sources: list[tuple[str, Callable[[], SourceReport]]] = \
         ([("vectors", lambda: check_vectors(judge, chosen, ticker))] if chosen else []) \
@@ -138,6 +141,7 @@ def check(
             report.not_run.append(name)
         else:
             report.sources.append(source())
+            ticker.finished(report.sources[-1])
     if save_to is not None:
         save(report, save_to)
     return report

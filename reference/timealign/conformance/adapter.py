@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any
@@ -51,6 +52,18 @@ def serve(run: Runner, source: IO[str], sink: IO[str]) -> None:
         sink.flush()
 
 
+def protocol_channel() -> IO[str]:
+    """Keep the protocol on a descriptor of its own (CF-R1): a private copy of standard
+    output answers the harness; descriptor 1 and ``sys.stdout`` then point at stderr, so
+    whatever else writes to standard output (a library's print or logger) cannot corrupt
+    an answer line. Call it once, at the start, before anything else prints."""
+    sys.stdout.flush()
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return channel
+
+
 def runner(algorithm: Algorithm[Any, Any, Any, Any]) -> Runner:
     return lambda config, inputs: run_reference(algorithm, config, inputs)
 
@@ -80,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
 
     def command() -> int:
-        serve(runner(registry.get(args.algorithm)), sys.stdin, sys.stdout)
+        serve(runner(registry.get(args.algorithm)), sys.stdin, protocol_channel())
         return 0
 
     return guarded(command, prog="timealign.conformance.adapter")

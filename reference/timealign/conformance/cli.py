@@ -126,8 +126,8 @@ def _conform(args: argparse.Namespace) -> int:
                        size=args.size, explore=args.explore, observe=observed,
                        save_to=args.save, progress=not args.quiet, target=args.target,
                        where=where, max_differences=args.max_differences,
-                       budget=args.budget)
-    if not any(source.run for source in report.sources) and not report.interrupted:
+                       budget=args.budget, source_lines=True)
+    if not any(source.run for source in report.sources) and not report.interrupted:  # VEC-R13
         raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
     print(report.text())
     if args.report:
@@ -258,6 +258,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--timeout", type=options.number(0.001, 86_400.0), default=10.0,
                         metavar="SECONDS",
                         help="per-trace answer timeout (default 10)")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress lines on stderr, one line per finished source")
     parser.set_defaults(handler=_conform)
     _register_diff(commands)

@@ -6,6 +6,11 @@ Only the names the adapter touches exist: ``RateAwareMessageBatcher`` (``batch``
 ``set_batch_length``, ``timeout_factor``), ``Message``, ``StreamId``, ``StreamKind``,
 ``Timestamp``, ``MessageBatch``. ``TIMEALIGN_ESS_STANDIN=head`` gives the head revision's
 constructor (a ``clock`` returning seconds); otherwise the card revision's (no clock).
+
+Like head, whose stall backstop logs a structlog warning through structlog's default
+logger, which prints to **standard output** (the protocol's channel), the head stand-in
+prints a line to standard output when a poll's stall recovery (RB-R26) re-places the
+window (no batch closed): an adapter that answers on standard output fails on it (CF-R1).
 """
 
 from __future__ import annotations
@@ -91,9 +96,15 @@ class _Batcher:
         if self._machine is None:
             config = Config(**self._args, timeout_factor=self._factor)  # type: ignore[arg-type]
             self._machine = config, initial(config)
-        config, state = self._machine
-        state, outputs = step(config, state, item)
+        config, before = self._machine
+        state, outputs = step(config, before, item)
         self._machine = config, state
+        if HEAD and before.last_close is not None and state.last_close != before.last_close \
+                and state.window != before.window \
+                and not any(isinstance(o, Batch) for o in outputs):
+            # What head's structlog warning looks like on standard output.
+            print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} [warning  ] batcher_stall_recovery"
+                  f" last_close={before.last_close} clock={state.clock}", flush=True)
         return outputs
 
     def set_batch_length(self, batch_length_s: float) -> None:
