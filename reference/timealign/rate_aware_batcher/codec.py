@@ -30,6 +30,7 @@ from timealign.rate_aware_batcher.model import (
     SetBatchLength,
     State,
 )
+from timealign.timetext import duration
 
 _CONFIG_KEYS = frozenset({"batch_length_s", "timeout_s", "timeout_factor", "profile"})
 
@@ -40,8 +41,10 @@ def config_from_json(body: Mapping[str, Any]) -> Config:
     unknown = sorted(set(body) - _CONFIG_KEYS)
     require(not unknown, "config", "RB-D2", f"unknown keys {unknown}", body)
     return Config(
-        batch_length_s=body.get("batch_length_s", 1.0),
-        timeout_s=_infinity(body.get("timeout_s")),
+        batch_length_s=duration(body.get("batch_length_s", 1.0), "batch_length_s", "RB-D1",
+                                seconds=True),  # SP-R37
+        timeout_s=duration(_infinity(body.get("timeout_s")), "timeout_s", "RB-D2",
+                           seconds=True),
         timeout_factor=_infinity(body.get("timeout_factor")),
         profile=body.get("profile", CARD),
     )
