@@ -26,6 +26,7 @@ from timealign.plot import require_plot_extra
 from timealign.progress import counted
 from timealign.spark import SPARK_MODULES, require_spark_extra
 from timealign.spark.paths import PathError
+from timealign.timetext import UNITS
 
 # The options that name each role of a job's paths, per command.
 RUN_FLAGS: dict[str, str] = {"input": "--input", "output": "--output",
@@ -62,9 +63,19 @@ def _common(parser: argparse.ArgumentParser) -> None:
                                           "of spark-submit)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting for the session; repeatable")
+    time_unit_argument(parser, "ns")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--verbose", action="store_true",
                         help="also show Spark's own log lines (left out by default)")
+
+
+def time_unit_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """``--time-unit``: the unit of numbers in the time columns (SP-R36), shared by every
+    command that reads a run's input."""
+    parser.add_argument("--time-unit", choices=list(UNITS), default=default,
+                        help="unit of numbers in the stamp and arrival columns: s, ms, us or "
+                             "ns (default ns); ISO-8601 text with a zone is read as is"
+                        + ("" if default else "; default: the run's manifest"))
 
 
 def bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
@@ -98,6 +109,7 @@ def run_input_arguments(parser: argparse.ArgumentParser, command: str,
     parser.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
                         help="the run's --column mappings; repeatable")
     parser.add_argument("--master", help="Spark master URL (default: local[*])")
+    time_unit_argument(parser, None)
     bag_arguments(parser, command)
 
 
@@ -111,6 +123,9 @@ def check_input_options(args: argparse.Namespace) -> None:
         if args.column:
             raise InvalidInput("--column", "BAG-R9", "not with --format rosbag: a bag's "
                                "rows have fixed columns (BAG-R2)", args.column[0])
+        if getattr(args, "time_unit", None) not in (None, "ns"):
+            raise InvalidInput("--time-unit", "BAG-R9", "not with --format rosbag: a bag's "
+                               "times are integer ns (BAG-R2)", args.time_unit)
         return
     given = (("--stamp", bool(args.stamp)), ("--source-from", args.source_from is not None),
              ("--skip-bad-files", getattr(args, "skip_bad_files", False)),
@@ -130,8 +145,23 @@ def input_settings(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any,
     check_input_options(args)  # BAG-R9
     config = load_config(algorithm, args.config)
     source = RunInput.of(path or "", args.format, args.column, config, args.stamp, args.source_from,
-                         getattr(args, "skip_bad_files", False))
+                         getattr(args, "skip_bad_files", False),
+                         getattr(args, "time_unit", None) or "ns")
+    check_input_exists(source)
     return config, source
+
+
+def check_input_exists(source: Any) -> None:
+    """SP-R1, BAG-R1, SP-R36: before Spark starts, a local input that does not exist is
+    refused (Spark found it only after its start-up, in a message with an SQLSTATE), and
+    the time columns of a table input are checked from its first file."""
+    from timealign.spark.schema import check_time_columns
+
+    if source.path and "://" not in source.path and not Path(source.path).exists():
+        raise PathError("input", "BAG-R1" if source.bag is not None else "SP-R1",
+                        ["no such file or folder: ", "{input}"], source.path)
+    if source.bag is None and source.path:
+        check_time_columns(source.path, source.format, source.columns)
 
 
 def recorded_settings(args: argparse.Namespace, output: str, where: str
@@ -160,14 +190,17 @@ def recorded_settings(args: argparse.Namespace, output: str, where: str
         ("algorithm", name), ("config", args.config), ("input", args.input),
         ("format", args.format), ("column", args.column), ("stamp", args.stamp),
         ("source_from", args.source_from),
-        ("skip_bad_files", getattr(args, "skip_bad_files", False))) if given]
+        ("skip_bad_files", getattr(args, "skip_bad_files", False)),
+        ("time_unit", getattr(args, "time_unit", None))) if given]
     given = RunRecord(
         algorithm.name, record.config if args.config is None else
         algorithm.config_to_json(load_config(algorithm, args.config)),
         args.input or record.input, args.format or record.format, tuple(args.column),
-        tuple(args.stamp), args.source_from, getattr(args, "skip_bad_files", False))
+        tuple(args.stamp), args.source_from, getattr(args, "skip_bad_files", False),
+        getattr(args, "time_unit", None) or record.time_unit)
     record.matched(given, explicit)
     config, source = record.run_input(registry.get(record.algorithm))
+    check_input_exists(source)
     return registry.get(record.algorithm), config, source
 
 
@@ -199,7 +232,8 @@ def _record(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any], 
     from timealign.spark.inputs import RunRecord
 
     return RunRecord.of(algorithm, config, path, args.format, args.column, args.stamp,
-                        args.source_from, getattr(args, "skip_bad_files", False))
+                        args.source_from, getattr(args, "skip_bad_files", False),
+                        args.time_unit)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -66,10 +66,11 @@ class RunInput:
     @classmethod
     def of(cls, path: str, fmt: str, columns: Sequence[str], config: Any,
            stamps: Sequence[str] = (), source_from: str | None = None,
-           skip_bad_files: bool = False) -> RunInput:
-        """The input of ``path`` as the run's options give it (``--column`` items, the bag
-        options); bad column maps and bag options are refused here, before Spark starts."""
-        mapped = schema.ColumnMap.parse(columns)
+           skip_bad_files: bool = False, time_unit: str = "ns") -> RunInput:
+        """The input of ``path`` as the run's options give it (``--column`` items, the time
+        unit, the bag options); bad column maps, units and bag options are refused here,
+        before Spark starts."""
+        mapped = schema.ColumnMap.parse(columns, time_unit)
         if fmt != "rosbag":
             return cls(path, fmt, mapped)
         topics = bags.configured_topics(config)
@@ -163,12 +164,13 @@ class RunRecord:
     stamp: tuple[str, ...] = ()
     source_from: str | None = None
     skip_bad_files: bool = False
+    time_unit: str = "ns"
 
     def as_json(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "config": self.config, "input": self.input,
                 "input_format": self.format, "column": list(self.column),
                 "stamp": list(self.stamp), "source_from": self.source_from,
-                "skip_bad_files": self.skip_bad_files}
+                "skip_bad_files": self.skip_bad_files, "time_unit": self.time_unit}
 
     @classmethod
     def from_json(cls, body: Any, where: str) -> RunRecord:
@@ -187,33 +189,37 @@ class RunRecord:
             raise InvalidInput(where, "SP-R32", "the manifest names no run (algorithm, "
                                "input): not the output of run or stream", None)
         source_from = body.get("source_from")
+        unit = body.get("time_unit", "ns")
         return cls(body["algorithm"], body.get("config", {}), body["input"],
                    body.get("input_format", "parquet"), text_list("column"),
                    text_list("stamp"), source_from if isinstance(source_from, str) else None,
-                   bool(body.get("skip_bad_files", False)))
+                   bool(body.get("skip_bad_files", False)),
+                   unit if isinstance(unit, str) else "ns")
 
     @classmethod
     def of(cls, algorithm: Algorithm[Any, Any, Any, Any], config: Any, path: str,
            fmt: str, columns: Sequence[str] = (), stamps: Sequence[str] = (),
-           source_from: str | None = None, skip_bad_files: bool = False) -> RunRecord:
+           source_from: str | None = None, skip_bad_files: bool = False,
+           time_unit: str = "ns") -> RunRecord:
         """The record of a run's options (the path made absolute when local)."""
         from timealign.outputs import resolved
 
         return cls(algorithm.name, algorithm.config_to_json(config), resolved(path), fmt,
-                   tuple(columns), tuple(stamps), source_from, skip_bad_files)
+                   tuple(columns), tuple(stamps), source_from, skip_bad_files, time_unit)
 
     def run_input(self, algorithm: Algorithm[Any, Any, Any, Any]) -> tuple[Any, RunInput]:
         """(config, :class:`RunInput`) as the run read its input."""
         config = algorithm.config_from_json(self.config)
         return config, RunInput.of(self.input, self.format, self.column, config, self.stamp,
-                                   self.source_from, self.skip_bad_files)
+                                   self.source_from, self.skip_bad_files, self.time_unit)
 
     def matched(self, given: RunRecord, explicit: Sequence[str]) -> None:
         """Refuse, naming the first difference, when an option given explicitly
         (``explicit``: field names of ``given``) differs from what the run was given."""
         names = {"algorithm": "ALGORITHM", "config": "--config", "input": "--input",
                  "format": "--format", "column": "--column", "stamp": "--stamp",
-                 "source_from": "--source-from", "skip_bad_files": "--skip-bad-files"}
+                 "source_from": "--source-from", "skip_bad_files": "--skip-bad-files",
+                 "time_unit": "--time-unit"}
         for field in names:
             if field not in explicit:
                 continue
