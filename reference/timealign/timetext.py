@@ -86,7 +86,8 @@ def number_ns(value: str | int | Fraction, unit: str, field: str, rule: str = "S
         exact = Fraction(value) * UNITS[unit]
     if exact.denominator != 1:
         raise InvalidInput(field, rule, f"is not a whole number of nanoseconds in unit "
-                           f"{unit}", value)
+                           f"{unit} (--time-unit s|ms|us|ns says the unit of numbers); "
+                           f"accepted: 1767225600000000000 (ns) or {ISO_EXAMPLE}", value)
     return _in_int64(exact.numerator, field, rule, value)
 
 
