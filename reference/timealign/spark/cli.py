@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -76,6 +77,24 @@ def time_unit_argument(parser: argparse.ArgumentParser, default: str | None) -> 
                         help="unit of numbers in the stamp and arrival columns: s, ms, us or "
                              "ns (default ns); ISO-8601 text with a zone is read as is"
                         + ("" if default else "; default: the run's manifest"))
+
+
+def fail_on_argument(parser: argparse.ArgumentParser) -> None:
+    """``--fail-on needs-a-look`` (``run``, ``stream``): exit 1 when the summary's verdict
+    says the run needs a look (SP-R38), after every output is written, so CI can stop."""
+    parser.add_argument("--fail-on", choices=["needs-a-look"],
+                        help="exit 1 when the summary's verdict is 'needs a look' (an outcome "
+                             "not normal for the algorithm, no group at all, a configured "
+                             "topic without rows in a source, ...), after writing everything")
+
+
+def failed_on(args: argparse.Namespace, summary: dict[str, Any], prog: str) -> int:
+    """The exit code of a finished job under ``--fail-on`` (SP-R38): 1, with the verdict on
+    stderr, when asked and the verdict needs a look; else 0."""
+    if getattr(args, "fail_on", None) == "needs-a-look" and summary["verdict"]["needs_a_look"]:
+        print(f"{prog}: --fail-on needs-a-look: {summary['verdict']['line']}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
@@ -241,7 +260,7 @@ def _run(args: argparse.Namespace) -> int:
     from timealign.spark.inputs import remember, run, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.progress import StageWatch
-    from timealign.spark.summary import format_summary, summarize
+    from timealign.spark.summary import format_summary, summarize, with_verdict
 
     require_spark_extra("run")  # SP-R35
     check_input_options(args)  # BAG-R9
@@ -263,8 +282,10 @@ def _run(args: argparse.Namespace) -> int:
                                 spark.read.parquet(f"{paths.output}/outcomes"))
     if bag_report is not None:
         summary.update(bag_report.as_json())
+    summary.update(result.looks())  # SP-R38
     summary["seconds"] = round(elapsed, 3)
     summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
+    summary = with_verdict(summary, algorithm.name)  # SP-R38: first, also for the report
     print(format_summary(summary, algorithm.name))  # SP-R31
     print(f"no loss: every one of {result.rows} rows has exactly one outcome; "
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
@@ -274,7 +295,7 @@ def _run(args: argparse.Namespace) -> int:
         outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
     if paths.report is not None:
         print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
-    return 0
+    return failed_on(args, summary, "timealign run")  # SP-R38
 
 
 def _stream(args: argparse.Namespace) -> int:
@@ -301,14 +322,16 @@ def _stream(args: argparse.Namespace) -> int:
     # every row read is counted: settled (in the tables) or still held by a machine (SP-D1).
     if "://" in paths.output or all(Path(p).is_dir() for p in paths.tables().values()):
         from timealign.spark.streaming import open_ids
-        from timealign.spark.summary import format_summary, summarize, with_held
+        from timealign.spark.summary import format_summary, summarize, with_held, with_verdict
 
-        summary = with_held(summarize(spark.read.parquet(f"{paths.output}/groups"),
-                                      spark.read.parquet(f"{paths.output}/outcomes")),
-                            open_ids(spark, algorithm, config, paths.checkpoint).count())
+        summary = with_verdict(with_held(
+            summarize(spark.read.parquet(f"{paths.output}/groups"),
+                      spark.read.parquet(f"{paths.output}/outcomes")),
+            open_ids(spark, algorithm, config, paths.checkpoint).count()), algorithm.name)
         print(format_summary(summary, algorithm.name))
         remember(paths.output, "stream", record, spark, began, time.time(), summary,
                  paths.checkpoint)
+        return failed_on(args, summary, "timealign stream")  # SP-R38
     return 0
 
 
@@ -392,6 +415,7 @@ def register(commands: Any) -> None:
                           "error, not a warning (BAG-R13)")
     run.add_argument("--report", metavar="DIR",
                      help="also write an HTML report to DIR/index.html (needs the plot extra)")
+    fail_on_argument(run)
     run.set_defaults(handler=flagged(_run, RUN_FLAGS))
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")
@@ -405,6 +429,7 @@ def register(commands: Any) -> None:
     stream.add_argument("--max-files-per-trigger",
                         type=options.integer(1, 10**9), help="files per micro-batch")
     bag_arguments(stream, "stream")
+    fail_on_argument(stream)
     stream.set_defaults(handler=flagged(_stream, STREAM_FLAGS))
 
     verify = commands.add_parser(

@@ -23,6 +23,7 @@ from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
 from timealign.spark import bags, schema
 from timealign.spark.batch import BatchResult, no_phase, run_table
+from timealign.spark.census import configured_topics
 from timealign.spark.paths import JobPaths
 from timealign.spark.per_file import PER_FILE
 
@@ -73,7 +74,7 @@ class RunInput:
         mapped = schema.ColumnMap.parse(columns, time_unit)
         if fmt != "rosbag":
             return cls(path, fmt, mapped)
-        topics = bags.configured_topics(config)
+        topics = configured_topics(config)
         options = bags.reader_options(stamps, source_from or "bag", skip_bad_files, topics)
         return cls(path, fmt, mapped, options, None if topics is None else tuple(topics))
 
