@@ -223,9 +223,37 @@ def recorded_settings(args: argparse.Namespace, output: str, where: str
     return registry.get(record.algorithm), config, source
 
 
+def start_session(args: argparse.Namespace, command: str,
+                  settings: Mapping[str, str] | None = None, verbose: bool = False) -> Any:
+    """The session of a Spark command, announced on stderr first (SP-R40: Spark's start-up
+    takes seconds, up to a minute on a busy machine) unless ``--quiet``; Java and a
+    standalone master are checked before it starts (SP-R39), their errors naming
+    ``--master`` and ``JAVA_HOME`` as the command line says them."""
+    from timealign.spark.session import build_session
+
+    if not getattr(args, "quiet", False):
+        print(f"[timealign {command}] starting Spark ({args.master or 'local[*]'})",
+              file=sys.stderr, flush=True)
+    try:
+        return build_session(args.master, f"timealign {command}", settings, verbose)
+    except InvalidInput as error:
+        if error.field != "master":
+            raise
+        raise InvalidInput("--master", error.rule, error.message, error.value) from None
+
+
+def task_watch(spark: Any, command: str, doing: str) -> Any:
+    """SP-R40: progress of a command whose phases are not known up front (``verify``,
+    ``plot --run``): elapsed time and Spark's tasks, a line at least every 10 s."""
+    from timealign.progress import Progress
+    from timealign.spark.progress import StageWatch
+
+    return StageWatch(spark, command, Progress(True, every=10.0), phases=None, doing=doing)
+
+
 def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any, Any, Any]:
     """The algorithm, its config, the run input and the session of a Spark command."""
-    from timealign.spark.session import build_session, log_level
+    from timealign.spark.session import log_level
 
     algorithm = registry.get(args.algorithm)
     config, source = input_settings(args, algorithm, path)
@@ -236,8 +264,7 @@ def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any,
             raise InvalidInput("--conf", "SP-R17", "expected spark.KEY=VALUE", item)
         settings[key] = value
     verbose = getattr(args, "verbose", False)
-    spark = build_session(args.master, f"timealign {command} {args.algorithm}",
-                          settings, verbose)
+    spark = start_session(args, f"{command} {args.algorithm}", settings, verbose)
     # SP-R23, SP-R33: failures are one line on stderr; Spark's own log (with the Java and
     # Python stack traces of a failed task) only with --debug, --verbose or --conf.
     spark.sparkContext.setLogLevel(log_level(verbose, getattr(args, "debug", False),
@@ -259,7 +286,7 @@ def _run(args: argparse.Namespace) -> int:
     from timealign.progress import Progress
     from timealign.spark.inputs import remember, run, write_report
     from timealign.spark.paths import JobPaths
-    from timealign.spark.progress import StageWatch
+    from timealign.spark.progress import PHASES, StageWatch
     from timealign.spark.summary import format_summary, summarize, with_verdict
 
     require_spark_extra("run")  # SP-R35
@@ -272,7 +299,10 @@ def _run(args: argparse.Namespace) -> int:
     outputs.check_run_output(paths.output)  # CLI-R3, before Spark
     algorithm, config, source, spark = _setup(args, "run", paths.input)
     started, began = time.monotonic(), time.time()
-    with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33
+    report = None
+    phases = PHASES if paths.report is None else (*PHASES, "report")  # SP-R40
+    with StageWatch(spark, "run", Progress(not args.quiet, every=3.0),  # SP-R33
+                    phases=phases) as watch:
         result, bag_report = run(spark, algorithm, config, source, paths,
                                  args.sources_per_file, watch.phase, args.strict,
                                  "--sources-per-file")  # SP-R18's errors name the flag
@@ -280,21 +310,24 @@ def _run(args: argparse.Namespace) -> int:
         with watch.phase("summary"):
             summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
                                 spark.read.parquet(f"{paths.output}/outcomes"))
-    if bag_report is not None:
-        summary.update(bag_report.as_json())
-    summary.update(result.looks())  # SP-R38
-    summary["seconds"] = round(elapsed, 3)
-    summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
-    summary = with_verdict(summary, algorithm.name)  # SP-R38: first, also for the report
+        if bag_report is not None:
+            summary.update(bag_report.as_json())
+        summary.update(result.looks())  # SP-R38
+        summary["seconds"] = round(elapsed, 3)
+        summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
+        summary = with_verdict(summary, algorithm.name)  # SP-R38: first, also for the report
+        remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
+                 began, time.time(), summary)  # SP-R32
+        if paths.summary:
+            outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
+        if paths.report is not None:  # SP-R40: the report's reading shows progress too
+            with watch.phase("report"):
+                report = write_report(spark, algorithm, config, source, paths, summary)
     print(format_summary(summary, algorithm.name))  # SP-R31
     print(f"no loss: every one of {result.rows} rows has exactly one outcome; "
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
-    remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
-             began, time.time(), summary)  # SP-R32
-    if paths.summary:
-        outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
-    if paths.report is not None:
-        print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
+    if report is not None:
+        print(f"report: {report}")
     return failed_on(args, summary, "timealign run")  # SP-R38
 
 
@@ -338,16 +371,15 @@ def _stream(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from timealign.spark.failures import raise_job_error
     from timealign.spark.inputs import read_rows
-    from timealign.spark.session import build_session
     from timealign.spark.verify import VerificationError, verify_rows
 
     require_spark_extra("verify")
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
-    spark = build_session(args.master, "timealign verify")
+    spark = start_session(args, "verify")
     try:
-        with read_rows(spark, source) as rows:  # as `run` reads it (BAG-R10)
-            result = verify_rows(spark, algorithm, config, rows, args.output)
+        with task_watch(spark, "verify", "checking"), read_rows(spark, source) as rows:
+            result = verify_rows(spark, algorithm, config, rows, args.output)  # BAG-R10
     except AssertionError as error:
         raise VerificationError(str(error)) from None
     except Exception as error:
