@@ -127,7 +127,7 @@ def check_source(run: str, source: str) -> None:
         return  # not readable here: Spark reads it and names what is wrong
     known = sorted(str(s) for s in pc.unique(table.column("source")).to_pylist())
     if source not in known:
-        shown = ", ".join(repr(s) for s in known[:10]) + (" …" if len(known) > 10 else "")
+        shown = ", ".join(repr(s) for s in known[:20]) + (" …" if len(known) > 20 else "")
         raise InvalidInput("--source", "PL-R15", f"the run has no source {source!r}; its "
                            f"{len(known)} sources: {shown}", source)
 

@@ -41,7 +41,8 @@ def _config_json(text: str) -> Any:
 
 def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> Any:
     """The config from a JSON file, an inline JSON object, or ``{}`` when absent; an error
-    names ``--config`` and the field inside it."""
+    names ``--config`` and the field inside it. Durations may be text with a unit
+    (``"50ms"``), read by the algorithm's ``config_from_json`` (SP-R37)."""
     raw = {} if text is None else _config_json(text)
     if not isinstance(raw, dict):
         raise InvalidInput("--config", "VEC-R1", "the config must be a JSON object", raw)
