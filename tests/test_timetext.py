@@ -105,6 +105,6 @@ def test_rb_d22_a_row_without_kind_is_unknown_and_a_bad_kind_lists_the_kinds() -
     rb = registry.get("rate_aware_batcher")
     config = rb.config_from_json({})
     polls = list(rb.inputs_from_records(config, [Record("a", "det", 5, 5)]))
-    assert polls[0].messages[0].kind == "unknown"  # type: ignore[attr-defined]
+    assert polls[0].messages[0].kind == "unknown"
     with pytest.raises(InvalidInput, match="detector_events, area_detector, log"):
         list(rb.inputs_from_records(config, [Record("a", "det", 5, 5, kind="detector")]))

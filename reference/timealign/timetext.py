@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import re
 from fractions import Fraction
+from typing import Any
 
 from timealign.errors import INT64_MAX, InvalidInput
 
@@ -113,7 +114,7 @@ def count_value(value: str | int, field: str, rule: str = "SP-R1") -> int:
     return _in_int64(int(value.strip()), field, rule, value)
 
 
-def duration(value: object, field: str, rule: str, seconds: bool = False) -> object:
+def duration(value: Any, field: str, rule: str, seconds: bool = False) -> Any:
     """A config's duration (SP-R37): text with a unit (``"50ms"``, ``"1.5s"``, ``"100us"``,
     ``"20ns"``) becomes the number the algorithm's config takes: integer nanoseconds, or
     with ``seconds`` the float seconds of an upstream that takes floats (the binary64

@@ -75,7 +75,7 @@ def test_sp_r33_one_progress_line_per_change() -> None:
         line = progress.line()
     assert line.startswith("[timealign run]  21%  replay (2/6), ")  # (1 + 1/4) / 6
     assert line.endswith(" left") and "about" in line and len(PHASES) == 6
-    fresh = StageWatch(session, "run", Progress(True), stream=out)  # type: ignore[arg-type]
+    fresh = StageWatch(session, "run", Progress(True), stream=out)
     with fresh.phase("census"):  # no task finished yet: no "about ? left"
         fresh.tasks = lambda: (0, 0)  # type: ignore[method-assign]
         line = fresh.line()
@@ -94,7 +94,7 @@ def test_sp_r40_progress_never_goes_back_and_keeps_a_heartbeat(
     from timealign.spark import progress as module
 
     session = type("Session", (), {"sparkContext": _Context()})()
-    watch = StageWatch(session, "run", Progress(True), stream=io.StringIO())  # type: ignore[arg-type]
+    watch = StageWatch(session, "run", Progress(True), stream=io.StringIO())
     with watch.phase("replay"):
         watch.tasks = lambda: (2, 4)  # type: ignore[method-assign]
         assert watch.line().startswith("[timealign run]  25%  replay")
@@ -102,7 +102,7 @@ def test_sp_r40_progress_never_goes_back_and_keeps_a_heartbeat(
         assert watch.line().startswith("[timealign run]  25%  replay")
     monkeypatch.setattr(module, "HEARTBEAT", 0.2)
     out = io.StringIO()
-    quiet = StageWatch(session, "verify", Progress(True, every=0.05), stream=out,  # type: ignore[arg-type]
+    quiet = StageWatch(session, "verify", Progress(True, every=0.05), stream=out,
                        phases=None, doing="checking")
     with quiet:
         time.sleep(0.9)

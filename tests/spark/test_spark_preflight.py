@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark import SparkContext
 
 from timealign.cli import main
 from timealign.errors import EXIT_BAD_INPUT, InvalidInput
@@ -51,7 +52,7 @@ def test_sp_r39_an_unreachable_master_is_said_at_once(
 def test_sp_r39_a_bad_java_home_says_java_17_was_not_found(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "submitted", lambda: False)
-    monkeypatch.setattr(session.SparkContext, "_active_spark_context", None)
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
     with pytest.raises(InvalidInput, match="Java 17 or 21 was not found") as caught:
         check_java()
@@ -95,3 +96,23 @@ def test_pl_r15_an_unknown_plot_source_is_refused_before_spark(
     assert code == EXIT_BAD_INPUT, err
     assert "--source: the run has no source 'r3'; its 2 sources: 'r1', 'r2'" in err
     assert "starting Spark" not in err
+
+
+def test_sp_r40_a_slow_spark_start_is_announced(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R40: a session that takes longer than ANNOUNCE to start is announced on stderr
+    (Spark's start-up was silent for up to a minute); a quick one, or --quiet, says nothing."""
+    import argparse
+
+    from timealign.spark import cli
+
+    monkeypatch.setattr(cli, "ANNOUNCE", 0.1)
+    monkeypatch.setattr(session, "build_session", lambda *a: time.sleep(0.5) or "spark")
+    args = argparse.Namespace(master=None, quiet=False)
+    assert cli.start_session(args, "verify") == "spark"
+    assert capsys.readouterr().err == "[timealign verify] starting Spark (local[*])\n"
+    assert cli.start_session(argparse.Namespace(master=None, quiet=True), "verify") == "spark"
+    monkeypatch.setattr(session, "build_session", lambda *a: "spark")
+    assert cli.start_session(args, "run approximate_time") == "spark"
+    time.sleep(0.3)
+    assert capsys.readouterr().err == ""

@@ -107,7 +107,8 @@ def _run_timeline(args: argparse.Namespace) -> Any:
     start, stop = window(args)
     check_source(args.run, args.source)  # PL-R15: before Spark starts
     spark = start_session(args, f"plot {args.target}")
-    with task_watch(spark, "plot", "reading the run"), read_rows(spark, source) as rows:
+    with task_watch(spark, "plot", "reading the run", not args.quiet), \
+            read_rows(spark, source) as rows:
         return source_timeline(algorithm, config, rows, args.run, args.source, start, stop)
 
 

@@ -160,7 +160,7 @@ def inputs_from_records(_config: Config, records: Iterable[Record]) -> Iterator[
     arrival = 0
     for record in records:
         kind = UNKNOWN_KIND if record.kind is None else record.kind  # RB-D22
-        message = Polled(kind, record.topic, record.stamp, record.id)  # type: ignore[arg-type]
+        message = Polled(kind, record.topic, record.stamp, record.id)
         if current and (record.poll is None or record.poll != number):
             yield Poll(tuple(current), arrival)
             current = []

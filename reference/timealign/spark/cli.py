@@ -128,6 +128,7 @@ def run_input_arguments(parser: argparse.ArgumentParser, command: str,
     parser.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
                         help="the run's --column mappings; repeatable")
     parser.add_argument("--master", help="Spark master URL (default: local[*])")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
     time_unit_argument(parser, None)
     bag_arguments(parser, command)
 
@@ -225,30 +226,46 @@ def recorded_settings(args: argparse.Namespace, output: str, where: str
 
 def start_session(args: argparse.Namespace, command: str,
                   settings: Mapping[str, str] | None = None, verbose: bool = False) -> Any:
-    """The session of a Spark command, announced on stderr first (SP-R40: Spark's start-up
-    takes seconds, up to a minute on a busy machine) unless ``--quiet``; Java and a
+    """The session of a Spark command, announced on stderr when its start takes more than
+    :data:`ANNOUNCE` seconds (SP-R40: Spark's start-up takes seconds, up to a minute on a
+    busy machine; a session already running says nothing) unless ``--quiet``; Java and a
     standalone master are checked before it starts (SP-R39), their errors naming
     ``--master`` and ``JAVA_HOME`` as the command line says them."""
+    import threading
+
     from timealign.spark.session import build_session
 
+    started = threading.Event()
+
+    def announce() -> None:
+        if not started.wait(ANNOUNCE):
+            print(f"[timealign {command.split()[0]}] starting Spark "
+                  f"({args.master or 'local[*]'})", file=sys.stderr, flush=True)
+
     if not getattr(args, "quiet", False):
-        print(f"[timealign {command}] starting Spark ({args.master or 'local[*]'})",
-              file=sys.stderr, flush=True)
+        threading.Thread(target=announce, daemon=True).start()
     try:
         return build_session(args.master, f"timealign {command}", settings, verbose)
     except InvalidInput as error:
         if error.field != "master":
             raise
         raise InvalidInput("--master", error.rule, error.message, error.value) from None
+    finally:
+        started.set()
 
 
-def task_watch(spark: Any, command: str, doing: str) -> Any:
+#: Seconds of Spark start-up after which a command says it is starting Spark (SP-R40).
+ANNOUNCE = 2.0
+
+
+def task_watch(spark: Any, command: str, doing: str, enabled: bool = True) -> Any:
     """SP-R40: progress of a command whose phases are not known up front (``verify``,
-    ``plot --run``): elapsed time and Spark's tasks, a line at least every 10 s."""
+    ``plot --run``): elapsed time and Spark's tasks, a line every 10 s (the first after
+    10 s: a quick check prints none)."""
     from timealign.progress import Progress
     from timealign.spark.progress import StageWatch
 
-    return StageWatch(spark, command, Progress(True, every=10.0), phases=None, doing=doing)
+    return StageWatch(spark, command, Progress(enabled, every=10.0), phases=None, doing=doing)
 
 
 def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any, Any, Any]:
@@ -378,7 +395,8 @@ def _verify(args: argparse.Namespace) -> int:
     algorithm, config, source = recorded_settings(args, args.output, args.where)
     spark = start_session(args, "verify")
     try:
-        with task_watch(spark, "verify", "checking"), read_rows(spark, source) as rows:
+        with task_watch(spark, "verify", "checking", not args.quiet), \
+                read_rows(spark, source) as rows:
             result = verify_rows(spark, algorithm, config, rows, args.output)  # BAG-R10
     except AssertionError as error:
         raise VerificationError(str(error)) from None
