@@ -134,7 +134,8 @@ def from_rows(inputs: list[dict[str, Any]], kinds: bool = True) -> list[dict[str
     from timealign.rate_aware_batcher import ALGORITHM, Config
 
     rows = [Record(m["id"], m["name"], m["timestamp"], arrival=item["now"],
-                   kind=m["kind"] if kinds else None, poll=k) for k, item in enumerate(inputs) if item["op"] == "poll"
+                   kind=m["kind"] if kinds else None, poll=k)
+            for k, item in enumerate(inputs) if item["op"] == "poll"
             for m in item["messages"]]
     mapped = ALGORITHM.inputs_from_records(Config(), rows)
     return [*(ALGORITHM.input_to_json(p) for p in mapped), END]
