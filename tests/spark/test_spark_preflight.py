@@ -1,4 +1,4 @@
-"""What is checked before Spark starts (SP-R39, SP-R1, PL-R15): a master that cannot be
+"""What is checked before Spark starts (SP-R39, SP-R1, PL-R17): a master that cannot be
 reached, a Java that is not 17, a missing input, an unknown plot source. No session."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def test_sp_r1_a_missing_input_is_refused_before_spark(
     assert "starting Spark" not in err
 
 
-def test_pl_r15_an_unknown_plot_source_is_refused_before_spark(
+def test_pl_r17_an_unknown_plot_source_is_refused_before_spark(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for table in ("groups", "outcomes"):
         (tmp_path / "run" / table / "batch=0").mkdir(parents=True)
