@@ -125,15 +125,17 @@ def both(name: str, description: str, rules: Sequence[str], inputs: list[dict[st
                  profile="esslivedata-head", **config))
 
 
-def from_rows(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def from_rows(inputs: list[dict[str, Any]], kinds: bool = True) -> list[dict[str, Any]]:
     """The polls of ``inputs`` as the Spark driver maps recorded rows (RB-D5, RB-D19): one
     row per message with the poll's number and its clock reading as ``arrival``; empty
-    polls have no rows. Mapped by the reference's own ``inputs_from_records``."""
+    polls have no rows; without ``kinds`` the rows have no kind (RB-D22). Mapped by the
+    reference's own ``inputs_from_records``."""
     from timealign import Record
     from timealign.rate_aware_batcher import ALGORITHM, Config
 
-    rows = [Record(m["id"], m["name"], m["timestamp"], arrival=item["now"], kind=m["kind"],
-                   poll=k) for k, item in enumerate(inputs) if item["op"] == "poll"
+    rows = [Record(m["id"], m["name"], m["timestamp"], arrival=item["now"],
+                   kind=m["kind"] if kinds else None, poll=k)
+            for k, item in enumerate(inputs) if item["op"] == "poll"
             for m in item["messages"]]
     mapped = ALGORITHM.inputs_from_records(Config(), rows)
     return [*(ALGORITHM.input_to_json(p) for p in mapped), END]
@@ -429,6 +431,13 @@ CASES: list[Vector] = [
              from_rows(clocked([poll(msg(DET, "det", T0, "det0"), log(T0 + YEAR, "outlier")),
                                 *polled(train("det", 14, 15, begin=0.1), start=0.1,
                                         until=15)]))),
+        both("kindless_rows",
+             "Recorded rows without a kind column, mapped by the driver: each message is "
+             "of upstream's kind `unknown` (RB-D22), non-gated, so batches close by the "
+             "timeout as for a log stream.",
+             ["RB-D22", "RB-D19"],
+             from_rows(clocked([*polled([(T0 + k * 250 * MS, log(T0 + k * 250 * MS, f"u{k}"))
+                                         for k in range(12)], until=3)]), kinds=False)),
         both("timeout_factor_above_3",
              "timeout_factor 3.5 (RB-H3). Card: the log-only trace never closes. Head: the "
              "factor is refused.",

@@ -105,8 +105,11 @@ def test_records_group_into_polls_lazily_rb_d5() -> None:
     first = next(polls)  # lazily: one poll at a time
     assert [m.id for m in first.messages] == ["a", "b"]
     assert [[m.id for m in p.messages] for p in polls] == [["c"], ["d"], ["e"]]
+    # RB-D22: a row without a kind is of upstream's kind `unknown`; a wrong kind is refused
+    (alone,) = ALGORITHM.inputs_from_records(Config(), [Record("x", "t", 1)])
+    assert [m.kind for m in alone.messages] == ["unknown"]
     with pytest.raises(InvalidInput):
-        list(ALGORITHM.inputs_from_records(Config(), [Record("x", "t", 1)]))  # no kind
+        list(ALGORITHM.inputs_from_records(Config(), [Record("x", "t", 1, kind="det")]))
 
 
 def test_drive_settles_every_row() -> None:

@@ -93,3 +93,29 @@ def test_bag_r14_without_the_extra_exit_2_naming_it(
     monkeypatch.setattr(cli, "BAG_MODULES", ("rosbags_is_not_installed",))
     assert main(["bags", "info", str(fleet)]) == EXIT_BAD_INPUT
     assert "pip install 'timealign[spark]'" in capsys.readouterr().err
+
+
+def test_bag_r16_a_truncated_bag_is_named_and_the_rest_listed(
+        fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """BAG-R16: one truncated bag in a folder no longer stops `bags info` for the folder:
+    every other bag is listed with the source a run gives it (BAG-R2), the damaged one is
+    named with its error, and the command ends with one line naming it, exit 2."""
+    import shutil
+
+    folder = tmp_path / "bags"
+    shutil.copytree(fleet, folder)
+    whole = (folder / "r3.bag").read_bytes()
+    (folder / "r3.bag").write_bytes(whole[: len(whole) // 3])
+    assert main(["bags", "info", str(folder)]) == EXIT_BAD_INPUT
+    captured = capsys.readouterr()
+    assert f"Bag:      {folder / 'r1'}\nSource:   'r1'\nStorage:" in captured.out
+    assert f"Bag:      {folder / 'r3.bag'}\nSource:   'r3'\nError:    cannot read" \
+        in captured.out
+    assert "All:      2 bags" in captured.out
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "1 of 3 bags cannot be read" in err[0] and "r3.bag" in err[0]
+    assert "BAG-R16" in err[0]
+    assert main(["bags", "info", "--json", str(folder)]) == EXIT_BAD_INPUT
+    out = json.loads(capsys.readouterr().out)
+    assert [bag["source"] for bag in out["bags"]] == ["r1", "r2", "r3"]
+    assert "error" in out["bags"][2] and "error" not in out["bags"][0]

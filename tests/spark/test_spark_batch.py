@@ -192,8 +192,11 @@ def test_sp_r9_cli_run_prints_summary(spark: SparkSession, fleet: Path, tmp_path
     summary = json.loads((tmp_path / "s.json").read_text())
     groups, outcomes = tables(spark, tmp_path / "o")
     assert summary == {"format": "timealign.summary/1",  # CLI-R5: its mark, first
-                       **summarize(groups, outcomes), "seconds": summary["seconds"],
+                       "verdict": summary["verdict"], **summarize(groups, outcomes),
+                       "seconds": summary["seconds"],
                        "rows_per_second": summary["rows_per_second"]}
+    assert next(iter(summary)) == "verdict"  # SP-R38: first, and the first line printed
+    assert printed.splitlines()[0] == summary["verdict"]["line"]
     counted = {(r["outcome"], r["reason"]): r["count"]
                for r in outcomes.groupBy("outcome", "reason").count().collect()}
     assert {(c["outcome"], c["reason"]): c["rows"] for c in summary["outcomes"]} == counted

@@ -75,11 +75,40 @@ def test_sp_r33_one_progress_line_per_change() -> None:
         line = progress.line()
     assert line.startswith("[timealign run]  21%  replay (2/6), ")  # (1 + 1/4) / 6
     assert line.endswith(" left") and "about" in line and len(PHASES) == 6
-    with progress.phase("census"):  # no task finished yet: no "about ? left"
-        progress.tasks = lambda: (0, 0)  # type: ignore[method-assign]
-        line = progress.line()
+    fresh = StageWatch(session, "run", Progress(True), stream=out)
+    with fresh.phase("census"):  # no task finished yet: no "about ? left"
+        fresh.tasks = lambda: (0, 0)  # type: ignore[method-assign]
+        line = fresh.line()
     assert line.startswith("[timealign run]   0%  census (1/6), ")
     assert line.endswith("time left not known yet") and "?" not in line
+
+
+def test_sp_r40_progress_never_goes_back_and_keeps_a_heartbeat(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """SP-R40: a phase's next stage starting at 0 of its tasks does not take the fraction
+    (nor the basis of the estimate) back: 25 % then 17 % was shown; off a terminal a line
+    is written at least every HEARTBEAT seconds while nothing changes; a command without
+    known phases shows its elapsed time and Spark's tasks."""
+    import time
+
+    from timealign.spark import progress as module
+
+    session = type("Session", (), {"sparkContext": _Context()})()
+    watch = StageWatch(session, "run", Progress(True), stream=io.StringIO())
+    with watch.phase("replay"):
+        watch.tasks = lambda: (2, 4)  # type: ignore[method-assign]
+        assert watch.line().startswith("[timealign run]  25%  replay")
+        watch.tasks = lambda: (0, 8)  # type: ignore[method-assign]  # the next stage
+        assert watch.line().startswith("[timealign run]  25%  replay")
+    monkeypatch.setattr(module, "HEARTBEAT", 0.2)
+    out = io.StringIO()
+    quiet = StageWatch(session, "verify", Progress(True, every=0.05), stream=out,
+                       phases=None, doing="checking")
+    with quiet:
+        time.sleep(0.9)
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3, lines  # the same task count, yet a line every 0.2 s
+    assert lines[0].startswith("[timealign verify] checking, 0 s elapsed (Spark: 1/4 tasks)")
 
 
 def test_sp_r33_run_console_holds_the_job_lines_only(fleet: Path, tmp_path: Path) -> None:

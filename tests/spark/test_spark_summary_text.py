@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from timealign import reasons
-from timealign.spark.summary import format_summary, with_held
+from timealign.spark.summary import format_summary, verdict, with_held, with_verdict
 
 
 def _summary(*outcomes: tuple[str, str | None, int]) -> dict[str, Any]:
@@ -51,9 +51,56 @@ def test_sp_r33_a_stream_summary_accounts_for_every_row_read() -> None:
                         20)
     assert (summary["read"], summary["rows"], summary["held"]) == (3999, 3979, 20)
     text = format_summary(summary, "approximate_time")
-    first = text.splitlines()[0]
+    first = text.splitlines()[1]  # after the verdict (SP-R38)
     assert first.startswith("rows 3999 read = 3979 settled + 20 held (pending: still held "
                             "by the machines, by their rules; no outcome yet)")
     assert "  pending (held): 20  0.5%  normal" in text
     assert "  dropped (superseded): 1000  25.0%  normal" in text
     assert text.splitlines()[-1] == "every outcome is normal for approximate_time"
+
+
+def test_sp_r38_the_verdict_comes_first_and_names_what_needs_a_look() -> None:
+    """SP-R38: the first line is the verdict: normal only when every outcome is normal, some
+    group was formed, every source has rows of every configured topic and no bag was
+    skipped or missing a topic; the JSON carries it first, for --fail-on and the report."""
+    normal = with_verdict(_summary(("grouped", None, 22), ("dropped", "superseded", 78)),
+                          "approximate_time")
+    assert next(iter(normal)) == "verdict" and not normal["verdict"]["needs_a_look"]
+    assert format_summary(normal, "approximate_time").splitlines()[0] == (
+        "verdict: normal: every outcome is normal for approximate_time, 5 groups")
+    no_group = {**_summary(("dropped", "queue_overflow", 99), ("pending", "end_of_input", 1)),
+                "groups": 0, "missing_topics": {"sources": 4, "examples": [
+                    {"source": f"r{i}", "topics": ["/imu"]} for i in range(4)]}}
+    found = verdict(no_group, "approximate_time")
+    assert found["needs_a_look"] and found["items"][0] == "no group at all from 100 rows"
+    assert found["items"][1] == ("4 sources without rows of a configured topic "
+                                 "(r0: /imu; r1: /imu; r2: /imu …)")
+    text = format_summary(no_group, "approximate_time")
+    assert text.splitlines()[0].startswith("verdict: needs a look: no group at all")
+    assert "  source 'r3' has no rows of configured topic(s) /imu" in text
+    rejected = verdict(_summary(("grouped", None, 90), ("rejected", "too_old", 10)),
+                       "event_time_batcher")
+    assert rejected["items"] == ["rejected (too_old): 10.0% of the rows"]
+    bags = verdict({**_summary(("grouped", None, 1)), "warnings": ["the configured topic "
+                    "/imu is in no bag"], "skipped_bags": [{"bag": "b", "error": "x"}]},
+                   "approximate_time")
+    assert bags["items"] == ["the configured topic /imu is in no bag", "1 bag skipped as "
+                             "unreadable"]
+
+
+def test_sp_r38_fail_on_needs_a_look_exits_1_only_when_asked() -> None:
+    """SP-R38: --fail-on needs-a-look turns a verdict that needs a look into exit 1 (the
+    option is one definition shared by run and stream)."""
+    import argparse
+
+    from timealign.spark.cli import fail_on_argument, failed_on
+
+    parser = argparse.ArgumentParser()
+    fail_on_argument(parser)
+    look = with_verdict({**_summary(("dropped", "queue_overflow", 3)), "groups": 0},
+                        "approximate_time")
+    fine = with_verdict(_summary(("grouped", None, 3)), "approximate_time")
+    asked = parser.parse_args(["--fail-on", "needs-a-look"])
+    assert failed_on(asked, look, "timealign run") == 1
+    assert failed_on(asked, fine, "timealign run") == 0
+    assert failed_on(parser.parse_args([]), look, "timealign run") == 0

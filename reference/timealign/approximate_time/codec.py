@@ -38,6 +38,7 @@ from timealign.approximate_time.model import (
     Warned,
 )
 from timealign.errors import InvalidInput, output_fields, require
+from timealign.timetext import duration
 
 JSON = dict[str, Any]
 CONFIG_KEYS = frozenset({"topics", "queue_size", "age_penalty", "max_interval_duration",
@@ -54,10 +55,19 @@ def config_from_json(raw: Mapping[str, Any]) -> Config:
         topics=raw["topics"],
         queue_size=raw["queue_size"],
         age_penalty=raw.get("age_penalty"),
-        max_interval_duration=raw.get("max_interval_duration"),
-        inter_message_lower_bounds=raw.get("inter_message_lower_bounds"),
+        max_interval_duration=duration(raw.get("max_interval_duration"),
+                                       "max_interval_duration", "AT-R1"),  # SP-R37
+        inter_message_lower_bounds=_durations(raw.get("inter_message_lower_bounds")),
         arithmetic=raw.get("arithmetic"),
     )
+
+
+def _durations(bounds: Any) -> Any:
+    """SP-R37: each lower bound may be a duration text (``"50ms"``); the rest is AT-R1's."""
+    if not isinstance(bounds, list):
+        return bounds
+    return [duration(b, f"inter_message_lower_bounds[{i}]", "AT-R1")
+            for i, b in enumerate(bounds)]
 
 
 def config_to_json(config: Config) -> JSON:

@@ -24,6 +24,7 @@ from timealign.event_time_batcher.model import (
     Tick,
     Timer,
 )
+from timealign.timetext import duration
 
 CONFIG_FIELDS = ("batching_window", "max_message_delay", "message_leap_limit")
 
@@ -36,8 +37,8 @@ def _get(raw: Mapping[str, Any], name: str) -> Any:
 def config_from_json(raw: Mapping[str, Any]) -> Config:
     unknown = sorted(set(raw) - set(CONFIG_FIELDS))
     require(not unknown, "config", "EB-R1", f"unknown fields, expected {CONFIG_FIELDS}", unknown)
-    return Config(_get(raw, "batching_window"), _get(raw, "max_message_delay"),
-                  raw.get("message_leap_limit", 0))
+    return Config(*(duration(raw.get(name, 0 if name == "message_leap_limit" else None),
+                             name, "EB-R1") for name in CONFIG_FIELDS))  # SP-R37
 
 
 def config_to_json(config: Config) -> JSON:

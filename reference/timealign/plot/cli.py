@@ -11,36 +11,40 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from timealign import options, outputs
+from timealign import options, outputs, timetext
 from timealign.errors import InvalidInput
 from timealign.plot import require_plot_extra
 from timealign.spark import require_spark_extra
-from timealign.spark.cli import READ_FLAGS, flagged, recorded_settings, run_input_arguments
-
-_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "": 10**9}
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(ns|us|µs|ms|s)?\s*$")
+from timealign.spark.cli import (
+    READ_FLAGS,
+    flagged,
+    recorded_settings,
+    run_input_arguments,
+    start_session,
+    task_watch,
+)
 
 
 def duration(text: str, field: str = "--from") -> int:
-    """``"2.5s"``, ``"300ms"``, ``"40us"``, ``"7ns"`` or a plain number of seconds, as
-    integer ns (exact decimal arithmetic, PL-R6)."""
-    match = _DURATION.match(text)
-    if match is None:
+    """``"2.5s"``, ``"300ms"``, ``"40us"`` (or ``µs``), ``"7ns"`` or a plain number of
+    seconds, as integer ns (exact, :func:`timealign.timetext.duration`, PL-R6)."""
+    written = text.strip().replace("µs", "us")
+    if written[-1:].isdigit() or written.endswith("."):
+        written += "s"  # a plain number is seconds
+    if written.startswith(("-", "+")):
         raise InvalidInput(field, "PL-R6", "must be a duration such as 2.5s, 300ms or 7ns", text)
     try:
-        value = Decimal(match.group(1)) * _UNITS[match.group(2) or ""]
-    except InvalidOperation:
-        raise InvalidInput(field, "PL-R6", "not a number", text) from None
-    if value != value.to_integral_value():
-        raise InvalidInput(field, "PL-R6", "must be a whole number of ns", text)
-    return int(value)
+        value = timetext.duration(written, field, "PL-R6")
+    except InvalidInput as error:
+        raise InvalidInput(field, "PL-R6", "must be a duration such as 2.5s, 300ms or 7ns "
+                           f"({error.message})", text) from None
+    assert isinstance(value, int)
+    return value
 
 
 def output_format(path: str) -> str:
@@ -96,7 +100,6 @@ def window(args: argparse.Namespace) -> tuple[int, int]:
 def _run_timeline(args: argparse.Namespace) -> Any:
     from timealign.spark.inputs import read_rows
     from timealign.spark.pictures import source_timeline
-    from timealign.spark.session import build_session
 
     require_spark_extra("plot --run")  # SP-R35
     if args.source is None:
@@ -110,9 +113,32 @@ def _run_timeline(args: argparse.Namespace) -> Any:
             raise InvalidInput("--run", "PL-R6", f"no {table}/ table: not a run's --output",
                                args.run)
     start, stop = window(args)
-    spark = build_session(args.master, f"timealign plot {args.target}")
-    with read_rows(spark, source) as rows:  # as `run` reads it (PL-R10)
+    check_source(args.run, args.source)  # PL-R17: before Spark starts
+    spark = start_session(args, f"plot {args.target}")
+    with task_watch(spark, "plot", "reading the run", not args.quiet), \
+            read_rows(spark, source) as rows:
         return source_timeline(algorithm, config, rows, args.run, args.source, start, stop)
+
+
+def check_source(run: str, source: str) -> None:
+    """PL-R17: ``--source`` must be a source of the run, checked from its local outcomes
+    table (its ``source`` column, read with pyarrow) before Spark starts: an unknown source
+    was said after 73 s of Spark work. A remote run is left to the picture's own check."""
+    if "://" in run:
+        return
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    try:
+        table = ds.dataset(Path(run) / "outcomes", format="parquet",
+                           partitioning="hive").to_table(columns=["source"])
+    except (OSError, ValueError):
+        return  # not readable here: Spark reads it and names what is wrong
+    known = sorted(str(s) for s in pc.unique(table.column("source")).to_pylist())
+    if source not in known:
+        shown = ", ".join(repr(s) for s in known[:20]) + (" …" if len(known) > 20 else "")
+        raise InvalidInput("--source", "PL-R17", f"the run has no source {source!r}; its "
+                           f"{len(known)} sources: {shown}", source)
 
 
 def _check_out(args: argparse.Namespace) -> None:

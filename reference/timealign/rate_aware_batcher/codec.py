@@ -30,6 +30,11 @@ from timealign.rate_aware_batcher.model import (
     SetBatchLength,
     State,
 )
+from timealign.timetext import duration
+
+#: RB-D22: the kind of a row that has none, upstream's StreamKind for a stream of no
+#: known kind (non-gated).
+UNKNOWN_KIND = "unknown"
 
 _CONFIG_KEYS = frozenset({"batch_length_s", "timeout_s", "timeout_factor", "profile"})
 
@@ -40,8 +45,10 @@ def config_from_json(body: Mapping[str, Any]) -> Config:
     unknown = sorted(set(body) - _CONFIG_KEYS)
     require(not unknown, "config", "RB-D2", f"unknown keys {unknown}", body)
     return Config(
-        batch_length_s=body.get("batch_length_s", 1.0),
-        timeout_s=_infinity(body.get("timeout_s")),
+        batch_length_s=duration(body.get("batch_length_s", 1.0), "batch_length_s", "RB-D1",
+                                seconds=True),  # SP-R37
+        timeout_s=duration(_infinity(body.get("timeout_s")), "timeout_s", "RB-D2",
+                           seconds=True),
         timeout_factor=_infinity(body.get("timeout_factor")),
         profile=body.get("profile", CARD),
     )
@@ -143,7 +150,8 @@ def inputs_from_records(_config: Config, records: Iterable[Record]) -> Iterator[
     """Rows in arrival order -> polls (RB-D5), lazily.
 
     Consecutive rows with the same ``poll`` number form one poll; a row without a poll
-    number is a poll of its own. ``kind`` -> stream kind, ``topic`` -> stream name,
+    number is a poll of its own. ``kind`` -> stream kind (a row without one: ``unknown``,
+    RB-D22), ``topic`` -> stream name,
     ``stamp`` -> timestamp, ``id`` -> id; the poll's clock reading ``now`` is the
     ``arrival`` of its last row (RB-D19).
     """
@@ -151,7 +159,8 @@ def inputs_from_records(_config: Config, records: Iterable[Record]) -> Iterator[
     number: int | None = None
     arrival = 0
     for record in records:
-        message = Polled(record.kind, record.topic, record.stamp, record.id)  # type: ignore[arg-type]
+        kind = UNKNOWN_KIND if record.kind is None else record.kind  # RB-D22
+        message = Polled(kind, record.topic, record.stamp, record.id)
         if current and (record.poll is None or record.poll != number):
             yield Poll(tuple(current), arrival)
             current = []

@@ -139,7 +139,8 @@ class Polled:
 
     def __attrs_post_init__(self) -> None:
         require(self.kind in _KINDS if isinstance(self.kind, str) else False, "kind", "RB-D3",
-                "must be an upstream StreamKind value", self.kind)
+                f"must be an upstream StreamKind value: {', '.join(STREAM_KINDS)} (the last "
+                f"two in the esslivedata-head profile only, RB-R27)", self.kind)
         require(isinstance(self.name, str), "name", "RB-D3", "must be a string", self.name)
         require_ns(self.timestamp, "timestamp", "RB-D3", minimum=MIN_TIMESTAMP)
         require(self.timestamp < MAX_TIMESTAMP, "timestamp", "RB-D3",

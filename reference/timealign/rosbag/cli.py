@@ -19,18 +19,21 @@ BAG_MODULES = ("rosbags", "numpy")
 
 def _info(args: argparse.Namespace) -> int:
     require_spark_extra("bags info", BAG_MODULES)
-    from timealign.rosbag.info import bags_info, render, total
+    from timealign.rosbag.info import bags_info, damaged, render, total
 
     bags = bags_info(args.paths)
     every = total(bags)
     if args.json:
         print(json.dumps({"bags": [bag.as_json() for bag in bags], "all": every.as_json()},
                          indent=2))
-        return 0
-    for bag in bags:
-        print("\n".join(render(bag)))
-        print()
-    print("\n".join(render(every, all_bags=True)))
+    else:
+        for bag in bags:
+            print("\n".join(render(bag)))
+            print()
+        print("\n".join(render(every, all_bags=True)))
+    bad = damaged(bags)  # BAG-R16: listed above, then the one-line error, exit 2
+    if bad is not None:
+        raise bad
     return 0
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from timealign.errors import InvalidInput
-from timealign.rosbag.discovery import find_bags, is_bag
+from timealign.rosbag.discovery import bag_name, find_bags, is_bag
 from timealign.rosbag.header import stamp_layout
 from timealign.rosbag.rows import BagError
 
@@ -49,15 +49,18 @@ class BagInfo:
     start: int | None  # None: the bag holds no message
     end: int | None
     topics: tuple[TopicInfo, ...]
+    source: str | None = None  # the source its rows get in a run (BAG-R2); None: all bags
+    error: str | None = None  # a bag that cannot be read: why (BAG-R16)
 
     @property
     def count(self) -> int:
         return sum(topic.count for topic in self.topics)
 
     def as_json(self) -> dict[str, Any]:
-        return {"path": self.path, "storage": self.storage, "messages": self.count,
-                "start": self.start, "end": self.end,
-                "topics": [topic.as_json() for topic in self.topics]}
+        return {"path": self.path, "source": self.source, "storage": self.storage,
+                "messages": self.count, "start": self.start, "end": self.end,
+                "topics": [topic.as_json() for topic in self.topics],
+                **({} if self.error is None else {"error": self.error})}
 
 
 def _header(reader: Any, msgtype: str) -> str:
@@ -75,9 +78,10 @@ def _storage(path: Path, reader: Any) -> str:
     return "mcap" if ".mcap" in files else "sqlite3" if ".db3" in files else "rosbag2"
 
 
-def bag_info(path: Path, name: str) -> BagInfo:
-    """The summary of the bag at ``path`` (``name`` in messages). An unreadable bag raises
-    :class:`~timealign.rosbag.rows.BagError` naming it (BAG-R6)."""
+def bag_info(path: Path, name: str, source: str | None = None) -> BagInfo:
+    """The summary of the bag at ``path`` (``name`` in messages; ``source``: the source a
+    run gives its rows). An unreadable bag raises :class:`~timealign.rosbag.rows.BagError`
+    naming it (BAG-R6)."""
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
 
@@ -96,7 +100,7 @@ def bag_info(path: Path, name: str) -> BagInfo:
             count = sum(topic.count for topic in topics)
             start = int(reader.start_time) if count else None
             end = int(reader.end_time) - 1 if count else None  # the library's end is exclusive
-            return BagInfo(name, _storage(path, reader), start, end, tuple(topics))
+            return BagInfo(name, _storage(path, reader), start, end, tuple(topics), source)
     except Exception as error:  # the library's and the file system's errors alike
         raise BagError(name, "BAG-R14", f"cannot read the bag: {type(error).__name__}: "
                        f"{error}", None) from None
@@ -104,8 +108,10 @@ def bag_info(path: Path, name: str) -> BagInfo:
 
 def bags_info(paths: list[str]) -> list[BagInfo]:
     """Every bag under ``paths`` (each a bag or a folder searched as ``--input`` is,
-    BAG-R1), in the order given then path order. A missing path, a file that is not a bag
-    or a folder without a bag is refused naming it (exit 2)."""
+    BAG-R1), in the order given then path order, each with the source its rows get in a run
+    of that path (BAG-R2's default rule). A missing path, a file that is not a bag or a
+    folder without a bag is refused naming it (exit 2); a bag that cannot be read is listed
+    with its error (BAG-R16: the others are still described)."""
     found: list[BagInfo] = []
     for given in paths:
         root = Path(given)
@@ -119,14 +125,30 @@ def bags_info(paths: list[str]) -> list[BagInfo]:
             raise InvalidInput(given, "BAG-R14", "holds no bag", given)
         for path, relative in bags:
             name = str(path) if path == root else str(root / relative)
-            found.append(bag_info(path, name))
+            source = bag_name(relative)
+            try:
+                found.append(bag_info(path, name, source))
+            except BagError as error:
+                found.append(BagInfo(name, "unreadable", None, None, (), source,
+                                     error.message))
     return found
+
+
+def damaged(bags: list[BagInfo]) -> InvalidInput | None:
+    """BAG-R16: the error naming the bags that could not be read, or None."""
+    bad = [bag for bag in bags if bag.error is not None]
+    if not bad:
+        return None
+    return InvalidInput(bad[0].path, "BAG-R16", f"{len(bad)} of {len(bags)} bags cannot be "
+                        f"read ({', '.join(b.path for b in bad)}); the first: {bad[0].error}; "
+                        "the others are listed")
 
 
 def total(bags: list[BagInfo]) -> BagInfo:
     """All bags as one: per topic the types, the summed counts and how many bags hold it;
     the span from the earliest start to the latest end."""
     merged: dict[str, list[TopicInfo]] = {}
+    bags = [bag for bag in bags if bag.error is None]
     for bag in bags:
         for topic in bag.topics:
             merged.setdefault(topic.topic, []).append(topic)
@@ -150,8 +172,12 @@ def _seconds(ns: int) -> str:
 
 def render(bag: BagInfo, all_bags: bool = False) -> list[str]:
     """``bag`` as text, ``ros2 bag info`` style: one line per field, then a topic table."""
-    lines = [f"{'All' if all_bags else 'Bag'}:      {bag.path}",
-             f"Storage:  {bag.storage}", f"Messages: {bag.count}"]
+    lines = [f"{'All' if all_bags else 'Bag'}:      {bag.path}"]
+    if bag.source is not None:
+        lines.append(f"Source:   {bag.source!r}")
+    if bag.error is not None:
+        return [*lines, f"Error:    {bag.error}"]
+    lines += [f"Storage:  {bag.storage}", f"Messages: {bag.count}"]
     if bag.start is not None and bag.end is not None:
         lines += [f"Duration: {(bag.end - bag.start) / 1e9:.3f} s",
                   f"Start:    {_seconds(bag.start)} s", f"End:      {_seconds(bag.end)} s"]

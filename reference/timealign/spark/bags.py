@@ -23,6 +23,7 @@ from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
 from timealign.spark import schema
 from timealign.spark.batch import BatchResult, no_phase, run_rows
+from timealign.spark.census import configured_topics
 from timealign.spark.failures import raise_job_error
 from timealign.spark.paths import JobPaths
 from timealign.spark.per_file import PER_FILE
@@ -52,12 +53,6 @@ def reader_options(stamps: Sequence[str], source_from: str, skip_bad: bool,
         options["topics"] = ",".join(topics)
     options_of(options)  # reject bad options before Spark starts reading
     return options
-
-
-def configured_topics(config: Any) -> list[str] | None:
-    """The topic names the algorithm takes (ApproximateTime), or None: every topic."""
-    names = getattr(config, "topic_names", None)
-    return None if names is None else [str(name) for name in names]
 
 
 def canonical(frame: DataFrame) -> DataFrame:

@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from timealign.algorithm import Algorithm
 from timealign.spark import schema
-from timealign.spark.census import Census
+from timealign.spark.census import Census, configured_topics
 from timealign.spark.failures import marked, raise_job_error
 from timealign.spark.paths import TABLES, JobPaths
 from timealign.spark.per_file import ONE_FILE_PER_TASK, PER_FILE, replay_files_frame
@@ -73,6 +73,16 @@ class BatchResult:
 
     output: str
     rows: int
+    #: SP-R38: sources without rows of a configured topic: how many, and examples
+    missing_sources: int = 0
+    missing_topics: tuple[dict[str, Any], ...] = ()
+
+    def looks(self) -> dict[str, Any]:
+        """What the summary adds (SP-R38): the sources lacking a configured topic."""
+        if not self.missing_sources:
+            return {}
+        return {"missing_topics": {"sources": self.missing_sources,
+                                   "examples": list(self.missing_topics)}}
 
 
 @contextmanager
@@ -152,10 +162,12 @@ def run_rows(
     the caller names the per-file path in its errors (``--sources-per-file`` for the
     command line)."""
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
-    census = Census(rows, one_file=per_file, option=per_file_option)
+    census = Census(rows, one_file=per_file, option=per_file_option,
+                    topics=configured_topics(config))
     try:
         with phase("census"):
             total = census.check_input()  # SP-R22 (and SP-R18), before any replay work
+            missing, examples = census.missing_topics()  # SP-R38
         # Only the replay reads one file per task (SP-R18); the census above packs files.
         with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):
             replayed = (replay_files_frame(rows, algorithm, config, dense=dense,
@@ -180,4 +192,4 @@ def run_rows(
     finally:
         census.close()
         discard(spark, staging, TABLES)
-    return BatchResult(output, total)
+    return BatchResult(output, total, missing, tuple(examples))

@@ -18,7 +18,8 @@ A difference fails loudly with a few examples.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
@@ -61,6 +62,17 @@ def _differences(joined: DataFrame, keys: list[str], what: str) -> int:
     return given_total
 
 
+def configured_topics(config: Any) -> list[str] | None:
+    """The topic names the algorithm's config lists (ApproximateTime), or None: the
+    batchers configure no key or stream, every topic is theirs."""
+    names = getattr(config, "topic_names", None)
+    return None if names is None else [str(name) for name in names]
+
+
+#: Sources without a configured topic named in the summary at most (SP-R38).
+MISSING_EXAMPLES = 20
+
+
 class Census:
     """The batch job's look at its whole input before the replay (SP-R22, SP-R18, SP-R6).
 
@@ -76,14 +88,20 @@ class Census:
 
     def __init__(self, rows: DataFrame, one_file: bool = False,
                  key: Callable[..., Column] = F.xxhash64,
-                 option: str = PER_FILE) -> None:
+                 option: str = PER_FILE, topics: Sequence[str] | None = None) -> None:
         self.rows = rows
         self.option = option  # how the caller names the per-file path (SP-R18's error)
         self.key = key  # the hash of (source, id); tests give one that always collides
+        self.topics = None if topics is None else sorted(set(topics))
         file = F.col(FILE) if one_file else F.lit(None).cast("string")
+        # SP-R38: the configured topics each source has rows of (a set of at most the
+        # config's topics per source, so the aggregation stays small)
+        seen = F.collect_set(F.when(F.col("topic").isin(self.topics), F.col("topic"))) \
+            if self.topics else F.array().cast("array<string>")
         self.per_source = rows.groupBy("source").agg(
             F.count(F.lit(1)).alias("given"), F.min(file).alias("first_file"),
-            F.max(file).alias("last_file")).persist(StorageLevel.MEMORY_AND_DISK)
+            F.max(file).alias("last_file"), seen.alias("topics")
+        ).persist(StorageLevel.MEMORY_AND_DISK)
 
     def check_input(self) -> int:
         """The number of input rows; :class:`DuplicateIdError` (through
@@ -104,6 +122,18 @@ class Census:
             raise InvalidInput("source", "SP-R18", f"with {self.option} every source "
                                f"must be in one file; e.g. {examples}", split[0]["source"])
         return int(totals["given"] or 0) if totals else 0
+
+    def missing_topics(self) -> tuple[int, list[dict[str, Any]]]:
+        """SP-R38: how many sources lack rows of a configured topic, and up to
+        :data:`MISSING_EXAMPLES` of them with the topics they lack (sorted by source)."""
+        if not self.topics:
+            return 0, []
+        short = self.per_source.where(F.size("topics") < len(self.topics))
+        count = short.count()
+        examples = [{"source": r["source"],
+                     "topics": [t for t in self.topics if t not in set(r["topics"])]}
+                    for r in short.orderBy("source").limit(MISSING_EXAMPLES).collect()]
+        return count, examples
 
     def check_outcomes(self, outcomes: DataFrame, open_ids: DataFrame | None = None) -> int:
         """SP-R6, SP-D6: per source, outcome rows (plus open ids) equal input rows; return

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from timealign.plot import require_plot_extra
 from timealign.progress import counted
 from timealign.spark import SPARK_MODULES, require_spark_extra
 from timealign.spark.paths import PathError
+from timealign.timetext import UNITS
 
 # The options that name each role of a job's paths, per command.
 RUN_FLAGS: dict[str, str] = {"input": "--input", "output": "--output",
@@ -63,9 +65,37 @@ def _common(parser: argparse.ArgumentParser) -> None:
                                           "of spark-submit)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting for the session; repeatable")
+    time_unit_argument(parser, "ns")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--verbose", action="store_true",
                         help="also show Spark's own log lines (left out by default)")
+
+
+def time_unit_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """``--time-unit``: the unit of numbers in the time columns (SP-R36), shared by every
+    command that reads a run's input."""
+    parser.add_argument("--time-unit", choices=list(UNITS), default=default,
+                        help="unit of numbers in the stamp and arrival columns: s, ms, us or "
+                             "ns (default ns); ISO-8601 text with a zone is read as is"
+                        + ("" if default else "; default: the run's manifest"))
+
+
+def fail_on_argument(parser: argparse.ArgumentParser) -> None:
+    """``--fail-on needs-a-look`` (``run``, ``stream``): exit 1 when the summary's verdict
+    says the run needs a look (SP-R38), after every output is written, so CI can stop."""
+    parser.add_argument("--fail-on", choices=["needs-a-look"],
+                        help="exit 1 when the summary's verdict is 'needs a look' (an outcome "
+                             "not normal for the algorithm, no group at all, a configured "
+                             "topic without rows in a source, ...), after writing everything")
+
+
+def failed_on(args: argparse.Namespace, summary: dict[str, Any], prog: str) -> int:
+    """The exit code of a finished job under ``--fail-on`` (SP-R38): 1, with the verdict on
+    stderr, when asked and the verdict needs a look; else 0."""
+    if getattr(args, "fail_on", None) == "needs-a-look" and summary["verdict"]["needs_a_look"]:
+        print(f"{prog}: --fail-on needs-a-look: {summary['verdict']['line']}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def bag_arguments(parser: argparse.ArgumentParser, command: str) -> None:
@@ -99,6 +129,8 @@ def run_input_arguments(parser: argparse.ArgumentParser, command: str,
     parser.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
                         help="the run's --column mappings; repeatable")
     parser.add_argument("--master", help="Spark master URL (default: local[*])")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    time_unit_argument(parser, None)
     bag_arguments(parser, command)
 
 
@@ -112,6 +144,9 @@ def check_input_options(args: argparse.Namespace) -> None:
         if args.column:
             raise InvalidInput("--column", "BAG-R9", "not with --format rosbag: a bag's "
                                "rows have fixed columns (BAG-R2)", args.column[0])
+        if getattr(args, "time_unit", None) not in (None, "ns"):
+            raise InvalidInput("--time-unit", "BAG-R9", "not with --format rosbag: a bag's "
+                               "times are integer ns (BAG-R2)", args.time_unit)
         return
     given = (("--stamp", bool(args.stamp)), ("--source-from", args.source_from is not None),
              ("--skip-bad-files", getattr(args, "skip_bad_files", False)),
@@ -131,8 +166,23 @@ def input_settings(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any,
     check_input_options(args)  # BAG-R9
     config = load_config(algorithm, args.config)
     source = RunInput.of(path or "", args.format, args.column, config, args.stamp, args.source_from,
-                         getattr(args, "skip_bad_files", False))
+                         getattr(args, "skip_bad_files", False),
+                         getattr(args, "time_unit", None) or "ns")
+    check_input_exists(source)
     return config, source
+
+
+def check_input_exists(source: Any) -> None:
+    """SP-R1, BAG-R1, SP-R36: before Spark starts, a local input that does not exist is
+    refused (Spark found it only after its start-up, in a message with an SQLSTATE), and
+    the time columns of a table input are checked from its first file."""
+    from timealign.spark.schema import check_time_columns
+
+    if source.path and "://" not in source.path and not Path(source.path).exists():
+        raise PathError("input", "BAG-R1" if source.bag is not None else "SP-R1",
+                        ["no such file or folder: ", "{input}"], source.path)
+    if source.bag is None and source.path:
+        check_time_columns(source.path, source.format, source.columns)
 
 
 def recorded_settings(args: argparse.Namespace, output: str, where: str
@@ -161,14 +211,17 @@ def recorded_settings(args: argparse.Namespace, output: str, where: str
         ("algorithm", name), ("config", args.config), ("input", args.input),
         ("format", args.format), ("column", args.column), ("stamp", args.stamp),
         ("source_from", args.source_from),
-        ("skip_bad_files", getattr(args, "skip_bad_files", False))) if given]
+        ("skip_bad_files", getattr(args, "skip_bad_files", False)),
+        ("time_unit", getattr(args, "time_unit", None))) if given]
     given = RunRecord(
         algorithm.name, record.config if args.config is None else
         algorithm.config_to_json(load_config(algorithm, args.config)),
         args.input or record.input, args.format or record.format, tuple(args.column),
-        tuple(args.stamp), args.source_from, getattr(args, "skip_bad_files", False))
+        tuple(args.stamp), args.source_from, getattr(args, "skip_bad_files", False),
+        getattr(args, "time_unit", None) or record.time_unit)
     record.matched(given, explicit)
     config, source = record.run_input(registry.get(record.algorithm))
+    check_input_exists(source)
     return registry.get(record.algorithm), config, source
 
 
@@ -188,9 +241,53 @@ def conf_refusal(error: BaseException, settings: Mapping[str, str]) -> InvalidIn
                         f"{found['key']}={settings[found['key']]}")
 
 
+def start_session(args: argparse.Namespace, command: str,
+                  settings: Mapping[str, str] | None = None, verbose: bool = False) -> Any:
+    """The session of a Spark command, announced on stderr when its start takes more than
+    :data:`ANNOUNCE` seconds (SP-R40: Spark's start-up takes seconds, up to a minute on a
+    busy machine; a session already running says nothing) unless ``--quiet``; Java and a
+    standalone master are checked before it starts (SP-R39), their errors naming
+    ``--master`` and ``JAVA_HOME`` as the command line says them."""
+    import threading
+
+    from timealign.spark.session import build_session
+
+    started = threading.Event()
+
+    def announce() -> None:
+        if not started.wait(ANNOUNCE):
+            print(f"[timealign {command.split()[0]}] starting Spark "
+                  f"({args.master or 'local[*]'})", file=sys.stderr, flush=True)
+
+    if not getattr(args, "quiet", False):
+        threading.Thread(target=announce, daemon=True).start()
+    try:
+        return build_session(args.master, f"timealign {command}", settings, verbose)
+    except InvalidInput as error:
+        if error.field != "master":
+            raise
+        raise InvalidInput("--master", error.rule, error.message, error.value) from None
+    finally:
+        started.set()
+
+
+#: Seconds of Spark start-up after which a command says it is starting Spark (SP-R40).
+ANNOUNCE = 2.0
+
+
+def task_watch(spark: Any, command: str, doing: str, enabled: bool = True) -> Any:
+    """SP-R40: progress of a command whose phases are not known up front (``verify``,
+    ``plot --run``): elapsed time and Spark's tasks, a line every 10 s (the first after
+    10 s: a quick check prints none)."""
+    from timealign.progress import Progress
+    from timealign.spark.progress import StageWatch
+
+    return StageWatch(spark, command, Progress(enabled, every=10.0), phases=None, doing=doing)
+
+
 def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any, Any, Any]:
     """The algorithm, its config, the run input and the session of a Spark command."""
-    from timealign.spark.session import build_session, log_level
+    from timealign.spark.session import log_level
 
     algorithm = registry.get(args.algorithm)
     config, source = input_settings(args, algorithm, path)
@@ -202,8 +299,7 @@ def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any,
         settings[key] = value
     verbose = getattr(args, "verbose", False)
     try:
-        spark = build_session(args.master, f"timealign {command} {args.algorithm}",
-                              settings, verbose)
+        spark = start_session(args, f"{command} {args.algorithm}", settings, verbose)
         spark.conf.get("spark.sql.shuffle.partitions")  # Spark checks the SQL settings here
     except Exception as error:
         refused = conf_refusal(error, settings)
@@ -223,15 +319,16 @@ def _record(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any], 
     from timealign.spark.inputs import RunRecord
 
     return RunRecord.of(algorithm, config, path, args.format, args.column, args.stamp,
-                        args.source_from, getattr(args, "skip_bad_files", False))
+                        args.source_from, getattr(args, "skip_bad_files", False),
+                        args.time_unit)
 
 
 def _run(args: argparse.Namespace) -> int:
     from timealign.progress import Progress
     from timealign.spark.inputs import remember, run, write_report
     from timealign.spark.paths import JobPaths
-    from timealign.spark.progress import StageWatch
-    from timealign.spark.summary import format_summary, summarize
+    from timealign.spark.progress import PHASES, StageWatch
+    from timealign.spark.summary import format_summary, summarize, with_verdict
 
     require_spark_extra("run")  # SP-R35
     check_input_options(args)  # BAG-R9
@@ -245,7 +342,10 @@ def _run(args: argparse.Namespace) -> int:
                 {"--output": paths.output, "--report": paths.report})
     algorithm, config, source, spark = _setup(args, "run", paths.input)
     started, began = time.monotonic(), time.time()
-    with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33
+    report = None
+    phases = PHASES if paths.report is None else (*PHASES, "report")  # SP-R40
+    with StageWatch(spark, "run", Progress(not args.quiet, every=3.0),  # SP-R33
+                    phases=phases) as watch:
         result, bag_report = run(spark, algorithm, config, source, paths,
                                  args.sources_per_file, watch.phase, args.strict,
                                  "--sources-per-file")  # SP-R18's errors name the flag
@@ -253,21 +353,26 @@ def _run(args: argparse.Namespace) -> int:
         with watch.phase("summary"):
             summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
                                 spark.read.parquet(f"{paths.output}/outcomes"))
-    if bag_report is not None:
-        summary.update(bag_report.as_json())
-    summary["seconds"] = round(elapsed, 3)
-    summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
+        if bag_report is not None:
+            summary.update(bag_report.as_json())
+        summary.update(result.looks())  # SP-R38
+        summary["seconds"] = round(elapsed, 3)
+        summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
+        summary = with_verdict(summary, algorithm.name)  # SP-R38: first, also for the report
+        remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
+                 began, time.time(), summary)  # SP-R32
+        if paths.summary:
+            outputs.write_target("run", "--summary", paths.summary, json.dumps(
+                {"format": outputs.SUMMARY_FORMAT, **summary}, indent=1) + "\n")  # CLI-R5
+        if paths.report is not None:  # SP-R40: the report's reading shows progress too
+            with watch.phase("report"):
+                report = write_report(spark, algorithm, config, source, paths, summary)
     print(format_summary(summary, algorithm.name))  # SP-R31
     print(f"no loss: every one of {result.rows} rows has exactly one outcome; "
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
-    remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
-             began, time.time(), summary)  # SP-R32
-    if paths.summary:
-        outputs.write_target("run", "--summary", paths.summary, json.dumps(
-            {"format": outputs.SUMMARY_FORMAT, **summary}, indent=1) + "\n")  # CLI-R5
-    if paths.report is not None:
-        print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
-    return 0
+    if report is not None:
+        print(f"report: {report}")
+    return failed_on(args, summary, "timealign run")  # SP-R38
 
 
 def _stream(args: argparse.Namespace) -> int:
@@ -296,30 +401,32 @@ def _stream(args: argparse.Namespace) -> int:
     # every row read is counted: settled (in the tables) or still held by a machine (SP-D1).
     if "://" in paths.output or all(Path(p).is_dir() for p in paths.tables().values()):
         from timealign.spark.streaming import open_ids
-        from timealign.spark.summary import format_summary, summarize, with_held
+        from timealign.spark.summary import format_summary, summarize, with_held, with_verdict
 
-        summary = with_held(summarize(spark.read.parquet(f"{paths.output}/groups"),
-                                      spark.read.parquet(f"{paths.output}/outcomes")),
-                            open_ids(spark, algorithm, config, paths.checkpoint).count())
+        summary = with_verdict(with_held(
+            summarize(spark.read.parquet(f"{paths.output}/groups"),
+                      spark.read.parquet(f"{paths.output}/outcomes")),
+            open_ids(spark, algorithm, config, paths.checkpoint).count()), algorithm.name)
         print(format_summary(summary, algorithm.name))
         remember(paths.output, "stream", record, spark, began, time.time(), summary,
                  paths.checkpoint)
+        return failed_on(args, summary, "timealign stream")  # SP-R38
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
     from timealign.spark.failures import raise_job_error
     from timealign.spark.inputs import read_rows
-    from timealign.spark.session import build_session
     from timealign.spark.verify import VerificationError, verify_rows
 
     require_spark_extra("verify")
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
-    spark = build_session(args.master, "timealign verify")
+    spark = start_session(args, "verify")
     try:
-        with read_rows(spark, source) as rows:  # as `run` reads it (BAG-R10)
-            result = verify_rows(spark, algorithm, config, rows, args.output)
+        with task_watch(spark, "verify", "checking", not args.quiet), \
+                read_rows(spark, source) as rows:
+            result = verify_rows(spark, algorithm, config, rows, args.output)  # BAG-R10
     except AssertionError as error:
         raise VerificationError(str(error)) from None
     except Exception as error:
@@ -389,6 +496,7 @@ def register(commands: Any) -> None:
                           "error, not a warning (BAG-R13)")
     run.add_argument("--report", metavar="DIR",
                      help="also write an HTML report to DIR/index.html (needs the plot extra)")
+    fail_on_argument(run)
     run.set_defaults(handler=flagged(_run, RUN_FLAGS))
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")
@@ -402,6 +510,7 @@ def register(commands: Any) -> None:
     stream.add_argument("--max-files-per-trigger",
                         type=options.integer(1, 10**9), help="files per micro-batch")
     bag_arguments(stream, "stream")
+    fail_on_argument(stream)
     stream.set_defaults(handler=flagged(_stream, STREAM_FLAGS))
 
     verify = commands.add_parser(

@@ -23,6 +23,7 @@ from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
 from timealign.spark import bags, schema
 from timealign.spark.batch import BatchResult, no_phase, run_table
+from timealign.spark.census import configured_topics
 from timealign.spark.paths import JobPaths
 from timealign.spark.per_file import PER_FILE
 
@@ -40,7 +41,8 @@ def _config_json(text: str) -> Any:
 
 def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> Any:
     """The config from a JSON file, an inline JSON object, or ``{}`` when absent; an error
-    names ``--config`` and the field inside it."""
+    names ``--config`` and the field inside it. Durations may be text with a unit
+    (``"50ms"``), read by the algorithm's ``config_from_json`` (SP-R37)."""
     raw = {} if text is None else _config_json(text)
     if not isinstance(raw, dict):
         raise InvalidInput("--config", "VEC-R1", "the config must be a JSON object", raw)
@@ -66,13 +68,14 @@ class RunInput:
     @classmethod
     def of(cls, path: str, fmt: str, columns: Sequence[str], config: Any,
            stamps: Sequence[str] = (), source_from: str | None = None,
-           skip_bad_files: bool = False) -> RunInput:
-        """The input of ``path`` as the run's options give it (``--column`` items, the bag
-        options); bad column maps and bag options are refused here, before Spark starts."""
-        mapped = schema.ColumnMap.parse(columns)
+           skip_bad_files: bool = False, time_unit: str = "ns") -> RunInput:
+        """The input of ``path`` as the run's options give it (``--column`` items, the time
+        unit, the bag options); bad column maps, units and bag options are refused here,
+        before Spark starts."""
+        mapped = schema.ColumnMap.parse(columns, time_unit)
         if fmt != "rosbag":
             return cls(path, fmt, mapped)
-        topics = bags.configured_topics(config)
+        topics = configured_topics(config)
         options = bags.reader_options(stamps, source_from or "bag", skip_bad_files, topics)
         return cls(path, fmt, mapped, options, None if topics is None else tuple(topics))
 
@@ -169,12 +172,13 @@ class RunRecord:
     stamp: tuple[str, ...] = ()
     source_from: str | None = None
     skip_bad_files: bool = False
+    time_unit: str = "ns"
 
     def as_json(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "config": self.config, "input": self.input,
                 "input_format": self.format, "column": list(self.column),
                 "stamp": list(self.stamp), "source_from": self.source_from,
-                "skip_bad_files": self.skip_bad_files}
+                "skip_bad_files": self.skip_bad_files, "time_unit": self.time_unit}
 
     def command_line(self, command: str, output: str) -> str:
         """The command line that reruns this record into ``output`` (the report shows it,
@@ -212,33 +216,37 @@ class RunRecord:
             raise InvalidInput(where, "SP-R32", "the manifest names no run (algorithm, "
                                "input): not the output of run or stream", None)
         source_from = body.get("source_from")
+        unit = body.get("time_unit", "ns")
         return cls(body["algorithm"], body.get("config", {}), body["input"],
                    body.get("input_format", "parquet"), text_list("column"),
                    text_list("stamp"), source_from if isinstance(source_from, str) else None,
-                   bool(body.get("skip_bad_files", False)))
+                   bool(body.get("skip_bad_files", False)),
+                   unit if isinstance(unit, str) else "ns")
 
     @classmethod
     def of(cls, algorithm: Algorithm[Any, Any, Any, Any], config: Any, path: str,
            fmt: str, columns: Sequence[str] = (), stamps: Sequence[str] = (),
-           source_from: str | None = None, skip_bad_files: bool = False) -> RunRecord:
+           source_from: str | None = None, skip_bad_files: bool = False,
+           time_unit: str = "ns") -> RunRecord:
         """The record of a run's options (the path made absolute when local)."""
         from timealign.outputs import resolved
 
         return cls(algorithm.name, algorithm.config_to_json(config), resolved(path), fmt,
-                   tuple(columns), tuple(stamps), source_from, skip_bad_files)
+                   tuple(columns), tuple(stamps), source_from, skip_bad_files, time_unit)
 
     def run_input(self, algorithm: Algorithm[Any, Any, Any, Any]) -> tuple[Any, RunInput]:
         """(config, :class:`RunInput`) as the run read its input."""
         config = algorithm.config_from_json(self.config)
         return config, RunInput.of(self.input, self.format, self.column, config, self.stamp,
-                                   self.source_from, self.skip_bad_files)
+                                   self.source_from, self.skip_bad_files, self.time_unit)
 
     def matched(self, given: RunRecord, explicit: Sequence[str]) -> None:
         """Refuse, naming the first difference, when an option given explicitly
         (``explicit``: field names of ``given``) differs from what the run was given."""
         names = {"algorithm": "ALGORITHM", "config": "--config", "input": "--input",
                  "format": "--format", "column": "--column", "stamp": "--stamp",
-                 "source_from": "--source-from", "skip_bad_files": "--skip-bad-files"}
+                 "source_from": "--source-from", "skip_bad_files": "--skip-bad-files",
+                 "time_unit": "--time-unit"}
         for field in names:
             if field not in explicit:
                 continue

@@ -6,7 +6,10 @@ overall fraction is the share of phases done plus the finished share of the task
 current phase's active stages, each phase weighing the same, and the time left is the
 elapsed time scaled by what remains (SP-R33). On a terminal the line is redrawn in place;
 otherwise a new line is written when the whole percent changed, at most every
-``every`` seconds, so a log file stays short.
+``every`` seconds, so a log file stays short, and at least every :data:`HEARTBEAT` seconds
+during a long phase. The fraction shown never goes back (a phase's next stage starts at 0
+of its tasks), so neither does the estimate's basis (SP-R40). A command whose phases are
+not known up front (``verify``, ``plot --run``) shows its elapsed time and Spark's tasks.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from timealign.progress import Progress
 
 #: The phases of a batch job, in order (run_rows enters the first five).
 PHASES: tuple[str, ...] = ("census", "replay", "outcomes", "reconcile", "publish", "summary")
+#: Seconds without a line after which a line is written anyway, off a terminal (SP-R40).
+HEARTBEAT = 30.0
 
 
 def estimate(phase: int, phases: int, done: int, tasks: int, elapsed: float
@@ -34,6 +39,11 @@ def estimate(phase: int, phases: int, done: int, tasks: int, elapsed: float
     fraction = min((phase + within) / phases, 1.0) if phases else 0.0
     left = elapsed * (1 - fraction) / fraction if fraction > 0 else None
     return fraction, left
+
+
+def monotone_left(fraction: float, elapsed: float) -> float | None:
+    """The seconds left at the largest ``fraction`` shown (SP-R40); None before any."""
+    return elapsed * (1 - fraction) / fraction if fraction > 0 else None
 
 
 def clock(seconds: float | None) -> str:
@@ -55,7 +65,8 @@ class StageWatch:
     job enters around each phase."""
 
     def __init__(self, spark: SparkSession, label: str, progress: Progress,
-                 stream: TextIO | None = None) -> None:
+                 stream: TextIO | None = None, phases: tuple[str, ...] | None = PHASES,
+                 doing: str = "working") -> None:
         self.tracker = spark.sparkContext.statusTracker()
         self.label = label
         self.progress = progress
@@ -65,6 +76,9 @@ class StageWatch:
         self.terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.monotonic()
         self.current = -1  # index in PHASES; -1 before the first phase
+        self.phases = phases  # None: not known up front, no fraction shown
+        self.doing = doing  # the word of a line without phases
+        self.fraction = 0.0  # the largest fraction shown so far (SP-R40: never back)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._drawn = False
@@ -72,8 +86,8 @@ class StageWatch:
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Mark ``name`` as the current phase while the block runs."""
-        if name in PHASES:
-            self.current = PHASES.index(name)
+        if self.phases is not None and name in self.phases:
+            self.current = self.phases.index(name)
         yield
 
     def tasks(self) -> tuple[int, int]:
@@ -88,13 +102,19 @@ class StageWatch:
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.started
+        if self.phases is None:
+            done, total = self.tasks()
+            tasks = f" (Spark: {done}/{total} tasks)" if total else ""
+            return f"[timealign {self.label}] {self.doing}, {clock(elapsed)} elapsed{tasks}"
         if self.current < 0:
             return f"[timealign {self.label}] starting, {clock(elapsed)}"
         done, total = self.tasks()
-        fraction, left = estimate(self.current, len(PHASES), done, total, elapsed)
+        fraction, _ = estimate(self.current, len(self.phases), done, total, elapsed)
+        self.fraction = max(self.fraction, fraction)  # SP-R40: never back
+        left = monotone_left(self.fraction, elapsed)
         estimate_text = "time left not known yet" if left is None else f"about {clock(left)} left"
-        return (f"[timealign {self.label}] {fraction:4.0%}  {PHASES[self.current]} "
-                f"({self.current + 1}/{len(PHASES)}), {clock(elapsed)} elapsed, "
+        return (f"[timealign {self.label}] {self.fraction:4.0%}  {self.phases[self.current]} "
+                f"({self.current + 1}/{len(self.phases)}), {clock(elapsed)} elapsed, "
                 f"{estimate_text}")
 
     def _show(self, text: str) -> None:
@@ -113,7 +133,8 @@ class StageWatch:
             text = self.line()
             key = text if self.terminal else text.split(",")[0]  # the percent and phase
             now = time.monotonic()
-            if key != shown and (self.terminal or now - last >= self.every):
+            due = key != shown and now - last >= self.every
+            if self.terminal or due or now - last >= HEARTBEAT:  # SP-R40: a heartbeat
                 self._show(text)
                 shown, last = key, now
 

@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from timealign import timetext
 from timealign.errors import InvalidInput, require
 
 FIELDS: tuple[str, ...] = ("source", "id", "topic", "stamp", "arrival", "kind", "poll")
@@ -50,27 +51,58 @@ class ColumnMap:
     """Which input column holds each canonical field (``--column stamp=header_ns``)."""
 
     names: tuple[tuple[str, str], ...] = ()
+    unit: str = "ns"  # the unit of numbers in the time columns, --time-unit (SP-R36)
 
     @classmethod
-    def parse(cls, items: Sequence[str]) -> ColumnMap:
+    def parse(cls, items: Sequence[str], unit: str = "ns") -> ColumnMap:
         pairs: dict[str, str] = {}
         for item in items:
             field, sep, column = item.partition("=")
             require(bool(sep) and field in FIELDS and bool(column), "--column", "SP-R1",
                     f"expected FIELD=COLUMN with FIELD one of {FIELDS}", item)
             pairs[field] = column
-        return cls(tuple(sorted(pairs.items())))
+        return cls(tuple(sorted(pairs.items())), timetext.check_unit(unit))
 
     def column(self, field: str) -> str:
         return dict(self.names).get(field, field)
 
 
-def _time_ns(frame: DataFrame, column: str) -> Column:
+#: SP-R36: what a time column may hold, said by every refusal of its type.
+ACCEPTED_TIMES = (f"integer or decimal numbers in the --time-unit (default ns), text "
+                  f"holding such a number or an ISO-8601 time with a zone "
+                  f"({timetext.ISO_EXAMPLE}), or Spark timestamps")
+
+
+def time_column(kind: T.DataType, column: str, unit: str) -> bool:
+    """SP-R36: whether a time column of type ``kind`` is converted by the reader's Python
+    step (:func:`_convert_times`: text, decimals, integers in a unit other than ns) rather
+    than cast in Spark (integer ns, timestamps); any other type (a binary float cannot
+    hold every nanosecond) is refused naming the column and what is accepted."""
+    if isinstance(kind, T.TimestampType | T.TimestampNTZType):
+        return False
+    if isinstance(kind, T.IntegralType):
+        return unit != "ns"
+    require(isinstance(kind, T.StringType | T.DecimalType), column, "SP-R36",
+            f"a time column holds {ACCEPTED_TIMES}", kind.simpleString())
+    return True
+
+
+def _time_ns(frame: DataFrame, column: str, unit: str = "ns") -> Column:
     kind = frame.schema[column].dataType
     if isinstance(kind, T.TimestampType | T.TimestampNTZType):
         return F.unix_micros(F.col(column).cast(T.TimestampType())) * 1000
-    require(isinstance(kind, T.IntegralType), column, "SP-R1",
-            "time columns must be integer nanoseconds or timestamps", kind.simpleString())
+    if time_column(kind, column, unit):  # text for the Python step (SP-R36)
+        return F.col(column).cast(T.StringType())
+    return F.col(column).cast(T.LongType())
+
+
+def _count(frame: DataFrame, column: str) -> Column:
+    """The poll number: an integer column, or text of one (CSV) for the Python step."""
+    kind = frame.schema[column].dataType
+    if isinstance(kind, T.StringType):
+        return F.col(column)
+    require(isinstance(kind, T.IntegralType), column, "SP-R1", "the poll column holds "
+            "integers", kind.simpleString())
     return F.col(column).cast(T.LongType())
 
 
@@ -100,28 +132,76 @@ def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool,
             if field == "source":
                 default = file_stem() if source_from_file else F.lit(DEFAULT_SOURCE)
                 selected.append(default.alias(field))  # SP-D3, SP-R18
-            elif field == "arrival":
-                selected.append(_time_ns(frame, columns.column("stamp")).alias(field))  # SP-D2
+            elif field == "arrival":  # SP-D2
+                selected.append(_time_ns(frame, columns.column("stamp"), columns.unit)
+                                .alias(field))
             elif field == "topic":
                 selected.append(F.lit("").alias(field))
             else:
                 kind = T.LongType() if field in TIMES else T.StringType()
                 selected.append(F.lit(None).cast(kind).alias(field))
+        elif field == "poll":
+            selected.append(_count(frame, name).alias(field))
         elif field in TIMES:
-            selected.append(_time_ns(frame, name).alias(field))
+            selected.append(_time_ns(frame, name, columns.unit).alias(field))
         else:
             selected.append(F.col(name).cast(T.StringType()).alias(field))
     if has_row_index:
         selected.append(F.col("_metadata.file_path").alias(FILE))
         selected.append(F.col("_metadata.row_index").alias(POSITION))
-        return frame.select(*selected)
+        return _convert_times(frame.select(*selected), columns)
     # Text files have no row index: the file part of the order is "path NUL block start"
     # (NUL sorts below every path character, so paths keep their order), and the position
     # counts rows within that block (_number_rows).
     block = F.lpad(F.col("_metadata.file_block_start").cast(T.StringType()), 20, "0")
     selected.append(F.concat_ws("\x00", F.col("_metadata.file_path"), block).alias(FILE))
     selected.append(F.lit(0).cast(T.LongType()).alias(POSITION))
-    return _number_rows(frame.select(*selected))
+    return _convert_times(_number_rows(frame.select(*selected)), columns)
+
+
+def _convert_times(rows: DataFrame, columns: ColumnMap) -> DataFrame:
+    """SP-R36: the time columns held as text (ISO-8601 with a zone, numbers in the unit)
+    become int64 nanoseconds, and a poll number held as text an integer, in a narrow
+    Python step after the scan that calls the pure :mod:`timealign.timetext`; no machine
+    ever sees anything but integer ns. A value that does not convert fails the job naming
+    the column, the file and what is accepted. Rows whose time columns are already
+    integer ns pass through Spark alone (no Python step)."""
+    texts = [field for field in ("stamp", "arrival", "poll")
+             if isinstance(rows.schema[field].dataType, T.StringType)]
+    if not texts:
+        return rows
+    unit = columns.unit
+    # the user's column of each field (an arrival taken from the stamp fails on the stamp
+    # first: the stamp is converted first)
+    named = {field: columns.column(field) for field in texts}
+    where = {field: rows.columns.index(field) for field in texts}
+    out = T.StructType([T.StructField(f.name, T.LongType(), True) if f.name in texts else f
+                        for f in rows.schema.fields])
+    arrow_out = to_arrow_schema(out)
+    file_at = rows.columns.index(FILE)
+
+    def convert(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from timealign import timetext
+        from timealign.spark.failures import marked
+
+        for batch in batches:
+            arrays = list(batch.columns)
+            for field in texts:
+                converted: list[int | None] = []
+                with marked(""):
+                    for row, value in enumerate(batch.column(where[field]).to_pylist()):
+                        try:
+                            converted.append(None if value is None else (
+                                timetext.count_value(value, named[field]) if field == "poll"
+                                else timetext.time_ns(value, unit, named[field])))
+                        except InvalidInput as error:
+                            file = str(batch.column(file_at)[row]).split("\x00")[0]
+                            raise InvalidInput(error.field, error.rule, f"in the file {file}: "
+                                               f"{error.message}", error.value) from None
+                arrays[where[field]] = pa.array(converted, pa.int64())
+            yield pa.RecordBatch.from_arrays(arrays, schema=arrow_out)
+
+    return rows.mapInArrow(convert, out)
 
 
 def _number_rows(rows: DataFrame) -> DataFrame:
@@ -153,14 +233,17 @@ def check_format(fmt: str) -> str:
 
 
 def reader_options(fmt: str) -> dict[str, str]:
-    """Options of the file reader: CSV files have a header line and their column types are
-    inferred (SP-R1); a stream, given its schema, ignores the inference. A malformed line of
-    a text format fails the read naming its file (``FAILFAST``), where Spark's default
-    would turn it into a row of nulls, later reported as a "null source" (SP-R1)."""
+    """Options of the file reader: CSV files have a header line and every column is read as
+    the text written (SP-R36: no inference, which would turn ISO times into microsecond
+    timestamps and decimals into binary floats; the time columns are converted exactly by
+    the reader's Python step); JSON numbers with a fraction are read as decimals, not
+    doubles. A malformed line of a text format fails the read naming its file
+    (``FAILFAST``), where Spark's default would turn it into a row of nulls, later reported
+    as a "null source" (SP-R1)."""
     if check_format(fmt) == "parquet":
         return {}
     fail = {"mode": "FAILFAST"}
-    return {"header": "true", "inferSchema": "true", **fail} if fmt == "csv" else fail
+    return {"header": "true", **fail} if fmt == "csv" else {"prefersDecimal": "true", **fail}
 
 
 # SP-R1: the names a file of an input folder may have per format (Spark's codecs after the
@@ -315,3 +398,105 @@ def outcomes_of(combined: DataFrame) -> DataFrame:
         "source", F.explode("ids").alias("id"), F.lit("grouped").alias("outcome"), "seq",
         F.lit(None).cast(T.StringType()).alias("reason"), "at", "input")
     return settled.unionByName(members)
+
+
+#: Rows of each file the driver reads to check the time columns before Spark starts.
+FIRST_ROWS = 20
+
+
+def _first_rows(file: str, fmt: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """(column names, first rows as the reader will see them) of a text file, read in the
+    driver: CSV cells as text, JSON numbers with a fraction as exact decimals."""
+    import csv
+    import decimal
+    import gzip
+    import io
+    import json
+
+    opener: Any = gzip.open if file.lower().endswith(".gz") else open
+    if not file.lower().endswith((".gz", *SUFFIXES["csv"][:1], ".json", ".jsonl", ".ndjson")):
+        return [], []  # another codec: left to the job's own conversion
+    with opener(file, "rb") as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+        if fmt == "csv":
+            reader = csv.DictReader(text)
+            rows = [row for _, row in zip(range(FIRST_ROWS), reader, strict=False)]
+            return list(reader.fieldnames or []), rows
+        rows = []
+        for _, line in zip(range(FIRST_ROWS), text, strict=False):
+            try:
+                row = json.loads(line, parse_float=decimal.Decimal)
+            except ValueError:
+                continue  # FAILFAST names a malformed line in the job
+            if isinstance(row, dict):
+                rows.append(row)
+        return sorted({k for row in rows for k in row}), rows
+
+
+def check_time_columns(path: str, fmt: str, columns: ColumnMap) -> None:
+    """SP-R36, before Spark starts: the time columns of a local input (the first file's
+    schema, and its first rows where they hold text) hold what the reader converts, so that
+    a column of zoneless ISO times or of binary floats is refused at once, naming the column
+    and the file and showing an accepted value, not after Spark's start-up. The job still
+    converts every row (a bad value further down fails it, naming the column and file)."""
+    import decimal
+    import os
+
+    files = [path] if os.path.isfile(path) else []
+    if not files and os.path.isdir(path):
+        for folder, subfolders, names in os.walk(path):
+            subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
+            files += [os.path.join(folder, n) for n in sorted(names)
+                      if not n.startswith((".", "_")) and n.lower().endswith(SUFFIXES[fmt])]
+            if files:
+                break
+    if "://" in path or not files:
+        return
+    file = files[0]
+    times = {columns.column(field) for field in ("stamp", "arrival")}
+    if fmt == "parquet":
+        from pyarrow import ArrowException
+        from pyarrow import parquet as pq
+
+        try:
+            handle = pq.ParquetFile(file)
+        except (ArrowException, OSError, ValueError):
+            return  # input_files names the damaged file
+        arrow = handle.schema_arrow
+        present = [name for name in times if name in arrow.names]
+        for name in present:
+            kind = arrow.field(name).type
+            if pa.types.is_floating(kind):
+                raise InvalidInput(name, "SP-R36", f"in the file {file}: the time column is "
+                                   f"binary floating point, which cannot hold every "
+                                   f"nanosecond; a time column holds {ACCEPTED_TIMES}", str(kind))
+        text = [n for n in present if pa.types.is_string(arrow.field(n).type)
+                or pa.types.is_large_string(arrow.field(n).type)
+                or pa.types.is_decimal(arrow.field(n).type)]
+        if not text or handle.metadata.num_rows == 0:
+            return
+        first = next(handle.iter_batches(batch_size=FIRST_ROWS, columns=text))
+        rows = first.to_pylist()
+    else:
+        try:
+            _, rows = _first_rows(file, fmt)
+        except (OSError, EOFError, ValueError):
+            return  # input_files names the damaged file
+    for row in rows:
+        for name in sorted(times):
+            value = row.get(name)
+            if value is None or value == "":
+                continue
+            if isinstance(value, float):
+                raise InvalidInput(name, "SP-R36", f"in the file {file}: a time written as a "
+                                   f"binary float; a time column holds {ACCEPTED_TIMES}", value)
+            if isinstance(value, decimal.Decimal):
+                value = str(value)
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise InvalidInput(name, "SP-R36", f"in the file {file}: a time column holds "
+                                   f"{ACCEPTED_TIMES}", value)
+            try:
+                timetext.time_ns(value, columns.unit, name)
+            except InvalidInput as error:
+                raise InvalidInput(name, "SP-R36", f"in the file {file}: {error.message}",
+                                   error.value) from None

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from timealign.errors import InvalidInput
+
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 
@@ -155,6 +157,80 @@ def cluster_settings(spark: SparkSession) -> None:
             spark.conf.set(key, value)
 
 
+#: Seconds a connection to a standalone master may take before it counts as unreachable.
+MASTER_TIMEOUT = 5.0
+#: The Java major versions Spark 4 runs on.
+JAVA_VERSIONS = (17, 21)
+
+
+def check_master(master: str | None, timeout: float = MASTER_TIMEOUT) -> None:
+    """SP-R39: a standalone master (``spark://HOST:PORT``, several comma-separated for a
+    standby set) must accept a TCP connection before the session starts; Spark itself
+    retried for over a minute and then failed with py4j's text. Other masters are left to
+    Spark."""
+    import socket
+
+    if master is None or not master.startswith("spark://"):
+        return
+    tried: list[str] = []
+    for address in master[len("spark://"):].split(","):
+        host, sep, port = address.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise InvalidInput("master", "SP-R39", "a standalone master is "
+                               "spark://HOST:PORT (the port of the master, 7077 by default)",
+                               master)
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+                return
+        except OSError as error:
+            tried.append(f"{address} ({error.strerror or type(error).__name__})")
+    raise InvalidInput("master", "SP-R39", f"the Spark master cannot be reached: "
+                       f"{'; '.join(tried)}; start it (see the README, 'Running on a "
+                       f"cluster') or check the URL", master)
+
+
+def java_version(java: str) -> int | None:
+    """The major version ``java -version`` reports, or None when it does not run."""
+    import subprocess
+
+    try:
+        done = subprocess.run([java, "-version"], capture_output=True, text=True,
+                              timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', done.stderr + done.stdout)
+    if done.returncode != 0 or found is None:
+        return None
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major
+
+
+def check_java() -> None:
+    """SP-R39: the Java PySpark will start (``$JAVA_HOME/bin/java``, else ``java`` on the
+    ``PATH``) runs and is Java 17 or 21, said before Spark starts; a bad ``JAVA_HOME``
+    ended in spark-class's own errors. Skipped when a JVM is already running (a session,
+    ``spark-submit``)."""
+    import shutil
+
+    if SparkContext._active_spark_context is not None or submitted():
+        return
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    where = f"JAVA_HOME={home}" if home else "the PATH"
+    wanted = " or ".join(map(str, JAVA_VERSIONS))
+    if java is None or not os.access(java, os.X_OK):
+        raise InvalidInput("JAVA_HOME" if home else "java", "SP-R39", f"Java {wanted} was not "
+                           f"found (no java in {where}): Spark needs it; set JAVA_HOME to a "
+                           f"Java {JAVA_VERSIONS[0]} installation", home or None)
+    version = java_version(java)
+    if version not in JAVA_VERSIONS:
+        found = "does not run" if version is None else f"is Java {version}"
+        raise InvalidInput("JAVA_HOME" if home else "java", "SP-R39", f"Java {wanted} was "
+                           f"not found: {java} (from {where}) {found}; Spark needs Java "
+                           f"{wanted}: set JAVA_HOME to a Java {JAVA_VERSIONS[0]} "
+                           f"installation", java)
+
+
 def build_session(
     master: str | None = None,
     app_name: str = "timealign",
@@ -163,7 +239,10 @@ def build_session(
 ) -> SparkSession:
     """Start (or reuse) the session; ``master=None`` means the master of ``spark-submit``
     when run by it, else local on every core. Spark's own console lines are left out
-    unless ``verbose`` or ``--conf spark.log.level`` (SP-R33)."""
+    unless ``verbose`` or ``--conf spark.log.level`` (SP-R33). Java and a standalone master
+    are checked first (SP-R39)."""
+    check_java()
+    check_master(master)
     builder = SparkSession.builder.appName(app_name)
     settings = dict(COMMON_CONF)
     if master is None and submitted():

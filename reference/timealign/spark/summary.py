@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from timealign import reasons
+from timealign.progress import counted
 
 PERCENTILES: tuple[float, ...] = (0.5, 0.9, 0.99, 1.0)
 
@@ -55,6 +56,45 @@ def with_held(summary: dict[str, Any], held: int) -> dict[str, Any]:
     return {**summary, "read": summary["rows"] + held, "held": held}
 
 
+def verdict(summary: dict[str, Any], algorithm: str) -> dict[str, Any]:
+    """SP-R38: whether the run needs a look, and why, as one line: an outcome that is not
+    normal for the algorithm (SP-R31), no group at all from rows, a source without rows of
+    a configured topic, a configured topic in no bag (BAG-R13), a skipped bag (BAG-R6).
+    ``{"needs_a_look": bool, "line": str, "items": [str, ...]}``, the summary's first entry
+    (console, ``--summary``, the report), and what ``--fail-on needs-a-look`` reads."""
+    items: list[str] = []
+    rows = summary.get("read", summary["rows"])
+    look = [c for c in summary["outcomes"] if not reasons.normal(algorithm, c["outcome"])]
+    if look:
+        share = sum(c["rows"] for c in look) / rows if rows else 0.0
+        named = ", ".join(f"{c['outcome']}" + (f" ({c['reason']})" if c["reason"] else "")
+                          for c in look)
+        items.append(f"{named}: {share:.1%} of the rows")
+    if rows and not summary["groups"]:
+        items.append(f"no group at all from {rows} rows")
+    missing = summary.get("missing_topics")
+    if missing:
+        shown = "; ".join(f"{e['source'] or '(no source)'}: {', '.join(e['topics'])}"
+                          for e in missing["examples"][:3])
+        more = " …" if missing["sources"] > 3 else ""
+        items.append(f"{counted(missing['sources'], 'source')} without rows of a configured "
+                     f"topic ({shown}{more})")
+    items += [str(w) for w in summary.get("warnings", [])]
+    skipped = summary.get("skipped_bags", [])
+    if skipped:
+        items.append(f"{counted(len(skipped), 'bag')} skipped as unreadable")
+    line = (f"verdict: needs a look: {'; '.join(items)}" if items else
+            f"verdict: normal: every outcome is normal for {algorithm}, "
+            f"{counted(summary['groups'], 'group')}")
+    return {"needs_a_look": bool(items), "line": line, "items": items}
+
+
+def with_verdict(summary: dict[str, Any], algorithm: str) -> dict[str, Any]:
+    """``summary`` with its :func:`verdict` as the first entry (SP-R38)."""
+    rest = {key: value for key, value in summary.items() if key != "verdict"}
+    return {"verdict": verdict(rest, algorithm), **rest}
+
+
 def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str:
     """The human-readable form printed at the end of a run; given the algorithm, each
     outcome says whether it is normal for it and a last line names what needs a look
@@ -62,6 +102,7 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
     settled and held, and shows the held rows as pending (SP-R33)."""
     counts = list(summary["outcomes"])
     total = summary["rows"]
+    first = [] if algorithm is None else [verdict(summary, algorithm)["line"]]  # SP-R38
     if "held" in summary:
         total = summary["read"]
         counts.append({"outcome": "pending", "reason": "held", "rows": summary["held"]})
@@ -91,10 +132,17 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
         lines.append(f"  skipped bag {skipped['bag']}: {skipped['error']}")
     for warning in summary.get("warnings", []):  # BAG-R13
         lines.append(f"warning: {warning}")
+    missing = summary.get("missing_topics")
+    for example in (missing or {}).get("examples", []):  # SP-R38
+        lines.append(f"  source {example['source']!r} has no rows of configured topic(s) "
+                     f"{', '.join(example['topics'])}")
+    if missing and missing["sources"] > len(missing["examples"]):
+        lines.append(f"  … and {missing['sources'] - len(missing['examples'])} more sources "
+                     "without rows of a configured topic")
     if algorithm is not None:
         lines.append(f"needs a look: {', '.join(look)}" if look else
                      f"every outcome is normal for {algorithm}")
-    return "\n".join(lines)
+    return "\n".join(first + lines)
 
 
 def _ms(value: int | None) -> str:
