@@ -138,4 +138,4 @@ def test_pl_r2_view_leaves_far_clusters_out_and_scale_picks_a_unit() -> None:
     recorded = Scale([1_700_000_000_250_000_000, 1_700_000_003_000_000_000])
     assert recorded.unit == "ms" and recorded.origin == 1_700_000_000_250_000_000
     assert recorded(1_700_000_000_260_000_000) == 10.0
-    assert recorded.label("event time") == "event time (ms after 1700000000.25 s)"
+    assert recorded.label("event time") == "event time (ms after 2023-11-14 22:13:20.25 UTC)"
