@@ -45,7 +45,7 @@ def _number(fields: dict[str, bytes], name: str, size: int, where: str) -> int:
     value = fields.get(name)
     if value is None or len(value) != size:
         raise Damaged(f"{where}: the header field {name!r} is missing or malformed")
-    return int.from_bytes(value, "little")
+    return int(int.from_bytes(value, "little"))
 
 
 def _record(data: bytes | BinaryIO, at: int, end: int, where: str
@@ -72,7 +72,7 @@ def _record(data: bytes | BinaryIO, at: int, end: int, where: str
 
 def _time(value: bytes) -> int:
     seconds, nanoseconds = struct.unpack("<II", value)
-    return seconds * 1_000_000_000 + nanoseconds
+    return int(seconds) * 1_000_000_000 + int(nanoseconds)
 
 
 def _chunk_messages(raw: bytes, where: str) -> dict[int, list[tuple[int, int]]]:
@@ -178,9 +178,9 @@ def check_ros1(path: str) -> int:
         raise Damaged(f"the bag header counts {chunk_count} chunks, the index has "
                       f"{len(infos)} chunk infos, the file {len(chunks)} chunks")
     for position, counts in infos.items():
-        held = {c: len(m) for c, m in chunks[position].items()}
-        if {c: n for c, n in counts.items() if n} != held:
+        holds = {c: len(m) for c, m in chunks[position].items()}
+        if {c: n for c, n in counts.items() if n} != holds:
             raise Damaged(f"the chunk info of the chunk at offset {position} counts "
                           f"{sum(counts.values())} messages, the chunk holds "
-                          f"{sum(held.values())}")
+                          f"{sum(holds.values())}")
     return sum(len(m) for held_by in chunks.values() for m in held_by.values())
