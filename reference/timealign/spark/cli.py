@@ -204,7 +204,7 @@ def _record(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any], 
 
 def _run(args: argparse.Namespace) -> int:
     from timealign.progress import Progress
-    from timealign.spark.inputs import remember, run, write_report
+    from timealign.spark.inputs import remember, run, take_inventory, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.progress import StageWatch
     from timealign.spark.summary import format_summary, summarize
@@ -217,12 +217,16 @@ def _run(args: argparse.Namespace) -> int:
     paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report,
                            config=args.config)
     outputs.check_run_output(paths.output)  # CLI-R3, before Spark
+    # SP-R40: what the input holds, from each format's own counts, before Spark starts.
+    _, given = input_settings(args, registry.get(args.algorithm), paths.input)
+    inventory = take_inventory(given, Progress(not args.quiet, every=3.0))
     algorithm, config, source, spark = _setup(args, "run", paths.input)
     started, began = time.monotonic(), time.time()
     with StageWatch(spark, "run", Progress(not args.quiet, every=3.0)) as watch:  # SP-R33
         result, bag_report = run(spark, algorithm, config, source, paths,
                                  args.sources_per_file, watch.phase, args.strict,
-                                 "--sources-per-file")  # SP-R18's errors name the flag
+                                 "--sources-per-file",  # SP-R18's errors name the flag
+                                 inventory)  # SP-R41
         elapsed = time.monotonic() - started
         with watch.phase("summary"):
             summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
@@ -235,7 +239,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"no loss: every one of {result.rows} rows has exactly one outcome; "
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
     remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
-             began, time.time(), summary)  # SP-R32
+             began, time.time(), summary, inventory=inventory)  # SP-R32, SP-R40
     if paths.summary:
         outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
     if paths.report is not None:
@@ -280,24 +284,42 @@ def _stream(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from timealign.spark.failures import raise_job_error
-    from timealign.spark.inputs import read_rows
+    from timealign.spark.inputs import read_rows, recorded_inventory, take_inventory
+    from timealign.spark.inventory import rows_per_file
+    from timealign.spark.schema import FILE
     from timealign.spark.session import build_session
     from timealign.spark.verify import VerificationError, verify_rows
 
     require_spark_extra("verify")
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
+    recorded = recorded_inventory(args.output, args.where)
+    if recorded is not None:  # SP-R43: the input taken again, before Spark starts
+        now = take_inventory(source, label="verify")
+        changes = [] if now is None else recorded.changes(now)
+        if changes:
+            more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+            raise VerificationError(f"the input changed since the run, so its tables cannot "
+                                    f"be checked against it (SP-R43): {changes[0]}{more}")
     spark = build_session(args.master, "timealign verify")
     try:
         with read_rows(spark, source) as rows:  # as `run` reads it (BAG-R10)
             result = verify_rows(spark, algorithm, config, rows, args.output)
+            if recorded is not None and source.bag is None:  # SP-R43: the counts too
+                recorded.reconcile(result["rows"], lambda: rows_per_file(
+                    ((r[0], r[1]) for r in rows.groupBy(FILE).count().collect()),
+                    recorded.root))
     except AssertionError as error:
         raise VerificationError(str(error)) from None
     except Exception as error:
         raise_job_error(error)
     checked = "its executable invariants" if result["invariants"] else "no invariants"
+    unchanged = "" if recorded is None else (
+        f"; the input is as the run's inventory recorded it ({recorded.rows} rows in "
+        f"{sum(len(u.files) for u in recorded.units)} files, sizes and SHA-256 equal)")
     print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
-          f"re-run and checked against {checked}; written tables equal the re-run")
+          f"re-run and checked against {checked}; written tables equal the re-run"
+          f"{unchanged}")
     return 0
 
 

@@ -220,8 +220,8 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
             if not file.lower().endswith(SUFFIXES[fmt]):
                 raise PathError("input", "SP-R1", [
                     f"the file {file} is not a {fmt} file (its name does not end with "
-                    f"{' or '.join(SUFFIXES[fmt][:3])}); remove it from {{input}} or rename "
-                    f"it"], file)
+                    f"{' or '.join(SUFFIXES[fmt][:3])}); remove it from ", "{input}",
+                    " or rename it"], file)
     else:
         found = [path]
 
@@ -270,11 +270,17 @@ def load_named(spark: SparkSession, path: str, fmt: str,
     when Spark's message does not (a malformed line found while inferring a schema: each
     file is then loaded alone to find it) and never is py4j's bare "An error occurred while
     calling o54.load." (SP-R1)."""
+    import os
+
     from timealign.spark.failures import job_error
     from timealign.spark.paths import PathError
 
     files = input_files(path, check_format(fmt), columns)
-    reader = spark.read.format(fmt).options(**reader_options(fmt))
+    # SP-R42: every file input_files lists is read, those in subfolders too (Spark's
+    # partition discovery read only some of them, and none gave "Unable to infer schema").
+    nested = os.path.isdir(path) and "://" not in path
+    reader = spark.read.format(fmt).options(**reader_options(fmt), **(
+        {"recursiveFileLookup": "true"} if nested else {}))
     try:
         return reader.load(path)
     except Exception as error:  # AnalysisException: path missing, unreadable
