@@ -250,6 +250,7 @@ def _run(args: argparse.Namespace) -> int:
 def _stream(args: argparse.Namespace) -> int:
     from timealign.spark.inputs import remember, stream
     from timealign.spark.paths import JobPaths
+    from timealign.spark.taken import check_taken
 
     require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35
     check_input_options(args)  # BAG-R9
@@ -258,14 +259,23 @@ def _stream(args: argparse.Namespace) -> int:
                            config=args.config)
     assert paths.checkpoint is not None
     outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
+    # SP-R44: a file taken by an earlier run of this stream must not have changed since
+    local_files = "://" not in paths.output and "://" not in paths.input and \
+        args.format != "rosbag"
+    taken = check_taken(paths.checkpoint, _taken(paths.output)) if local_files else None
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
     record, began = _record(args, algorithm, config, paths.input), time.time()
     if "://" not in paths.output:
         Path(paths.output).mkdir(parents=True, exist_ok=True)
+    kept = None if taken is None else {"taken": taken}
     remember(paths.output, "stream", record, spark, began, None, None,
-             paths.checkpoint)  # SP-R32, CLI-R3
+             paths.checkpoint, extra=kept)  # SP-R32, CLI-R3
     batches = stream(spark, algorithm, config, source, paths, args.available_now,
                      args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
+    if taken is not None:  # SP-R44: and none changed while the stream ran
+        kept = {"taken": check_taken(paths.checkpoint, taken)}
+        remember(paths.output, "stream", record, spark, began, None, None,
+                 paths.checkpoint, extra=kept)
     print(f"stream stopped after {counted(batches, 'micro-batch', 'micro-batches')}")
     # SP-R33: a stream that stops (--available-now) ends with its summary, as `run` does;
     # every row read is counted: settled (in the tables) or still held by a machine (SP-D1).
@@ -278,8 +288,14 @@ def _stream(args: argparse.Namespace) -> int:
                             open_ids(spark, algorithm, config, paths.checkpoint).count())
         print(format_summary(summary, algorithm.name))
         remember(paths.output, "stream", record, spark, began, time.time(), summary,
-                 paths.checkpoint)
+                 paths.checkpoint, extra=kept)
     return 0
+
+
+def _taken(output: str) -> Any:
+    """The taken files an earlier run of the stream recorded in its manifest (SP-R44)."""
+    body = outputs.read_manifest(output, "--output") if Path(output).is_dir() else None
+    return None if body is None else body.get("taken")
 
 
 def _verify(args: argparse.Namespace) -> int:
