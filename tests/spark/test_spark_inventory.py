@@ -162,3 +162,21 @@ def test_sp_r41_reconcile_names_the_file_and_spares_refused_bags() -> None:
     bags.reconcile(40, lambda: {"r1": 40}, {"r3.bag": "cannot read the bag"})
     with pytest.raises(LossError, match=r"r1 holds 40 rows"):
         bags.reconcile(39, lambda: {"r1": 39}, {"r3.bag": "cannot read the bag"})
+
+
+def test_sp_r1_csv_files_with_columns_in_another_order_are_refused_by_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R1: Spark reads every CSV file's columns by position under the first file's
+    header, so a file whose columns come in another order was refused as "stamp … got
+    'string'" (or read with values under other names); it is refused before Spark starts,
+    naming the file and both headers."""
+    data = tmp_path / "in"
+    data.mkdir()
+    (data / "a.csv").write_text("source,id,topic,stamp\ns,m0,a,0\ns,m1,b,10\n",
+                                encoding="utf-8")
+    (data / "b.csv").write_text("id,source,stamp,topic\nm2,s,20,a\nm3,s,30,b\n",
+                                encoding="utf-8")
+    assert _run(data, tmp_path / "out", "--format", "csv") == 2
+    err = _one_line(capsys.readouterr().err)
+    assert "b.csv" in err and "its header ['id', 'source', 'stamp', 'topic']" in err, err
+    assert "SP-R1" in err and not (tmp_path / "out").exists(), err

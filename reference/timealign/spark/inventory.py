@@ -158,7 +158,7 @@ def digest(path: str, progress: Callable[[int], None] | None = None) -> str:
     return hashed.hexdigest()
 
 
-def _opened(path: str) -> io.BufferedIOBase | None:
+def opened(path: str) -> io.BufferedIOBase | None:
     """The decompressed bytes of a text file, or None for a codec Python cannot read."""
     lower = path.lower()
     if lower.endswith(".gz"):
@@ -170,9 +170,19 @@ def _opened(path: str) -> io.BufferedIOBase | None:
     return io.BufferedReader(io.FileIO(path, "rb"))
 
 
+def csv_header(path: str) -> list[str] | None:
+    """The first record of a CSV file (its header), None when Python cannot read it."""
+    raw = opened(path)
+    if raw is None:
+        return None
+    with raw, io.TextIOWrapper(cast(IO[bytes], raw), encoding="utf-8", errors="replace",
+                               newline="") as text:
+        return next((record for record in csv.reader(text) if record), [])
+
+
 def _text_rows(path: str, fmt: str) -> tuple[int | None, str]:
     """(rows, how counted) of a CSV or JSON lines file."""
-    raw = _opened(path)
+    raw = opened(path)
     if raw is None:
         return None, "not counted: no reader for its compression in Python"
     with raw, io.TextIOWrapper(cast(IO[bytes], raw), encoding="utf-8", errors="replace",
