@@ -222,7 +222,7 @@ def test_cli_r1_sp_r1_bag_r6_corrupted_input_folders(
     if code == 2:
         assert named in err, (err, damage)
     else:
-        assert re.search(r"SP-R(6|10|22)", err), err
+        assert re.search(r"SP-R(6|10|22|41)", err), err
 
 
 # --- Inputs whose readers would skip rows (issue 30: the inventory) ---------------------------

@@ -199,8 +199,15 @@ def _table_unit(root: str, file: str, fmt: str, seen: Callable[[int], None]) -> 
     relative = _relative(root, file)
     stored = Stored(relative, os.path.getsize(file), digest(file, seen))
     if fmt == "parquet":
-        return Unit(relative, int(pq.read_metadata(file).num_rows), "Parquet footer",
-                    (stored,))
+        footer = pq.read_metadata(file)
+        groups = sum(footer.row_group(k).num_rows for k in range(footer.num_row_groups))
+        if groups != footer.num_rows:  # a damaged footer: which count would a reader use?
+            from timealign.spark.paths import PathError
+
+            raise PathError("input", "SP-R1", [
+                f"cannot read the file {file}: its footer counts {footer.num_rows} rows, its "
+                f"row groups {groups}; fix or remove that file"], file)
+        return Unit(relative, int(groups), "Parquet footer", (stored,))
     rows, how = _text_rows(file, fmt)
     return Unit(relative, rows, how, (stored,))
 
