@@ -109,6 +109,9 @@ def check_ros1(path: str) -> int:
             raise Damaged("the first record is not the bag header")
         index_at = _number(fields, "index_pos", 8, "bag header")
         chunk_count = _number(fields, "chunk_count", 4, "bag header")
+        if index_at == 0:
+            raise Damaged("the bag is not indexed (its index position is 0): reindex it "
+                          "(rosbag reindex) before reading it")
         if not len(_MAGIC) < index_at <= size:
             raise Damaged(f"the bag header's index position {index_at} lies outside the file")
         chunks: dict[int, dict[int, list[tuple[int, int]]]] = {}
