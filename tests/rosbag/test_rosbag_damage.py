@@ -217,3 +217,48 @@ def test_bag_r21_sqlite_rows_deleted_or_metadata_edited_is_refused(tmp_path: Pat
                                            r"263") as error:
             _read(edited, f"edited-{storage}")
         assert error.value.rule == "BAG-R6"
+
+
+def _ros1_framing(content: bytes) -> list[int]:
+    """Offsets of a ROS 1 bag's framing and index: the bag header's fields, each chunk's
+    record header, every index data and chunk info record (what the library trusts to find
+    the messages), not the message definitions or payloads."""
+    offsets: list[int] = []
+    at = len(b"#ROSBAG V2.0\n")
+    while at < len(content):
+        header_length = struct.unpack_from("<I", content, at)[0]
+        data_at = at + 4 + header_length + 4
+        length = struct.unpack_from("<I", content, data_at - 4)[0]
+        opcode = content[content.index(b"op=", at, data_at) + 3]
+        whole = opcode in (0x04, 0x06)  # index data, chunk info: header and entries
+        offsets.extend(range(at, data_at + length if whole else data_at))
+        at = data_at + length
+    return offsets
+
+
+def test_bag_r20_ros1_one_byte_damage_never_loses_rows_silently(tmp_path: Path) -> None:
+    """BAG-R20, BAG-R6: a changed byte in a ROS 1 bag's record headers, index data records
+    or chunk infos either leaves every message read or refuses the bag naming it (before,
+    a changed index entry count read fewer messages with no error)."""
+    from tests.rosbag.bags import plan, write_ros1
+
+    bag = write_ros1(tmp_path / "orig.bag", plan(3, 12), 3)
+    content = bag.read_bytes()
+    target = tmp_path / "r.bag"
+    lost: list[tuple[int, int]] = []
+    refused = 0
+    for offset in _ros1_framing(content):
+        damaged = bytearray(content)
+        damaged[offset] ^= 0xFF
+        target.write_bytes(bytes(damaged))
+        try:
+            rows = _read(target, "r.bag")
+        except BagError as error:
+            assert error.rule == "BAG-R6" and "r.bag" in str(error)
+            assert not str(error).rstrip().endswith("AssertionError:"), error
+            refused += 1
+            continue
+        if rows != 12:
+            lost.append((offset, rows))
+    assert not lost, f"(offset, rows read) with rows missing and no error: {lost}"
+    assert refused
