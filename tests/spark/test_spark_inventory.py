@@ -108,7 +108,7 @@ def test_sp_r43_verify_checks_the_inventory_and_sees_a_changed_input(
     capsys.readouterr()
     assert main(["verify", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "the input is as the run's inventory recorded it (6 rows in 1 files" in printed
+    assert "the input is as the run's inventory recorded it (6 rows in 1 file," in printed
 
     before = (data / "b.parquet").stat().st_size
     pq.write_table(_rows(8), data / "b.parquet")

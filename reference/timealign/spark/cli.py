@@ -312,7 +312,9 @@ def _verify(args: argparse.Namespace) -> int:
     recorded = recorded_inventory(args.output, args.where)
     if recorded is not None:  # SP-R43: the input taken again, before Spark starts
         now = take_inventory(source, label="verify")
-        changes = [] if now is None else recorded.changes(now)
+        gone = now is None and "://" not in source.path and not Path(source.path).exists()
+        changes = [f"{source.path} is gone"] if gone else \
+            [] if now is None else recorded.changes(now)
         if changes:
             more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
             raise VerificationError(f"the input changed since the run, so its tables cannot "
@@ -331,8 +333,9 @@ def _verify(args: argparse.Namespace) -> int:
         raise_job_error(error)
     checked = "its executable invariants" if result["invariants"] else "no invariants"
     unchanged = "" if recorded is None else (
-        f"; the input is as the run's inventory recorded it ({recorded.rows} rows in "
-        f"{sum(len(u.files) for u in recorded.units)} files, sizes and SHA-256 equal)")
+        f"; the input is as the run's inventory recorded it ({counted(recorded.rows, 'row')} "
+        f"in {counted(sum(len(u.files) for u in recorded.units), 'file')}, sizes and SHA-256 "
+        f"equal)")
     print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
           f"re-run and checked against {checked}; written tables equal the re-run"
           f"{unchanged}")
