@@ -202,7 +202,7 @@ def _same_header(files: list[str]) -> None:
     first: tuple[str, list[str]] | None = None
     for file in files:
         header = csv_header(file)
-        if header is None:
+        if not header:  # a codec Python cannot read, or an empty file (no rows)
             continue
         if first is None:
             first = (file, header)
