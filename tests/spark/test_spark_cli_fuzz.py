@@ -257,10 +257,10 @@ def _inventory_case(case: str, data: Path) -> tuple[str, int, str]:
 
 @pytest.mark.parametrize("case", ["subfolder", "ros1-index", "sqlite-deleted",
                                   "metadata-edited"])
-def test_sp_r41_r42_bag_r20_r21_inputs_the_reader_would_read_short(
+def test_sp_r42_r42_bag_r20_r21_inputs_the_reader_would_read_short(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         case: str) -> None:
-    """SP-R41, SP-R42, BAG-R20, BAG-R21: `run` over an input its reader read short before the
+    """SP-R42, SP-R43, BAG-R20, BAG-R21: `run` over an input its reader read short before the
     inventory (Parquet files in a subfolder, a ROS 1 bag whose index lists a message fewer,
     a SQLite 3 bag with rows deleted, a `metadata.yaml` count edited): exit 0 with every
     message the input holds accounted for, or a refusal naming the file or bag; never

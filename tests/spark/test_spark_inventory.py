@@ -1,5 +1,5 @@
 """The input inventory (issue 30, part 1): "no loss" counted against what the input holds,
-taken before it is read, not against what the reader yielded (SP-R40 to SP-R44). Several
+taken before it is read, not against what the reader yielded (SP-R41 to SP-R45). Several
 cases share one test: each Spark test costs seconds."""
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ def _run(data: Path, out: Path, *more: str) -> int:
                  "--config", AT, "--quiet", *more])
 
 
-def test_sp_r40_r42_subfolders_read_whole_and_empty_input_refused(
+def test_sp_r41_r42_subfolders_read_whole_and_empty_input_refused(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R42, SP-R40, SP-R41: `in/day1.parquet` and `in/day2/part.parquet`: 6 of 12 rows
+    """SP-R43, SP-R41, SP-R42: `in/day1.parquet` and `in/day2/part.parquet`: 6 of 12 rows
     were read and "no loss" said; now all 12 are read, and the manifest keeps the inventory
     (each file's size, SHA-256 and footer count). Files only in subfolders were Spark's
     "Unable to infer schema"; a zero-row Parquet input read "no loss: every one of 0 rows";
@@ -74,7 +74,7 @@ def test_sp_r40_r42_subfolders_read_whole_and_empty_input_refused(
         pq.write_table(table, empty / "e.parquet")
         assert _run(empty, tmp_path / f"out-{name}") == 2
         err = _one_line(capsys.readouterr().err)
-        assert "--input" in err and "holds nothing to replay" in err and "SP-R40" in err, err
+        assert "--input" in err and "holds nothing to replay" in err and "SP-R41" in err, err
         assert not (tmp_path / f"out-{name}").exists()
 
     (data / "notes.txt").write_text("mine\n", encoding="utf-8")
@@ -83,9 +83,9 @@ def test_sp_r40_r42_subfolders_read_whole_and_empty_input_refused(
     assert "{input}" not in err and "remove it from --input" in err, err
 
 
-def test_sp_r43_verify_checks_the_inventory_and_sees_a_changed_input(
+def test_sp_r44_verify_checks_the_inventory_and_sees_a_changed_input(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R43: `verify OUT` takes the inventory again: an unchanged input verifies and says
+    """SP-R44: `verify OUT` takes the inventory again: an unchanged input verifies and says
     so; a file rewritten after the run (rows appended) is exit 3 naming it with its old and
     new size and digest, before any Spark job; a CSV input is counted by records, a quoted
     newline inside its record."""
@@ -114,13 +114,13 @@ def test_sp_r43_verify_checks_the_inventory_and_sees_a_changed_input(
     pq.write_table(_rows(8), data / "b.parquet")
     assert main(["verify", str(out)]) == 3
     err = _one_line(capsys.readouterr().err)
-    assert "SP-R43" in err and "b.parquet changed" in err and f"{before} bytes" in err, err
+    assert "SP-R44" in err and "b.parquet changed" in err and f"{before} bytes" in err, err
     assert f"now {(data / 'b.parquet').stat().st_size} bytes" in err, err
 
 
-def test_sp_r44_stream_file_grown_after_it_was_taken(
+def test_sp_r45_stream_file_grown_after_it_was_taken(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R44: a stream records each file it took (size, SHA-256); rows appended to a file
+    """SP-R45: a stream records each file it took (size, SHA-256); rows appended to a file
     already taken were never read and nothing said so. The next start of the stream is
     exit 3 naming the file, its size when taken and now; the manifest keeps the record."""
     source, out, checkpoint = tmp_path / "incoming", tmp_path / "out", tmp_path / "ck"
@@ -140,12 +140,12 @@ def test_sp_r44_stream_file_grown_after_it_was_taken(
     os.utime(source / "a.parquet", ns=(time.time_ns(), time.time_ns() + 5_000_000))
     assert main(argv) == 3
     err = _one_line(capsys.readouterr().err)
-    assert "a.parquet changed after the stream took it" in err and "SP-R44" in err, err
+    assert "a.parquet changed after the stream took it" in err and "SP-R45" in err, err
     assert f"{taken['bytes']} bytes" in err, err
 
 
-def test_sp_r41_reconcile_names_the_file_and_spares_refused_bags() -> None:
-    """SP-R41: the rows read must equal the inventory's, per file or bag: a difference is
+def test_sp_r42_reconcile_names_the_file_and_spares_refused_bags() -> None:
+    """SP-R42: the rows read must equal the inventory's, per file or bag: a difference is
     `LossError` naming the file and both counts; a bag the reader refused by name (BAG-R6,
     skipped) needs none; a file not counted (a codec Python cannot read) is compared per
     file with what was read of the others."""
@@ -155,7 +155,7 @@ def test_sp_r41_reconcile_names_the_file_and_spares_refused_bags() -> None:
                                                   stored)))
     inventory.reconcile(12, dict)  # equal totals: no per-file count asked
     with pytest.raises(LossError, match=r"day2/part\.parquet holds 6 rows \(Parquet footer"
-                                        r"\), the run read 0.*SP-R41"):
+                                        r"\), the run read 0.*SP-R42"):
         inventory.reconcile(6, lambda: {"day1.parquet": 6})
     bags = Inventory("/in", "rosbag", (Unit("r1", 40, "bag", stored),
                                        Unit("r3.bag", None, "not counted", stored)))

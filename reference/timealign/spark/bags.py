@@ -133,7 +133,7 @@ def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], conf
     ``per_file`` every bag is one source in arrival order, replayed as read (SP-R18: the
     data source reads a bag as one partition, and its positions only increase, with gaps
     where rows of other topics were set aside). ``inventory``: the bags' own counts, taken
-    before the read; the rows read of every bag not skipped must equal them (SP-R41)."""
+    before the read; the rows read of every bag not skipped must equal them (SP-R42)."""
     rows, frame, report = read_bags(spark, paths.input, options, configured_topics(config))
     if inventory is not None:
         try:

@@ -154,13 +154,13 @@ def run_rows(
     publish), for the benchmark's split of where the time goes. ``per_file_option``: how
     the caller names the per-file path in its errors (``--sources-per-file`` for the
     command line). ``inventory``: what a table input holds, taken before it was read; the
-    census's count must equal it (SP-R41) before any replay work."""
+    census's count must equal it (SP-R42) before any replay work."""
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
     census = Census(rows, one_file=per_file, option=per_file_option)
     try:
         with phase("census"):
             total = census.check_input()  # SP-R22 (and SP-R18), before any replay work
-            if inventory is not None:  # SP-R41: every inventoried row read
+            if inventory is not None:  # SP-R42: every inventoried row read
                 inventory.reconcile(total, lambda: rows_per_file(
                     ((r[0], r[1]) for r in rows.groupBy(schema.FILE).count().collect()),
                     inventory.root))

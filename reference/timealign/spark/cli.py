@@ -217,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
     paths = JobPaths.check(args.input, args.output, summary=args.summary, report=args.report,
                            config=args.config)
     outputs.check_run_output(paths.output)  # CLI-R3, before Spark
-    # SP-R40: what the input holds, from each format's own counts, before Spark starts.
+    # SP-R41: what the input holds, from each format's own counts, before Spark starts.
     _, given = input_settings(args, registry.get(args.algorithm), paths.input)
     inventory = take_inventory(given, Progress(not args.quiet, every=3.0))
     algorithm, config, source, spark = _setup(args, "run", paths.input)
@@ -226,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
         result, bag_report = run(spark, algorithm, config, source, paths,
                                  args.sources_per_file, watch.phase, args.strict,
                                  "--sources-per-file",  # SP-R18's errors name the flag
-                                 inventory)  # SP-R41
+                                 inventory)  # SP-R42
         elapsed = time.monotonic() - started
         with watch.phase("summary"):
             summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
@@ -239,7 +239,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"no loss: every one of {result.rows} rows has exactly one outcome; "
           f"{elapsed:.1f} s, {summary['rows_per_second']} rows/s")
     remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
-             began, time.time(), summary, inventory=inventory)  # SP-R32, SP-R40
+             began, time.time(), summary, inventory=inventory)  # SP-R32, SP-R41
     if paths.summary:
         outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
     if paths.report is not None:
@@ -259,7 +259,7 @@ def _stream(args: argparse.Namespace) -> int:
                            config=args.config)
     assert paths.checkpoint is not None
     outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
-    # SP-R44: a file taken by an earlier run of this stream must not have changed since
+    # SP-R45: a file taken by an earlier run of this stream must not have changed since
     local_files = "://" not in paths.output and "://" not in paths.input and \
         args.format != "rosbag"
     taken = check_taken(paths.checkpoint, _taken(paths.output)) if local_files else None
@@ -272,7 +272,7 @@ def _stream(args: argparse.Namespace) -> int:
              paths.checkpoint, extra=kept)  # SP-R32, CLI-R3
     batches = stream(spark, algorithm, config, source, paths, args.available_now,
                      args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
-    if taken is not None:  # SP-R44: and none changed while the stream ran
+    if taken is not None:  # SP-R45: and none changed while the stream ran
         kept = {"taken": check_taken(paths.checkpoint, taken)}
         remember(paths.output, "stream", record, spark, began, None, None,
                  paths.checkpoint, extra=kept)
@@ -293,7 +293,7 @@ def _stream(args: argparse.Namespace) -> int:
 
 
 def _taken(output: str) -> Any:
-    """The taken files an earlier run of the stream recorded in its manifest (SP-R44)."""
+    """The taken files an earlier run of the stream recorded in its manifest (SP-R45)."""
     body = outputs.read_manifest(output, "--output") if Path(output).is_dir() else None
     return None if body is None else body.get("taken")
 
@@ -310,7 +310,7 @@ def _verify(args: argparse.Namespace) -> int:
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
     recorded = recorded_inventory(args.output, args.where)
-    if recorded is not None:  # SP-R43: the input taken again, before Spark starts
+    if recorded is not None:  # SP-R44: the input taken again, before Spark starts
         now = take_inventory(source, label="verify")
         gone = now is None and "://" not in source.path and not Path(source.path).exists()
         changes = [f"{source.path} is gone"] if gone else \
@@ -318,12 +318,12 @@ def _verify(args: argparse.Namespace) -> int:
         if changes:
             more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
             raise VerificationError(f"the input changed since the run, so its tables cannot "
-                                    f"be checked against it (SP-R43): {changes[0]}{more}")
+                                    f"be checked against it (SP-R44): {changes[0]}{more}")
     spark = build_session(args.master, "timealign verify")
     try:
         with read_rows(spark, source) as rows:  # as `run` reads it (BAG-R10)
             result = verify_rows(spark, algorithm, config, rows, args.output)
-            if recorded is not None and source.bag is None:  # SP-R43: the counts too
+            if recorded is not None and source.bag is None:  # SP-R44: the counts too
                 recorded.reconcile(result["rows"], lambda: rows_per_file(
                     ((r[0], r[1]) for r in rows.groupBy(FILE).count().collect()),
                     recorded.root))

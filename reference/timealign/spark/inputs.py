@@ -104,8 +104,8 @@ def run(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: A
     summary adds (skipped bags, rows of other topics). ``phase`` is entered around each of
     the job's phases (the progress line, SP-R33); ``strict``: a configured topic in no bag
     stops the job (BAG-R13); ``per_file_option``: how the caller names the per-file path in
-    errors (SP-R18); ``inventory``: what the input holds, taken before it is read (SP-R40),
-    reconciled with what the job reads (SP-R41)."""
+    errors (SP-R18); ``inventory``: what the input holds, taken before it is read (SP-R41),
+    reconciled with what the job reads (SP-R42)."""
     if source.bag is None:
         return run_table(spark, algorithm, config, paths, source.format, source.columns,
                          per_file, phase, per_file_option, inventory), None
@@ -115,7 +115,7 @@ def run(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: A
 
 def take_inventory(source: RunInput, progress: Progress | None = None,
                    label: str = "run") -> Inventory | None:
-    """SP-R40: the inventory of a run's local input, before Spark starts: a table input's
+    """SP-R41: the inventory of a run's local input, before Spark starts: a table input's
     files as the reader checks them (SP-R1), a folder of bags as BAG-R1 finds them."""
     from timealign.spark.inventory import take
 
@@ -252,7 +252,7 @@ def recorded_run(output: str, where: str = "the run") -> RunRecord | None:
 
 
 def recorded_inventory(output: str, where: str = "the run") -> Inventory | None:
-    """The inventory the run whose output is ``output`` kept in its manifest (SP-R40);
+    """The inventory the run whose output is ``output`` kept in its manifest (SP-R41);
     None for a run without one (older runs, remote outputs)."""
     from timealign.outputs import read_manifest
 
@@ -271,8 +271,8 @@ def remember(output: str, command: str, record: RunRecord, spark: SparkSession,
     """SP-R32: write the run's manifest into its output folder (local folders only):
     what it was given, the package's version and build, the Spark master, start and end
     (UTC, ISO 8601) and the counts of its summary; for a stream, its checkpoint (by which
-    a later stream recognises its own output, CLI-R3); the input's inventory (SP-R40);
-    ``extra``: further entries (a stream's taken files, SP-R44)."""
+    a later stream recognises its own output, CLI-R3); the input's inventory (SP-R41);
+    ``extra``: further entries (a stream's taken files, SP-R45)."""
     import datetime
 
     import timealign

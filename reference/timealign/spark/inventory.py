@@ -1,4 +1,4 @@
-"""The input inventory (SP-R40 to SP-R43): what a run's input holds, taken before it is read
+"""The input inventory (SP-R41 to SP-R44): what a run's input holds, taken before it is read
 and independently of the reader that reads it.
 
 "No loss" compared the outcomes with the rows the reader yielded, and ``verify`` re-read the
@@ -37,7 +37,7 @@ from timealign.errors import InvalidInput
 from timealign.progress import Progress
 from timealign.spark.outcomes import LossError
 
-RULE = "SP-R40"
+RULE = "SP-R41"
 _CHUNK = 1 << 20
 
 
@@ -71,7 +71,7 @@ class Unit:
 
 @attrs.frozen
 class Inventory:
-    """Every file of a local input with its size, digest and row count (SP-R40)."""
+    """Every file of a local input with its size, digest and row count (SP-R41)."""
 
     root: str
     format: str
@@ -105,7 +105,7 @@ class Inventory:
 
     def reconcile(self, read: int, per_unit: Callable[[], Mapping[str, int]],
                   refused: Mapping[str, str] | None = None) -> None:
-        """SP-R41: the rows read equal the rows counted, per file or bag; ``read`` is the
+        """SP-R42: the rows read equal the rows counted, per file or bag; ``read`` is the
         total, ``per_unit`` the rows read per unit name (asked only when the totals differ
         or a unit was not counted), ``refused`` the units the reader refused by name with
         their reason (BAG-R6), which need no outcome. Raises ``LossError`` naming the
@@ -122,15 +122,15 @@ class Inventory:
                 if name in refused:
                     continue
                 raise LossError(f"the input's {name} was read ({found[name]} rows) but is "
-                                f"not in the inventory taken before the run (SP-R41)")
+                                f"not in the inventory taken before the run (SP-R42)")
             if unit.rows is not None and found.get(name, 0) != unit.rows:
                 raise LossError(
                     f"the input's {name} holds {unit.rows} rows ({unit.counted_by}), the run "
-                    f"read {found.get(name, 0)}: rows without an outcome (SP-R41); the file "
+                    f"read {found.get(name, 0)}: rows without an outcome (SP-R42); the file "
                     f"changed during the run, or the reader cannot read it whole")
 
     def changes(self, now: Inventory) -> list[str]:
-        """SP-R43: one line per file that differs between this inventory and ``now``:
+        """SP-R44: one line per file that differs between this inventory and ``now``:
         changed (old and new size and digest), gone or added."""
         before = {f.path: f for u in self.units for f in u.files}
         after = {f.path: f for u in now.units for f in u.files}
@@ -258,7 +258,7 @@ class _Seen:
 
 def take(path: str, fmt: str, progress: Progress | None = None, label: str = "run",
          files: list[str] | None = None) -> Inventory | None:
-    """SP-R40: the inventory of the local input ``path`` in format ``fmt`` (``rosbag`` or a
+    """SP-R41: the inventory of the local input ``path`` in format ``fmt`` (``rosbag`` or a
     table format whose files are ``files``, as :func:`timealign.spark.schema.input_files`
     checked them); None for a remote input. An input holding no row at all is refused
     (exit 2): there is nothing to replay, and a run of it would read "no loss"."""

@@ -301,7 +301,7 @@ def load_named(spark: SparkSession, path: str, fmt: str,
     from timealign.spark.paths import PathError
 
     files = input_files(path, check_format(fmt), columns)
-    # SP-R42: every file input_files lists is read, those in subfolders too (Spark's
+    # SP-R43: every file input_files lists is read, those in subfolders too (Spark's
     # partition discovery read only some of them, and none gave "Unable to infer schema").
     nested = os.path.isdir(path) and "://" not in path
     reader = spark.read.format(fmt).options(**reader_options(fmt), **(

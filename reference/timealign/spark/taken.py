@@ -1,4 +1,4 @@
-"""The files a stream has taken, and whether one changed after it was taken (SP-R44).
+"""The files a stream has taken, and whether one changed after it was taken (SP-R45).
 
 A file stream reads each file once, when it first sees it: rows appended to a file already
 taken are never read, and nothing said so (``verify`` later found them missing). Spark's file
@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlparse
 from timealign.spark.inventory import digest
 from timealign.spark.outcomes import LossError
 
-RULE = "SP-R44"
+RULE = "SP-R45"
 
 
 def logged(checkpoint: str) -> dict[str, int]:
@@ -47,7 +47,7 @@ def logged(checkpoint: str) -> dict[str, int]:
 
 
 def check_taken(checkpoint: str, recorded: Any) -> list[dict[str, Any]]:
-    """SP-R44: the record of every taken file (``path``, ``bytes``, ``sha256``,
+    """SP-R45: the record of every taken file (``path``, ``bytes``, ``sha256``,
     ``modified_ms``), after checking each against Spark's log and the earlier ``recorded``
     list (the manifest's ``taken``; anything else counts as none). Raises ``LossError``
     naming the first file that changed after the stream took it."""
