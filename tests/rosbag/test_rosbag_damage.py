@@ -111,3 +111,154 @@ def test_bag_r11_message_index_damage_is_refused(tmp_path: Path) -> None:
                                                   Options(log_stamp_all=True,
                                                           skip_bad=True)))).to_pylist()
     assert len(skipped) == 1 and skipped[0]["error"]
+
+
+# --- The other storages: a ROS 1 bag's index, a rosbag2 bag's metadata (issue 30) ---------
+
+def _read(path: Path, name: str) -> int:
+    return sum(batch.num_rows for batch in read_bag(Bag.at(path, name, "bag", FLAGS), LOG))
+
+
+def _index_data(content: bytes) -> tuple[int, int, int]:
+    """(record start, offset of its ``count`` value, count) of the first index data record
+    of a ROS 1 bag: its header fields are walked, not guessed."""
+    at = len(b"#ROSBAG V2.0\n")
+    while True:
+        header_length = struct.unpack_from("<I", content, at)[0]
+        fields: dict[bytes, int] = {}
+        inner = at + 4
+        while inner < at + 4 + header_length:
+            size = struct.unpack_from("<I", content, inner)[0]
+            name = content[inner + 4:inner + 4 + size].partition(b"=")[0]
+            fields[name] = inner + 4 + len(name) + 1
+            inner += 4 + size
+        if content[fields[b"op"]] == 0x04:
+            return at, fields[b"count"], struct.unpack_from("<I", content, fields[b"count"])[0]
+        at = inner + 4 + struct.unpack_from("<I", content, inner)[0]
+
+
+def _ros1_one_fewer(path: Path) -> None:
+    """The issue's damage: one index data record lists one message fewer (its count, its
+    length and its last entry), the rest of the file moved up accordingly, so the library
+    reads one message fewer and says nothing."""
+    content = bytearray(path.read_bytes())
+    start, count_at, count = _index_data(bytes(content))
+    header_length = struct.unpack_from("<I", content, start)[0]
+    struct.pack_into("<I", content, count_at, count - 1)
+    struct.pack_into("<I", content, start + 4 + header_length, 12 * (count - 1))
+    last = start + 8 + header_length + 12 * (count - 1)
+    del content[last:last + 12]
+    index_pos = content.index(b"index_pos=") + len(b"index_pos=")
+    struct.pack_into("<Q", content, index_pos,
+                     struct.unpack_from("<Q", content, index_pos)[0] - 12)
+    path.write_bytes(bytes(content))
+
+
+def test_bag_r20_ros1_index_listing_one_message_fewer_is_refused(tmp_path: Path) -> None:
+    """BAG-R20, BAG-R6: a ROS 1 bag whose index data record lists one message fewer than its
+    chunk holds: the library read 261 of 262 messages and a run said "no loss"; now the bag
+    is refused by name, naming the index data record and the chunk."""
+    from rosbags.highlevel import AnyReader
+
+    from tests.rosbag.bags import plan, write_ros1
+
+    bag = write_ros1(tmp_path / "r.bag", plan(3, 262), 3)
+    assert _read(bag, "r.bag") == 262
+    _ros1_one_fewer(bag)
+    with AnyReader([bag]) as reader:  # the damage the library does not see
+        assert sum(1 for _ in reader.messages()) == 261
+    with pytest.raises(BagError, match=r"r\.bag: cannot read the bag: .*index data at "
+                                       r"offset \d+ lists \d+ messages .* holds") as error:
+        _read(bag, "r.bag")
+    assert error.value.rule == "BAG-R6"
+
+
+def test_bag_r20_ros1_index_count_lowered_is_named_not_a_bare_assertion(
+        tmp_path: Path) -> None:
+    """BAG-R20: an index data record whose count alone is lowered by one made the library
+    fail with "AssertionError: " and nothing more; the refusal now says what disagrees."""
+    from tests.rosbag.bags import plan, write_ros1
+
+    bag = write_ros1(tmp_path / "r.bag", plan(3, 262), 3)
+    content = bytearray(bag.read_bytes())
+    _, count_at, count = _index_data(bytes(content))
+    struct.pack_into("<I", content, count_at, count - 1)
+    bag.write_bytes(bytes(content))
+    with pytest.raises(BagError) as error:
+        _read(bag, "r.bag")
+    message = str(error.value)
+    assert "AssertionError" not in message and f"counts {count - 1} messages in" in message
+    assert error.value.rule == "BAG-R6"
+
+
+def test_bag_r21_sqlite_rows_deleted_or_metadata_edited_is_refused(tmp_path: Path) -> None:
+    """BAG-R21, BAG-R6: a rosbag2 SQLite 3 bag with rows deleted while metadata.yaml still
+    counts 262 (read 236 rows, exit 0), and bags whose metadata.yaml counts were edited (a
+    SQLite 3 and an MCAP bag), are refused naming the bag and the counts."""
+    import re
+    import sqlite3
+
+    from tests.rosbag.bags import plan, write_rosbag2
+
+    deleted = write_rosbag2(tmp_path / "deleted", plan(2, 262), "sqlite3", 2)
+    assert _read(deleted, "deleted") == 262
+    with sqlite3.connect(next(deleted.glob("*.db3"))) as database:
+        database.execute("delete from messages where id % 10 = 3")
+    with pytest.raises(BagError, match=r"deleted: cannot read the bag: .*topic /\w+: \d+ "
+                                       r"messages read, the bag's metadata counts \d+"):
+        _read(deleted, "deleted")
+    for storage in ("sqlite3", "mcap"):
+        edited = write_rosbag2(tmp_path / f"edited-{storage}", plan(2, 262), storage, 2)
+        metadata = edited / "metadata.yaml"
+        text = metadata.read_text(encoding="utf-8")
+        metadata.write_text(re.sub(r"message_count: 262", "message_count: 263", text),
+                            encoding="utf-8")
+        with pytest.raises(BagError, match=r"262 messages read, the bag's metadata counts "
+                                           r"263") as error:
+            _read(edited, f"edited-{storage}")
+        assert error.value.rule == "BAG-R6"
+
+
+def _ros1_framing(content: bytes) -> list[int]:
+    """Offsets of a ROS 1 bag's framing and index: the bag header's fields, each chunk's
+    record header, every index data and chunk info record (what the library trusts to find
+    the messages), not the message definitions or payloads."""
+    offsets: list[int] = []
+    at = len(b"#ROSBAG V2.0\n")
+    while at < len(content):
+        header_length = struct.unpack_from("<I", content, at)[0]
+        data_at = at + 4 + header_length + 4
+        length = struct.unpack_from("<I", content, data_at - 4)[0]
+        opcode = content[content.index(b"op=", at, data_at) + 3]
+        whole = opcode in (0x04, 0x06)  # index data, chunk info: header and entries
+        offsets.extend(range(at, data_at + length if whole else data_at))
+        at = data_at + length
+    return offsets
+
+
+def test_bag_r20_ros1_one_byte_damage_never_loses_rows_silently(tmp_path: Path) -> None:
+    """BAG-R20, BAG-R6: a changed byte in a ROS 1 bag's record headers, index data records
+    or chunk infos either leaves every message read or refuses the bag naming it (before,
+    a changed index entry count read fewer messages with no error)."""
+    from tests.rosbag.bags import plan, write_ros1
+
+    bag = write_ros1(tmp_path / "orig.bag", plan(3, 12), 3)
+    content = bag.read_bytes()
+    target = tmp_path / "r.bag"
+    lost: list[tuple[int, int]] = []
+    refused = 0
+    for offset in _ros1_framing(content):
+        damaged = bytearray(content)
+        damaged[offset] ^= 0xFF
+        target.write_bytes(bytes(damaged))
+        try:
+            rows = _read(target, "r.bag")
+        except BagError as error:
+            assert error.rule == "BAG-R6" and "r.bag" in str(error)
+            assert not str(error).rstrip().endswith("AssertionError:"), error
+            refused += 1
+            continue
+        if rows != 12:
+            lost.append((offset, rows))
+    assert not lost, f"(offset, rows read) with rows missing and no error: {lost}"
+    assert refused

@@ -222,7 +222,7 @@ def test_cli_r1_sp_r1_bag_r6_corrupted_input_folders(
     if code == 2:
         assert named in err, (err, damage)
     else:
-        assert re.search(r"SP-R(6|10|22)", err), err
+        assert re.search(r"SP-R(6|10|22|42)", err), err
 
 
 # --- The one write rule over every writing option of the Spark commands (CLI-R5) -------------
@@ -292,3 +292,64 @@ def test_cli_r5_every_spark_writing_option_keeps_the_users_file(
     code = run([a.format(**known) for a in argv] + [option, str(target)]
                if option != "FOLDER" else [str(target)])
     assert_refused_and_kept(code, capsys.readouterr().err, option, tmp_path, before)
+
+
+# --- Inputs whose readers would skip rows (issue 30: the inventory) ---------------------------
+
+def _inventory_case(case: str, data: Path) -> tuple[str, int, str]:
+    """An input the reader would read short: (format, messages it holds, the name a
+    refusal must give)."""
+    import re
+    import sqlite3
+
+    from tests.rosbag.test_rosbag_damage import _ros1_one_fewer
+
+    data.mkdir()
+    if case == "subfolder":
+        (data / "day2").mkdir()
+        pq.write_table(_rows(ROWS // 2), data / "day1.parquet")
+        pq.write_table(_rows(ROWS // 2, ROWS // 2), data / "day2" / "part.parquet")
+        return "parquet", ROWS, "part.parquet"
+    if case == "ros1-index":
+        _ros1_one_fewer(write_ros1(data / "r3.bag", plan(3), 3))
+        return "rosbag", 40, "r3.bag"
+    bag = write_rosbag2(data / "r2", plan(2), "sqlite3", 2)
+    if case == "sqlite-deleted":
+        with sqlite3.connect(next(bag.glob("*.db3"))) as database:
+            database.execute("delete from messages where id % 10 = 3")
+    else:
+        metadata = bag / "metadata.yaml"
+        metadata.write_text(re.sub(r"message_count: 40", "message_count: 41",
+                                   metadata.read_text(encoding="utf-8")), encoding="utf-8")
+    return "rosbag", 40, "r2"
+
+
+@pytest.mark.parametrize("case", ["subfolder", "ros1-index", "sqlite-deleted",
+                                  "metadata-edited"])
+def test_sp_r42_r43_bag_r20_r21_inputs_the_reader_would_read_short(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        case: str) -> None:
+    """SP-R42, SP-R43, BAG-R20, BAG-R21: `run` over an input its reader read short before the
+    inventory (Parquet files in a subfolder, a ROS 1 bag whose index lists a message fewer,
+    a SQLite 3 bag with rows deleted, a `metadata.yaml` count edited): exit 0 with every
+    message the input holds accounted for, or a refusal naming the file or bag; never
+    fewer rows with exit 0, never 4, never a traceback, nothing outside the outputs
+    changed. (A stream's grown file is tests/spark/test_spark_inventory.py.)"""
+    data, out, summary = tmp_path / "in", tmp_path / "out", tmp_path / "summary.json"
+    fmt, whole, named = _inventory_case(case, data)
+    config = BAG_CONFIG if fmt == "rosbag" else AT
+    before = _tree(tmp_path)
+    code = main(["run", "approximate_time", "--input", str(data), "--output", str(out),
+                 "--config", json.dumps(config), "--summary", str(summary), "--quiet",
+                 "--format", fmt])
+    printed, err = capsys.readouterr()
+    assert code in DOCUMENTED, (code, err)
+    assert "Traceback" not in printed + err, err
+    assert_paths_kept(tmp_path, before, _tree(tmp_path), [str(summary)], [str(out)])
+    if code == 0:
+        report = json.loads(summary.read_text(encoding="utf-8"))
+        unconfigured = sum(t["rows"] for t in report.get("not_configured", []))
+        assert report["rows"] + unconfigured == whole, report
+        return
+    _one_line(err)
+    assert named in err and re.search(r"BAG-R6|SP-R4[12]", err), err

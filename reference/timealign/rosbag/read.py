@@ -26,6 +26,7 @@ from timealign.errors import InvalidInput
 from timealign.rosbag.discovery import Bag, Options
 from timealign.rosbag.mcap_index import mcap_files, mcap_storages, read_mcap
 from timealign.rosbag.mcap_integrity import Damaged, check_summary
+from timealign.rosbag.ros1_integrity import check_ros1
 from timealign.rosbag.rows import BagError, Rows, Topic, error_batch, full_stamp, plan_topics
 
 
@@ -39,11 +40,13 @@ def read_bag(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
     from rosbags.typesys import Stores, get_typestore
 
     try:
+        ros1 = Path(bag.path).suffix == ".bag"
+        counts = [check_ros1(bag.path)] if ros1 else []  # BAG-R20, before the library
         with AnyReader([Path(bag.path)],
                        default_typestore=get_typestore(Stores.LATEST)) as reader:
             plan = plan_topics(bag, reader, options)
             rows = Rows(bag, plan, options.batch_rows)
-            counts = [check_summary(storage) for storage in mcap_files(reader)]
+            counts += [check_summary(storage) for storage in mcap_files(reader)]
             storages = mcap_storages(reader)
             batches = (read_mcap(reader, storages, plan, rows) if storages is not None
                        else _read_generic(bag, reader, plan, rows))
@@ -53,13 +56,51 @@ def read_bag(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:
                 yield batch
             if counts and -1 not in counts and read != sum(counts):
                 raise Damaged(f"{read} messages read, the indexes count {sum(counts)}")
+            check_counts(reader, rows)  # BAG-R21
     except InvalidInput:
         raise
     except Exception as error:  # the library's and the file system's errors alike
-        problem = f"cannot read the bag: {type(error).__name__}: {error}"
+        problem = f"cannot read the bag: {_said(error)}"
         if not options.skip_bad:
             raise BagError(bag.relative, "BAG-R6", problem, bag.path) from None
         yield error_batch(bag, problem)
+
+
+def _said(error: Exception) -> str:
+    """An error in words: its type and text, and for an error without text (the library's
+    bare ``AssertionError`` on a damaged index) what it means (BAG-R20)."""
+    text = str(error).strip()
+    if isinstance(error, Damaged):
+        return f"{type(error).__name__}: {text}"
+    if not text:
+        return (f"its records disagree with its index ({type(error).__name__} in the "
+                f"bag library, no detail given)")
+    return f"{type(error).__name__}: {text}"
+
+
+def check_counts(reader: Any, rows: Rows) -> None:
+    """BAG-R21: the rows read per topic equal what the bag's own bookkeeping counts
+    (rosbag2's ``metadata.yaml`` per topic and in all, a ROS 1 bag's index): a SQLite 3
+    file with rows deleted, or a ``metadata.yaml`` whose counts were edited, is a damaged
+    bag, never a complete read of fewer rows."""
+    stated: dict[str, int] = {}
+    for connection in reader.connections:
+        stated[connection.topic] = stated.get(connection.topic, 0) + int(connection.msgcount)
+    read = {name: int(count) for name, count in zip(rows.topic_names, rows.counts,
+                                                     strict=True)}
+    for topic in sorted(set(stated) | set(read)):
+        if stated.get(topic, 0) != read.get(topic, 0):
+            raise Damaged(f"topic {topic}: {read.get(topic, 0)} messages read, the bag's "
+                          f"metadata counts {stated.get(topic, 0)}")
+    found = sum(read.values())
+    totals = [("in all", int(reader.message_count))]
+    files = [f for r in getattr(reader, "readers", ())
+             for f in getattr(getattr(r, "storage", None), "files", ())]
+    if files and all(isinstance(f, dict) and "message_count" in f for f in files):
+        totals.append(("in its files", sum(int(f["message_count"]) for f in files)))
+    for what, total in totals:
+        if total != found:
+            raise Damaged(f"{found} messages read, the bag's metadata counts {total} {what}")
 
 
 def _read_generic(bag: Bag, reader: Any, plan: dict[int, Topic], rows: Rows) -> Iterator[

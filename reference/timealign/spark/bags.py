@@ -25,6 +25,7 @@ from timealign.spark import schema
 from timealign.spark.batch import BatchResult, no_phase, run_rows
 from timealign.spark.census import configured_topics
 from timealign.spark.failures import raise_job_error
+from timealign.spark.inventory import Inventory
 from timealign.spark.paths import JobPaths
 from timealign.spark.per_file import PER_FILE
 from timealign.spark.rosbag_source import options_of, register
@@ -121,13 +122,22 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
 def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
              paths: JobPaths, options: dict[str, str], per_file: bool = False,
              phase: Callable[[str], AbstractContextManager[object]] = no_phase,
-             strict: bool = False, per_file_option: str = PER_FILE
-             ) -> tuple[BatchResult, BagReport]:
+             strict: bool = False, per_file_option: str = PER_FILE,
+             inventory: Inventory | None = None) -> tuple[BatchResult, BagReport]:
     """The batch job over the folder of bags of ``paths`` (checked, SP-R20); with
     ``per_file`` every bag is one source in arrival order, replayed as read (SP-R18: the
     data source reads a bag as one partition, and its positions only increase, with gaps
-    where rows of other topics were set aside)."""
+    where rows of other topics were set aside). ``inventory``: the bags' own counts, taken
+    before the read; the rows read of every bag not skipped must equal them (SP-R42)."""
     rows, frame, report = read_bags(spark, paths.input, options, configured_topics(config))
+    if inventory is not None:
+        try:
+            read = {r["bag"]: int(r["count"]) for r in frame.where(
+                F.col("error").isNull()).groupBy("bag").count().collect()}
+            inventory.reconcile(sum(read.values()), lambda: read, dict(report.skipped))
+        except BaseException:
+            frame.unpersist()
+            raise
     if strict and report.absent:  # BAG-R13: an error before the replay with --strict
         frame.unpersist()
         raise InvalidInput("--config topics", "BAG-R13", "configured topic(s) in no bag: "

@@ -28,6 +28,7 @@ from timealign.algorithm import Algorithm
 from timealign.spark import schema
 from timealign.spark.census import Census, configured_topics
 from timealign.spark.failures import marked, raise_job_error
+from timealign.spark.inventory import Inventory, rows_per_file
 from timealign.spark.paths import TABLES, JobPaths
 from timealign.spark.per_file import ONE_FILE_PER_TASK, PER_FILE, replay_files_frame
 from timealign.spark.publish import Staging, discard, publish
@@ -131,14 +132,15 @@ def run_table(
     per_file: bool = False,
     phase: Callable[[str], AbstractContextManager[object]] = no_phase,
     per_file_option: str = PER_FILE,
+    inventory: Inventory | None = None,
 ) -> BatchResult:
     """Replay the table input of ``paths`` (checked) and write its output's tables; with
-    ``per_file`` each file is one source already in arrival order (SP-R18); ``phase`` and
-    ``per_file_option`` as for :func:`run_rows`."""
+    ``per_file`` each file is one source already in arrival order (SP-R18); ``phase``,
+    ``per_file_option`` and ``inventory`` as for :func:`run_rows`."""
     rows = schema.read_input(spark, paths.input, fmt, columns or schema.ColumnMap(),
                              source_from_file=per_file)
     return run_rows(spark, algorithm, config, rows, paths.output, per_file, phase,
-                    per_file_option=per_file_option)
+                    per_file_option=per_file_option, inventory=inventory)
 
 
 def run_rows(
@@ -151,6 +153,7 @@ def run_rows(
     phase: Callable[[str], AbstractContextManager[object]] = no_phase,
     dense: bool = True,
     per_file_option: str = PER_FILE,
+    inventory: Inventory | None = None,
 ) -> BatchResult:
     """Replay canonical ``rows`` (SP-R1 columns plus the input order, SP-R2) and write
     ``output/groups`` and ``output/outcomes`` (a checked path, :class:`JobPaths`); the
@@ -160,13 +163,18 @@ def run_rows(
     ``phase(name)`` is entered around each Spark job (census, replay, outcomes, reconcile,
     publish), for the benchmark's split of where the time goes. ``per_file_option``: how
     the caller names the per-file path in its errors (``--sources-per-file`` for the
-    command line)."""
+    command line). ``inventory``: what a table input holds, taken before it was read; the
+    census's count must equal it (SP-R42) before any replay work."""
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
     census = Census(rows, one_file=per_file, option=per_file_option,
                     topics=configured_topics(config))
     try:
         with phase("census"):
             total = census.check_input()  # SP-R22 (and SP-R18), before any replay work
+            if inventory is not None:  # SP-R42: every inventoried row read
+                inventory.reconcile(total, lambda: rows_per_file(
+                    ((r[0], r[1]) for r in rows.groupBy(schema.FILE).count().collect()),
+                    inventory.root))
             missing, examples = census.missing_topics()  # SP-R38
         # Only the replay reads one file per task (SP-R18); the census above packs files.
         with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):

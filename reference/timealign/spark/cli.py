@@ -325,7 +325,7 @@ def _record(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any], 
 
 def _run(args: argparse.Namespace) -> int:
     from timealign.progress import Progress
-    from timealign.spark.inputs import remember, run, write_report
+    from timealign.spark.inputs import remember, run, take_inventory, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.progress import PHASES, StageWatch
     from timealign.spark.summary import format_summary, summarize, with_verdict
@@ -340,6 +340,9 @@ def _run(args: argparse.Namespace) -> int:
     # CLI-R3, CLI-R5, CLI-R6: each target new or run's own, and claimed, before Spark
     outputs.own("run", {"--summary": paths.summary},
                 {"--output": paths.output, "--report": paths.report})
+    # SP-R41: what the input holds, from each format's own counts, before Spark starts.
+    _, given = input_settings(args, registry.get(args.algorithm), paths.input)
+    inventory = take_inventory(given, Progress(not args.quiet, every=3.0))
     algorithm, config, source, spark = _setup(args, "run", paths.input)
     started, began = time.monotonic(), time.time()
     report = None
@@ -348,7 +351,8 @@ def _run(args: argparse.Namespace) -> int:
                     phases=phases) as watch:
         result, bag_report = run(spark, algorithm, config, source, paths,
                                  args.sources_per_file, watch.phase, args.strict,
-                                 "--sources-per-file")  # SP-R18's errors name the flag
+                                 "--sources-per-file",  # SP-R18's errors name the flag
+                                 inventory)  # SP-R42
         elapsed = time.monotonic() - started
         with watch.phase("summary"):
             summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
@@ -360,7 +364,7 @@ def _run(args: argparse.Namespace) -> int:
         summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
         summary = with_verdict(summary, algorithm.name)  # SP-R38: first, also for the report
         remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
-                 began, time.time(), summary)  # SP-R32
+                 began, time.time(), summary, inventory=inventory)  # SP-R32, SP-R41
         if paths.summary:
             outputs.write_target("run", "--summary", paths.summary, json.dumps(
                 {"format": outputs.SUMMARY_FORMAT, **summary}, indent=1) + "\n")  # CLI-R5
@@ -378,6 +382,7 @@ def _run(args: argparse.Namespace) -> int:
 def _stream(args: argparse.Namespace) -> int:
     from timealign.spark.inputs import remember, stream
     from timealign.spark.paths import JobPaths
+    from timealign.spark.taken import check_taken
 
     require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35
     check_input_options(args)  # BAG-R9
@@ -388,14 +393,23 @@ def _stream(args: argparse.Namespace) -> int:
     outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, CLI-R5
     outputs.claim("stream", {"--output": paths.output,
                              "--checkpoint": paths.checkpoint})  # CLI-R6, before Spark
+    # SP-R45: a file taken by an earlier run of this stream must not have changed since
+    local_files = "://" not in paths.output and "://" not in paths.input and \
+        args.format != "rosbag"
+    taken = check_taken(paths.checkpoint, _taken(paths.output)) if local_files else None
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
     record, began = _record(args, algorithm, config, paths.input), time.time()
     if "://" not in paths.output:
         Path(paths.output).mkdir(parents=True, exist_ok=True)
+    kept = None if taken is None else {"taken": taken}
     remember(paths.output, "stream", record, spark, began, None, None,
-             paths.checkpoint)  # SP-R32, CLI-R3
+             paths.checkpoint, extra=kept)  # SP-R32, CLI-R3
     batches = stream(spark, algorithm, config, source, paths, args.available_now,
                      args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
+    if taken is not None:  # SP-R45: and none changed while the stream ran
+        kept = {"taken": check_taken(paths.checkpoint, taken)}
+        remember(paths.output, "stream", record, spark, began, None, None,
+                 paths.checkpoint, extra=kept)
     print(f"stream stopped after {counted(batches, 'micro-batch', 'micro-batches')}")
     # SP-R33: a stream that stops (--available-now) ends with its summary, as `run` does;
     # every row read is counted: settled (in the tables) or still held by a machine (SP-D1).
@@ -409,31 +423,58 @@ def _stream(args: argparse.Namespace) -> int:
             open_ids(spark, algorithm, config, paths.checkpoint).count()), algorithm.name)
         print(format_summary(summary, algorithm.name))
         remember(paths.output, "stream", record, spark, began, time.time(), summary,
-                 paths.checkpoint)
+                 paths.checkpoint, extra=kept)
         return failed_on(args, summary, "timealign stream")  # SP-R38
     return 0
 
 
+def _taken(output: str) -> Any:
+    """The taken files an earlier run of the stream recorded in its manifest (SP-R45)."""
+    body = outputs.read_manifest(output, "--output") if Path(output).is_dir() else None
+    return None if body is None else body.get("taken")
+
+
 def _verify(args: argparse.Namespace) -> int:
     from timealign.spark.failures import raise_job_error
-    from timealign.spark.inputs import read_rows
+    from timealign.spark.inputs import read_rows, recorded_inventory, take_inventory
+    from timealign.spark.inventory import rows_per_file
+    from timealign.spark.schema import FILE
     from timealign.spark.verify import VerificationError, verify_rows
 
     require_spark_extra("verify")
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
+    recorded = recorded_inventory(args.output, args.where)
+    if recorded is not None:  # SP-R44: the input taken again, before Spark starts
+        now = take_inventory(source, label="verify")
+        gone = now is None and "://" not in source.path and not Path(source.path).exists()
+        changes = [f"{source.path} is gone"] if gone else \
+            [] if now is None else recorded.changes(now)
+        if changes:
+            more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+            raise VerificationError(f"the input changed since the run, so its tables cannot "
+                                    f"be checked against it (SP-R44): {changes[0]}{more}")
     spark = start_session(args, "verify")
     try:
         with task_watch(spark, "verify", "checking", not args.quiet), \
                 read_rows(spark, source) as rows:
             result = verify_rows(spark, algorithm, config, rows, args.output)  # BAG-R10
+            if recorded is not None and source.bag is None:  # SP-R44: the counts too
+                recorded.reconcile(result["rows"], lambda: rows_per_file(
+                    ((r[0], r[1]) for r in rows.groupBy(FILE).count().collect()),
+                    recorded.root))
     except AssertionError as error:
         raise VerificationError(str(error)) from None
     except Exception as error:
         raise_job_error(error)
     checked = "its executable invariants" if result["invariants"] else "no invariants"
+    unchanged = "" if recorded is None else (
+        f"; the input is as the run's inventory recorded it ({counted(recorded.rows, 'row')} "
+        f"in {counted(sum(len(u.files) for u in recorded.units), 'file')}, sizes and SHA-256 "
+        f"equal)")
     print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
-          f"re-run and checked against {checked}; written tables equal the re-run")
+          f"re-run and checked against {checked}; written tables equal the re-run"
+          f"{unchanged}")
     return 0
 
 

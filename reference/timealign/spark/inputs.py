@@ -21,9 +21,11 @@ from pyspark.sql import DataFrame, SparkSession
 from timealign import vectors
 from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
+from timealign.progress import Progress
 from timealign.spark import bags, schema
 from timealign.spark.batch import BatchResult, no_phase, run_table
 from timealign.spark.census import configured_topics
+from timealign.spark.inventory import Inventory
 from timealign.spark.paths import JobPaths
 from timealign.spark.per_file import PER_FILE
 
@@ -99,18 +101,31 @@ def read_rows(spark: SparkSession, source: RunInput) -> Iterator[DataFrame]:
 def run(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
         source: RunInput, paths: JobPaths, per_file: bool = False,
         phase: Callable[[str], AbstractContextManager[object]] = no_phase,
-        strict: bool = False, per_file_option: str = PER_FILE
-        ) -> tuple[BatchResult, bags.BagReport | None]:
+        strict: bool = False, per_file_option: str = PER_FILE,
+        inventory: Inventory | None = None) -> tuple[BatchResult, bags.BagReport | None]:
     """The batch job over ``source`` into the checked ``paths``; for bags, also what the
     summary adds (skipped bags, rows of other topics). ``phase`` is entered around each of
     the job's phases (the progress line, SP-R33); ``strict``: a configured topic in no bag
     stops the job (BAG-R13); ``per_file_option``: how the caller names the per-file path in
-    errors (SP-R18)."""
+    errors (SP-R18); ``inventory``: what the input holds, taken before it is read (SP-R41),
+    reconciled with what the job reads (SP-R42)."""
     if source.bag is None:
         return run_table(spark, algorithm, config, paths, source.format, source.columns,
-                         per_file, phase, per_file_option), None
+                         per_file, phase, per_file_option, inventory), None
     return bags.run_bags(spark, algorithm, config, paths, source.bag, per_file, phase, strict,
-                         per_file_option)
+                         per_file_option, inventory)
+
+
+def take_inventory(source: RunInput, progress: Progress | None = None,
+                   label: str = "run") -> Inventory | None:
+    """SP-R41: the inventory of a run's local input, before Spark starts: a table input's
+    files as the reader checks them (SP-R1), a folder of bags as BAG-R1 finds them."""
+    from timealign.spark.inventory import take
+
+    files = None if source.bag is not None else schema.input_files(
+        source.path, schema.check_format(source.format), source.columns)
+    return take(source.path, "rosbag" if source.bag is not None else source.format,
+                progress, label, files)
 
 
 def stream(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
@@ -269,13 +284,28 @@ def recorded_run(output: str, where: str = "the run") -> RunRecord | None:
     return RunRecord.from_json(body.get("run"), where)
 
 
+def recorded_inventory(output: str, where: str = "the run") -> Inventory | None:
+    """The inventory the run whose output is ``output`` kept in its manifest (SP-R41);
+    None for a run without one (older runs, remote outputs)."""
+    from timealign.outputs import read_manifest
+
+    if "://" in output:
+        return None
+    body = read_manifest(output, where)
+    if body is None or body.get("inventory") is None:
+        return None
+    return Inventory.from_json(body["inventory"], where)
+
+
 def remember(output: str, command: str, record: RunRecord, spark: SparkSession,
              started: float, ended: float | None, summary: dict[str, Any] | None,
-             checkpoint: str | None = None) -> None:
+             checkpoint: str | None = None, inventory: Inventory | None = None,
+             extra: dict[str, Any] | None = None) -> None:
     """SP-R32: write the run's manifest into its output folder (local folders only):
     what it was given, the package's version and build, the Spark master, start and end
     (UTC, ISO 8601) and the counts of its summary; for a stream, its checkpoint (by which
-    a later stream recognises its own output, CLI-R3)."""
+    a later stream recognises its own output, CLI-R3); the input's inventory (SP-R41);
+    ``extra``: further entries (a stream's taken files, SP-R45)."""
     import datetime
 
     import timealign
@@ -297,4 +327,6 @@ def remember(output: str, command: str, record: RunRecord, spark: SparkSession,
                                                 "build": native.build()},
         "spark": {"master": spark.sparkContext.master, "version": spark.version},
         "started": when(started), "ended": when(ended), "counts": counts,
-        **({} if checkpoint is None else {"checkpoint": resolved(checkpoint)})})
+        **({} if checkpoint is None else {"checkpoint": resolved(checkpoint)}),
+        **({} if inventory is None else {"inventory": inventory.as_json()}),
+        **(extra or {})})

@@ -274,6 +274,29 @@ def _same_columns(schemas: dict[str, Any], columns: ColumnMap) -> tuple[str, str
     return None
 
 
+def _same_header(files: list[str]) -> None:
+    """SP-R1: the CSV files of a folder have one header, in one order: Spark reads every
+    file's columns by position under the first file's header, so a file whose columns come
+    in another order was read with its values under other names (refused as "stamp … got
+    'string'", or read wrong). Files of a codec Python cannot read are left to Spark."""
+    from timealign.spark.inventory import csv_header
+    from timealign.spark.paths import PathError
+
+    first: tuple[str, list[str]] | None = None
+    for file in files:
+        header = csv_header(file)
+        if not header:  # a codec Python cannot read, or an empty file (no rows)
+            continue
+        if first is None:
+            first = (file, header)
+        elif header != first[1]:
+            raise PathError("input", "SP-R1", [
+                f"cannot read the file {file}: its header {header} differs from the header "
+                f"{first[1]} of {first[0]} (Spark reads CSV columns by position, under the "
+                f"first file's header); write every file with one header, in one order"],
+                file)
+
+
 def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[str]:
     """SP-R1: every file of a local input is read or refused by name before Spark reads it
     (Spark skips a zero-byte Parquet file silently, reads a README as rows, and fails on a
@@ -303,8 +326,8 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
             if not file.lower().endswith(SUFFIXES[fmt]):
                 raise PathError("input", "SP-R1", [
                     f"the file {file} is not a {fmt} file (its name does not end with "
-                    f"{' or '.join(SUFFIXES[fmt][:3])}); remove it from {{input}} or rename "
-                    f"it"], file)
+                    f"{' or '.join(SUFFIXES[fmt][:3])}); remove it from ", "{input}",
+                    " or rename it"], file)
     else:
         found = [path]
 
@@ -333,6 +356,8 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
                         pass
             except (OSError, EOFError, zlib.error) as error:
                 raise refuse(file, f"not a readable gzip file ({error})") from None
+    if fmt == "csv" and len(found) > 1:
+        _same_header(found)
     differs = _same_columns(schemas, columns) if columns is not None and schemas else None
     if differs is not None:
         raise PathError("input", "SP-R1", [differs[1]], differs[0])
@@ -353,11 +378,17 @@ def load_named(spark: SparkSession, path: str, fmt: str,
     when Spark's message does not (a malformed line found while inferring a schema: each
     file is then loaded alone to find it) and never is py4j's bare "An error occurred while
     calling o54.load." (SP-R1)."""
+    import os
+
     from timealign.spark.failures import job_error
     from timealign.spark.paths import PathError
 
     files = input_files(path, check_format(fmt), columns)
-    reader = spark.read.format(fmt).options(**reader_options(fmt))
+    # SP-R43: every file input_files lists is read, those in subfolders too (Spark's
+    # partition discovery read only some of them, and none gave "Unable to infer schema").
+    nested = os.path.isdir(path) and "://" not in path
+    reader = spark.read.format(fmt).options(**reader_options(fmt), **(
+        {"recursiveFileLookup": "true"} if nested else {}))
     try:
         return reader.load(path)
     except Exception as error:  # AnalysisException: path missing, unreadable

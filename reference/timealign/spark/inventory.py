@@ -1,0 +1,305 @@
+"""The input inventory (SP-R41 to SP-R44): what a run's input holds, taken before it is read
+and independently of the reader that reads it.
+
+"No loss" compared the outcomes with the rows the reader yielded, and ``verify`` re-read the
+same way, so both were blind to rows the reader never yielded (files in a subfolder, a bag
+whose index lists fewer messages). The inventory counts from each format's own
+bookkeeping instead: a Parquet file's footer, the records of a CSV file (the ``csv`` module,
+so a quoted newline stays inside its record; blank lines aside, as Spark skips them), the
+non-blank lines of a JSON lines file, a bag's own counts (rosbag2's ``metadata.yaml``, an
+MCAP summary, a ROS 1 bag's chunk infos, what ``bags info`` shows, BAG-R14). Every file also
+gets its size and SHA-256, streamed, so that ``verify`` can say whether the input changed
+since the run. It is taken once, in the driver, before Spark starts: one sequential read of
+every file (a progress line every few seconds for a large input).
+
+The run then reconciles (:meth:`Inventory.reconcile`): the rows read equal the rows the
+inventory counts, per file or bag, or the job fails (``LossError``, exit 3) naming the
+file. Bags that the reader refused and skipped (BAG-R6, ``--skip-bad-files``) are refused by
+name with their rule, so they need no outcome.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import hashlib
+import io
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any, cast
+from urllib.parse import unquote, urlparse
+
+import attrs
+
+from timealign.errors import InvalidInput
+from timealign.progress import Progress
+from timealign.spark.outcomes import LossError
+
+RULE = "SP-R41"
+_CHUNK = 1 << 20
+
+
+@attrs.frozen
+class Stored:
+    """One file of the input: its path relative to the input, size and SHA-256."""
+
+    path: str
+    size: int
+    sha256: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": self.path, "bytes": self.size, "sha256": self.sha256}
+
+
+@attrs.frozen
+class Unit:
+    """What is counted as one: a table file, or a bag (its files together); ``rows`` is
+    None when the format's bookkeeping could not be read (a compression codec Python has
+    no reader for, a bag that cannot be opened: the reader then refuses or skips it)."""
+
+    name: str
+    rows: int | None
+    counted_by: str
+    files: tuple[Stored, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "rows": self.rows, "counted_by": self.counted_by,
+                "files": [stored.as_json() for stored in self.files]}
+
+
+@attrs.frozen
+class Inventory:
+    """Every file of a local input with its size, digest and row count (SP-R41)."""
+
+    root: str
+    format: str
+    units: tuple[Unit, ...]
+
+    @property
+    def rows(self) -> int:
+        return sum(unit.rows or 0 for unit in self.units)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"root": self.root, "format": self.format, "rows": self.rows,
+                "units": [unit.as_json() for unit in self.units]}
+
+    @classmethod
+    def from_json(cls, body: Any, where: str) -> Inventory:
+        """The inventory a manifest keeps; a malformed one is ``InvalidInput`` naming
+        ``where`` (SP-R32)."""
+        try:
+            return cls(str(body["root"]), str(body["format"]), tuple(
+                Unit(str(u["name"]), None if u["rows"] is None else int(u["rows"]),
+                     str(u["counted_by"]), tuple(Stored(str(f["path"]), int(f["bytes"]),
+                                                        str(f["sha256"]))
+                                                 for f in u["files"]))
+                for u in body["units"]))
+        except (KeyError, TypeError, ValueError):
+            raise InvalidInput(where, "SP-R32", "the manifest's inventory is malformed",
+                               None) from None
+
+    def counts(self) -> dict[str, int | None]:
+        return {unit.name: unit.rows for unit in self.units}
+
+    def reconcile(self, read: int, per_unit: Callable[[], Mapping[str, int]],
+                  refused: Mapping[str, str] | None = None) -> None:
+        """SP-R42: the rows read equal the rows counted, per file or bag; ``read`` is the
+        total, ``per_unit`` the rows read per unit name (asked only when the totals differ
+        or a unit was not counted), ``refused`` the units the reader refused by name with
+        their reason (BAG-R6), which need no outcome. Raises ``LossError`` naming the
+        first unit whose rows differ."""
+        refused = refused or {}
+        counted = {u.name: u for u in self.units if u.name not in refused}
+        expected = sum(unit.rows or 0 for unit in counted.values())
+        if all(u.rows is not None for u in counted.values()) and expected == read:
+            return
+        found = dict(per_unit())
+        for name in sorted(set(counted) | set(found)):
+            unit = counted.get(name)
+            if unit is None:
+                if name in refused:
+                    continue
+                raise LossError(f"the input's {name} was read ({found[name]} rows) but is "
+                                f"not in the inventory taken before the run (SP-R42)")
+            if unit.rows is not None and found.get(name, 0) != unit.rows:
+                raise LossError(
+                    f"the input's {name} holds {unit.rows} rows ({unit.counted_by}), the run "
+                    f"read {found.get(name, 0)}: rows without an outcome (SP-R42); the file "
+                    f"changed during the run, or the reader cannot read it whole")
+
+    def changes(self, now: Inventory) -> list[str]:
+        """SP-R44: one line per file that differs between this inventory and ``now``:
+        changed (old and new size and digest), gone or added."""
+        before = {f.path: f for u in self.units for f in u.files}
+        after = {f.path: f for u in now.units for f in u.files}
+        lines = []
+        for path in sorted(set(before) | set(after)):
+            old, new = before.get(path), after.get(path)
+            if old is None and new is not None:
+                lines.append(f"{path} is new ({new.size} bytes)")
+            elif new is None and old is not None:
+                lines.append(f"{path} is gone (was {old.size} bytes)")
+            elif old is not None and new is not None and old != new:
+                lines.append(f"{path} changed: {old.size} bytes, sha256 {old.sha256[:16]} at "
+                             f"the run; now {new.size} bytes, sha256 {new.sha256[:16]}")
+        return lines
+
+
+def digest(path: str, progress: Callable[[int], None] | None = None) -> str:
+    """The SHA-256 of a file, read in 1 MiB pieces (``progress`` gets each piece's size)."""
+    hashed = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while piece := stream.read(_CHUNK):
+            hashed.update(piece)
+            if progress is not None:
+                progress(len(piece))
+    return hashed.hexdigest()
+
+
+def opened(path: str) -> io.BufferedIOBase | None:
+    """The decompressed bytes of a text file, or None for a codec Python cannot read."""
+    lower = path.lower()
+    if lower.endswith(".gz"):
+        return gzip.GzipFile(path, "rb")
+    if lower.endswith(".bz2"):
+        return bz2.BZ2File(path, "rb")
+    if lower.endswith((".deflate", ".lz4", ".snappy", ".zst")):
+        return None
+    return io.BufferedReader(io.FileIO(path, "rb"))
+
+
+def csv_header(path: str) -> list[str] | None:
+    """The first record of a CSV file (its header), None when Python cannot read it."""
+    raw = opened(path)
+    if raw is None:
+        return None
+    with raw, io.TextIOWrapper(cast(IO[bytes], raw), encoding="utf-8", errors="replace",
+                               newline="") as text:
+        return next((record for record in csv.reader(text) if record), [])
+
+
+def _text_rows(path: str, fmt: str) -> tuple[int | None, str]:
+    """(rows, how counted) of a CSV or JSON lines file."""
+    raw = opened(path)
+    if raw is None:
+        return None, "not counted: no reader for its compression in Python"
+    with raw, io.TextIOWrapper(cast(IO[bytes], raw), encoding="utf-8", errors="replace",
+                               newline="") as text:
+        if fmt == "csv":
+            records = sum(1 for record in csv.reader(text) if record)
+            return max(records - 1, 0), "CSV records (header aside)"
+        return sum(1 for line in text if line.strip()), "JSON lines (blank lines aside)"
+
+
+def _table_unit(root: str, file: str, fmt: str, seen: Callable[[int], None]) -> Unit:
+    from pyarrow import parquet as pq
+
+    relative = _relative(root, file)
+    stored = Stored(relative, os.path.getsize(file), digest(file, seen))
+    if fmt == "parquet":
+        footer = pq.read_metadata(file)
+        groups = sum(footer.row_group(k).num_rows for k in range(footer.num_row_groups))
+        if groups != footer.num_rows:  # a damaged footer: which count would a reader use?
+            from timealign.spark.paths import PathError
+
+            raise PathError("input", "SP-R1", [
+                f"cannot read the file {file}: its footer counts {footer.num_rows} rows, its "
+                f"row groups {groups}; fix or remove that file"], file)
+        return Unit(relative, int(groups), "Parquet footer", (stored,))
+    rows, how = _text_rows(file, fmt)
+    return Unit(relative, rows, how, (stored,))
+
+
+def _relative(root: str, file: str) -> str:
+    if os.path.isfile(root):
+        return os.path.basename(root)
+    return Path(os.path.relpath(file, root)).as_posix()
+
+
+def _bag_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file())
+
+
+def _bag_unit(root: str, path: Path, relative: str, seen: Callable[[int], None]) -> Unit:
+    from timealign.rosbag.info import bag_info
+    from timealign.rosbag.rows import BagError
+
+    base = Path(root).parent if Path(root).is_file() else Path(root)
+    files = tuple(Stored(Path(os.path.relpath(p, base)).as_posix(), p.stat().st_size,
+                         digest(str(p), seen)) for p in _bag_files(path))
+    try:
+        rows: int | None = bag_info(path, relative).count
+        how = "the bag's own counts (metadata.yaml, MCAP summary or ROS 1 chunk infos)"
+    except BagError as error:
+        rows, how = None, f"not counted: {error.message}"
+    return Unit(relative, rows, how, files)
+
+
+def _sizes(files: list[str]) -> int:
+    return sum(os.path.getsize(f) for f in files)
+
+
+class _Seen:
+    """The progress line of a long inventory (every few seconds, on stderr)."""
+
+    def __init__(self, progress: Progress, total: int, label: str) -> None:
+        self.progress, self.total, self.label, self.done = progress, total, label, 0
+
+    def __call__(self, count: int) -> None:
+        self.done += count
+        if self.progress.due():
+            self.progress.say(f"[timealign {self.label}] inventory of the input: "
+                              f"{self.done / 1e9:.1f} of {self.total / 1e9:.1f} GB digested")
+
+
+def take(path: str, fmt: str, progress: Progress | None = None, label: str = "run",
+         files: list[str] | None = None) -> Inventory | None:
+    """SP-R41: the inventory of the local input ``path`` in format ``fmt`` (``rosbag`` or a
+    table format whose files are ``files``, as :func:`timealign.spark.schema.input_files`
+    checked them); None for a remote input. An input holding no row at all is refused
+    (exit 2): there is nothing to replay, and a run of it would read "no loss"."""
+    if "://" in path or not os.path.exists(path):
+        return None
+    root = os.path.realpath(path)
+    shown = progress or Progress(False)
+    if fmt == "rosbag":
+        from timealign.rosbag.discovery import find_bags
+
+        found = find_bags(Path(root))
+        seen = _Seen(shown, sum(_sizes([str(p) for p in _bag_files(b)]) for b, _ in found),
+                     label)
+        units = tuple(_bag_unit(root, bag, relative, seen) for bag, relative in found)
+    else:
+        listed = [os.path.realpath(f) for f in files or []]
+        seen = _Seen(shown, _sizes(listed), label)
+        units = tuple(_table_unit(root, file, fmt, seen) for file in listed)
+    inventory = Inventory(root, fmt, units)
+    if fmt != "rosbag" and all(u.rows is not None for u in units) and not inventory.rows:
+        from timealign.spark.paths import PathError
+
+        what = (f"its {len(units)} file(s) hold no row" if units else "it holds no file")
+        raise PathError("input", RULE, ["{input} holds nothing to replay: ", what,
+                                        " (counted from each file's own bookkeeping)"], path)
+    return inventory
+
+
+def unit_of(root: str, order_file: str) -> str:
+    """The inventory name of the file a table row was read from (its ``order_file``
+    column: a file URI, for text formats followed by NUL and the block start, SP-R2)."""
+    location = order_file.split("\x00", 1)[0]
+    local = unquote(urlparse(location).path) if "://" in location or location.startswith(
+        "file:") else location
+    return _relative(root, os.path.realpath(local))
+
+
+def rows_per_file(counts: Iterator[tuple[str, int]], root: str) -> dict[str, int]:
+    """Rows read per inventory name, from (``order_file``, rows) pairs."""
+    found: dict[str, int] = {}
+    for order_file, rows in counts:
+        name = unit_of(root, order_file)
+        found[name] = found.get(name, 0) + int(rows)
+    return found
