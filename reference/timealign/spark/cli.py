@@ -32,7 +32,8 @@ RUN_FLAGS: dict[str, str] = {"input": "--input", "output": "--output",
                              "summary": "--summary", "report": "--report",
                              "config": "--config"}
 STREAM_FLAGS: dict[str, str] = {"input": "--source", "output": "--output",
-                                "checkpoint": "--checkpoint", "config": "--config"}
+                                "checkpoint": "--checkpoint", "summary": "--summary",
+                                "report": "--report", "config": "--config"}
 READ_FLAGS: dict[str, str] = {"input": "--input", "output": "--output"}
 
 
@@ -244,14 +245,16 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stream(args: argparse.Namespace) -> int:
-    from timealign.spark.inputs import remember, stream
+    from timealign.spark.inputs import remember, stream, write_report
     from timealign.spark.paths import JobPaths
 
     require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35
     check_input_options(args)  # BAG-R9
+    if args.report is not None:
+        require_plot_extra("--report")  # PL-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
-                           config=args.config)
+                           summary=args.summary, report=args.report, config=args.config)
     assert paths.checkpoint is not None
     outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
@@ -275,6 +278,11 @@ def _stream(args: argparse.Namespace) -> int:
         print(format_summary(summary, algorithm.name))
         remember(paths.output, "stream", record, spark, began, time.time(), summary,
                  paths.checkpoint)
+        # SP-R42: --summary and --report as `run` writes them, once the stream stops
+        if paths.summary:
+            outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
+        if paths.report is not None:
+            print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
     return 0
 
 
@@ -283,13 +291,22 @@ def _verify(args: argparse.Namespace) -> int:
     from timealign.spark.inputs import read_rows
     from timealign.spark.session import build_session
     from timealign.spark.verify import VerificationError, verify_rows
+    from timealign.spark.verify.held import held_line, stream_checkpoint, verify_stream_rows
 
     require_spark_extra("verify")
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
+    # SP-R43: a stream's output is checked with the rows its checkpoint holds
+    checkpoint = None if "://" in args.output else stream_checkpoint(
+        outputs.read_manifest(args.output, args.where))
     spark = build_session(args.master, "timealign verify")
     try:
         with read_rows(spark, source) as rows:  # as `run` reads it (BAG-R10)
+            if checkpoint is not None:
+                held = verify_stream_rows(spark, algorithm, config, rows, args.output,
+                                          checkpoint)
+                print(held_line(held))
+                return 0
             result = verify_rows(spark, algorithm, config, rows, args.output)
     except AssertionError as error:
         raise VerificationError(str(error)) from None
@@ -369,7 +386,13 @@ def register(commands: Any) -> None:
     stream.add_argument("--trigger-seconds", type=options.number(0.001, 86_400.0), default=1.0,
                         help="micro-batch interval (default 1)")
     stream.add_argument("--max-files-per-trigger",
-                        type=options.integer(1, 10**9), help="files per micro-batch")
+                        type=options.integer(1, 10**9),
+                        help="files per micro-batch (taken by modification time, then name)")
+    stream.add_argument("--summary", help="when the stream stops (--available-now), also "
+                                          "write the summary as JSON to this file")
+    stream.add_argument("--report", metavar="DIR",
+                        help="when the stream stops (--available-now), also write an HTML "
+                             "report to DIR/index.html (needs the plot extra)")
     bag_arguments(stream, "stream")
     stream.set_defaults(handler=flagged(_stream, STREAM_FLAGS))
 

@@ -23,6 +23,8 @@ text on their first line and the marker the jobs read back (SP-R23), in the word
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -173,6 +175,31 @@ class RosbagDataSource(DataSource):
             return RosbagStreamReader(self._path(), options_of(dict(self.options)))
 
 
+def workers_python(spark: Any) -> str | None:
+    """BAG-R16: make the Python workers of a local ``spark`` run this interpreter, the one
+    ``timealign`` is imported in, unless ``PYSPARK_PYTHON`` or ``spark.pyspark.python``
+    chose theirs; return the interpreter set (None: left as it was).
+
+    PySpark starts its workers with ``PYSPARK_PYTHON``, else ``python3`` from the ``PATH``:
+    in a virtual environment that is not activated (a Jupyter kernel, ``.venv/bin/python
+    nb.py``) that is another Python, without ``timealign``, and every read failed with "No
+    module named 'timealign'". The session keeps the interpreter of its Python functions in
+    ``SparkContext.pythonExec``, read when a function (the data source) is registered, so
+    setting it here, before the registration, is enough; on a cluster the executors' Python
+    is theirs (README, "Running on a cluster")."""
+    context = getattr(spark, "_sc", None)  # None in a Spark Connect session
+    if context is None or os.environ.get("PYSPARK_PYTHON"):
+        return None
+    if context.getConf().get("spark.pyspark.python") or not str(context.master).startswith(
+            "local"):
+        return None
+    context.pythonExec = sys.executable
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # for sessions started after this one
+    return sys.executable
+
+
 def register(spark: Any) -> None:
-    """Make ``format("rosbag")`` available in ``spark``."""
+    """Make ``format("rosbag")`` available in ``spark``, its Python workers running this
+    interpreter when nothing chose theirs (:func:`workers_python`, BAG-R16)."""
+    workers_python(spark)
     spark.dataSource.register(RosbagDataSource)
