@@ -312,10 +312,10 @@ def test_bag_r12_a_fresh_session_finds_the_rosbag_source(fleet: Path) -> None:
     assert int(done.stdout.split("rows")[-1]) > 0
 
 
-def test_bag_r20_r21_a_user_session_outside_the_venv(fleet: Path, tmp_path: Path) -> None:
-    """BAG-R20: `.venv/bin/python script.py` with a `python3` on the PATH that lacks
+def test_bag_r22_r21_a_user_session_outside_the_venv(fleet: Path, tmp_path: Path) -> None:
+    """BAG-R22: `.venv/bin/python script.py` with a `python3` on the PATH that lacks
     timealign (a venv not activated, a Jupyter kernel) reads bags after `register(spark)`:
-    the local workers run the driver's interpreter. BAG-R21: a `topics` entry that no bag
+    the local workers run the driver's interpreter. BAG-R23: a `topics` entry that no bag
     holds is refused, naming it and the topics the bags hold, instead of returning every
     row with a null stamp."""
     plain = tmp_path / "bin"
@@ -346,5 +346,5 @@ def test_bag_r20_r21_a_user_session_outside_the_venv(fleet: Path, tmp_path: Path
     assert done.returncode == 0, done.stderr[-3000:]
     assert int(re.search(r"^rows (\d+)$", done.stdout, re.M).group(1)) > 0  # type: ignore[union-attr]
     refused = next(line for line in done.stdout.splitlines() if line.startswith("refused"))
-    assert "topics" in refused and "BAG-R21" in refused and "/lidar/points" in refused, refused
+    assert "topics" in refused and "BAG-R23" in refused and "/lidar/points" in refused, refused
     assert "/imu" in refused  # the topics the bags hold

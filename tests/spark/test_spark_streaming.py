@@ -191,8 +191,8 @@ def test_sp_i4_r15_sigkill_and_restart_loses_and_duplicates_nothing(
     assert sorted(map(tuple, held.collect())) == sorted(map(tuple, again.collect()))
 
 
-def test_sp_r41_files_of_one_time_are_taken_by_name() -> None:
-    """SP-R41: a watched folder is read through a glob (Hadoop lists matches by name), its
+def test_sp_r46_files_of_one_time_are_taken_by_name() -> None:
+    """SP-R46: a watched folder is read through a glob (Hadoop lists matches by name), its
     partition discovery kept by basePath; a file or a glob is left as given. SP-R33: a
     micro-batch's line counts what needs a look (SP-R31) or says nothing does."""
     from timealign.spark.streaming import Tally, batch_line, name_ordered
@@ -207,13 +207,13 @@ def test_sp_r41_files_of_one_time_are_taken_by_name() -> None:
         "batch 4: 1 rows read; nothing needs a look")
 
 
-def test_sp_r41_r42_r43_files_copied_together_stream_and_verify(
+def test_sp_r46_r42_r43_files_copied_together_stream_and_verify(
         spark: SparkSession, fleet: Path, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R41: the files of one copy (one modification time) taken one per micro-batch are
+    """SP-R46: the files of one copy (one modification time) taken one per micro-batch are
     taken in name order: none is late (SP-R14). SP-R33: the stream says what it watches
-    and each micro-batch's counts. SP-R42: --summary and --report as `run` writes them.
-    SP-R43: `verify` of the stream's output passes, counting the rows the checkpoint's
+    and each micro-batch's counts. SP-R47: --summary and --report as `run` writes them.
+    SP-R48: `verify` of the stream's output passes, counting the rows the checkpoint's
     state holds per source."""
     from tests.spark.machines import REAL_CONFIGS
     from timealign.cli import main

@@ -278,7 +278,7 @@ def _stream(args: argparse.Namespace) -> int:
         print(format_summary(summary, algorithm.name))
         remember(paths.output, "stream", record, spark, began, time.time(), summary,
                  paths.checkpoint)
-        # SP-R42: --summary and --report as `run` writes them, once the stream stops
+        # SP-R47: --summary and --report as `run` writes them, once the stream stops
         if paths.summary:
             outputs.write_file(paths.summary, json.dumps(summary, indent=1) + "\n")
         if paths.report is not None:
@@ -296,7 +296,7 @@ def _verify(args: argparse.Namespace) -> int:
     require_spark_extra("verify")
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
-    # SP-R43: a stream's output is checked with the rows its checkpoint holds
+    # SP-R48: a stream's output is checked with the rows its checkpoint holds
     checkpoint = None if "://" in args.output else stream_checkpoint(
         outputs.read_manifest(args.output, args.where))
     spark = build_session(args.master, "timealign verify")

@@ -9,7 +9,7 @@ picks up bags as they appear (BAG-R8). Options (all strings):
 - ``logStampTopics``: comma-separated topics that take the log time as stamp;
 - ``topics``: comma-separated topics whose stamps are read; rows of the others are still
   returned, with a null stamp and their types not checked (BAG-R7); a topic no bag holds is
-  refused (BAG-R21) unless ``missingTopics`` is ``allow``;
+  refused (BAG-R23) unless ``missingTopics`` is ``allow``;
 - ``missingTopics``: ``error`` (default) or ``allow`` (``timealign run``, which says it
   itself, BAG-R13);
 - ``sourceFrom``: ``bag`` (default), ``folder`` or ``regex:PATTERN`` (BAG-R2);
@@ -95,7 +95,7 @@ class BagPartition(InputPartition):
         self.bag = bag
 
 
-#: ``missingTopics``: what a ``topics`` entry that no bag holds does (BAG-R21).
+#: ``missingTopics``: what a ``topics`` entry that no bag holds does (BAG-R23).
 MISSING_TOPICS = ("error", "allow")
 
 
@@ -103,13 +103,13 @@ def missing_topics(raw: dict[str, str]) -> str:
     """The ``missingTopics`` option: ``error`` (default) or ``allow``."""
     said = {key.lower(): value for key, value in raw.items()}.get("missingtopics", "error")
     if said not in MISSING_TOPICS:
-        raise InvalidInput("missingTopics", "BAG-R21", f"must be one of {list(MISSING_TOPICS)}",
+        raise InvalidInput("missingTopics", "BAG-R23", f"must be one of {list(MISSING_TOPICS)}",
                            said)
     return said
 
 
 def check_topics_held(bags: Sequence[Bag], topics: frozenset[str] | None) -> None:
-    """BAG-R21: refuse a ``topics`` entry that no readable bag holds, naming it and the
+    """BAG-R23: refuse a ``topics`` entry that no readable bag holds, naming it and the
     topics the bags hold. Without it, a misspelt topic read every row with a null stamp
     (its rows are "other topics", BAG-R7), silently. Only the bags' indexes are read (as
     ``bags info``, BAG-R14), and only until every topic is found; an unreadable bag is left
@@ -129,7 +129,7 @@ def check_topics_held(bags: Sequence[Bag], topics: frozenset[str] | None) -> Non
             return
     if readable:
         missing = sorted(topics - held)
-        raise InvalidInput("topics", "BAG-R21", f"no bag holds the topic(s) {missing}; the "
+        raise InvalidInput("topics", "BAG-R23", f"no bag holds the topic(s) {missing}; the "
                            f"bags hold {sorted(held)} (topics names the topics whose stamps "
                            "are read; rows of the others keep a null stamp)", ",".join(missing))
 
@@ -145,7 +145,7 @@ class RosbagReader(DataSourceReader):
         with marked("", plain=True):
             bags = bags_under(self.path, self.options.source_from, self.options.naming)
             if self.check_topics:
-                check_topics_held(bags, self.options.topics)  # BAG-R21
+                check_topics_held(bags, self.options.topics)  # BAG-R23
             return [BagPartition(bag) for bag in bags]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -223,7 +223,7 @@ class RosbagDataSource(DataSource):
 
 
 def workers_python(spark: Any) -> str | None:
-    """BAG-R20: make the Python workers of a local ``spark`` run this interpreter, the one
+    """BAG-R22: make the Python workers of a local ``spark`` run this interpreter, the one
     ``timealign`` is imported in, unless ``PYSPARK_PYTHON`` or ``spark.pyspark.python``
     chose theirs; return the interpreter set (None: left as it was).
 
@@ -247,6 +247,6 @@ def workers_python(spark: Any) -> str | None:
 
 def register(spark: Any) -> None:
     """Make ``format("rosbag")`` available in ``spark``, its Python workers running this
-    interpreter when nothing chose theirs (:func:`workers_python`, BAG-R20)."""
+    interpreter when nothing chose theirs (:func:`workers_python`, BAG-R22)."""
     workers_python(spark)
     spark.dataSource.register(RosbagDataSource)

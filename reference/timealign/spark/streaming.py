@@ -50,7 +50,7 @@ STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType(), False)])
 #: The reason of a late row's ``rejected`` outcome (SP-R14): a word, like the machines' own.
 LATE = "late_file"
 #: Hadoop glob of the files of a watched folder, names starting with "." or "_" left out
-#: (Spark's own): Hadoop lists a glob's matches sorted by name (SP-R41).
+#: (Spark's own): Hadoop lists a glob's matches sorted by name (SP-R46).
 NAME_ORDER_GLOB = "[^._]*"
 GLOB_CHARACTERS = frozenset("*?[]{}\\")
 INTEGER_COLUMNS = frozenset({"seq", "start", "end", "at", "input"})
@@ -157,7 +157,7 @@ class MachineProcessor(StatefulProcessor):
 
 def name_ordered(source_dir: str) -> tuple[str, dict[str, str]]:
     """The path and options under which Spark's file source takes the files of a watched
-    folder in name order where their modification times are equal (SP-R41).
+    folder in name order where their modification times are equal (SP-R46).
 
     Spark orders new files by modification time only, and equal times in the order the
     file system lists them: on a local disk a hash order (measured: 5, 6, 2, 7, 4, 1, 0, 3
@@ -177,7 +177,7 @@ def stream_frame(
 ) -> DataFrame:
     """The canonical rows of the file stream. A stream needs its schema up front: it is
     taken (for CSV, inferred) from the files present when the stream starts. Files are
-    taken by modification time, then by name (:func:`name_ordered`, SP-R41)."""
+    taken by modification time, then by name (:func:`name_ordered`, SP-R46)."""
     options = schema.reader_options(fmt)
     try:  # SP-R1: the files present are read or refused by name
         found = schema.load_named(spark, source_dir, fmt, columns).schema
@@ -304,7 +304,7 @@ def stream_job(
     write_stream_manifest(output, checkpoint)  # CLI-R3: the tables are this stream's
     if report:  # SP-R33: what the stream watches, before the first micro-batch
         order = "new bags in name order" if fmt == "rosbag" else \
-            "new files by modification time, then name (SP-R41)"
+            "new files by modification time, then name (SP-R46)"
         print(f"[timealign stream] watching {paths.input} ({fmt}; {order})",
               file=sys.stderr, flush=True)
     query = writer.start()

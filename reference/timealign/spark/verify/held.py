@@ -1,4 +1,4 @@
-"""Verify a stream's output (SP-R43): every input row has exactly one outcome or is held
+"""Verify a stream's output (SP-R48): every input row has exactly one outcome or is held
 in the checkpoint's state, and how many rows each source's machine still holds.
 
 A stream has no end (SP-D1): the rows a machine still holds have no outcome row yet, so
@@ -21,7 +21,7 @@ from timealign.algorithm import Algorithm
 from timealign.spark.census import check_no_loss, check_unique_ids
 from timealign.spark.paths import PathError
 
-RULE = "SP-R43"
+RULE = "SP-R48"
 
 
 def stream_checkpoint(manifest: dict[str, Any] | None) -> str | None:
@@ -51,7 +51,7 @@ def verify_stream_rows(
     spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
     rows: DataFrame, output: str, checkpoint: str,
 ) -> dict[str, Any]:
-    """SP-R43: ids unique within a source (SP-R22), and each (source, id) of ``rows`` has
+    """SP-R48: ids unique within a source (SP-R22), and each (source, id) of ``rows`` has
     one outcome row or is held (SP-I1); :class:`~timealign.spark.outcomes.LossError`
     otherwise. Returns the rows, the held rows and their count per source."""
     check_unique_ids(rows)
@@ -81,4 +81,4 @@ def held_line(result: dict[str, Any], listed: int = 5) -> str:
     where = f" (held per source: {shown}{more})" if held else ""
     return (f"verified: {rows} rows of a stream, each with exactly one outcome ({rows - held}) "
             f"or held in the checkpoint's state ({held}){where}; a stream's tables are not "
-            "compared with a re-run (SP-R43)")
+            "compared with a re-run (SP-R48)")
