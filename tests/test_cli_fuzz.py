@@ -340,7 +340,8 @@ def test_cli_r5_every_writing_option_is_listed() -> None:
 #: extra); the Spark-free ones are in WALK.
 SPARK_WALKED = {("generate", "--output"), ("run", "--output"), ("run", "--summary"),
                 ("run", "--report"), ("stream", "--output"), ("stream", "--checkpoint"),
-                ("ship", "FOLDER"), ("demo", "--output")}
+                ("stream", "--summary"), ("stream", "--report"), ("ship", "FOLDER"),
+                ("demo", "--output")}
 _DIFF = ["diff", "approximate_time", "--a", "arithmetic=ros2", "--b", "arithmetic=ros1",
          "--fuzz", "0", "--explore", "0", "--no-pictures", "--quiet"]
 _CONFORM = ["conform", "approximate_time", "--cmd", ADAPTER, "--vectors",

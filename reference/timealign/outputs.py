@@ -99,6 +99,8 @@ WRITES: tuple[Writes, ...] = (
     Writes("run", "--report", "folder", "run --report"),
     Writes("stream", "--output", "folder", "stream"),
     Writes("stream", "--checkpoint", "folder", "timealign.checkpoint/1"),
+    Writes("stream", "--summary", "file", SUMMARY_FORMAT),
+    Writes("stream", "--report", "folder", "run --report"),  # one report, as run writes it
     Writes("ship", "FOLDER", "folder", "ship"),  # python -m timealign.spark.ship
     Writes("demo", "--output", "folder", "rosbag.demo"),  # python -m timealign.rosbag.demo
 )

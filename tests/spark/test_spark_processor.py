@@ -50,11 +50,12 @@ def test_sp_r11_one_state_value_per_source_sorted_rows() -> None:
 
 
 def test_sp_r14_late_row_is_rejected_not_fed() -> None:
-    """SP-R14: a row older than the source's last replayed arrival is rejected."""
+    """SP-R14: a row older than the source's last replayed arrival is rejected, with the
+    reason word late_file."""
     tester = TwsTester(MachineProcessor(PAIRS, CONFIG))
     tester.testInPandas("r", frame(("a", "x", 0, 10)))
     result = tester.testInPandas("r", frame(("late", "y", 1, 9), ("b", "y", 2, 11)))
-    assert outcomes(result) == [("late", "rejected", "SP-R14"), ("a", "grouped", None),
+    assert outcomes(result) == [("late", "rejected", "late_file"), ("a", "grouped", None),
                                 ("b", "grouped", None)]
 
 

@@ -310,3 +310,41 @@ def test_bag_r12_a_fresh_session_finds_the_rosbag_source(fleet: Path) -> None:
                           env={**os.environ, "PYSPARK_PYTHON": sys.executable})
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.split("rows")[-1]) > 0
+
+
+def test_bag_r22_r21_a_user_session_outside_the_venv(fleet: Path, tmp_path: Path) -> None:
+    """BAG-R22: `.venv/bin/python script.py` with a `python3` on the PATH that lacks
+    timealign (a venv not activated, a Jupyter kernel) reads bags after `register(spark)`:
+    the local workers run the driver's interpreter. BAG-R23: a `topics` entry that no bag
+    holds is refused, naming it and the topics the bags hold, instead of returning every
+    row with a null stamp."""
+    plain = tmp_path / "bin"
+    plain.mkdir()
+    (plain / "python3").symlink_to("/usr/bin/python3")
+    assert subprocess.run([str(plain / "python3"), "-c", "import timealign"],
+                          capture_output=True, check=False).returncode != 0
+    script = tmp_path / "nb.py"
+    script.write_text(
+        "import sys\nfrom pyspark.sql import SparkSession\n"
+        "from timealign.spark.rosbag_source import register\n"
+        "spark = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false')"
+        ".getOrCreate()\nregister(spark)\n"
+        "frame = spark.read.format('rosbag').option('stamp', 'log').load(sys.argv[1])\n"
+        "print('rows', frame.where(frame.stamp.isNotNull()).count())\n"
+        "try:\n"
+        "    spark.read.format('rosbag').option('topics', '/lidar/points').load(sys.argv[1])"
+        ".count()\n"
+        "except Exception as error:\n"
+        "    print('refused', ' '.join(str(error).split()))\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV",
+                          "PYTHONPATH")}
+    env.update(PATH=f"{plain}{os.pathsep}/usr/bin{os.pathsep}/bin",
+               SPARK_LOCAL_IP="127.0.0.1")
+    done = subprocess.run([sys.executable, str(script), str(fleet)], capture_output=True,
+                          text=True, timeout=600, check=False, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(re.search(r"^rows (\d+)$", done.stdout, re.M).group(1)) > 0  # type: ignore[union-attr]
+    refused = next(line for line in done.stdout.splitlines() if line.startswith("refused"))
+    assert "topics" in refused and "BAG-R23" in refused and "/lidar/points" in refused, refused
+    assert "/imu" in refused  # the topics the bags hold

@@ -189,3 +189,54 @@ def test_sp_i4_r15_sigkill_and_restart_loses_and_duplicates_nothing(
     held = open_ids(spark, KILLED.algorithm, KILLED.config, str(checkpoint))
     again = open_ids(spark, KILLED.algorithm, KILLED.config, str(reference_checkpoint))
     assert sorted(map(tuple, held.collect())) == sorted(map(tuple, again.collect()))
+
+
+def test_sp_r46_files_of_one_time_are_taken_by_name() -> None:
+    """SP-R46: a watched folder is read through a glob (Hadoop lists matches by name), its
+    partition discovery kept by basePath; a file or a glob is left as given. SP-R33: a
+    micro-batch's line counts what needs a look (SP-R31) or says nothing does."""
+    from timealign.spark.streaming import Tally, batch_line, name_ordered
+
+    assert name_ordered(str(ROOT)) == (f"{ROOT}/[^._]*", {"basePath": str(ROOT)})
+    assert name_ordered(str(ROOT / "README.md")) == (str(ROOT / "README.md"), {})
+    assert name_ordered("in/*.parquet") == ("in/*.parquet", {})
+    tally: Tally = {3: [("dropped", "superseded", 5), ("rejected", "late_file", 2)]}
+    assert batch_line("approximate_time", {"batchId": 3, "numInputRows": 9}, tally) == \
+        "[timealign stream] batch 3: 9 rows read; needs a look: rejected (late_file) 2"
+    assert batch_line("approximate_time", {"batchId": 4, "numInputRows": 1}, tally).endswith(
+        "batch 4: 1 rows read; nothing needs a look")
+
+
+def test_sp_r46_r42_r43_files_copied_together_stream_and_verify(
+        spark: SparkSession, fleet: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R46: the files of one copy (one modification time) taken one per micro-batch are
+    taken in name order: none is late (SP-R14). SP-R33: the stream says what it watches
+    and each micro-batch's counts. SP-R47: --summary and --report as `run` writes them.
+    SP-R48: `verify` of the stream's output passes, counting the rows the checkpoint's
+    state holds per source."""
+    from tests.spark.machines import REAL_CONFIGS
+    from timealign.cli import main
+
+    source = tmp_path / "in"
+    source.mkdir()
+    for path in sorted(fleet.glob("*.parquet")):
+        shutil.copy(path, source / path.name)
+        os.utime(source / path.name, (1_790_000_000, 1_790_000_000))
+    out, summary, report = tmp_path / "out", tmp_path / "summary.json", tmp_path / "report"
+    code = main(["stream", "approximate_time", "--source", str(source), "--output", str(out),
+                 "--checkpoint", str(tmp_path / "cp"), "--available-now",
+                 "--max-files-per-trigger", "1", "--summary", str(summary), "--report",
+                 str(report), "--config", json.dumps(REAL_CONFIGS["approximate_time"])])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert printed.err.splitlines()[0].startswith(f"[timealign stream] watching {source} ")
+    lines = [line for line in printed.err.splitlines() if " rows read; " in line]
+    assert len(lines) == 3 and all(line.endswith("nothing needs a look") for line in lines)
+    written = json.loads(summary.read_text(encoding="utf-8"))
+    assert not [c for c in written["outcomes"] if c["outcome"] == "rejected"], written
+    assert written["held"] > 0 and (report / "index.html").is_file()
+    assert main(["verify", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"or held in the checkpoint's state ({written['held']}) (held per source: " in said
+    assert f"verified: {written['read']} rows of a stream" in said

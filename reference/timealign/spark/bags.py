@@ -52,6 +52,7 @@ def reader_options(stamps: Sequence[str], source_from: str, skip_bad: bool,
                "errorNames": "flags"}  # BAG-R15: the reader's errors name these flags
     if topics is not None:
         options["topics"] = ",".join(topics)
+        options["missingTopics"] = "allow"  # BAG-R13 says it (a warning, or --strict)
     options_of(options)  # reject bad options before Spark starts reading
     return options
 

@@ -35,7 +35,8 @@ RUN_FLAGS: dict[str, str] = {"input": "--input", "output": "--output",
                              "summary": "--summary", "report": "--report",
                              "config": "--config"}
 STREAM_FLAGS: dict[str, str] = {"input": "--source", "output": "--output",
-                                "checkpoint": "--checkpoint", "config": "--config"}
+                                "checkpoint": "--checkpoint", "summary": "--summary",
+                                "report": "--report", "config": "--config"}
 READ_FLAGS: dict[str, str] = {"input": "--input", "output": "--output"}
 
 
@@ -380,19 +381,22 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stream(args: argparse.Namespace) -> int:
-    from timealign.spark.inputs import remember, stream
+    from timealign.spark.inputs import remember, stream, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.taken import check_taken
 
     require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35
     check_input_options(args)  # BAG-R9
+    if args.report is not None:
+        require_plot_extra("--report")  # PL-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
-                           config=args.config)
+                           summary=args.summary, report=args.report, config=args.config)
     assert paths.checkpoint is not None
     outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, CLI-R5
-    outputs.claim("stream", {"--output": paths.output,
-                             "--checkpoint": paths.checkpoint})  # CLI-R6, before Spark
+    outputs.own("stream", {"--summary": paths.summary},  # CLI-R5, CLI-R6, before Spark
+                {"--output": paths.output, "--checkpoint": paths.checkpoint,
+                 "--report": paths.report})
     # SP-R45: a file taken by an earlier run of this stream must not have changed since
     local_files = "://" not in paths.output and "://" not in paths.input and \
         args.format != "rosbag"
@@ -424,6 +428,12 @@ def _stream(args: argparse.Namespace) -> int:
         print(format_summary(summary, algorithm.name))
         remember(paths.output, "stream", record, spark, began, time.time(), summary,
                  paths.checkpoint, extra=kept)
+        # SP-R47: --summary and --report as `run` writes them, once the stream stops
+        if paths.summary:
+            outputs.write_target("stream", "--summary", paths.summary, json.dumps(
+                {"format": outputs.SUMMARY_FORMAT, **summary}, indent=1) + "\n")  # CLI-R5
+        if paths.report is not None:
+            print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
         return failed_on(args, summary, "timealign stream")  # SP-R38
     return 0
 
@@ -440,6 +450,7 @@ def _verify(args: argparse.Namespace) -> int:
     from timealign.spark.inventory import rows_per_file
     from timealign.spark.schema import FILE
     from timealign.spark.verify import VerificationError, verify_rows
+    from timealign.spark.verify.held import held_line, stream_checkpoint, verify_stream_rows
 
     require_spark_extra("verify")
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
@@ -454,10 +465,18 @@ def _verify(args: argparse.Namespace) -> int:
             more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
             raise VerificationError(f"the input changed since the run, so its tables cannot "
                                     f"be checked against it (SP-R44): {changes[0]}{more}")
+    # SP-R48: a stream's output is checked with the rows its checkpoint holds
+    checkpoint = None if "://" in args.output else stream_checkpoint(
+        outputs.read_manifest(args.output, args.where))
     spark = start_session(args, "verify")
     try:
         with task_watch(spark, "verify", "checking", not args.quiet), \
                 read_rows(spark, source) as rows:
+            if checkpoint is not None:
+                held = verify_stream_rows(spark, algorithm, config, rows, args.output,
+                                          checkpoint)
+                print(held_line(held))
+                return 0
             result = verify_rows(spark, algorithm, config, rows, args.output)  # BAG-R10
             if recorded is not None and source.bag is None:  # SP-R44: the counts too
                 recorded.reconcile(result["rows"], lambda: rows_per_file(
@@ -549,7 +568,13 @@ def register(commands: Any) -> None:
     stream.add_argument("--trigger-seconds", type=options.number(0.001, 86_400.0), default=1.0,
                         help="micro-batch interval (default 1)")
     stream.add_argument("--max-files-per-trigger",
-                        type=options.integer(1, 10**9), help="files per micro-batch")
+                        type=options.integer(1, 10**9),
+                        help="files per micro-batch (taken by modification time, then name)")
+    stream.add_argument("--summary", help="when the stream stops (--available-now), also "
+                                          "write the summary as JSON to this file")
+    stream.add_argument("--report", metavar="DIR",
+                        help="when the stream stops (--available-now), also write an HTML "
+                             "report to DIR/index.html (needs the plot extra)")
     bag_arguments(stream, "stream")
     fail_on_argument(stream)
     stream.set_defaults(handler=flagged(_stream, STREAM_FLAGS))

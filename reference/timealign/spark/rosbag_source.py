@@ -7,8 +7,11 @@ picks up bags as they appear (BAG-R8). Options (all strings):
 
 - ``stamp``: ``header`` (default) or ``log`` for every topic (BAG-R3);
 - ``logStampTopics``: comma-separated topics that take the log time as stamp;
-- ``topics``: comma-separated topics to read; rows of the others keep a null stamp and
-  their types are not checked (BAG-R7);
+- ``topics``: comma-separated topics whose stamps are read; rows of the others are still
+  returned, with a null stamp and their types not checked (BAG-R7); a topic no bag holds is
+  refused (BAG-R23) unless ``missingTopics`` is ``allow``;
+- ``missingTopics``: ``error`` (default) or ``allow`` (``timealign run``, which says it
+  itself, BAG-R13);
 - ``sourceFrom``: ``bag`` (default), ``folder`` or ``regex:PATTERN`` (BAG-R2);
 - ``skipBadFiles``: ``true`` to report a bad bag as one row with ``error`` set instead of
   failing the read (BAG-R6);
@@ -23,6 +26,8 @@ text on their first line and the marker the jobs read back (SP-R23), in the word
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,8 +51,9 @@ from timealign.rosbag.discovery import (
     check_source_rule,
     is_bag,
 )
+from timealign.rosbag.info import bag_info
 from timealign.rosbag.read import read_bag
-from timealign.rosbag.rows import DDL
+from timealign.rosbag.rows import DDL, BagError
 from timealign.spark.failures import marked
 
 
@@ -89,16 +95,58 @@ class BagPartition(InputPartition):
         self.bag = bag
 
 
+#: ``missingTopics``: what a ``topics`` entry that no bag holds does (BAG-R23).
+MISSING_TOPICS = ("error", "allow")
+
+
+def missing_topics(raw: dict[str, str]) -> str:
+    """The ``missingTopics`` option: ``error`` (default) or ``allow``."""
+    said = {key.lower(): value for key, value in raw.items()}.get("missingtopics", "error")
+    if said not in MISSING_TOPICS:
+        raise InvalidInput("missingTopics", "BAG-R23", f"must be one of {list(MISSING_TOPICS)}",
+                           said)
+    return said
+
+
+def check_topics_held(bags: Sequence[Bag], topics: frozenset[str] | None) -> None:
+    """BAG-R23: refuse a ``topics`` entry that no readable bag holds, naming it and the
+    topics the bags hold. Without it, a misspelt topic read every row with a null stamp
+    (its rows are "other topics", BAG-R7), silently. Only the bags' indexes are read (as
+    ``bags info``, BAG-R14), and only until every topic is found; an unreadable bag is left
+    to the read, which names it (BAG-R6)."""
+    if not topics:
+        return
+    held: set[str] = set()
+    readable = 0
+    for bag in bags:
+        try:
+            info = bag_info(Path(bag.path), bag.relative)
+        except BagError:
+            continue
+        readable += 1
+        held.update(topic.topic for topic in info.topics)
+        if topics <= held:
+            return
+    if readable:
+        missing = sorted(topics - held)
+        raise InvalidInput("topics", "BAG-R23", f"no bag holds the topic(s) {missing}; the "
+                           f"bags hold {sorted(held)} (topics names the topics whose stamps "
+                           "are read; rows of the others keep a null stamp)", ",".join(missing))
+
+
 class RosbagReader(DataSourceReader):
-    def __init__(self, path: str, options: Options) -> None:
+    def __init__(self, path: str, options: Options, check_topics: bool = True) -> None:
         self.path = path
         self.options = options
+        self.check_topics = check_topics
 
     def partitions(self) -> Sequence[InputPartition]:
         # planning runs in a Python worker too: its errors go back as the reading's do
         with marked("", plain=True):
-            return [BagPartition(bag) for bag in bags_under(self.path, self.options.source_from,
-                                                            self.options.naming)]
+            bags = bags_under(self.path, self.options.source_from, self.options.naming)
+            if self.check_topics:
+                check_topics_held(bags, self.options.topics)  # BAG-R23
+            return [BagPartition(bag) for bag in bags]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, BagPartition)
@@ -166,13 +214,39 @@ class RosbagDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         with marked("", plain=True):
-            return RosbagReader(self._path(), options_of(dict(self.options)))
+            raw = dict(self.options)
+            return RosbagReader(self._path(), options_of(raw), missing_topics(raw) == "error")
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         with marked("", plain=True):
             return RosbagStreamReader(self._path(), options_of(dict(self.options)))
 
 
+def workers_python(spark: Any) -> str | None:
+    """BAG-R22: make the Python workers of a local ``spark`` run this interpreter, the one
+    ``timealign`` is imported in, unless ``PYSPARK_PYTHON`` or ``spark.pyspark.python``
+    chose theirs; return the interpreter set (None: left as it was).
+
+    PySpark starts its workers with ``PYSPARK_PYTHON``, else ``python3`` from the ``PATH``:
+    in a virtual environment that is not activated (a Jupyter kernel, ``.venv/bin/python
+    nb.py``) that is another Python, without ``timealign``, and every read failed with "No
+    module named 'timealign'". The session keeps the interpreter of its Python functions in
+    ``SparkContext.pythonExec``, read when a function (the data source) is registered, so
+    setting it here, before the registration, is enough; on a cluster the executors' Python
+    is theirs (README, "Running on a cluster")."""
+    context = getattr(spark, "_sc", None)  # None in a Spark Connect session
+    if context is None or os.environ.get("PYSPARK_PYTHON"):
+        return None
+    if context.getConf().get("spark.pyspark.python") or not str(context.master).startswith(
+            "local"):
+        return None
+    context.pythonExec = sys.executable
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # for sessions started after this one
+    return sys.executable
+
+
 def register(spark: Any) -> None:
-    """Make ``format("rosbag")`` available in ``spark``."""
+    """Make ``format("rosbag")`` available in ``spark``, its Python workers running this
+    interpreter when nothing chose theirs (:func:`workers_python`, BAG-R22)."""
+    workers_python(spark)
     spark.dataSource.register(RosbagDataSource)

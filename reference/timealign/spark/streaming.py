@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -31,6 +32,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
+from timealign import reasons
 from timealign.algorithm import Algorithm
 from timealign.drive import Driver
 from timealign.errors import InvalidInput
@@ -45,7 +47,12 @@ from timealign.spark.replay import REQUIRED_VALUES, records_from, require_values
 
 STATE_NAME = "machine"
 STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType(), False)])
-LATE = "SP-R14"
+#: The reason of a late row's ``rejected`` outcome (SP-R14): a word, like the machines' own.
+LATE = "late_file"
+#: Hadoop glob of the files of a watched folder, names starting with "." or "_" left out
+#: (Spark's own): Hadoop lists a glob's matches sorted by name (SP-R46).
+NAME_ORDER_GLOB = "[^._]*"
+GLOB_CHARACTERS = frozenset("*?[]{}\\")
 INTEGER_COLUMNS = frozenset({"seq", "start", "end", "at", "input"})
 
 
@@ -148,12 +155,29 @@ class MachineProcessor(StatefulProcessor):
         pass
 
 
+def name_ordered(source_dir: str) -> tuple[str, dict[str, str]]:
+    """The path and options under which Spark's file source takes the files of a watched
+    folder in name order where their modification times are equal (SP-R46).
+
+    Spark orders new files by modification time only, and equal times in the order the
+    file system lists them: on a local disk a hash order (measured: 5, 6, 2, 7, 4, 1, 0, 3
+    for the 8 files of one ``cp -p``), so ``maxFilesPerTrigger`` took a recording's files
+    out of order and their rows were late. Given a glob, Hadoop lists the matches sorted
+    by name; ``basePath`` keeps Spark's partition discovery what it was for the folder. A
+    path that is a file or already a glob is left as given."""
+    if GLOB_CHARACTERS & set(source_dir) or (
+            "://" not in source_dir and not Path(source_dir).is_dir()):
+        return source_dir, {}
+    return f"{source_dir.rstrip('/')}/{NAME_ORDER_GLOB}", {"basePath": source_dir}
+
+
 def stream_frame(
     spark: SparkSession, source_dir: str, fmt: str, columns: schema.ColumnMap,
     max_files: int | None = None,
 ) -> DataFrame:
     """The canonical rows of the file stream. A stream needs its schema up front: it is
-    taken (for CSV, inferred) from the files present when the stream starts."""
+    taken (for CSV, inferred) from the files present when the stream starts. Files are
+    taken by modification time, then by name (:func:`name_ordered`, SP-R46)."""
     options = schema.reader_options(fmt)
     try:  # SP-R1: the files present are read or refused by name
         found = schema.load_named(spark, source_dir, fmt, columns).schema
@@ -162,16 +186,23 @@ def stream_frame(
     except InvalidInput as error:
         raise PathError("input", "SP-R1", [f"no readable files to take the schema from "
                                            f"({error.message})"], source_dir) from None
-    reader = spark.readStream.format(fmt).options(**options).schema(found)
+    path, ordering = name_ordered(source_dir)
+    reader = spark.readStream.format(fmt).options(**options, **ordering).schema(found)
     if max_files:
         reader = reader.option("maxFilesPerTrigger", max_files)
-    return schema.canonical(reader.load(source_dir), columns, has_row_index=fmt == "parquet")
+    return schema.canonical(reader.load(path), columns, has_row_index=fmt == "parquet")
 
 
-def write_batch(output: str, set_aside: str | None = None) -> Any:
+#: Per micro-batch, the (outcome, reason, rows) of its settled rows other than grouped.
+Tally = dict[int, list[tuple[str, str | None, int]]]
+
+
+def write_batch(output: str, set_aside: str | None = None, tally: Tally | None = None) -> Any:
     """The ``foreachBatch`` writer: idempotent per batch id (SP-R15). ``set_aside`` names a
     third table of rows that are not inputs (bags: topics not configured, BAG-R7), carried
-    in the combined rows under that ``table`` with their topic in ``reason``."""
+    in the combined rows under that ``table`` with their topic in ``reason``. ``tally``
+    receives each batch's outcome counts other than grouped, for its progress line
+    (SP-R33)."""
 
     def write(frame: DataFrame, batch_id: int) -> None:
         frame.persist(StorageLevel.MEMORY_AND_DISK)
@@ -183,10 +214,26 @@ def write_batch(output: str, set_aside: str | None = None) -> Any:
                 frame.where(F.col("table") == set_aside).select(
                     "source", "id", F.col("reason").alias("topic")).write.mode(
                     "overwrite").parquet(f"{output}/{set_aside}/batch={batch_id}")
+            if tally is not None:
+                tally[batch_id] = sorted(
+                    (str(r["outcome"]), r["reason"], int(r["count"])) for r in
+                    frame.where(F.col("table") == "outcomes").groupBy(
+                        "outcome", "reason").count().collect())
         finally:
             frame.unpersist()
 
     return write
+
+
+def batch_line(algorithm: str, progress: dict[str, Any], tally: Tally) -> str:
+    """A micro-batch's progress line (SP-R33): its rows read and the counts of what needs
+    a look (SP-R31), or that nothing does."""
+    batch = progress["batchId"]
+    look = [f"{outcome}{f' ({reason})' if reason else ''} {rows}"
+            for outcome, reason, rows in tally.get(batch, ())
+            if not reasons.normal(algorithm, outcome)]
+    verdict = f"needs a look: {', '.join(look)}" if look else "nothing needs a look"
+    return f"[timealign stream] batch {batch}: {progress['numInputRows']} rows read; {verdict}"
 
 
 def run_stream(
@@ -246,25 +293,32 @@ def stream_job(
         MachineProcessor(algorithm, config), schema.COMBINED, "Append", time_mode)
     if set_aside is not None:
         combined = combined.unionByName(set_aside[1])
+    tally: Tally = {}
     writer = combined.writeStream.foreachBatch(
-        write_batch(output, set_aside[0] if set_aside else None)).option(
+        write_batch(output, set_aside[0] if set_aside else None, tally)).option(
         "checkpointLocation", checkpoint)
     if available_now:
         writer = writer.trigger(availableNow=True)
     else:
         writer = writer.trigger(processingTime=f"{trigger_seconds} seconds")
     write_stream_manifest(output, checkpoint)  # CLI-R3: the tables are this stream's
+    if report:  # SP-R33: what the stream watches, before the first micro-batch
+        order = "new bags in name order" if fmt == "rosbag" else \
+            "new files by modification time, then name (SP-R46)"
+        print(f"[timealign stream] watching {paths.input} ({fmt}; {order})",
+              file=sys.stderr, flush=True)
     query = writer.start()
     seen = -1
     try:
         while query.isActive:
             query.awaitTermination(2)
-            progress = query.lastProgress
-            if report and progress and progress["batchId"] != seen:
-                seen = progress["batchId"]
-                print(f"[timealign stream] batch {seen}: {progress['numInputRows']} rows, "
-                      f"{progress.get('processedRowsPerSecond', 0):.0f} rows/s",
-                      file=sys.stderr, flush=True)
+            for progress in query.recentProgress:
+                if progress["batchId"] > seen and (progress["numInputRows"] or
+                                                   progress["batchId"] in tally):
+                    seen = progress["batchId"]
+                    if report:
+                        print(batch_line(algorithm.name, progress, tally),
+                              file=sys.stderr, flush=True)
     except KeyboardInterrupt:  # CLI-R2: stop the query, then end the command with 130
         query.stop()
         raise
