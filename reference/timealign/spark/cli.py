@@ -203,13 +203,13 @@ def _record(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any], 
 
 
 def _run(args: argparse.Namespace) -> int:
+    require_spark_extra("run")  # SP-R35: before any import of the extra's modules
     from timealign.progress import Progress
     from timealign.spark.inputs import remember, run, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.progress import StageWatch
     from timealign.spark.summary import format_summary, summarize
 
-    require_spark_extra("run")  # SP-R35
     check_input_options(args)  # BAG-R9
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
@@ -244,10 +244,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stream(args: argparse.Namespace) -> int:
+    require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35, first
     from timealign.spark.inputs import remember, stream
     from timealign.spark.paths import JobPaths
 
-    require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35
     check_input_options(args)  # BAG-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
@@ -279,12 +279,12 @@ def _stream(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    require_spark_extra("verify")  # SP-R35: before any import of the extra's modules
     from timealign.spark.failures import raise_job_error
     from timealign.spark.inputs import read_rows
     from timealign.spark.session import build_session
     from timealign.spark.verify import VerificationError, verify_rows
 
-    require_spark_extra("verify")
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
     spark = build_session(args.master, "timealign verify")
