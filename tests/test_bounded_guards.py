@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,8 @@ from hypothesis import strategies as st
 
 from timealign import jsontext
 from timealign.cli import main
+from timealign.conformance import protocol
+from timealign.conformance.protocol import Command, Failed
 
 HOSTILE = '{"name": "' + '"\\' * 1_000_000  # 2 MB: hours under the old quadratic scan
 
@@ -83,3 +87,42 @@ def test_vec_r15_check_and_replay_refuse_a_fifo(tmp_path: Path,
     writer.join()
     assert code == 2, err
     assert str(fifo) in err and "not a regular file" in err and "VEC-R15" in err
+
+
+def _answering(tmp_path: Path, line_expression: str) -> Command:
+    """A command answering every trace with the line ``line_expression`` evaluates to."""
+    script = tmp_path / "adapter.py"
+    script.write_text(
+        "import sys\n"
+        "for _ in sys.stdin:\n"
+        f"    sys.stdout.write({line_expression} + '\\n')\n"
+        "    sys.stdout.flush()\n")
+    return Command(f"{sys.executable} {script}", timeout=60.0)
+
+
+def test_vec_r11_cf_r5_a_hostile_answer_line_is_read_and_parsed_linearly(
+        tmp_path: Path) -> None:
+    """VEC-R11, CF-R5: an answer line of 4 MB of escaped quotes is a failed trace ("not
+    JSON"), read once (the newline search never re-reads the buffer) and scanned once."""
+    hostile = "'{\"name\": \"' + '\"\\\\' * 2_000_000"
+    with _answering(tmp_path, hostile) as command:
+        answer = command.ask({"name": "t", "algorithm": "approximate_time"})
+    assert isinstance(answer, Failed) and "not JSON" in answer.message
+
+
+def test_cf_r4_the_timeout_covers_parsing_the_answer(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """CF-R4: an answer whose parsing ends after the per-trace timeout fails the trace as a
+    late answer would, naming the line's size: `--timeout` bounds reading and parsing."""
+    real = protocol.parse
+
+    def slow(line: bytes, name: str) -> protocol.Answer:
+        time.sleep(command.timeout + 0.2)  # stands in for a parse that outlasts the deadline
+        return real(line, name)
+
+    monkeypatch.setattr(protocol, "parse", slow)
+    with _answering(tmp_path, "'{\"name\": \"t\", \"outputs\": []}'") as command:
+        command.timeout = 0.5
+        answer = command.ask({"name": "t", "algorithm": "approximate_time"})
+    assert isinstance(answer, Failed), answer
+    assert "no answer within 0.5 s (reading and parsing a line of" in answer.message

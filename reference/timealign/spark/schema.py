@@ -58,6 +58,11 @@ class ColumnMap:
             field, sep, column = item.partition("=")
             require(bool(sep) and field in FIELDS and bool(column), "--column", "SP-R1",
                     f"expected FIELD=COLUMN with FIELD one of {FIELDS}", item)
+            # a field mapped twice is a slip: keeping the last would read another column
+            # than one of the two the user wrote (SP-R1)
+            require(field not in pairs, "--column", "SP-R1",
+                    f"{field} is mapped twice ({field}={pairs.get(field)} and {item}); map "
+                    f"each field once", item)
             pairs[field] = column
         return cls(tuple(sorted(pairs.items())))
 
@@ -148,7 +153,8 @@ def _number_rows(rows: DataFrame) -> DataFrame:
 
 
 def check_format(fmt: str) -> str:
-    require(fmt in FORMATS, "--format", "SP-R1", f"must be one of {FORMATS}", fmt)
+    require(fmt in FORMATS, "--format", "SP-R1",
+            f"must be one of {', '.join(FORMATS)} or rosbag", fmt)
     return fmt
 
 
@@ -191,6 +197,40 @@ def _same_columns(schemas: dict[str, Any], columns: ColumnMap) -> tuple[str, str
     return None
 
 
+def _csv_header(file: str) -> list[str] | None:
+    """The column names of a CSV file's header line (None: a codec Python does not read)."""
+    import csv
+    import gzip
+    import io
+
+    lower = file.lower()
+    if not lower.endswith((".csv", ".csv.gz")):
+        return None
+    with (gzip.open(file, "rb") if lower.endswith(".gz") else open(file, "rb")) as raw:
+        line = raw.readline(1 << 20).decode("utf-8-sig", errors="replace")
+    return next(csv.reader(io.StringIO(line)), [])
+
+
+def _same_header_order(files: Sequence[str]) -> None:
+    """SP-R44: Spark reads every CSV file of a folder by the column positions of one file's
+    header, so a file whose columns come in another order would be read into the wrong
+    fields (its ids as stamps); it is refused naming both files and both orders."""
+    from timealign.spark.paths import PathError
+
+    first: tuple[str, list[str]] | None = None
+    for file in files:
+        header = _csv_header(file)
+        if header is None or not header:
+            continue
+        if first is None:
+            first = (file, header)
+        elif header != first[1]:
+            raise PathError("input", "SP-R44", [
+                f"cannot read the file {file}: its columns come in the order "
+                f"{', '.join(header)}, where {first[0]} has {', '.join(first[1])}; CSV "
+                f"files of one input must share one header"], file)
+
+
 def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[str]:
     """SP-R1: every file of a local input is read or refused by name before Spark reads it
     (Spark skips a zero-byte Parquet file silently, reads a README as rows, and fails on a
@@ -220,8 +260,8 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
             if not file.lower().endswith(SUFFIXES[fmt]):
                 raise PathError("input", "SP-R1", [
                     f"the file {file} is not a {fmt} file (its name does not end with "
-                    f"{' or '.join(SUFFIXES[fmt][:3])}); remove it from {{input}} or rename "
-                    f"it"], file)
+                    f"{' or '.join(SUFFIXES[fmt][:3])}); remove it from ", "{input}",
+                    " or rename it"], file)
     else:
         found = [path]
 
@@ -250,10 +290,26 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
                         pass
             except (OSError, EOFError, zlib.error) as error:
                 raise refuse(file, f"not a readable gzip file ({error})") from None
+    if fmt == "csv":
+        _same_header_order(found)  # SP-R44
     differs = _same_columns(schemas, columns) if columns is not None and schemas else None
     if differs is not None:
         raise PathError("input", "SP-R1", [differs[1]], differs[0])
     return found
+
+
+def _as_text(reader: Any, frame: DataFrame, path: str, columns: ColumnMap) -> DataFrame:
+    """SP-R44: the identity columns (source, id, topic, kind) of a text format read as the
+    text the file holds, never as an inferred type: inferred, CSV sources ``007`` and ``7``
+    both became the integer 7 (two robots through one machine), ids ``0000`` came back as
+    ``0``, a JSON id ``1.50`` as ``1.5``. The times keep their inferred (integer) types."""
+    text = {columns.column(field) for field in FIELDS if field not in TIMES}
+    fields = frame.schema.fields
+    if all(f.name not in text or isinstance(f.dataType, T.StringType) for f in fields):
+        return frame
+    typed = T.StructType([T.StructField(f.name, T.StringType(), True) if f.name in text
+                          else f for f in fields])
+    return reader.schema(typed).load(path)  # type: ignore[no-any-return]
 
 
 def _loads(reader: Any, file: str) -> bool:
@@ -276,7 +332,7 @@ def load_named(spark: SparkSession, path: str, fmt: str,
     files = input_files(path, check_format(fmt), columns)
     reader = spark.read.format(fmt).options(**reader_options(fmt))
     try:
-        return reader.load(path)
+        return _as_text(reader, reader.load(path), path, columns or ColumnMap())
     except Exception as error:  # AnalysisException: path missing, unreadable
         rebuilt = job_error(error)
         if rebuilt is not error:
