@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from timealign.errors import InvalidInput, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, wrong_object
 from timealign.event_time_batcher.arithmetic import split_point
 from timealign.event_time_batcher.machine import _rehome
 from timealign.event_time_batcher.model import (
@@ -107,6 +107,9 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
     _require_forward(last, now)
     if identity in held:
         raise InvalidInput("id", "EB-R4", "id is already held by an open batch", identity)
+    if t > INT64_MAX - config.batching_window - config.max_message_delay:  # DRV-D9
+        raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
+                           "max_message_delay (its batch's timeout) must fit in int64 ns", t)
     if t < now - config.max_message_delay:  # EB-R5
         return FastState(batches, now, held), (Rejected(identity, TOO_OLD),)
     if t > now + config.message_leap_limit:  # EB-R6

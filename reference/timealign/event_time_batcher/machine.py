@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from timealign.errors import InvalidInput, require, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, require, wrong_object
 from timealign.event_time_batcher.arithmetic import first_containing, new_window_end, split_point
 from timealign.event_time_batcher.model import (
     DUPLICATE,
@@ -83,6 +83,9 @@ def _message(config: Config, state: State, m: Message) -> Step:
     require(not any(m.id in map(_ID, b.members) for b in state.batches), "id", "EB-R4",
             "id is already held by an open batch", m.id)
     now, t, batches = m.at, m.event_time, state.batches
+    if t > INT64_MAX - config.batching_window - config.max_message_delay:  # DRV-D9
+        raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
+                           "max_message_delay (its batch's timeout) must fit in int64 ns", t)
     if t < now - config.max_message_delay:
         return State(batches, now), (Rejected(m.id, TOO_OLD),)
     if t > now + config.message_leap_limit:
