@@ -139,9 +139,10 @@ _STREAM_PARTITION = "batch"
 
 
 def _require_schema(written: DataFrame, table: str) -> None:
-    """SP-R4, SP-R5: the written table has exactly the columns and types the jobs write (nulls
-    aside, as ``simpleString`` shows types); a column of another type or an extra column fails the verification naming
-    it, where comparing the selected columns' values alone accepted both."""
+    """SP-R4, SP-R5: the written table has exactly the columns and types the jobs write
+    (nulls aside: types compared as ``simpleString`` shows them); a column of another type
+    or an extra column fails the verification naming it, where comparing the selected
+    columns' values alone accepted both."""
     names = schema.GROUP_COLUMNS if table == "groups" else schema.OUTCOME_COLUMNS
     rule = "SP-R4" if table == "groups" else "SP-R5"
     wanted = {f.name: f.dataType for f in schema.COMBINED.fields}
