@@ -37,13 +37,14 @@ def test_eb_r1_drv_d9_window_plus_delay_over_int64_is_refused_naming_the_field()
 def test_eb_r2_drv_d9_a_message_whose_timeout_would_pass_int64_is_refused(
         machine: str) -> None:
     """EB-R2, DRV-D9: an event time whose batch timeout (t + W + D) passes 2**63 - 1 is
-    refused naming event_time, in both implementations; the last one that fits is taken
-    and its timer is exactly 2**63 - 1."""
+    refused naming event_time, in both implementations, when the message would be taken
+    into a batch (a rejected one has no timeout); the last one that fits is taken and its
+    timer is exactly 2**63 - 1."""
     config = Config(batching_window=10, max_message_delay=5)
     start: Any = initial(config) if machine == "rule text" else fast.initial(config)
     go: Any = step if machine == "rule text" else fast.step
     with pytest.raises(InvalidInput) as caught:
-        go(config, start, Message("k", TOP - 14, 0, "a"))
+        go(config, start, Message("k", TOP - 14, TOP - 14, "a"))
     assert (caught.value.field, caught.value.rule) == ("event_time", "EB-R2")
     _, outputs = go(config, start, Message("k", TOP - 15, TOP - 15, "a"))
     assert [getattr(o, "at", None) for o in outputs] == [TOP]

@@ -107,13 +107,13 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
     _require_forward(last, now)
     if identity in held:
         raise InvalidInput("id", "EB-R4", "id is already held by an open batch", identity)
-    if t > INT64_MAX - config.batching_window - config.max_message_delay:  # DRV-D9
-        raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
-                           "max_message_delay (its batch's timeout) must fit in int64 ns", t)
     if t < now - config.max_message_delay:  # EB-R5
         return FastState(batches, now, held), (Rejected(identity, TOO_OLD),)
     if t > now + config.message_leap_limit:  # EB-R6
         return FastState(batches, now, held), (Rejected(identity, TOO_FAR_IN_FUTURE),)
+    if t > INT64_MAX - config.batching_window - config.max_message_delay:  # EB-R2, DRV-D9
+        raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
+                           "max_message_delay (its batch's timeout) must fit in int64 ns", t)
     member = Member(key, t, identity)
     for index, target in enumerate(batches):  # noqa: B007 - EB-R7: the first batch holding t
         if target.start <= t <= target.end:
