@@ -1,4 +1,4 @@
-"""Guards bounded in their input (issue 30, part 4; VEC-R11, VEC-R15).
+"""Guards bounded in their input (issue 30, part 4; VEC-R11, VEC-R16).
 
 The pre-parse JSON scan must be linear in the text's length, asserted structurally (no timed
 test): a string, once its opening quote is matched, is consumed to its closing quote or the
@@ -71,10 +71,10 @@ def _write_quietly(fifo: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["check", "replay"])
-def test_vec_r15_check_and_replay_refuse_a_fifo(tmp_path: Path,
+def test_vec_r16_check_and_replay_refuse_a_fifo(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str],
                                                command: str) -> None:
-    """VEC-R15: a FIFO named like a vector file is refused by name (exit 2), never opened:
+    """VEC-R16: a FIFO named like a vector file is refused by name (exit 2), never opened:
     opening it would block until a writer came."""
     fifo = tmp_path / "x.json"
     os.mkfifo(fifo)
@@ -86,7 +86,7 @@ def test_vec_r15_check_and_replay_refuse_a_fifo(tmp_path: Path,
     os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets a waiting writer go
     writer.join()
     assert code == 2, err
-    assert str(fifo) in err and "not a regular file" in err and "VEC-R15" in err
+    assert str(fifo) in err and "not a regular file" in err and "VEC-R16" in err
 
 
 def _answering(tmp_path: Path, line_expression: str) -> Command:

@@ -47,13 +47,13 @@ def depth(text: str) -> int:
 
 
 class NotRegularFile(OSError):
-    """A named file that is not a regular file (a FIFO, a device, a socket): VEC-R15."""
+    """A named file that is not a regular file (a FIFO, a device, a socket): VEC-R16."""
 
-    rule = "VEC-R15"
+    rule = "VEC-R16"
 
 
 def open_regular(path: str | Path) -> BinaryIO:
-    """``path`` opened for reading in binary, only when it is a regular file (VEC-R15).
+    """``path`` opened for reading in binary, only when it is a regular file (VEC-R16).
 
     It is opened without blocking and checked on the open descriptor, so a FIFO (whose
     plain ``open`` waits for a writer, forever) or a device is refused by name before any

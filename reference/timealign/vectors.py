@@ -131,7 +131,7 @@ def _read_limited(path: Path) -> bytes:
     """The file's bytes, gunzipped when compressed; a file (or its decompressed content)
     over :data:`jsontext.MAX_TEXT_BYTES` is refused before it is held in memory (VEC-R11)."""
     limit = jsontext.MAX_TEXT_BYTES
-    with jsontext.open_regular(path) as raw:  # a FIFO would block forever (VEC-R15)
+    with jsontext.open_regular(path) as raw:  # a FIFO would block forever (VEC-R16)
         compressed = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw) if compressed else raw

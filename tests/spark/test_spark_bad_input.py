@@ -191,9 +191,9 @@ RUN = ["run", "approximate_time", "--config", '{"topics": 2, "queue_size": 2}']
 
 
 @pytest.mark.parametrize("case", ["folder", "fifo"])
-def test_vec_r15_config_that_is_not_a_regular_file_is_named(
+def test_vec_r16_config_that_is_not_a_regular_file_is_named(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
-    """VEC-R15: `--config DIR` says it is a folder (it said "no such file"); a FIFO is
+    """VEC-R16: `--config DIR` says it is a folder (it said "no such file"); a FIFO is
     refused without being opened (it would block forever)."""
     import os
 
@@ -208,7 +208,7 @@ def test_vec_r15_config_that_is_not_a_regular_file_is_named(
     err = capsys.readouterr().err
     assert code == 2, err
     what = "a folder" if case == "folder" else "a FIFO"
-    assert f"not a regular file ({what})" in err and "VEC-R15" in err, err
+    assert f"not a regular file ({what})" in err and "VEC-R16" in err, err
     assert "no such file" not in err and str(target) in err
 
 

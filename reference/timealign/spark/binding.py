@@ -55,13 +55,13 @@ def differences(stored: Any, wanted: dict[str, Any]) -> list[str]:
 
 
 def _refuse_irregular(checkpoint: str) -> None:
-    """VEC-R15: a local checkpoint's binding must be a regular file when present (a FIFO
+    """VEC-R16: a local checkpoint's binding must be a regular file when present (a FIFO
     there would block the restart forever)."""
     if "://" in checkpoint and not checkpoint.startswith("file:"):
         return
     local = Path(checkpoint.removeprefix("file://").removeprefix("file:")) / NAME
     if (local.exists() or local.is_symlink()) and not local.is_file():
-        raise PathError("checkpoint", "VEC-R15", [
+        raise PathError("checkpoint", "VEC-R16", [
             f"holds a {NAME} that is not a regular file; use a new checkpoint folder"],
             checkpoint)
 
@@ -71,7 +71,7 @@ def bind(spark: SparkSession, checkpoint: str, algorithm: Algorithm[Any, Any, An
     """Write the binding on a first start; on a restart, raise :class:`PathError`
     (exit 2) when the algorithm, config or codec version differ, or when the checkpoint
     holds a stream but no binding (written by another program or an older version)."""
-    _refuse_irregular(checkpoint)  # VEC-R15: before Hadoop opens it
+    _refuse_irregular(checkpoint)  # VEC-R16: before Hadoop opens it
     jvm: Any = spark.sparkContext._jvm
     fs, make = hadoop_fs(spark, checkpoint)
     path = make(f"{checkpoint.rstrip('/')}/{NAME}")

@@ -32,7 +32,7 @@ def _config_json(text: str) -> Any:
     otherwise ``text`` itself as inline JSON. Every failure names ``--config``."""
     if text.lstrip()[:1] in ("{", "[", '"') or not text.strip():
         return vectors.parse_json(text.encode(), "--config")
-    try:  # a regular file only: a FIFO would block forever, a folder is no config (VEC-R15)
+    try:  # a regular file only: a FIFO would block forever, a folder is no config (VEC-R16)
         with jsontext.open_regular(text) as handle:
             body = handle.read(jsontext.MAX_TEXT_BYTES + 1)
     except FileNotFoundError:

@@ -212,7 +212,7 @@ def _csv_header(file: str) -> list[str] | None:
 
 
 def _same_header_order(files: Sequence[str]) -> None:
-    """SP-R44: Spark reads every CSV file of a folder by the column positions of one file's
+    """SP-R49: Spark reads every CSV file of a folder by the column positions of one file's
     header, so a file whose columns come in another order would be read into the wrong
     fields (its ids as stamps); it is refused naming both files and both orders."""
     from timealign.spark.paths import PathError
@@ -225,7 +225,7 @@ def _same_header_order(files: Sequence[str]) -> None:
         if first is None:
             first = (file, header)
         elif header != first[1]:
-            raise PathError("input", "SP-R44", [
+            raise PathError("input", "SP-R49", [
                 f"cannot read the file {file}: its columns come in the order "
                 f"{', '.join(header)}, where {first[0]} has {', '.join(first[1])}; CSV "
                 f"files of one input must share one header"], file)
@@ -291,7 +291,7 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
             except (OSError, EOFError, zlib.error) as error:
                 raise refuse(file, f"not a readable gzip file ({error})") from None
     if fmt == "csv":
-        _same_header_order(found)  # SP-R44
+        _same_header_order(found)  # SP-R49
     differs = _same_columns(schemas, columns) if columns is not None and schemas else None
     if differs is not None:
         raise PathError("input", "SP-R1", [differs[1]], differs[0])
@@ -299,7 +299,7 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
 
 
 def _as_text(reader: Any, frame: DataFrame, path: str, columns: ColumnMap) -> DataFrame:
-    """SP-R44: the identity columns (source, id, topic, kind) of a text format read as the
+    """SP-R49: the identity columns (source, id, topic, kind) of a text format read as the
     text the file holds, never as an inferred type: inferred, CSV sources ``007`` and ``7``
     both became the integer 7 (two robots through one machine), ids ``0000`` came back as
     ``0``, a JSON id ``1.50`` as ``1.5``. The times keep their inferred (integer) types."""
