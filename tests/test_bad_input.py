@@ -296,3 +296,60 @@ def test_unexpected_failures_are_one_line_unless_debug(
     assert "ZeroDivisionError" in err and "Traceback" not in err and "--debug" in err
     assert main(["replay", str(tmp_path), "--debug"]) == 4
     assert "Traceback" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", registry.names())
+@pytest.mark.parametrize("config", [{"topics": 2, "queue_size": 2}, None, 3])
+def test_drv_r9_run_with_a_config_of_another_type_names_config(name: str,
+                                                               config: object) -> None:
+    """DRV-R9: `run()`, `iter_outputs()` and the driver given a dict (or None) instead of
+    the algorithm's config raise InvalidInput naming `config`, not AttributeError."""
+    from timealign import run
+    from timealign.algorithm import iter_outputs
+    from timealign.drive import drive
+
+    algorithm = registry.get(name)
+    for call in (lambda: run(algorithm, config, []),
+                 lambda: list(iter_outputs(algorithm, config, [])),
+                 lambda: list(drive(algorithm, config, []))):
+        with pytest.raises(InvalidInput) as caught:
+            call()
+        assert caught.value.field == "config" and caught.value.rule == "DRV-R9"
+
+
+@pytest.mark.parametrize("name", registry.names())
+@pytest.mark.parametrize("row", [{"id": "a"}, ("a", "t", 1, 2), None])
+def test_drv_r9_drive_with_a_row_that_is_not_a_record_names_the_row(name: str,
+                                                                    row: object) -> None:
+    """DRV-R9: `drive()` given a dict or a tuple for a row raises InvalidInput naming
+    `row`, not AttributeError."""
+    from timealign.drive import drive
+
+    algorithm = registry.get(name)
+    assert algorithm.traces is not None
+    config = algorithm.traces.instances[0].config
+    with pytest.raises(InvalidInput) as caught:
+        list(drive(algorithm, config, [row]))  # type: ignore[list-item]
+    assert caught.value.field == "row" and caught.value.rule == "DRV-R9"
+
+
+def test_at_r1_queue_size_is_a_count_not_nanoseconds() -> None:
+    """AT-R1: a bad `queue_size` is "must be an integer", never "an integer number of
+    nanoseconds" (it counts messages)."""
+    algorithm = registry.get("approximate_time")
+    for value in ("abc", 1.5, True):
+        with pytest.raises(InvalidInput, match="queue_size: must be an integer") as caught:
+            algorithm.config_from_json({"topics": 2, "queue_size": value})
+        assert "nanoseconds" not in str(caught.value)
+
+
+def test_cf_r21_diff_with_a_value_no_config_takes_exits_2(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """CF-R21: `diff --a queue_size=abc` is bad usage (exit 2 naming the change), not a
+    difference (it exited 1, "DIFFERS")."""
+    code = main(["diff", "approximate_time", "--a", "queue_size=abc", "--b",
+                 "queue_size=3", "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 2, captured
+    assert 'queue_size="abc"' in captured.err and "CF-R21" in captured.err
+    assert "DIFFERS" not in captured.out

@@ -272,6 +272,7 @@ class Algorithm(Generic[C, S, I, O]):
     traces: Traces | None = None
     inputs_from_columns: Callable[[C, Columns], list[I]] | None = None
     accounts: Callable[[Sequence[O]], Accounts] | None = None
+    config_type: type | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
@@ -305,6 +306,18 @@ class Algorithm(Generic[C, S, I, O]):
         return attrs.evolve(self, initial=self.fast.initial, step=self.fast.step, fast=None)
 
 
+def check_config(algorithm: Algorithm[C, S, I, O], config: C) -> C:
+    """DRV-R9: ``config`` is the algorithm's config object (``config_from_json`` builds
+    one), not a dict or ``None``: :class:`InvalidInput` naming ``config``, where the first
+    field read would have raised ``AttributeError`` deep inside ``initial``."""
+    wanted = algorithm.config_type
+    if wanted is not None and type(config) is not wanted:
+        raise InvalidInput("config", "DRV-R9", f"must be a {wanted.__module__}."
+                           f"{wanted.__qualname__} (build it with the algorithm's "
+                           f"config_from_json)", type(config).__name__)
+    return config
+
+
 def iter_outputs(
     algorithm: Algorithm[C, S, I, O],
     config: C,
@@ -312,6 +325,7 @@ def iter_outputs(
     state: S | None = None,
 ) -> Iterator[tuple[int, O]]:
     """Fold ``inputs`` through ``step``; yield each output with its input's index."""
+    check_config(algorithm, config)  # DRV-R9
     current = algorithm.initial(config) if state is None else state
     for index, item in enumerate(inputs):
         current, outputs = algorithm.step(config, current, item)
@@ -325,7 +339,7 @@ def run(
     inputs: Iterable[I],
 ) -> tuple[S, tuple[tuple[int, O], ...]]:
     """Replay ``inputs`` from the initial state; return the final state and all outputs."""
-    state = algorithm.initial(config)
+    state = algorithm.initial(check_config(algorithm, config))  # DRV-R9
     produced: list[tuple[int, O]] = []
     for index, item in enumerate(inputs):
         state, outputs = algorithm.step(config, state, item)

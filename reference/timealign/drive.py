@@ -23,7 +23,7 @@ from typing import Any, Generic
 
 import attrs
 
-from timealign.algorithm import Algorithm, C, Columns, I, O, Record, S, records_of
+from timealign.algorithm import Algorithm, C, Columns, I, O, Record, S, check_config, records_of
 from timealign.errors import INT64_MAX, InvalidInput, require, require_ns
 
 Step = tuple[int, I, tuple[O, ...]]
@@ -33,6 +33,9 @@ def check_record(record: Record) -> None:
     """DRV-R9: a row has the field types of :class:`Record`, times within int64 ns
     (DRV-D9); otherwise :class:`InvalidInput` naming the row's field. Exact type tests keep
     this cheap on the hot path (bool, a subclass of int, is refused too)."""
+    if type(record) is not Record:  # a dict or a tuple: no attribute to read (DRV-R9)
+        raise InvalidInput("row", "DRV-R9", "must be a timealign.Record",
+                           type(record).__name__)
     if type(record.id) is str and type(record.topic) is str \
             and type(record.stamp) is int and 0 <= record.stamp <= INT64_MAX \
             and type(record.arrival) is int and 0 <= record.arrival <= INT64_MAX \
@@ -103,7 +106,7 @@ class Driver(Generic[C, S, I, O]):
         held_rows: Iterable[Record] = (),
     ) -> None:
         self.algorithm = algorithm
-        self.config = config
+        self.config = check_config(algorithm, config)  # DRV-R9
         self.state: S = algorithm.initial(config) if state is None else state
         self.timers: list[int] = sorted(set(timers))  # a heap of pending instants
         self._scheduled: set[int] = set(self.timers)  # the same instants, for O(1) lookup
@@ -181,8 +184,10 @@ class Driver(Generic[C, S, I, O]):
         """DRV-R9 then DRV-R1 per row; :func:`check_record`'s exact type tests are inlined
         (a call per row measured a tenth of the driver's own time), and a row failing them
         goes through :func:`check_record` for the error naming its field."""
-        str_, int_ = str, int
+        str_, int_, record_ = str, int, Record
         for record in records:
+            if type(record) is not record_:
+                check_record(record)  # raises DRV-R9: not a Record
             arrival = record.arrival
             if not (type(record.id) is str_ and type(record.topic) is str_
                     and type(record.stamp) is int_ and 0 <= record.stamp <= INT64_MAX

@@ -64,6 +64,19 @@ def require(condition: bool, field: str, rule: str, message: str, value: object 
 INT64_MAX = 2**63 - 1
 
 
+def require_count(value: object, field: str, rule: str, *, minimum: int = 0) -> int:
+    """Check that ``value`` is an integer count (a size, not a time) in [``minimum``,
+    2**63 - 1]; ``bool`` is refused, as in :func:`require_ns`, whose wording ("number of
+    nanoseconds") would be wrong for a count."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidInput(field, rule, "must be an integer", value)
+    if value < minimum:
+        raise InvalidInput(field, rule, f"must be >= {minimum}", value)
+    if value > INT64_MAX:
+        raise InvalidInput(field, rule, "must be at most 2**63 - 1", value)
+    return value
+
+
 def require_ns(value: object, field: str, rule: str, *, minimum: int = 0) -> int:
     """Check that ``value`` is an integer number of nanoseconds in [``minimum``, 2**63 - 1].
 

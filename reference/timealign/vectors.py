@@ -171,7 +171,7 @@ def _read_limited(path: Path) -> bytes:
     """The file's bytes, gunzipped when compressed; a file (or its decompressed content)
     over :data:`jsontext.MAX_TEXT_BYTES` is refused before it is held in memory (VEC-R11)."""
     limit = jsontext.MAX_TEXT_BYTES
-    with path.open("rb") as raw:
+    with jsontext.open_regular(path) as raw:  # a FIFO would block forever (VEC-R16)
         compressed = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw) if compressed else raw
@@ -190,6 +190,9 @@ def read(path: str | Path) -> Iterator[Vector | InvalidInput]:
     path = Path(path)
     try:
         body = _read_limited(path)
+    except jsontext.NotRegularFile as error:
+        yield InvalidInput(str(path), error.rule, str(error), None)
+        return
     except (OSError, EOFError, zlib.error) as error:
         yield _json_error(str(path), f"cannot read the file: {error}")
         return

@@ -185,3 +185,55 @@ def test_sp_r34_a_crashed_worker_is_named_by_run_and_stream(
                             f"ModuleNotFoundError: No module named '{MISSING_MODULE}'"), err
     assert f"pip install {MISSING_MODULE}" in first, err
     assert rest == ["timealign: run again with --debug for the traceback"], err
+
+
+RUN = ["run", "approximate_time", "--config", '{"topics": 2, "queue_size": 2}']
+
+
+@pytest.mark.parametrize("case", ["folder", "fifo"])
+def test_vec_r16_config_that_is_not_a_regular_file_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """VEC-R16: `--config DIR` says it is a folder (it said "no such file"); a FIFO is
+    refused without being opened (it would block forever)."""
+    import os
+
+    target = tmp_path / "cfg"
+    if case == "folder":
+        target.mkdir()
+    else:
+        os.mkfifo(target)
+    (tmp_path / "in").mkdir()
+    code = main(["run", "approximate_time", "--input", str(tmp_path / "in"), "--output",
+                 str(tmp_path / "out"), "--config", str(target)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    what = "a folder" if case == "folder" else "a FIFO"
+    assert f"not a regular file ({what})" in err and "VEC-R16" in err, err
+    assert "no such file" not in err and str(target) in err
+
+
+def test_sp_r1_option_messages_name_what_they_mean(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R1: the `--format` error lists rosbag too; a field given twice to `--column` is
+    refused (the last one won before); a stray file's message names `--input`, never a
+    literal `{input}`; `queue_size` is a count, not "nanoseconds" (AT-R1)."""
+    out = str(tmp_path / "out")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "notes.txt").write_text("x")
+    cases = [
+        (["--input", str(tmp_path / "in"), "--output", out, "--format", "xml"],
+         ["parquet, csv, json or rosbag", "SP-R1"]),
+        (["--input", str(tmp_path / "in"), "--output", out, "--column", "id=a",
+          "--column", "id=b"], ["id is mapped twice (id=a and id=b)", "SP-R1"]),
+        (["--input", str(tmp_path / "in"), "--output", out],
+         ["notes.txt", "remove it from --input or rename it"]),
+    ]
+    for argv, words in cases:
+        assert main([*RUN, *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert all(w in err for w in words) and "{input}" not in err, err
+    assert main(["run", "approximate_time", "--input", str(tmp_path / "in"), "--output", out,
+                 "--config", '{"topics": 2, "queue_size": 1.5}']) == 2
+    err = capsys.readouterr().err
+    assert "queue_size: must be an integer (rule AT-R1" in err and "nanoseconds" not in err
+    assert not Path(out).exists()

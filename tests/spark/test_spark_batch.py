@@ -225,3 +225,25 @@ def test_sp_i2_verify_rechecks_written_tables(spark: SparkSession, fleet: Path,
     outcomes.write.parquet(str(doctored / "outcomes"))
     with pytest.raises(AssertionError, match=r"groups: 12 row\(s\) of the re-run missing"):
         verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet), str(doctored))
+
+
+@pytest.mark.parametrize("change", ["type", "extra"])
+def test_sp_r4_r5_verify_refuses_a_changed_column_type_or_an_extra_column(
+        spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path,
+        change: str) -> None:
+    """SP-R4, SP-R5: `verify` compared only the selected columns' values, so a table whose
+    `at` became a string, or that gained a column, verified; now either fails naming the
+    column."""
+    output = batch_output(VERIFIED)
+    groups, outcomes = tables(spark, output)
+    doctored = tmp_path / "doctored"
+    if change == "type":
+        groups = groups.withColumn("at", F.col("at").cast("string"))
+    else:
+        groups = groups.withColumn("note", F.lit("x"))
+    groups.write.parquet(str(doctored / "groups"))
+    outcomes.write.parquet(str(doctored / "outcomes"))
+    words = ("column 'at' is string, the run writes bigint" if change == "type" else
+             "a column 'note' the run never writes")
+    with pytest.raises(AssertionError, match=words + r" \(rule SP-R4\)"):
+        verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet), str(doctored))

@@ -43,6 +43,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="approximate_time",
     initial=initial,
     step=step,
+    config_type=Config,
     end=lambda config: End(),
     account=account,
     config_from_json=config_from_json,

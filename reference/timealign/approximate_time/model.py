@@ -15,7 +15,7 @@ import attrs
 
 from timealign.approximate_time import ros1
 from timealign.approximate_time.arithmetic import scale_factor
-from timealign.errors import require, require_ns
+from timealign.errors import require, require_count, require_ns
 
 INT64_MAX = 2**63 - 1
 DEFAULT_AGE_PENALTY = 0.1
@@ -113,7 +113,7 @@ class Config:
         arithmetic: str | None = None,
     ) -> None:
         names = _topic_names(topics)
-        require_ns(queue_size, "queue_size", "AT-R1", minimum=1)
+        require_count(queue_size, "queue_size", "AT-R1", minimum=1)
         penalty = _age_penalty(age_penalty)
         interval = DEFAULT_MAX_INTERVAL if max_interval_duration is None else require_ns(
             max_interval_duration, "max_interval_duration", "AT-R1")

@@ -76,16 +76,44 @@ def variant(algorithm: str | Algorithm[Any, Any, Any, Any], texts: Sequence[str]
         if "unknown" in error.message:
             raise InvalidInput(option, "CF-R21", f"not a config field of {reference.name}: "
                                f"{error.message}", texts) from None
+    for key, value in changes.items():
+        _refuse_impossible(reference, option, key, value)
     label = " ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
                      for k, v in changes.items())
     return Variant(label, changes)
 
 
-def _probe_config(reference: Algorithm[Any, Any, Any, Any]) -> JSON:
+def _refuse_impossible(reference: Algorithm[Any, Any, Any, Any], option: str, key: str,
+                       value: Any) -> None:
+    """CF-R21: a change whose value every config tried refuses for that very field
+    (``queue_size=abc``) is a usage error, exit 2; a value refused only under some configs
+    (a bound list of one length) stays a difference at the config."""
+    refusals = []
+    for config in _probe_configs(reference):
+        try:
+            reference.config_from_json({**config, key: value})
+        except InvalidInput as error:
+            if error.field.split("[")[0].split(".")[0] != key:
+                return
+            refusals.append(error)
+        else:
+            return
+    if refusals:
+        raise InvalidInput(option, "CF-R21", f"{key}={json.dumps(value)}: no config takes "
+                           f"this value ({refusals[0].message}, rule {refusals[0].rule})",
+                           None)
+
+
+def _probe_configs(reference: Algorithm[Any, Any, Any, Any]) -> list[JSON]:
     knowledge = reference.traces
-    if knowledge is not None and knowledge.instances:
-        return reference.config_to_json(knowledge.instances[0].config)
-    return {}
+    if knowledge is None:
+        return []
+    return [reference.config_to_json(instance.config) for instance in knowledge.instances]
+
+
+def _probe_config(reference: Algorithm[Any, Any, Any, Any]) -> JSON:
+    configs = _probe_configs(reference)
+    return configs[0] if configs else {}
 
 
 @attrs.frozen

@@ -100,7 +100,7 @@ class Command:
         self.command, self.timeout, self.cwd = command, timeout, cwd
         self.process: subprocess.Popen[bytes] | None = None
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the Command
-        self.buffer = b""
+        self.buffer = bytearray()
         self.starts = 0
         self.previous: str | None = None  # the name of the trace asked before (CF-R5)
 
@@ -113,7 +113,7 @@ class Command:
     def _start(self) -> subprocess.Popen[bytes]:
         self.stderr.seek(0)
         self.stderr.truncate()
-        self.buffer = b""
+        self.buffer = bytearray()
         self.starts += 1
         process = subprocess.Popen(
             self.command, shell=True, cwd=self.cwd, stdin=subprocess.PIPE,
@@ -125,32 +125,44 @@ class Command:
         return process
 
     def ask(self, request: JSON) -> Answer:
-        """Send one trace, wait for its answer line; any trouble is a :class:`Failed`."""
+        """Send one trace, wait for its answer line; any trouble is a :class:`Failed`.
+
+        The timeout covers reading *and* parsing the answer (CF-R4): an answer whose parse
+        ends after the deadline is a failed trace, like one that came too late. Reading
+        and parsing are both linear in the line's length (VEC-R11), at most
+        :data:`jsontext.MAX_TEXT_BYTES`."""
         process = self.process if self.process is not None else self._start()
         line = (json.dumps(request, separators=(",", ":")) + "\n").encode("utf-8")
-        reply = self._exchange(process, line)
+        deadline = time.monotonic() + self.timeout
+        reply = self._exchange(process, line, deadline)
         if isinstance(reply, Failed):
             self._kill()
             return reply
         answer = parse(reply, str(request.get("name")), self.previous)
         self.previous = str(request.get("name"))
+        if not isinstance(answer, Failed) and time.monotonic() > deadline:
+            answer = Failed(f"no answer within {self.timeout:g} s (reading and parsing "
+                            f"a line of {len(reply)} bytes){self._tail()}")
         if isinstance(answer, Failed):
             self._kill()
         return answer
 
-    def _exchange(self, process: subprocess.Popen[bytes], line: bytes) -> bytes | Failed:
+    def _exchange(self, process: subprocess.Popen[bytes], line: bytes,
+                  deadline: float) -> bytes | Failed:
         assert process.stdin is not None and process.stdout is not None
         stdin, stdout = process.stdin.fileno(), process.stdout.fileno()
-        deadline = time.monotonic() + self.timeout
         pending = memoryview(line)
+        searched = 0  # the buffer before this holds no newline: each byte is searched once
         with selectors.DefaultSelector() as selector:
             selector.register(stdout, selectors.EVENT_READ)
             selector.register(stdin, selectors.EVENT_WRITE)
             while True:
-                newline = self.buffer.find(b"\n")
+                newline = self.buffer.find(b"\n", searched)
                 if newline >= 0:
-                    reply, self.buffer = self.buffer[:newline], self.buffer[newline + 1:]
+                    reply = bytes(self.buffer[:newline])
+                    del self.buffer[:newline + 1]
                     return reply
+                searched = len(self.buffer)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return Failed(f"no answer within {self.timeout:g} s{self._tail()}")

@@ -39,6 +39,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="event_time_batcher",
     initial=initial,
     step=step,
+    config_type=Config,
     end=lambda config: Flush(),
     account=codec.account,
     config_from_json=codec.config_from_json,

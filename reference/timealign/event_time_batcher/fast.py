@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from timealign.errors import InvalidInput, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, wrong_object
 from timealign.event_time_batcher.arithmetic import split_point
 from timealign.event_time_batcher.machine import _rehome
 from timealign.event_time_batcher.model import (
@@ -111,6 +111,9 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
         return FastState(batches, now, held), (Rejected(identity, TOO_OLD),)
     if t > now + config.message_leap_limit:  # EB-R6
         return FastState(batches, now, held), (Rejected(identity, TOO_FAR_IN_FUTURE),)
+    if t > INT64_MAX - config.batching_window - config.max_message_delay:  # EB-R2, DRV-D9
+        raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
+                           "max_message_delay (its batch's timeout) must fit in int64 ns", t)
     member = Member(key, t, identity)
     for index, target in enumerate(batches):  # noqa: B007 - EB-R7: the first batch holding t
         if target.start <= t <= target.end:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from timealign.errors import InvalidInput, require, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, require, wrong_object
 from timealign.event_time_batcher.arithmetic import first_containing, new_window_end, split_point
 from timealign.event_time_batcher.model import (
     DUPLICATE,
@@ -87,6 +87,7 @@ def _message(config: Config, state: State, m: Message) -> Step:
         return State(batches, now), (Rejected(m.id, TOO_OLD),)
     if t > now + config.message_leap_limit:
         return State(batches, now), (Rejected(m.id, TOO_FAR_IN_FUTURE),)
+    _require_timeout_fits(config, t)
     member = Member(m.key, t, m.id)
     index = first_containing(tuple((b.start, b.end) for b in batches), t)
     if index is None:
@@ -104,6 +105,15 @@ def _message(config: Config, state: State, m: Message) -> Step:
     batches = (*_replace(batches, index, OpenBatch(target.start, cut, lower)),
                OpenBatch(cut, target.end, upper))
     return _timer_or_close(config, batches, now, cut, lost)
+
+
+def _require_timeout_fits(config: Config, t: int) -> None:
+    """EB-R2, DRV-D9: a message taken into a batch gets a timeout up to ``t + W + D``, an
+    instant the machine emits; one that would pass int64 is refused (rejected messages
+    have no timeout, so they are not)."""
+    if t > INT64_MAX - config.batching_window - config.max_message_delay:
+        raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
+                           "max_message_delay (its batch's timeout) must fit in int64 ns", t)
 
 
 def _rehome(members: Members, cut: int) -> tuple[Members, Members, tuple[Output, ...]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from timealign.errors import require, require_ns
+from timealign.errors import INT64_MAX, require, require_ns
 
 TOO_OLD = "too_old"
 TOO_FAR_IN_FUTURE = "too_far_in_future"
@@ -35,6 +35,12 @@ class Config:
     def __attrs_post_init__(self) -> None:
         for name in ("batching_window", "max_message_delay", "message_leap_limit"):
             require_ns(getattr(self, name), name, "EB-R1")
+        # DRV-D9: a batch's timeout (its end + D, its end at most an event time + W) is an
+        # instant the machine emits; with W + D over int64 no message could have one
+        require(self.batching_window + self.max_message_delay <= INT64_MAX,
+                "max_message_delay", "EB-R1", "batching_window + max_message_delay (the "
+                "latest timeout after an event time) must fit in int64 ns (at most 2**63 - 1)",
+                self.max_message_delay)
 
 
 def _require_name(value: object, field: str) -> None:

@@ -98,10 +98,10 @@ def window(args: argparse.Namespace) -> tuple[int, int]:
 
 
 def _run_timeline(args: argparse.Namespace) -> Any:
+    require_spark_extra("plot --run")  # SP-R35: before any import of the extra's modules
     from timealign.spark.inputs import read_rows
     from timealign.spark.pictures import source_timeline
 
-    require_spark_extra("plot --run")  # SP-R35
     if args.source is None:
         raise InvalidInput("--source", "PL-R6", "a run's picture needs --source", None)
     args.algorithm = args.target

@@ -39,6 +39,7 @@ ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     name="rate_aware_batcher",
     initial=initial,
     step=step,
+    config_type=Config,
     end=codec.end,
     account=codec.account,
     config_from_json=codec.config_from_json,

@@ -10,10 +10,12 @@ codec's version; every restart compares and stops (exit 2) naming what differs.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 
+from timealign import jsontext
 from timealign.algorithm import Algorithm
 from timealign.outputs import CHECKPOINT_BINDING
 from timealign.spark.checkpoint_codec import VERSION
@@ -53,11 +55,24 @@ def differences(stored: Any, wanted: dict[str, Any]) -> list[str]:
     return found
 
 
+def _refuse_irregular(checkpoint: str) -> None:
+    """VEC-R16: a local checkpoint's binding must be a regular file when present (a FIFO
+    there would block the restart forever)."""
+    if "://" in checkpoint and not checkpoint.startswith("file:"):
+        return
+    local = Path(checkpoint.removeprefix("file://").removeprefix("file:")) / NAME
+    if (local.exists() or local.is_symlink()) and not local.is_file():
+        raise PathError("checkpoint", "VEC-R16", [
+            f"holds a {NAME} that is not a regular file; use a new checkpoint folder"],
+            checkpoint)
+
+
 def bind(spark: SparkSession, checkpoint: str, algorithm: Algorithm[Any, Any, Any, Any],
          config: Any) -> None:
     """Write the binding on a first start; on a restart, raise :class:`PathError`
     (exit 2) when the algorithm, config or codec version differ, or when the checkpoint
     holds a stream but no binding (written by another program or an older version)."""
+    _refuse_irregular(checkpoint)  # VEC-R16: before Hadoop opens it
     jvm: Any = spark.sparkContext._jvm
     fs, make = hadoop_fs(spark, checkpoint)
     path = make(f"{checkpoint.rstrip('/')}/{NAME}")
@@ -69,7 +84,7 @@ def bind(spark: SparkSession, checkpoint: str, algorithm: Algorithm[Any, Any, An
         finally:
             stream.close()
         try:
-            stored = json.loads(text)
+            stored = jsontext.loads(text)  # size and depth bounded first (VEC-R11)
         except ValueError:
             stored = None
         changed = differences(stored, wanted)

@@ -325,13 +325,13 @@ def _record(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any], 
 
 
 def _run(args: argparse.Namespace) -> int:
+    require_spark_extra("run")  # SP-R35: before any import of the extra's modules
     from timealign.progress import Progress
     from timealign.spark.inputs import remember, run, take_inventory, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.progress import PHASES, StageWatch
     from timealign.spark.summary import format_summary, summarize, with_verdict
 
-    require_spark_extra("run")  # SP-R35
     check_input_options(args)  # BAG-R9
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
@@ -381,11 +381,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stream(args: argparse.Namespace) -> int:
+    require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35, first
     from timealign.spark.inputs import remember, stream, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.taken import check_taken
 
-    require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35
     check_input_options(args)  # BAG-R9
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
@@ -445,6 +445,7 @@ def _taken(output: str) -> Any:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    require_spark_extra("verify")  # SP-R35: before any import of the extra's modules
     from timealign.spark.failures import raise_job_error
     from timealign.spark.inputs import read_rows, recorded_inventory, take_inventory
     from timealign.spark.inventory import rows_per_file
@@ -452,7 +453,6 @@ def _verify(args: argparse.Namespace) -> int:
     from timealign.spark.verify import VerificationError, verify_rows
     from timealign.spark.verify.held import held_line, stream_checkpoint, verify_stream_rows
 
-    require_spark_extra("verify")
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
     recorded = recorded_inventory(args.output, args.where)

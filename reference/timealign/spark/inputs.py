@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 from pyspark.sql import DataFrame, SparkSession
 
-from timealign import vectors
+from timealign import jsontext, vectors
 from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
 from timealign.progress import Progress
@@ -35,10 +35,18 @@ def _config_json(text: str) -> Any:
     otherwise ``text`` itself as inline JSON. Every failure names ``--config``."""
     if text.lstrip()[:1] in ("{", "[", '"') or not text.strip():
         return vectors.parse_json(text.encode(), "--config")
-    path = Path(text)
-    if not path.is_file():
-        raise InvalidInput("--config", "VEC-R1", "no such file (and not inline JSON)", text)
-    return vectors.parse_json(path.read_bytes(), f"--config {text}")
+    try:  # a regular file only: a FIFO would block forever, a folder is no config (VEC-R16)
+        with jsontext.open_regular(text) as handle:
+            body = handle.read(jsontext.MAX_TEXT_BYTES + 1)
+    except FileNotFoundError:
+        raise InvalidInput("--config", "VEC-R1", "no such file (and not inline JSON)",
+                           text) from None
+    except jsontext.NotRegularFile as error:
+        raise InvalidInput(f"--config {text}", error.rule, str(error)) from None
+    except OSError as error:
+        raise InvalidInput(f"--config {text}", "VEC-R1",
+                           f"cannot read the file: {error.strerror}") from None
+    return vectors.parse_json(body, f"--config {text}")
 
 
 def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> Any:

@@ -60,6 +60,11 @@ class ColumnMap:
             field, sep, column = item.partition("=")
             require(bool(sep) and field in FIELDS and bool(column), "--column", "SP-R1",
                     f"expected FIELD=COLUMN with FIELD one of {FIELDS}", item)
+            # a field mapped twice is a slip: keeping the last would read another column
+            # than one of the two the user wrote (SP-R1)
+            require(field not in pairs, "--column", "SP-R1",
+                    f"{field} is mapped twice ({field}={pairs.get(field)} and {item}); map "
+                    f"each field once", item)
             pairs[field] = column
         return cls(tuple(sorted(pairs.items())), timetext.check_unit(unit))
 
@@ -228,7 +233,8 @@ def _number_rows(rows: DataFrame) -> DataFrame:
 
 
 def check_format(fmt: str) -> str:
-    require(fmt in FORMATS, "--format", "SP-R1", f"must be one of {FORMATS}", fmt)
+    require(fmt in FORMATS, "--format", "SP-R1",
+            f"must be one of {', '.join(FORMATS)} or rosbag", fmt)
     return fmt
 
 
@@ -275,7 +281,7 @@ def _same_columns(schemas: dict[str, Any], columns: ColumnMap) -> tuple[str, str
 
 
 def _same_header(files: list[str]) -> None:
-    """SP-R1: the CSV files of a folder have one header, in one order: Spark reads every
+    """SP-R1, SP-R49: the CSV files of a folder have one header, in one order: Spark reads every
     file's columns by position under the first file's header, so a file whose columns come
     in another order was read with its values under other names (refused as "stamp … got
     'string'", or read wrong). Files of a codec Python cannot read are left to Spark."""
@@ -290,11 +296,11 @@ def _same_header(files: list[str]) -> None:
         if first is None:
             first = (file, header)
         elif header != first[1]:
-            raise PathError("input", "SP-R1", [
-                f"cannot read the file {file}: its header {header} differs from the header "
-                f"{first[1]} of {first[0]} (Spark reads CSV columns by position, under the "
-                f"first file's header); write every file with one header, in one order"],
-                file)
+            raise PathError("input", "SP-R49", [
+                f"cannot read the file {file}: its columns come in the order "
+                f"{', '.join(header)}, where {first[0]} has {', '.join(first[1])} (Spark "
+                f"reads CSV columns by position, under the first file's header); write "
+                f"every file with one header, in one order"], file)
 
 
 def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[str]:
@@ -364,6 +370,20 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
     return found
 
 
+def _as_text(reader: Any, frame: DataFrame, path: str, columns: ColumnMap) -> DataFrame:
+    """SP-R49: the identity columns (source, id, topic, kind) of a text format read as the
+    text the file holds, never as an inferred type: inferred, CSV sources ``007`` and ``7``
+    both became the integer 7 (two robots through one machine), ids ``0000`` came back as
+    ``0``, a JSON id ``1.50`` as ``1.5``. The times keep their inferred (integer) types."""
+    text = {columns.column(field) for field in FIELDS if field not in TIMES}
+    fields = frame.schema.fields
+    if all(f.name not in text or isinstance(f.dataType, T.StringType) for f in fields):
+        return frame
+    typed = T.StructType([T.StructField(f.name, T.StringType(), True) if f.name in text
+                          else f for f in fields])
+    return reader.schema(typed).load(path)  # type: ignore[no-any-return]
+
+
 def _loads(reader: Any, file: str) -> bool:
     try:
         reader.load(file)
@@ -390,7 +410,7 @@ def load_named(spark: SparkSession, path: str, fmt: str,
     reader = spark.read.format(fmt).options(**reader_options(fmt), **(
         {"recursiveFileLookup": "true"} if nested else {}))
     try:
-        return reader.load(path)
+        return _as_text(reader, reader.load(path), path, columns or ColumnMap())
     except Exception as error:  # AnalysisException: path missing, unreadable
         rebuilt = job_error(error)
         if rebuilt is not error:

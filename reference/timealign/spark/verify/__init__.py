@@ -126,10 +126,38 @@ def verify_rows(
 
 def _written(spark: SparkSession, output: str, table: str) -> DataFrame:
     try:
-        return spark.read.parquet(f"{output}/{table}")
+        written = spark.read.parquet(f"{output}/{table}")
     except Exception:  # AnalysisException: missing or not Parquet
         raise PathError("output", "SP-R4", [f"no readable {table}/ table here: run the "
                         f"batch job first"], output) from None
+    _require_schema(written, table)
+    return written
+
+
+#: The column a stream's tables add (its ``batch=N`` folders), which `run` never writes.
+_STREAM_PARTITION = "batch"
+
+
+def _require_schema(written: DataFrame, table: str) -> None:
+    """SP-R4, SP-R5: the written table has exactly the columns and types the jobs write
+    (nulls aside: types compared as ``simpleString`` shows them); a column of another type
+    or an extra column fails the verification naming it, where comparing the selected
+    columns' values alone accepted both."""
+    names = schema.GROUP_COLUMNS if table == "groups" else schema.OUTCOME_COLUMNS
+    rule = "SP-R4" if table == "groups" else "SP-R5"
+    wanted = {f.name: f.dataType for f in schema.COMBINED.fields}
+    found = {f.name: f.dataType for f in written.schema.fields}
+    for name, kind in found.items():
+        if name not in names and name != _STREAM_PARTITION:
+            raise VerificationFailed(f"{table}/: a column {name!r} the run never writes "
+                                     f"(rule {rule})")
+        if name in names and kind.simpleString() != wanted[name].simpleString():
+            raise VerificationFailed(f"{table}/: column {name!r} is "
+                                     f"{kind.simpleString()}, the run writes "
+                                     f"{wanted[name].simpleString()} (rule {rule})")
+    for name in names:
+        if name not in found:
+            raise VerificationFailed(f"{table}/: no column {name!r} (rule {rule})")
 
 
 def _differences(expected: DataFrame, written: DataFrame, name: str) -> list[str]:
