@@ -1,7 +1,7 @@
 """Rules as first-class objects: each rule function of a machine's rule text carries the
 spec id it enacts and the profiles it belongs to (CF-R23, CF-R24).
 
-``@rule("RB-R21", profiles=("esslivedata-head",))`` registers the function and returns it
+``@rule(rule_id, profiles=(...))`` registers the function and returns it
 unchanged, so the rule text pays nothing per step; what a step fired is recorded only when
 asked (:func:`calls`), from the calls of registered functions (``sys.setprofile``), never
 guessed from comments. The index (``tools/spec_index.py``), the spec's "Rules by profile"
@@ -60,13 +60,30 @@ def rule(rule_id: str, profiles: tuple[str, ...] | None = None) -> Callable[[F],
 
 
 def registered(package: str) -> tuple[Rule, ...]:
-    """Every rule function of ``package`` (its modules imported first), in definition
-    order."""
-    root = importlib.import_module(package)
-    for name in getattr(root, "RULE_MODULES", ()):
-        importlib.import_module(f"{package}.{name}")
+    """Every rule function of ``package`` (imported first), in definition order."""
+    importlib.import_module(package)
     prefix = package + "."
     return tuple(r for r in _REGISTRY.values() if r.module.startswith(prefix))
+
+
+def profiles_of(package: str) -> tuple[str, tuple[str, ...]] | None:
+    """The config key naming a profile of ``package`` and its values (the package's
+    ``RULE_PROFILES``), ``None`` when it has no profiles."""
+    found = getattr(importlib.import_module(package), "RULE_PROFILES", None)
+    return None if found is None else (str(found[0]), tuple(found[1]))
+
+
+def by_profile(package: str) -> dict[str, tuple[str, ...]]:
+    """Each rule id of ``package`` -> the profiles its rule functions run under (every
+    profile for a function that names none), in the profiles' order."""
+    known = profiles_of(package)
+    every = known[1] if known is not None else ()
+    found: dict[str, set[str]] = {}
+    for entry in registered(package):
+        found.setdefault(entry.id, set()).update(
+            every if entry.profiles is None else entry.profiles)
+    return {rule_id: tuple(p for p in every if p in chosen)
+            for rule_id, chosen in found.items()}
 
 
 def rule_of(code: CodeType) -> Rule | None:
