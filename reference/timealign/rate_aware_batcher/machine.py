@@ -538,7 +538,7 @@ def _recover_from_stall(config: Config, state: State) -> State:
 
 
 @attrs.frozen
-class Profile:
+class _Profile:
     """The rule functions a profile may override (RB-R17): a profile is the card's
     functions with some replaced, so what it changes reads as one ``evolve``."""
 
@@ -559,7 +559,7 @@ class Profile:
 
 
 #: The card revision (RB-R1 to RB-R16).
-CARD_PROFILE = Profile(CARD, head_only_kinds=refuse_head_only_kinds,
+CARD_PROFILE = _Profile(CARD, head_only_kinds=refuse_head_only_kinds,
                        bootstrap_end=_bootstrap_at_newest, route=_route_in_window,
                        bump=_bump, end_batch=_end_at_window, backstop=_no_backstop)
 #: The upstream head (RB-R19 to RB-R27): the card with these overrides.
