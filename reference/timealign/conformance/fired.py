@@ -183,6 +183,7 @@ class Executed:
     lines: frozenset[Line]
     refused: frozenset[str] = frozenset()
     calls: tuple[rulebook.Call, ...] = ()
+    rule: str | None = None  # the refusal's own rule
 
 
 def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
@@ -196,8 +197,8 @@ def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
     found: set[Line] = set()
     calls: list[rulebook.Call] = []
 
-    def done(refused: frozenset[str] = frozenset()) -> Executed:
-        return Executed(frozenset(found), refused, tuple(calls))
+    def done(refused: frozenset[str] = frozenset(), rule: str | None = None) -> Executed:
+        return Executed(frozenset(found), refused, tuple(calls), rule)
 
     try:
         if at is None:
@@ -206,7 +207,7 @@ def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
             return done()
         decoded = algorithm.config_from_json(config)
     except InvalidInput as error:
-        return done(_refusal(error, family))
+        return done(_refusal(error, family), error.rule)
     state = algorithm.initial(decoded)
     for raw in inputs[:at]:
         try:
@@ -217,7 +218,7 @@ def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
         with _recording(package, files, found, calls):
             algorithm.step(decoded, state, algorithm.input_from_json(inputs[at]))
     except InvalidInput as error:
-        return done(_refusal(error, family))
+        return done(_refusal(error, family), error.rule)
     return done()
 
 
@@ -233,11 +234,15 @@ def named(algorithm: Algorithm[Any, Any, Any, Any], lines: Iterable[Line]) -> fr
 
 def differing_rules(algorithm: Algorithm[Any, Any, Any, Any], a: Executed, b: Executed
                     ) -> tuple[frozenset[str], frozenset[str]]:
-    """The rules only ``a`` runs and those only ``b`` runs at one input: the rules of the
-    lines one executes and the other does not; a refusal on one side only is named by the
+    """The rules only ``a`` runs and those only ``b`` runs at one input: for registered
+    rule functions the ids of the functions each calls, else the rules of the lines one
+    executes and the other does not; a refusal on one side only is named by the
     refusal's rules alone (the other side's going on is not the difference)."""
     if a.refused != b.refused and (a.refused or b.refused):
         return a.refused - b.refused, b.refused - a.refused
+    if rulebook.registered(package_of(algorithm)):  # rule functions: the ids each runs
+        ran_a, ran_b = named(algorithm, a.lines), named(algorithm, b.lines)
+        return ran_a - ran_b, ran_b - ran_a
     only_a = named(algorithm, a.lines - b.lines)
     only_b = named(algorithm, b.lines - a.lines)
     return only_a - only_b, only_b - only_a
