@@ -2,7 +2,7 @@
 
 Everything the machine decides by comparing stamps goes through these functions: the
 boundary selection with its tie rule (AT-R6, AT-D2), the age-penalty scaling in ROS 2
-(AT-R15) and ROS 1 (AT-R16) arithmetic used by the improvement and optimality comparisons
+(AT-D22) and ROS 1 (AT-R16) arithmetic used by the improvement and optimality comparisons
 (AT-R11, AT-R12). They take plain ints, floats and tuples
 so that CrossHair can build their arguments; ``proofs/crosshair_pass.py`` checks every
 ``post:`` line below. The boundary contracts are stated for up to 4 topics, the size
@@ -51,7 +51,7 @@ def end_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
 
 
 def scale_factor(age_penalty: float) -> tuple[int, int]:
-    """The exact value of the binary64 sum ``1.0 + age_penalty`` as ``(num, den)`` (AT-R15).
+    """The exact value of the binary64 sum ``1.0 + age_penalty`` as ``(num, den)`` (AT-D22).
 
     The sum is rounded to binary64 first, as upstream computes it in double; the ratio is
     then exact, so no decimal ``1 + age_penalty`` ever enters the arithmetic.
@@ -65,7 +65,7 @@ def scale_factor(age_penalty: float) -> tuple[int, int]:
 
 
 def scale_ros2(d: int, numerator: int, denominator: int) -> int:
-    """ROS 2 ``Duration * double``: ``trunc(d * num / den)`` computed exactly (AT-R15).
+    """ROS 2 ``Duration * double``: ``trunc(d * num / den)`` computed exactly (AT-D22).
 
     Truncation is toward zero, also for a negative ``d`` (C cast semantics, never floor).
 

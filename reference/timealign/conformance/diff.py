@@ -165,7 +165,8 @@ class DiffReport:
         return not self.divergences
 
     def rules(self) -> tuple[str, ...]:
-        found = {r for d in self.divergences for r in d.cause if r is not None}
+        found = {r for d in self.divergences
+                 for r in ([c for c in d.cause if c is not None] or [*d.only_a, *d.only_b])}
         return tuple(sorted(found, key=rules.order))
 
     def text(self) -> str:
@@ -208,10 +209,13 @@ class DiffReport:
 
 
 def cause_text(d: Divergence) -> str:
-    """The cause of a difference, by side: ``RB-R21 (only B)``, ``AT-R15 (only A),
+    """The cause of a difference, by side: ``RB-R21 (only B)``, ``AT-D22 (only A),
     AT-R16 (only B)``."""
     parts = [f"{rule} (only {side})" for rule, side in zip(d.cause, "AB", strict=True)
              if rule is not None]
+    if not parts:  # no cause recorded: the rules of each side
+        parts = [f"{', '.join(rules)} (only {side})"
+                 for rules, side in ((d.only_a, "A"), (d.only_b, "B")) if rules]
     return ", ".join(parts) or "no rule named (values differ)"
 
 
