@@ -15,7 +15,7 @@ from timealign.conformance.suites import shipped
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The algorithms whose rule text is registered rule functions.
-CONVERTED = ("rate_aware_batcher",)
+CONVERTED = ("rate_aware_batcher", "approximate_time")
 
 
 def _ran(name: str, profile: str) -> set[rulebook.Rule]:

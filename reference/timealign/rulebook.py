@@ -59,6 +59,17 @@ def rule(rule_id: str, profiles: tuple[str, ...] | None = None) -> Callable[[F],
     return register
 
 
+_QUIET: set[CodeType] = set()
+
+
+def quiet(function: F) -> F:
+    """Mark a helper whose calls of rule functions are not the rules firing (a guard that
+    computes with a rule's arithmetic to decide whether to refuse): calls made inside it
+    are not recorded. The function is returned as it is."""
+    _QUIET.add(function.__code__)
+    return function
+
+
 def registered(package: str) -> tuple[Rule, ...]:
     """Every rule function of ``package`` (imported first), in definition order."""
     importlib.import_module(package)
@@ -118,19 +129,26 @@ def calls(into: list[Call], details: bool = True) -> Iterator[None]:
     """Append to ``into``, in call order, every call of a registered rule function made
     inside the block (with ``details``, its plain-valued arguments and result)."""
     open_calls: dict[int, tuple[int, Rule, tuple[tuple[str, str], ...]]] = {}
+    quiet_frames: set[int] = set()
 
     def profile(frame: FrameType, event: str, arg: Any) -> None:
         if event == "call":
+            if frame.f_code in _QUIET:
+                quiet_frames.add(id(frame))
+                return
             found = _REGISTRY.get(frame.f_code)
-            if found is not None and not details:
+            if found is None or quiet_frames:
+                return
+            if not details:
                 into.append(Call(found, (), None))
-            elif found is not None:
-                names = frame.f_code.co_varnames[:frame.f_code.co_argcount]
-                shown = tuple((n, s) for n in names
-                              if (s := _shown(frame.f_locals.get(n))) is not None)
-                open_calls[id(frame)] = (len(into), found, shown)
-                into.append(Call(found, shown, None))
+                return
+            names = frame.f_code.co_varnames[:frame.f_code.co_argcount]
+            shown = tuple((n, s) for n in names
+                          if (s := _shown(frame.f_locals.get(n))) is not None)
+            open_calls[id(frame)] = (len(into), found, shown)
+            into.append(Call(found, shown, None))
         elif event == "return":
+            quiet_frames.discard(id(frame))
             started = open_calls.pop(id(frame), None)
             if started is not None:
                 position, found, shown = started

@@ -14,9 +14,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from timealign.rulebook import rule
+
 NS_PER_S = 1_000_000_000
 
 
+@rule("AT-R6")
 def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     """``(index, stamp)`` of the earliest front; ties go to the LOWEST index (AT-R6).
 
@@ -32,6 +35,7 @@ def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     return stamps.index(time), time
 
 
+@rule("AT-R6")
 def end_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     """``(index, stamp)`` of the latest front; ties go to the HIGHEST index (AT-R6).
 
@@ -64,6 +68,7 @@ def scale_factor(age_penalty: float) -> tuple[int, int]:
     return numerator, denominator
 
 
+@rule("AT-D22", profiles=("ros2",))
 def scale_ros2(d: int, numerator: int, denominator: int) -> int:
     """ROS 2 ``Duration * double``: ``trunc(d * num / den)`` computed exactly (AT-D22).
 
@@ -79,6 +84,7 @@ def scale_ros2(d: int, numerator: int, denominator: int) -> int:
     return magnitude if d >= 0 else -magnitude
 
 
+@rule("AT-R16", profiles=("ros1",))
 def scale_ros1(d: int, factor: float) -> int:
     """ROS 1 ``ros::Duration * double``: through seconds in double, rounded (AT-R16).
 

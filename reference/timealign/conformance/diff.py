@@ -118,8 +118,10 @@ class Divergence:
     refused: str = ""  # "A" or "B" when one side refuses there
 
     @property
-    def key(self) -> tuple[str | None, str | None, str]:
-        return (*self.cause, self.refused)
+    def key(self) -> tuple[str | None, str | None, str, bool]:
+        """The cause per side, which side refuses, and whether at the config (a config
+        refusal is not a message's, though one rule may name both)."""
+        return (*self.cause, self.refused, self.at is None)
 
     @property
     def input(self) -> JSON | None:
@@ -315,16 +317,13 @@ def _cause(ran_a: fired.Executed, ran_b: fired.Executed, only_a: Iterable[str],
     if not (ran_a.calls or ran_b.calls):
         return (_sorted(chosen_a)[0] if chosen_a else None,
                 _sorted(chosen_b)[0] if chosen_b else None)
-    if _refused_side(ran_a, ran_b):  # the refusal's own rule, the other side's calls
-        ids_a = {c.rule.id for c in ran_a.calls}
-        ids_b = {c.rule.id for c in ran_b.calls}
-        chosen_a = {ran_a.rule} if ran_a.rule and not ran_b.refused else ids_a - ids_b
-        chosen_b = {ran_b.rule} if ran_b.rule and not ran_a.refused else ids_b - ids_a
+    if _refused_side(ran_a, ran_b):  # the refusal's own rule; the other side's own rule
         if ran_a.rule and ran_b.rule:
             return ran_a.rule, ran_b.rule
+        parted = _diverged(ran_a, ran_b)
         if ran_a.rule:
-            return ran_a.rule, _first_call(ran_b, chosen_b, _diverged(ran_a, ran_b))
-        return _first_call(ran_a, chosen_a, _diverged(ran_a, ran_b)), ran_b.rule
+            return ran_a.rule, _profile_call(ran_b, parted)
+        return _profile_call(ran_a, parted), ran_b.rule
     parted = _diverged(ran_a, ran_b)
 
     def first(ran: fired.Executed, chosen: set[str]) -> tuple[int, str] | None:
@@ -340,9 +339,12 @@ def _cause(ran_a: fired.Executed, ran_b: fired.Executed, only_a: Iterable[str],
     return (found_a[1] if found_a else None, found_b[1] if found_b else None)
 
 
-def _first_call(ran: fired.Executed, chosen: set[str], parted: int) -> str | None:
-    """The first rule of ``chosen`` that ``ran`` calls from call ``parted`` on."""
-    return next((c.rule.id for c in ran.calls[parted:] if c.rule.id in chosen), None)
+def _profile_call(ran: fired.Executed, parted: int) -> str | None:
+    """The rule of the call where the sides part when it is a function of some profiles
+    only: what the side that does not refuse does instead (head's RB-R27 against card's
+    refusal)."""
+    call = ran.calls[parted] if parted < len(ran.calls) else None
+    return call.rule.id if call is not None and call.rule.profiles is not None else None
 
 
 def _refused_side(ran_a: fired.Executed, ran_b: fired.Executed) -> str:
@@ -403,7 +405,7 @@ class _Collector:
 
     def __init__(self, compare: Compare) -> None:
         self.compare = compare
-        self.found: dict[tuple[str | None, str | None, str], Divergence] = {}
+        self.found: dict[tuple[str | None, str | None, str, bool], Divergence] = {}
 
     def offer(self, found: Divergence) -> None:
         known = self.found.get(found.key)
