@@ -126,7 +126,7 @@ def section(run: Run, report: DiffReport) -> tuple[str, dict[str, bytes]]:
 
 
 def _value(text: str) -> str:
-    """``A: f(x=1) = 2 (AT-D22)`` as a list item with the call as code."""
+    """``A: f(x=1) = 2 (AT-D23)`` as a list item with the call as code."""
     side, _, rest = text.partition(": ")
     call, _, rule = rest.rpartition(" (")
     return f"- {side}: `{call}` ({rule}"

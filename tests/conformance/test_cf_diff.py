@@ -38,18 +38,18 @@ def test_changes_parse_as_json_else_text_and_unknown_fields_are_refused_cf_r21()
         assert caught.value.rule == "CF-R21"
 
 
-def test_ros1_rounding_found_and_named_by_at_d22_and_at_r16_cf_r22_cf_r23_cf_r24() -> None:
+def test_ros1_rounding_found_and_named_by_at_d23_and_at_r16_cf_r22_cf_r23_cf_r24() -> None:
     report = diff(AT, ROS2, ROS1, vectors=_suite(AT, "note_ros1_rounding_ros2"))
     assert not report.ok
     [found] = report.divergences
-    assert "AT-D22" in found.only_a and "AT-R16" in found.only_b
-    assert found.cause == ("AT-D22", "AT-R16")
-    assert found.values == ("A: scale_ros2(d=2, numerator=5, denominator=4) = 2 (AT-D22)",
+    assert "AT-D23" in found.only_a and "AT-R16" in found.only_b
+    assert found.cause == ("AT-D23", "AT-R16")
+    assert found.values == ("A: scale_ros2(d=2, numerator=5, denominator=4) = 2 (AT-D23)",
                             "B: scale_ros1(d=2, factor=1.25) = 3 (AT-R16)")
     assert len(found.vector.inputs) <= 8 and found.original_size == 4
     assert found.outputs_a != found.outputs_b
     assert "arithmetic" not in found.vector.config  # each variant sets it
-    assert report.census["AT-D22"] == "a" and report.census["AT-R16"] == "b"
+    assert report.census["AT-D23"] == "a" and report.census["AT-R16"] == "b"
     assert report.census["AT-R6"] == "both"
     assert "DIFFERS in 1 way, on " in report.text()
 

@@ -41,7 +41,7 @@ from timealign.approximate_time.model import (
 from timealign.approximate_time.traces import TRACES
 
 #: The config key naming a profile and its values: what the rule functions' profiles mean
-#: (:mod:`timealign.rulebook`; the arithmetics, AT-D22 and AT-R16).
+#: (:mod:`timealign.rulebook`; the arithmetics, AT-D23 and AT-R16).
 RULE_PROFILES = ("arithmetic", ARITHMETICS)
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(

@@ -86,7 +86,7 @@ def check_message(config: Config, message: object) -> Message:
 
 @functools.lru_cache(maxsize=64)
 def scaler(config: Config) -> Callable[[int], int]:
-    """``scale(d)`` of the configured arithmetic (AT-D22 ros2, AT-R16 ros1)."""
+    """``scale(d)`` of the configured arithmetic (AT-D23 ros2, AT-R16 ros1)."""
     if config.arithmetic == "ros1":
         factor = config.scale_numerator / config.scale_denominator
         return lambda d: scale_ros1(d, factor)

@@ -91,7 +91,7 @@ class Config:
 
     ``topics`` is the topic count N; ``topic_names`` the names (``"0"..."N-1"`` when the
     constructor got a count). ``scale_numerator``/``scale_denominator`` hold the exact
-    value of the binary64 ``1.0 + age_penalty`` (AT-D22). ``None`` means the default.
+    value of the binary64 ``1.0 + age_penalty`` (AT-D23). ``None`` means the default.
     """
 
     topics: int

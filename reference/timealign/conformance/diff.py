@@ -211,7 +211,7 @@ class DiffReport:
 
 
 def cause_text(d: Divergence) -> str:
-    """The cause of a difference, by side: ``RB-R21 (only B)``, ``AT-D22 (only A),
+    """The cause of a difference, by side: ``RB-R21 (only B)``, ``AT-D23 (only A),
     AT-R16 (only B)``."""
     parts = [f"{rule} (only {side})" for rule, side in zip(d.cause, "AB", strict=True)
              if rule is not None]
