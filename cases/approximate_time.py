@@ -118,7 +118,7 @@ CASES: list[Vector] = [
          "warning.",
          config(2, inter_message_lower_bounds=[0, 10]),
          [msg("b0", 1, 0), msg("b5", 1, 5), msg("b7", 1, 7), END]),
-    case("note_float64_trap_ros2", "AT-R11 AT-R15 AT-D8",
+    case("note_float64_trap_ros2", "AT-R11 AT-D23 AT-D8",
          "age_penalty 0.7: age 10 scales to trunc(10 x 1.69999999999999995559) = 16 < gain "
          "17, so {a27, b17} replaces the candidate (note §7.1).",
          config(2, age_penalty=0.7), [msg("a0", 0, 0), msg("b17", 1, 17), msg("a27", 0, 27), END]),
@@ -126,19 +126,19 @@ CASES: list[Vector] = [
          "The same input in ROS 1 arithmetic: 17 >= 17 is a tie, the older {a0, b17} wins.",
          config(2, age_penalty=0.7, arithmetic="ros1"),
          [msg("a0", 0, 0), msg("b17", 1, 17), msg("a27", 0, 27), END]),
-    case("note_ros1_rounding_ros2", "AT-R15",
+    case("note_ros1_rounding_ros2", "AT-D23",
          "age_penalty 0.25, age 2 ns: ROS 2 truncates 2.5 to 2 < gain 3: {a7, b5} (note §14).",
          config(2, age_penalty=0.25), [msg("a2", 0, 2), msg("b5", 1, 5), msg("a7", 0, 7), END]),
     case("note_ros1_rounding_ros1", "AT-R16",
          "The same input in ROS 1 arithmetic: 2.5 rounds to 3 >= 3: {a2, b5}.",
          config(2, age_penalty=0.25, arithmetic="ros1"),
          [msg("a2", 0, 2), msg("b5", 1, 5), msg("a7", 0, 7), END]),
-    case("default_age_penalty_is_0_1", "AT-D14 AT-R15 AT-R1",
+    case("default_age_penalty_is_0_1", "AT-D14 AT-D23 AT-R1",
          "age_penalty null means 0.1: age 10 scales to 11 >= gain 11, so the older "
          "{a0, b11} is kept (with 0 the newer {a21, b11} would win).",
          config(2, age_penalty=None),
          [msg("a0", 0, 0), msg("b11", 1, 11), msg("a21", 0, 21), END]),
-    case("age_penalty_zero_ros2", "AT-R15 AT-D8",
+    case("age_penalty_zero_ros2", "AT-D23 AT-D8",
          "age_penalty 0 in ROS 2 arithmetic: age 10 scales to 10 < gain 11, so the newer "
          "{a21, b11} wins (the default 0.1 keeps {a0, b11}).",
          config(2), [msg("a0", 0, 0), msg("b11", 1, 11), msg("a21", 0, 21), END]),
@@ -287,11 +287,11 @@ CASES.append(case(
 # (tests/approximate_time/test_at_vectors.py). The ros2 cases without a twin, and why (also
 # listed in vectors/approximate_time/README.md):
 NO_ROS1_TWIN: dict[str, str] = {
-    "note_float64_trap_ros2": "about the ros2 arithmetic (AT-R15); the ros1 side is "
+    "note_float64_trap_ros2": "about the ros2 arithmetic (AT-D23); the ros1 side is "
                               "note_float64_trap_ros1",
-    "note_ros1_rounding_ros2": "about the ros2 arithmetic (AT-R15); the ros1 side is "
+    "note_ros1_rounding_ros2": "about the ros2 arithmetic (AT-D23); the ros1 side is "
                                "note_ros1_rounding_ros1",
-    "age_penalty_zero_ros2": "about the ros2 arithmetic (AT-R15); the ros1 side is "
+    "age_penalty_zero_ros2": "about the ros2 arithmetic (AT-D23); the ros1 side is "
                              "age_penalty_zero_ros1",
     "single_topic": "one topic: the ros1 profile refuses the config (AT-R19), as "
                     "ros1_config_rejects_a_single_topic shows",
@@ -307,8 +307,8 @@ NO_ROS1_TWIN: dict[str, str] = {
 
 
 def ros1_twin(original: Vector) -> Vector:
-    """``original`` (a ros2 case) run in ROS 1 arithmetic: AT-R16 replaces AT-R15."""
-    rules = tuple(dict.fromkeys(("AT-R16" if r == "AT-R15" else r)
+    """``original`` (a ros2 case) run in ROS 1 arithmetic: AT-R16 replaces AT-D23."""
+    rules = tuple(dict.fromkeys(("AT-R16" if r == "AT-D23" else r)
                                 for r in (*original.rules, "AT-R16")))
     return Vector(algorithm=original.algorithm, name=f"{original.name}_ros1",
                   config={**original.config, "arithmetic": "ros1"}, inputs=original.inputs,

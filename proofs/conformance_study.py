@@ -6,7 +6,7 @@ through the protocol against the shipped vectors, ``--fuzz 1000 --seed 1`` and
 size of the smallest diverging trace. Then the same run within each target of the
 algorithm (CF-R18, ``--observe full``: the faults report everything): the last column
 names the targets that caught it. A fault of one arithmetic (``at-round-not-trunc``
-breaks ros2's AT-R15) is not a fault in the other's domain. ``make test`` runs the same
+breaks ros2's AT-D23) is not a fault in the other's domain. ``make test`` runs the same
 faults with small budgets (``tests/conformance/test_cf_mutants.py``).
 
     python -m proofs.conformance_study [FAULT ...]

@@ -31,13 +31,13 @@ def test_diff_summary_of_one_difference_with_one_input_cf_r24() -> None:
     """CF-R24: a single difference of a one-input trace reads `1 input`, `1 way`."""
     vector = Vector(algorithm="approximate_time", name="one", config={"topics": 2},
                     inputs=(INPUT,))
-    found = Divergence("vectors", vector, 0, ("AT-R15",), ("AT-R16",), (), (), 1)
+    found = Divergence("vectors", vector, 0, ("AT-D23",), ("AT-R16",), (), (), 1)
     report = DiffReport("approximate_time", Variant("x=1", {"x": 1}), Variant("x=2", {"x": 2}),
                         divergences=[found])
     text = report.text()
     assert ONE.search(text) is None, text
     assert ": 1 input (from 1, vectors), first at input 0" in text
-    assert text.splitlines()[-1] == "DIFFERS in 1 way, on AT-R15, AT-R16"
+    assert text.splitlines()[-1] == "DIFFERS in 1 way, on AT-R16, AT-D23"
 
 
 def test_conform_lines_of_one_trace_and_one_input_cf_r15() -> None:

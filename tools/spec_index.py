@@ -1,13 +1,14 @@
 """Write the cross-reference of the spec ids: ``spec/index.md`` and each section's last line.
 
 For every id defined in ``spec/`` (spec/README.md, "Identifier convention") it gathers
-where the id is defined, the code of ``reference/`` whose comments, docstrings or strings
-cite it (file and enclosing function), the tests that cite it (by name or docstring, as
-``tests/test_rule_ids.py`` counts them) and the shipped vectors that list it in their
-``rules``. It writes the full listing to ``spec/index.md`` and a short
-``*Cross-reference:*`` paragraph at the end of each id's section, so a reader of a rule
-sees its code and vectors without leaving the page. ``tests/test_spec_index.py`` fails
-when either is out of date.
+where the id is defined, the rule functions registered for it (:mod:`timealign.rulebook`:
+the functions enacting it and the profiles running them), the code of ``reference/``
+whose comments, docstrings or strings cite it (file and enclosing function), the tests
+that cite it (by name or docstring, as ``tests/test_rule_ids.py`` counts them) and the
+shipped vectors that list it in their ``rules``. It writes the full listing to
+``spec/index.md`` and a short ``*Cross-reference:*`` paragraph at the end of each id's
+section, so a reader of a rule sees its code and vectors without leaving the page.
+``tests/test_spec_index.py`` fails when either is out of date.
 
     python -m tools.spec_index        # or: make spec-index
 """
@@ -72,6 +73,8 @@ class Entry:
     code: dict[str, list[str]] = field(default_factory=dict)  # file -> enclosing names
     tests: list[str] = field(default_factory=list)  # "tests/path.py::name"
     vectors: list[str] = field(default_factory=list)  # "algorithm/name"
+    functions: list[str] = field(default_factory=list)  # "file (function)" registered
+    profiles: tuple[str, ...] = ()  # the profiles its registered functions run under
 
 
 def slug(heading: str) -> str:
@@ -167,14 +170,35 @@ def vector_citations(root: Path = VECTORS) -> dict[str, list[str]]:
     return cited
 
 
+def registered_functions() -> tuple[dict[str, list[str]], dict[str, tuple[str, ...]]]:
+    """id -> the registered rule functions enacting it (``file`` (``function``)), and
+    id -> the profiles they run under, for every algorithm whose rule text registers
+    them (:mod:`timealign.rulebook`)."""
+    from timealign import registry, rulebook
+
+    functions: dict[str, list[str]] = {}
+    profiles: dict[str, tuple[str, ...]] = {}
+    for name in registry.names():
+        package = f"timealign.{name}"
+        for entry in rulebook.registered(package):
+            file = entry.module.removeprefix("timealign.").replace(".", "/") + ".py"
+            functions.setdefault(entry.id, []).append(f"`{file}` (`{entry.name}`)")
+        if rulebook.profiles_of(package) is not None:
+            profiles.update(rulebook.by_profile(package))
+    return functions, profiles
+
+
 def gather() -> dict[str, Entry]:
     entries = definitions()
     known = {rule.split("-")[0].lower() for rule in entries}
     code, tests, vectors = code_citations(), test_citations(known), vector_citations()
+    functions, profiles = registered_functions()
     for rule, entry in entries.items():
         entry.code = code.get(rule, {})
         entry.tests = sorted(tests.get(rule, []))
         entry.vectors = sorted(vectors.get(rule, []))
+        entry.functions = functions.get(rule, [])
+        entry.profiles = profiles.get(rule, ())
     return entries
 
 
@@ -186,8 +210,8 @@ def own_code(rule: str, entry: Entry) -> list[str]:
 
 def uncited_rules(entries: dict[str, Entry]) -> list[str]:
     """Rule (``-R``) ids that no code of their own package cites."""
-    return [rule for rule, entry in entries.items()
-            if rule.split("-")[1].startswith("R") and not own_code(rule, entry)]
+    return [rule for rule, entry in entries.items() if rule.split("-")[1].startswith("R")
+            and not own_code(rule, entry) and not entry.functions]
 
 
 def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
@@ -214,6 +238,11 @@ def _some(items: Sequence[str], limit: int) -> str:
 def xref(entry: Entry) -> list[str]:
     """The section's last paragraph: code, tests and vectors in short, linked to the index."""
     parts = []
+    if entry.functions:
+        noun = "rule function" if len(entry.functions) == 1 else "rule functions"
+        parts.append(f"{noun} {', '.join(entry.functions)}"
+                     + (f" (run by {', '.join(f'`{p}`' for p in entry.profiles)})"
+                        if entry.profiles else ""))
     code = _code_list(entry.code)
     parts.append(f"code {_some(code, 3)}" if code else "no code")
     tests = len(entry.tests)
@@ -234,9 +263,10 @@ def index(entries: dict[str, Entry]) -> str:
         "# Index of the spec ids",
         "",
         "Written by `make spec-index` (`tools/spec_index.py`); do not edit. For each id defined in",
-        "`spec/`: where it is defined, the code of `reference/timealign/` that cites it in a",
-        "comment, docstring or string (file and enclosing function), the tests that cite it in",
-        "their name or docstring, and the shipped vectors that list it in their `rules`.",
+        "`spec/`: where it is defined, the rule functions registered for it and the profiles",
+        "running them (`timealign.rulebook`), the code of `reference/timealign/` that cites it",
+        "in a comment, docstring or string (file and enclosing function), the tests that cite",
+        "it in their name or docstring, and the shipped vectors that list it in their `rules`.",
     ]
     families: dict[str, list[Entry]] = {}
     for entry in entries.values():
@@ -250,6 +280,10 @@ def index(entries: dict[str, Entry]) -> str:
             title = [f"{entry.title}."] if entry.title else []
             defined = f"Defined in [{entry.file}]({target})."
             lines += ["", f"### {entry.rule}", "", *title, defined, ""]
+            if entry.functions:
+                lines += _listing("Rule functions", entry.functions)
+                if entry.profiles:
+                    lines += _listing("Profiles", [f"`{p}`" for p in entry.profiles])
             lines += _listing("Code", _code_list(entry.code))
             lines += _listing("Tests", [f"`{t}`" for t in entry.tests])
             by_algorithm: dict[str, list[str]] = {}

@@ -1,4 +1,4 @@
-"""The contract-checked helpers against independent definitions (AT-R6, AT-R15, AT-R16,
+"""The contract-checked helpers against independent definitions (AT-R6, AT-D23, AT-R16,
 AT-H2)."""
 
 from __future__ import annotations
@@ -46,15 +46,15 @@ def test_at_r6_all_equal_fronts() -> None:
 
 
 @given(st.integers(-(10**18), 10**18), penalties)
-def test_at_r15_scale_is_exact_truncation(d: int, penalty: float) -> None:
-    """AT-R15: trunc toward zero of the exact product with the binary64 1.0 + penalty."""
+def test_at_d23_scale_is_exact_truncation(d: int, penalty: float) -> None:
+    """AT-D23: trunc toward zero of the exact product with the binary64 1.0 + penalty."""
     numerator, denominator = scale_factor(penalty)
     assert Fraction(numerator, denominator) == Fraction(1.0 + penalty)
     assert scale_ros2(d, numerator, denominator) == math.trunc(exact_scale(d, penalty))
 
 
-def test_at_r15_float64_trap_and_small_durations() -> None:
-    """AT-R15, AT-D8: age_penalty 0.7, d = 10 gives 16 (float64 would give 17); with 0.1,
+def test_at_d23_float64_trap_and_small_durations() -> None:
+    """AT-D23, AT-D8: age_penalty 0.7, d = 10 gives 16 (float64 would give 17); with 0.1,
     scale(d) == d for 0 <= d < 10; truncation toward zero for negative d."""
     numerator, denominator = scale_factor(0.7)
     assert scale_ros2(10, numerator, denominator) == 16

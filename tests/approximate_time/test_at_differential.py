@@ -39,7 +39,7 @@ def compare(config: Config, inputs: list[Input]) -> None:
 @given(runs())
 def test_at_reference_equals_literal_transcription(run: tuple[Config, list[Input]]) -> None:
     """AT-R3 to AT-R17 (AT-R3, AT-R4, AT-R5, AT-R6, AT-R7, AT-R8, AT-R9, AT-R10, AT-R11,
-    AT-R12, AT-R13, AT-R14, AT-R15, AT-R17): same outputs, same input, as the literal
+    AT-R12, AT-R13, AT-R14, AT-D23, AT-R17): same outputs, same input, as the literal
     pseudocode, and the fast path equal to the rule text state for state."""
     compare(*run)
 

@@ -76,7 +76,7 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
     # AT-R4/AT-D12: one warning, no reordering; pending order is arrival order.
     "warning_out_of_order": [warn(1, 0, "out_of_order"), *pend(4, "a5", "a3", "a1", "b4")],
     "warning_closer_than_bound": [warn(1, 1, "closer_than_bound"), *pend(3, "b0", "b5", "b7")],
-    # AT-R15/AT-D8: trunc(10 x 1.6999999999999999555910790149937) = 16 < 17.
+    # AT-D23/AT-D8: trunc(10 x 1.6999999999999999555910790149937) = 16 < 17.
     "note_float64_trap_ros2": [drop(2, "a0", "superseded"), pub(2, "a27", "b17")],
     # AT-R16: ROS 1 gives 17 >= 17.
     "note_float64_trap_ros1": [pub(2, "a0", "b17"), *pend(3, "a27")],
@@ -117,7 +117,7 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_at_vector_matches_hand_derivation(name: str) -> None:
     """The hand derivations above, one per vector; between them they pin down AT-R3,
-    AT-R4, AT-R5, AT-R7, AT-R8, AT-R9, AT-R10, AT-R11, AT-R12, AT-R13, AT-R14, AT-R15,
+    AT-R4, AT-R5, AT-R7, AT-R8, AT-R9, AT-R10, AT-R11, AT-R12, AT-R13, AT-R14, AT-D23,
     AT-R16, AT-R17 and the decisions AT-D1, AT-D3, AT-D4, AT-D5, AT-D6, AT-D7, AT-D8,
     AT-D9, AT-D10, AT-D11, AT-D12, AT-D13, AT-D14, AT-D15, AT-D16 (each comment names the
     rules its vector shows)."""

@@ -96,7 +96,7 @@ def at_interval_not_strict() -> Runner:
 
 
 def at_round_not_trunc() -> Runner:
-    """Rounding instead of truncation in the age-penalty product (AT-R15)."""
+    """Rounding instead of truncation in the age-penalty product (AT-D23)."""
     from timealign.approximate_time import machine
 
     _patch(machine, "scale_ros2", lambda d, num, den: (2 * d * num + den) // (2 * den))

@@ -38,28 +38,41 @@ def test_changes_parse_as_json_else_text_and_unknown_fields_are_refused_cf_r21()
         assert caught.value.rule == "CF-R21"
 
 
-def test_ros1_rounding_found_and_named_by_at_r15_and_at_r16_cf_r22_cf_r23_cf_r24() -> None:
+def test_ros1_rounding_found_and_named_by_at_d23_and_at_r16_cf_r22_cf_r23_cf_r24() -> None:
     report = diff(AT, ROS2, ROS1, vectors=_suite(AT, "note_ros1_rounding_ros2"))
     assert not report.ok
     [found] = report.divergences
-    assert "AT-R15" in found.only_a and "AT-R16" in found.only_b
+    assert "AT-D23" in found.only_a and "AT-R16" in found.only_b
+    assert found.cause == ("AT-D23", "AT-R16")
+    assert found.values == ("A: scale_ros2(d=2, numerator=5, denominator=4) = 2 (AT-D23)",
+                            "B: scale_ros1(d=2, factor=1.25) = 3 (AT-R16)")
     assert len(found.vector.inputs) <= 8 and found.original_size == 4
     assert found.outputs_a != found.outputs_b
     assert "arithmetic" not in found.vector.config  # each variant sets it
-    assert report.census["AT-R15"] == "a" and report.census["AT-R16"] == "b"
+    assert report.census["AT-D23"] == "a" and report.census["AT-R16"] == "b"
     assert report.census["AT-R6"] == "both"
     assert "DIFFERS in 1 way, on " in report.text()
 
 
 def test_head_anchor_and_backstop_found_within_8_inputs_cf_r22_cf_r23() -> None:
+    """Each difference is one cause, the first rule only one side runs (the head's
+    bootstrap at the anchor, RB-R21, calling RB-R20; the backstop RB-R26), with the values
+    where the sides part."""
     report = diff(RB, CARD, HEAD, vectors=_suite(
         RB, "first_call_outlier_card", "first_call_outlier_minority_card"))
-    by_rules = {d.only_b: d for d in report.divergences}
-    anchor = by_rules[("RB-R20",)]
-    backstop = next(d for d in report.divergences if "RB-R26" in d.only_b)
+    by_cause = {d.cause: d for d in report.divergences}
+    assert len(by_cause) == len(report.divergences)
+    anchor = by_cause[(None, "RB-R21")]
+    assert "RB-R20" in anchor.only_b and anchor.observable == anchor.at == 0
+    assert any(v.startswith("A: _bootstrap_at_newest(") and "(RB-R8)" in v
+               for v in anchor.values)
+    assert any(v.startswith("B: _bootstrap_at_anchor(") and "(RB-R21)" in v
+               for v in anchor.values)
+    backstop = by_cause[(None, "RB-R26")]
     for found in (anchor, backstop):
         assert len(found.vector.inputs) <= 8
     assert report.census["RB-R26"] == "b" and report.census["RB-R20"] == "b"
+    assert "RB-R21 (only B)" in report.text()
 
 
 def test_refusal_is_named_by_its_rules_cf_r23() -> None:
@@ -99,7 +112,9 @@ def test_differences_exit_1_saved_as_vectors_and_a_picture_cf_r25(
     saved = sorted(p.name for p in folder.iterdir())
     assert "approximate_time_diff_1_a.json" in saved and "approximate_time_diff_1_b.json" in saved
     if "matplotlib" in sys.modules or _has_matplotlib():
-        assert "approximate_time_diff_1.svg" in saved
+        # a config refusal has nothing to draw: the differences with inputs have pictures
+        assert any(n.startswith("approximate_time_diff_") and n.endswith(".svg")
+                   for n in saved)
     assert main(["check", str(folder)]) == 0
     assert json.loads(report.read_text())["format"] == "timealign.diff/1"
 
@@ -136,3 +151,29 @@ def test_tracer_reads_citations_and_restores_the_previous_tracer_cf_r23() -> Non
                               {"op": "message", "topic": 1, "stamp": 9, "id": "b"}])
     assert sys.gettrace() is previous
     assert "AT-R3" in fired.named(reference, ran.lines)
+
+
+def test_causes_name_head_rules_refusal_sides_and_order_only_differences_cf_r23_cf_r24(
+        ) -> None:
+    """A refusal on one side is caused by the refusal's rule on that side and the first rule
+    only the other side runs (RB-D3 against head's RB-R27); an overflow far past the window
+    is head's RB-R23; outputs that differ in order only are marked so."""
+    kinds = diff(RB, CARD, HEAD, vectors=_suite(RB, "head_stream_kinds_card"))
+    refused = next(d for d in kinds.divergences if d.cause == ("RB-D3", "RB-R27"))
+    assert refused.refused == "A" and "A refuses" in kinds.text()
+    bump = diff(RB, CARD, HEAD, vectors=_suite(RB, "overflow_bump_limit_card"))
+    far = next(d for d in bump.divergences if d.cause[1] == "RB-R23")
+    assert far.observable is not None and far.at is not None and far.observable > far.at
+    det = [{"kind": "detector_events", "name": "det", "timestamp": t, "id": i}
+           for t, i in ((1700000003357142837, "det47"), (1700000003428571408, "det48"),
+                        (1700000003499999979, "det49"))]
+    far_mon = {"kind": "monitor_events", "name": "mon", "timestamp": 2015360003500000000,
+               "id": "mon7"}
+    trace = vectors.Vector(algorithm=RB, name="epoch", config={"batch_length_s": 1.0},
+                           inputs=({"op": "poll", "messages": det[:1]},
+                                   {"op": "poll", "messages": [*det[1:], far_mon]}))
+    epoch = diff(RB, CARD, HEAD, vectors=[trace])
+    [ridden] = epoch.divergences
+    assert ridden.cause == (None, "RB-R22") and ridden.order_only
+    assert ridden.outputs_a != ridden.outputs_b
+    assert "order only" in epoch.text()

@@ -143,3 +143,14 @@ def test_side_by_side_one_scale_two_titles_same_bytes_pl_r11() -> None:
     first = render_side_by_side(left, right)
     assert first == render_side_by_side(left, right)
     assert b"A: ros2" in first and b"B: ros1" in first
+
+
+def test_pl_r2_an_empty_window_is_named_in_the_legend() -> None:
+    """PL-R2: a group with no member is drawn hatched and named in the legend; a picture
+    without one has no such entry."""
+    [vector] = vectors.load(ROOT / "vectors/rate_aware_batcher/hwm_outlier_clamp.json")
+    timeline = from_vector(vector)
+    assert any(not g.ids for g in timeline.groups)
+    assert "empty window (no message)" in _texts(render(timeline))
+    assert "empty window (no message)" not in _texts(render(from_vector(
+        vectors.load(AT_VECTOR)[0])))

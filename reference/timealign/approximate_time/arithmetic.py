@@ -2,7 +2,7 @@
 
 Everything the machine decides by comparing stamps goes through these functions: the
 boundary selection with its tie rule (AT-R6, AT-D2), the age-penalty scaling in ROS 2
-(AT-R15) and ROS 1 (AT-R16) arithmetic used by the improvement and optimality comparisons
+(AT-D23) and ROS 1 (AT-R16) arithmetic used by the improvement and optimality comparisons
 (AT-R11, AT-R12). They take plain ints, floats and tuples
 so that CrossHair can build their arguments; ``proofs/crosshair_pass.py`` checks every
 ``post:`` line below. The boundary contracts are stated for up to 4 topics, the size
@@ -14,9 +14,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from timealign.rulebook import rule
+
 NS_PER_S = 1_000_000_000
 
 
+@rule("AT-R6")
 def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     """``(index, stamp)`` of the earliest front; ties go to the LOWEST index (AT-R6).
 
@@ -32,6 +35,7 @@ def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     return stamps.index(time), time
 
 
+@rule("AT-R6")
 def end_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     """``(index, stamp)`` of the latest front; ties go to the HIGHEST index (AT-R6).
 
@@ -51,7 +55,7 @@ def end_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
 
 
 def scale_factor(age_penalty: float) -> tuple[int, int]:
-    """The exact value of the binary64 sum ``1.0 + age_penalty`` as ``(num, den)`` (AT-R15).
+    """The exact value of the binary64 sum ``1.0 + age_penalty`` as ``(num, den)`` (AT-D23).
 
     The sum is rounded to binary64 first, as upstream computes it in double; the ratio is
     then exact, so no decimal ``1 + age_penalty`` ever enters the arithmetic.
@@ -64,8 +68,9 @@ def scale_factor(age_penalty: float) -> tuple[int, int]:
     return numerator, denominator
 
 
+@rule("AT-D23", profiles=("ros2",))
 def scale_ros2(d: int, numerator: int, denominator: int) -> int:
-    """ROS 2 ``Duration * double``: ``trunc(d * num / den)`` computed exactly (AT-R15).
+    """ROS 2 ``Duration * double``: ``trunc(d * num / den)`` computed exactly (AT-D23).
 
     Truncation is toward zero, also for a negative ``d`` (C cast semantics, never floor).
 
@@ -79,6 +84,7 @@ def scale_ros2(d: int, numerator: int, denominator: int) -> int:
     return magnitude if d >= 0 else -magnitude
 
 
+@rule("AT-R16", profiles=("ros1",))
 def scale_ros1(d: int, factor: float) -> int:
     """ROS 1 ``ros::Duration * double``: through seconds in double, rounded (AT-R16).
 

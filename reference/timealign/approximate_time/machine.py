@@ -53,6 +53,7 @@ from timealign.approximate_time.model import (
     Warned,
 )
 from timealign.errors import InvalidInput, require, require_ns, wrong_object
+from timealign.rulebook import rule
 
 Step = tuple[State, tuple[Output, ...]]
 
@@ -63,6 +64,7 @@ def initial(config: Config) -> State:
     return State(deques=((),) * n, pasts=((),) * n, dropped=(False,) * n, warned=(False,) * n)
 
 
+@rule("AT-R2")
 def check_message(config: Config, message: object) -> Message:
     """AT-R2: a message input with a topic in range, an int64 ns stamp and a string id."""
     if (type(message) is Message and type(message.topic) is int
@@ -84,7 +86,7 @@ def check_message(config: Config, message: object) -> Message:
 
 @functools.lru_cache(maxsize=64)
 def scaler(config: Config) -> Callable[[int], int]:
-    """``scale(d)`` of the configured arithmetic (AT-R15 ros2, AT-R16 ros1)."""
+    """``scale(d)`` of the configured arithmetic (AT-D23 ros2, AT-R16 ros1)."""
     if config.arithmetic == "ros1":
         factor = config.scale_numerator / config.scale_denominator
         return lambda d: scale_ros1(d, factor)
@@ -106,9 +108,8 @@ def step(config: Config, state: State, item: Input) -> Step:
     deques = (*state.deques[:i], (*old, message), *state.deques[i + 1:])
     outputs: tuple[Output, ...] = ()
     if not old:
-        # AT-R3: the deque was empty; process only if every deque is now non-empty.
         state = evolve(state, deques=deques)
-        if all(deques):
+        if _fills_the_last_empty_deque(deques):
             sync = _Sync(config, state)
             _process(sync)
             state, outputs = _freeze(sync)
@@ -128,6 +129,12 @@ def step(config: Config, state: State, item: Input) -> Step:
     return state, outputs
 
 
+@rule("AT-R3")
+def _fills_the_last_empty_deque(deques: tuple[tuple[Message, ...], ...]) -> bool:
+    """The message filled an empty deque: process only if every deque is now non-empty."""
+    return all(deques)
+
+
 def _check_ros1(config: Config, state: State, message: Message) -> None:
     """AT-R19 over the stamps in play: every held message and the pivot time."""
     in_play = [m.stamp for k in range(config.topics) for m in state.held(k)]
@@ -138,6 +145,7 @@ def _check_ros1(config: Config, state: State, message: Message) -> None:
                        config.scale_numerator / config.scale_denominator, in_play)
 
 
+@rule("AT-R4")
 def _bound_warning(config: Config, message: Message, previous: Message) -> Warned | None:
     """AT-R4: the out-of-order / closer-than-bound check against the previous element."""
     i = message.topic
@@ -148,6 +156,7 @@ def _bound_warning(config: Config, message: Message, previous: Message) -> Warne
     return None
 
 
+@rule("AT-R17")
 def _end(config: Config, state: State) -> Step:
     """AT-R17: every held message as ``Pending``, topic order then arrival order; restart."""
     pending = tuple(Pending(m.id) for k in range(config.topics) for m in state.held(k))
@@ -202,6 +211,7 @@ def _move_to_past(sync: _Sync, k: int) -> None:
     sync.split[k] += 1
 
 
+@rule("AT-R18")
 def _delete_front(sync: _Sync, k: int, reason: str) -> None:
     """Discard the front of ``D[k]``, reported as ``Dropped`` (AT-R18)."""
     sync.outputs.append(Dropped(sync.held[k].pop(sync.split[k]).id, reason))
@@ -219,41 +229,77 @@ def _clear_pivot(sync: _Sync) -> None:
 
 # --- process() --------------------------------------------------------------------------
 
+@rule("AT-R6")
 def _process(sync: _Sync) -> None:
-    """AT-R6: loop while every deque is non-empty."""
-    scale, held, split = sync.scale, sync.held, sync.split
+    """Loop while every deque is non-empty, over the fronts' start and end."""
+    held, split = sync.held, sync.split
     while _all_deques_non_empty(sync):
         fronts = tuple([h[p].stamp for h, p in zip(held, split, strict=True)])
         e, end_time = end_boundary(fronts)
         s, start_time = start_boundary(fronts)
-        # AT-R7: clear the drop flag of every topic except the end topic.
         if True in sync.dropped:
-            sync.dropped = [flag and k == e for k, flag in enumerate(sync.dropped)]
+            _clear_drop_flags(sync, e)
         if sync.pivot == NO_PIVOT:
             if end_time - start_time > sync.max_interval:
-                _delete_front(sync, s, INTERVAL_TOO_WIDE)  # AT-R8
+                _refuse_too_wide(sync, s)
                 continue
             if sync.dropped[e]:
-                _delete_front(sync, s, PIVOT_REFUSED)  # AT-R9
+                _refuse_pivot(sync, s)
                 continue
-            _make_candidate(sync, start_time, end_time)  # AT-R10
-            sync.pivot, sync.pivot_time = e, end_time
-            _move_to_past(sync, s)
-        elif scale(end_time - sync.candidate_end) >= start_time - sync.candidate_start:
-            _move_to_past(sync, s)  # AT-R11: not better (a tie keeps the older one)
+            _first_candidate(sync, s, e, start_time, end_time)
         else:
-            _make_candidate(sync, start_time, end_time)  # AT-R11: better
-            _move_to_past(sync, s)
-        # AT-R12: the publish checks, in this order: pivot exhausted (index-based,
-        # AT-D9), then provably optimal, then the virtual search if a deque emptied.
-        exhausted = s == sync.pivot
-        if exhausted or (scale(end_time - sync.candidate_end)
-                         >= sync.pivot_time - sync.candidate_start):
-            _publish(sync)
-        elif not _all_deques_non_empty(sync):
-            _virtual_search(sync)
+            _improve(sync, s, start_time, end_time)
+        _publish_checks(sync, s, end_time)
 
 
+@rule("AT-R7")
+def _clear_drop_flags(sync: _Sync, e: int) -> None:
+    """Clear the drop flag of every topic except the end topic ``e``."""
+    sync.dropped = [flag and k == e for k, flag in enumerate(sync.dropped)]
+
+
+@rule("AT-R8")
+def _refuse_too_wide(sync: _Sync, s: int) -> None:
+    """No pivot and the fronts span more than the maximum interval: drop the start."""
+    _delete_front(sync, s, INTERVAL_TOO_WIDE)
+
+
+@rule("AT-R9")
+def _refuse_pivot(sync: _Sync, s: int) -> None:
+    """No pivot and the end topic has dropped: drop the start (not the end's front)."""
+    _delete_front(sync, s, PIVOT_REFUSED)
+
+
+@rule("AT-R10")
+def _first_candidate(sync: _Sync, s: int, e: int, start_time: int, end_time: int) -> None:
+    """The fronts become the candidate, ``e`` the pivot; the start moves to the past."""
+    _make_candidate(sync, start_time, end_time)
+    sync.pivot, sync.pivot_time = e, end_time
+    _move_to_past(sync, s)
+
+
+@rule("AT-R11")
+def _improve(sync: _Sync, s: int, start_time: int, end_time: int) -> None:
+    """With a pivot: better fronts (a tie keeps the older candidate) become the candidate;
+    either way the start moves to the past."""
+    if sync.scale(end_time - sync.candidate_end) < start_time - sync.candidate_start:
+        _make_candidate(sync, start_time, end_time)
+    _move_to_past(sync, s)
+
+
+@rule("AT-R12")
+def _publish_checks(sync: _Sync, s: int, end_time: int) -> None:
+    """In this order: pivot exhausted (index-based, AT-D9), then provably optimal, then the
+    virtual search if a deque emptied."""
+    exhausted = s == sync.pivot
+    if exhausted or (sync.scale(end_time - sync.candidate_end)
+                     >= sync.pivot_time - sync.candidate_start):
+        _publish(sync)
+    elif not _all_deques_non_empty(sync):
+        _virtual_search(sync)
+
+
+@rule("AT-D1")
 def _make_candidate(sync: _Sync, start_time: int, end_time: int) -> None:
     """Candidate = the fronts; every past buffer is destroyed (AT-R10, AT-R11, AT-D1)."""
     for k in range(sync.n):
@@ -266,8 +312,9 @@ def _make_candidate(sync: _Sync, start_time: int, end_time: int) -> None:
     sync.candidate_start, sync.candidate_end = start_time, end_time
 
 
+@rule("AT-R14")
 def _publish(sync: _Sync) -> None:
-    """AT-R14: emit the candidate, recover the pasts, pop each candidate message."""
+    """Emit the candidate, recover the pasts, pop each candidate message."""
     sync.outputs.append(Published(sync.candidate))
     _clear_pivot(sync)
     _recover_all(sync)
@@ -275,8 +322,9 @@ def _publish(sync: _Sync) -> None:
         del sync.held[k][0]
 
 
+@rule("AT-R13")
 def _virtual_search(sync: _Sync) -> None:
-    """AT-R13: try to prove the candidate optimal with virtual stamps for empty deques."""
+    """Try to prove the candidate optimal with virtual stamps for empty deques."""
     bounds, pivot_time, scale = sync.bounds, sync.pivot_time, sync.scale
     moves = [0] * sync.n
     while True:
@@ -304,8 +352,9 @@ def _virtual_search(sync: _Sync) -> None:
 
 # --- overflow ------------------------------------------------------------------------------
 
+@rule("AT-R5")
 def _overflow(sync: _Sync, i: int) -> None:
-    """AT-R5: recover, drop the oldest message of topic i, flag it, maybe re-process."""
+    """Recover, drop the oldest message of topic i, flag it, maybe re-process."""
     _recover_all(sync)
     sync.outputs.append(Dropped(sync.held[i].pop(0).id, QUEUE_OVERFLOW))
     sync.dropped[i] = True

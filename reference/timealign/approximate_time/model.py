@@ -16,6 +16,7 @@ import attrs
 from timealign.approximate_time import ros1
 from timealign.approximate_time.arithmetic import scale_factor
 from timealign.errors import require, require_count, require_ns
+from timealign.rulebook import rule
 
 INT64_MAX = 2**63 - 1
 DEFAULT_AGE_PENALTY = 0.1
@@ -90,7 +91,7 @@ class Config:
 
     ``topics`` is the topic count N; ``topic_names`` the names (``"0"..."N-1"`` when the
     constructor got a count). ``scale_numerator``/``scale_denominator`` hold the exact
-    value of the binary64 ``1.0 + age_penalty`` (AT-R15). ``None`` means the default.
+    value of the binary64 ``1.0 + age_penalty`` (AT-D23). ``None`` means the default.
     """
 
     topics: int
@@ -103,6 +104,7 @@ class Config:
     scale_numerator: int
     scale_denominator: int
 
+    @rule("AT-R1")
     def __init__(
         self,
         topics: int | Sequence[str],
@@ -127,7 +129,7 @@ class Config:
         if mode == "ros1":  # AT-R19: ROS 1's policy and its 32-bit durations
             refusal = ros1.config_refusal(len(names), interval, bounds)
             if refusal is not None:
-                raise refusal
+                ros1.refuse_config(refusal)
         self.__attrs_init__(
             topics=len(names),
             topic_names=names,

@@ -15,12 +15,19 @@ from collections.abc import Iterable
 
 from timealign.approximate_time.arithmetic import scale_ros1
 from timealign.errors import InvalidInput
+from timealign.rulebook import quiet, rule
 
 NS_PER_S = 1_000_000_000
 #: The largest ``ros::Time``: (2^32 - 1) s + 999 999 999 ns.
 TIME_MAX = 2**32 * NS_PER_S - 1
 #: The largest ``ros::Duration``: (2^31 - 1) s + 999 999 999 ns (``ros::DURATION_MAX``).
 DURATION_MAX = 2**31 * NS_PER_S - 1
+
+
+@rule("AT-R19", profiles=("ros1",))
+def refuse_config(refusal: InvalidInput) -> None:
+    """A config ROS 1's policy cannot run (the refusal :func:`config_refusal` found)."""
+    raise refusal
 
 
 def config_refusal(topics: int, max_interval: int, bounds: tuple[int, ...]) -> InvalidInput | None:
@@ -44,6 +51,7 @@ def config_refusal(topics: int, max_interval: int, bounds: tuple[int, ...]) -> I
     return None
 
 
+@quiet
 def in_range(stamp: int, bound: int, low: int, high: int, reach: int, factor: float) -> bool:
     """Whether a message at ``stamp`` (its topic's lower bound ``bound``) keeps every ROS 1
     time computation in range, with ``low``/``high`` the extreme stamps in play after it
@@ -72,7 +80,13 @@ def check_message(stamp: int, bound: int, reach: int, factor: float,
         elif held > high:
             high = held
     if not in_range(stamp, bound, low, high, reach, factor):
-        raise InvalidInput(
+        refuse_message(low, high, stamp)
+
+
+@rule("AT-R19", profiles=("ros1",))
+def refuse_message(low: int, high: int, stamp: int) -> None:
+    """A message whose stamp, with the stamps held, leaves ROS 1's 32-bit time."""
+    raise InvalidInput(
             "stamp", "AT-R19",
             f"ROS 1 time is 32-bit: with the stamps held ({low} to {high} ns) and the age "
             f"penalty, a time or duration of the ROS 1 policy would leave its range", stamp)

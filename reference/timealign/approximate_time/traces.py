@@ -176,7 +176,7 @@ def _nine_slots(distribution: str, revision: str) -> Target:
 
 def _outside_ros1(config: JSON, _inputs: Sequence[JSON]) -> str | None:
     if _arithmetic(config) != "ros1":
-        return "ros2 arithmetic (AT-R15)"
+        return "ros2 arithmetic (AT-D23)"
     if _topics(config) < 2:
         return "one topic: the ROS 1 policy takes at least two (AT-R19)"
     return None

@@ -7,8 +7,11 @@ machinery finds where they differ: the shipped vectors, every trace of the explo
 instances (the algorithm's and its targets') up to a depth, and seeded random traces from
 the algorithm's strategies (its own and its targets'), all in process. A difference is
 named by the rules at its *first diverging input* (the first input after which the two
-states or outputs differ, :mod:`.fired`), shrunk while it keeps those rules, and reported
-once per distinct set of rules with its minimal trace and both outputs.
+states or outputs differ, :mod:`.fired`); its *cause* is the first rule that ran there in
+one variant only (per variant, in call order where the rule text registers its rule
+functions). It is shrunk while it keeps its cause and reported once per cause with its
+minimal trace, the values the cause's calls took under each variant, the first input
+whose outputs differ, and whether only their order differs.
 """
 
 from __future__ import annotations
@@ -119,7 +122,9 @@ def _probe_config(reference: Algorithm[Any, Any, Any, Any]) -> JSON:
 @attrs.frozen
 class Divergence:
     """One way the variants differ: a minimal trace (each side runs it with its changes),
-    its first diverging input and the rules only one side runs there (CF-R22, CF-R23)."""
+    its first diverging input, the rules only one side runs there and its cause (the first
+    of them per side), the values of the cause's calls, the first input whose outputs
+    differ and whether only their order does (CF-R22, CF-R23)."""
 
     source: str
     vector: Vector
@@ -129,10 +134,17 @@ class Divergence:
     outputs_a: tuple[JSON, ...]
     outputs_b: tuple[JSON, ...]
     original_size: int
+    cause: tuple[str | None, str | None] = (None, None)
+    values: tuple[str, ...] = ()
+    observable: int | None = None
+    order_only: bool = False
+    refused: str = ""  # "A" or "B" when one side refuses there
 
     @property
-    def key(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return self.only_a, self.only_b
+    def key(self) -> tuple[str | None, str | None, str, bool]:
+        """The cause per side, which side refuses, and whether at the config (a config
+        refusal is not a message's, though one rule may name both)."""
+        return (*self.cause, self.refused, self.at is None)
 
     @property
     def input(self) -> JSON | None:
@@ -142,6 +154,9 @@ class Divergence:
     def to_json(self) -> JSON:
         return {"source": self.source, "name": self.vector.name, "config": self.vector.config,
                 "inputs": list(self.vector.inputs), "at": self.at,
+                "cause_a": self.cause[0], "cause_b": self.cause[1],
+                "values": list(self.values), "observable_at": self.observable,
+                "order_only": self.order_only, "refused": self.refused,
                 "only_a": list(self.only_a), "only_b": list(self.only_b),
                 "outputs_a": list(self.outputs_a), "outputs_b": list(self.outputs_b),
                 "original_size": self.original_size}
@@ -175,7 +190,8 @@ class DiffReport:
         return not self.divergences
 
     def rules(self) -> tuple[str, ...]:
-        found = {r for d in self.divergences for r in (*d.only_a, *d.only_b)}
+        found = {r for d in self.divergences
+                 for r in ([c for c in d.cause if c is not None] or [*d.only_a, *d.only_b])}
         return tuple(sorted(found, key=rules.order))
 
     def text(self) -> str:
@@ -185,10 +201,15 @@ class DiffReport:
                          + (f"  ({t.note})" if t.note else ""))
         for number, d in enumerate(self.divergences, 1):
             where = "config" if d.at is None else f"input {d.at}"
-            lines.append(f"- {number}. {describe(d, self.a, self.b)}: "
+            lines.append(f"- {number}. {cause_text(d)}: "
                          f"{counted(len(d.vector.inputs), 'input')} "
                          f"(from {d.original_size}, {d.source}), first at {where}"
                          + (f": {json.dumps(d.input)}" if d.input is not None else ""))
+            lines.append(f"    {observed_text(d)}")
+            lines += [f"    {value}" for value in d.values]
+            others = describe(d, self.a, self.b)
+            if others != cause_text(d):
+                lines.append(f"    rules only one side runs there: {others}")
             lines.append(f"    trace  {json.dumps(list(d.vector.inputs))}")
             lines.append(f"    config {json.dumps(d.vector.config)}")
             lines.append(f"    A {json.dumps(list(d.outputs_a))}")
@@ -210,6 +231,28 @@ class DiffReport:
                 "tried": [attrs.asdict(t) for t in self.tried],
                 "differences": [d.to_json() for d in self.divergences],
                 "rules": self.census}
+
+
+def cause_text(d: Divergence) -> str:
+    """The cause of a difference, by side: ``RB-R21 (only B)``, ``AT-D23 (only A),
+    AT-R16 (only B)``."""
+    parts = [f"{rule} (only {side})" for rule, side in zip(d.cause, "AB", strict=True)
+             if rule is not None]
+    if not parts:  # no cause recorded: the rules of each side
+        parts = [f"{', '.join(rules)} (only {side})"
+                 for rules, side in ((d.only_a, "A"), (d.only_b, "B")) if rules]
+    return ", ".join(parts) or "no rule named (values differ)"
+
+
+def observed_text(d: Divergence) -> str:
+    """Where the outputs first differ, and whether in their order only."""
+    refusing = f" ({d.refused} refuses)" if d.refused else ""
+    if d.observable is None:
+        return f"outputs differ at the config{refusing}"
+    if refusing:
+        return f"outputs first differ at input {d.observable}{refusing}"
+    order = " (order only: the same outputs, in another order)" if d.order_only else ""
+    return f"outputs first differ at input {d.observable}{order}"
 
 
 def describe(d: Divergence, a: Variant, b: Variant) -> str:
@@ -236,14 +279,18 @@ class Compare:
         if outputs_a == outputs_b:
             return None
         at = self.first_diverging(config_a, config_b, vector.inputs)
-        only_a, only_b = fired.differing_rules(
-            self.reference, fired.executed_at(self.reference, config_a, vector.inputs, at),
-            fired.executed_at(self.reference, config_b, vector.inputs, at))
+        ran_a = fired.executed_at(self.reference, config_a, vector.inputs, at)
+        ran_b = fired.executed_at(self.reference, config_b, vector.inputs, at)
+        only_a, only_b = fired.differing_rules(self.reference, ran_a, ran_b)
         if not only_a and not only_b:  # same lines, other values: the outputs' rules
             shown = [o for o in (*outputs_a, *outputs_b) if o.get("input") == at]
             only_a = frozenset(rules.exercised(self.reference, shown))
+        cause = _cause(ran_a, ran_b, only_a, only_b)
         return Divergence(source, vector, at, _sorted(only_a), _sorted(only_b), outputs_a,
-                          outputs_b, len(vector.inputs))
+                          outputs_b, len(vector.inputs), cause, _values(ran_a, ran_b, cause),
+                          _observable(outputs_a, outputs_b),
+                          _canonical(outputs_a) == _canonical(outputs_b),
+                          _refused_side(ran_a, ran_b))
 
     def first_diverging(self, config_a: JSON, config_b: JSON,
                         inputs: Sequence[JSON]) -> int | None:
@@ -273,6 +320,105 @@ def _step(step: Callable[..., Any], decode: Callable[[Any], Any], config: Any, s
         return state, ("refused", error.rule)
 
 
+def _diverged(ran_a: fired.Executed, ran_b: fired.Executed) -> int:
+    """How many rule calls the two sides make alike before they part."""
+    same = 0
+    for call_a, call_b in zip(ran_a.calls, ran_b.calls, strict=False):
+        if call_a.rule.code is not call_b.rule.code:
+            break
+        same += 1
+    return same
+
+
+def _cause(ran_a: fired.Executed, ran_b: fired.Executed, only_a: Iterable[str],
+           only_b: Iterable[str]) -> tuple[str | None, str | None]:
+    """The first rule that ran in one variant only: where the calls are recorded, the
+    first call, from where the two sides part, of a rule only its side runs (both sides'
+    when they get there at the same call); else, and for a refusal, each side's first
+    such rule by id."""
+    chosen_a, chosen_b = set(only_a), set(only_b)
+    if not (ran_a.calls or ran_b.calls):
+        return (_sorted(chosen_a)[0] if chosen_a else None,
+                _sorted(chosen_b)[0] if chosen_b else None)
+    if _refused_side(ran_a, ran_b):  # the refusal's own rule; the other side's own rule
+        if ran_a.rule and ran_b.rule:
+            return ran_a.rule, ran_b.rule
+        parted = _diverged(ran_a, ran_b)
+        if ran_a.rule:
+            return ran_a.rule, _profile_call(ran_b, parted)
+        return _profile_call(ran_a, parted), ran_b.rule
+    parted = _diverged(ran_a, ran_b)
+
+    def first(ran: fired.Executed, chosen: set[str]) -> tuple[int, str] | None:
+        return next(((k, c.rule.id) for k, c in enumerate(ran.calls)
+                     if k >= parted and c.rule.id in chosen), None)
+
+    found_a, found_b = first(ran_a, chosen_a), first(ran_b, chosen_b)
+    if found_a is not None and found_b is not None and found_a[0] != found_b[0]:
+        if found_a[0] < found_b[0]:
+            found_b = None
+        else:
+            found_a = None
+    return (found_a[1] if found_a else None, found_b[1] if found_b else None)
+
+
+def _profile_call(ran: fired.Executed, parted: int) -> str | None:
+    """The rule of the call where the sides part when it is a function of some profiles
+    only: what the side that does not refuse does instead (head's RB-R27 against card's
+    refusal)."""
+    call = ran.calls[parted] if parted < len(ran.calls) else None
+    return call.rule.id if call is not None and call.rule.profiles is not None else None
+
+
+def _refused_side(ran_a: fired.Executed, ran_b: fired.Executed) -> str:
+    """"A" or "B" when only that side refuses, "A B" when both refuse differently."""
+    if ran_a.refused == ran_b.refused:
+        return ""
+    return " ".join(side for side, ran in (("A", ran_a), ("B", ran_b)) if ran.refused)
+
+
+def _values(ran_a: fired.Executed, ran_b: fired.Executed,
+            cause: tuple[str | None, str | None]) -> tuple[str, ...]:
+    """The calls where the two sides part and the cause's first call, with their plain
+    arguments and results: ``B: _bootstrap_at_anchor(length=1000) = 1700 (RB-R21)``."""
+    parted = _diverged(ran_a, ran_b)
+    shown: list[str] = []
+    for side, ran, rule in (("A", ran_a, cause[0]), ("B", ran_b, cause[1])):
+        chosen = [*ran.calls[parted:parted + 1],
+                  *(c for c in ran.calls[parted:] if c.rule.id == rule)][:2]
+        for call in dict.fromkeys(chosen):
+            arguments = ", ".join(f"{name}={value}" for name, value in call.arguments)
+            result = f" = {call.result}" if call.result not in (None, "None") else ""
+            shown.append(f"{side}: {call.rule.name}({arguments}){result} ({call.rule.id})")
+    return tuple(shown)
+
+
+def _observable(outputs_a: Sequence[JSON], outputs_b: Sequence[JSON]) -> int | None:
+    """The first input whose outputs differ between the variants (``None``: the config,
+    or outputs of no input)."""
+    inputs = sorted({index for o in (*outputs_a, *outputs_b)
+                     if isinstance(index := o.get("input"), int)})
+    for index in inputs:
+        if ([o for o in outputs_a if o.get("input") == index]
+                != [o for o in outputs_b if o.get("input") == index]):
+            return index
+    return None
+
+
+def _canonical(outputs: Sequence[JSON]) -> list[str]:
+    """The outputs with every list sorted, inside and out: equal for two runs whose
+    outputs differ in order only."""
+
+    def ordered(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: ordered(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return sorted((ordered(v) for v in value), key=json.dumps)
+        return value
+
+    return sorted(json.dumps(ordered(o), sort_keys=True) for o in outputs)
+
+
 def _sorted(ids: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(set(ids), key=rules.order))
 
@@ -282,7 +428,7 @@ class _Collector:
 
     def __init__(self, compare: Compare) -> None:
         self.compare = compare
-        self.found: dict[tuple[tuple[str, ...], tuple[str, ...]], Divergence] = {}
+        self.found: dict[tuple[str | None, str | None, str, bool], Divergence] = {}
 
     def offer(self, found: Divergence) -> None:
         known = self.found.get(found.key)
@@ -402,7 +548,7 @@ def diff(algorithm: str | Algorithm[Any, Any, Any, Any], a: Variant, b: Variant,
         _fuzz(collector, reference, fuzz, seed, size, tried)
         report.tried.append(tried)
     report.divergences = sorted(collector.found.values(), key=lambda d: (
-        [rules.order(r) for r in (*d.only_a, *d.only_b)], len(d.vector.inputs)))
+        [rules.order(r) for r in d.cause if r is not None], len(d.vector.inputs)))
     report.census = census(reference, a, b, [*chosen, *(d.vector for d in report.divergences)])
     return report
 

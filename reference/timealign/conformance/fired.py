@@ -1,14 +1,14 @@
-"""Which spec rules the rule text executes on one input, read from the code's own citations
-(CF-R23).
+"""Which spec rules the rule text executes on one input (CF-R23).
 
 ``timealign diff`` names a difference between two variants of a config by the rules that
-run under one variant and not under the other at the first input where they diverge. The
-reference cites the rule ids it implements in docstrings and comments (spec/README.md);
-this module records, with a line tracer limited to an algorithm's rule-text modules, which
-lines one step executes, and names a line by the ids cited on it (a comment alone on its
-lines belongs to the statement below it), else by its enclosing block's, else by its
-function's docstring. It reads, never decides: the outputs come from
-:func:`timealign.algorithm.run_json` as always.
+run under one variant and not under the other at the first input where they diverge. An
+algorithm whose rule text registers its rule functions (:mod:`timealign.rulebook`) is read
+from those calls alone: a call of a registered function is its rule firing, recorded in
+order with its plain arguments and result. The others are read from the code's citations:
+a line tracer limited to the rule-text modules records which lines one step executes, and
+names a line by the ids cited on it (a comment alone on its lines belongs to the statement
+below it), else by its enclosing block's, else by its function's docstring. It reads,
+never decides: the outputs come from :func:`timealign.algorithm.run_json` as always.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 import attrs
 
-from timealign import Algorithm
+from timealign import Algorithm, rulebook
 from timealign.errors import InvalidInput
 
 JSON = dict[str, Any]
@@ -102,9 +102,17 @@ def _module_citations(path: Path, family: str) -> dict[int, frozenset[str]]:
     return found
 
 
+def _line(code: CodeType) -> Line:
+    return code.co_filename, code.co_firstlineno
+
+
 @functools.cache
 def citations(package: str, family: str) -> Mapping[Line, frozenset[str]]:
-    """Every line of the rule-text modules of ``package`` -> the ids naming it."""
+    """Every line of the rule-text modules of ``package`` -> the ids naming it; for a
+    package with registered rule functions, each function's first line -> its rule."""
+    registered = rulebook.registered(package)
+    if registered:
+        return {_line(r.code): frozenset({r.id}) for r in registered}
     root = importlib.import_module(package)
     found: dict[Line, frozenset[str]] = {}
     for info in pkgutil.iter_modules(root.__path__):
@@ -148,46 +156,70 @@ def recording(files: frozenset[str], into: set[Line]) -> Iterator[None]:
         sys.settrace(previous)
 
 
+@contextmanager
+def _recording(package: str, files: frozenset[str], into: set[Line],
+               calls: list[rulebook.Call], details: bool = True) -> Iterator[None]:
+    """The calls of registered rule functions (their first lines into ``into``, the calls
+    in order into ``calls``) when ``package`` registers any, else the lines it runs."""
+    if not rulebook.registered(package):
+        with recording(files, into):
+            yield
+        return
+    start = len(calls)
+    try:
+        with rulebook.calls(calls, details):
+            yield
+    finally:
+        into.update(_line(c.rule.code) for c in calls[start:])
+
+
 @attrs.frozen
 class Executed:
-    """What one variant's rule text did on one input: the lines it ran, and the rule ids of
-    its refusal (the error's rule and any id its message names) when it refused."""
+    """What one variant's rule text did on one input: the lines it ran (for registered
+    rule functions, their first lines), the rule calls in order when registered, and the
+    rule ids of its refusal (the error's rule and any id its message names) when it
+    refused."""
 
     lines: frozenset[Line]
     refused: frozenset[str] = frozenset()
+    calls: tuple[rulebook.Call, ...] = ()
+    rule: str | None = None  # the refusal's own rule
 
 
 def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
                 inputs: Sequence[JSON], at: int | None) -> Executed:
-    """The lines the rule text executes on input ``at`` of a run (``None``: decoding the
+    """What the rule text executes on input ``at`` of a run (``None``: decoding the
     config), after replaying the inputs before it as :func:`timealign.algorithm.run_json`
     does (a refused input leaves the state as it was)."""
     package = package_of(algorithm)
-    cited = citations(package, family_of(algorithm))
-    files = frozenset(file for file, _ in cited)
     family = family_of(algorithm)
+    files = frozenset(file for file, _ in citations(package, family))
     found: set[Line] = set()
+    calls: list[rulebook.Call] = []
+
+    def done(refused: frozenset[str] = frozenset(), rule: str | None = None) -> Executed:
+        return Executed(frozenset(found), refused, tuple(calls), rule)
+
     try:
         if at is None:
-            with recording(files, found):
+            with _recording(package, files, found, calls):
                 algorithm.config_from_json(config)
-            return Executed(frozenset(found))
+            return done()
         decoded = algorithm.config_from_json(config)
     except InvalidInput as error:
-        return Executed(frozenset(found), _refusal(error, family))
+        return done(_refusal(error, family), error.rule)
     state = algorithm.initial(decoded)
-    for index, raw in enumerate(inputs[:at]):
+    for raw in inputs[:at]:
         try:
             state, _ = algorithm.step(decoded, state, algorithm.input_from_json(raw))
         except InvalidInput:
             continue
-        del index
     try:
-        with recording(files, found):
+        with _recording(package, files, found, calls):
             algorithm.step(decoded, state, algorithm.input_from_json(inputs[at]))
     except InvalidInput as error:
-        return Executed(frozenset(found), _refusal(error, family))
-    return Executed(frozenset(found))
+        return done(_refusal(error, family), error.rule)
+    return done()
 
 
 def _refusal(error: InvalidInput, family: str) -> frozenset[str]:
@@ -202,11 +234,15 @@ def named(algorithm: Algorithm[Any, Any, Any, Any], lines: Iterable[Line]) -> fr
 
 def differing_rules(algorithm: Algorithm[Any, Any, Any, Any], a: Executed, b: Executed
                     ) -> tuple[frozenset[str], frozenset[str]]:
-    """The rules only ``a`` runs and those only ``b`` runs at one input: the rules of the
-    lines one executes and the other does not; a refusal on one side only is named by the
+    """The rules only ``a`` runs and those only ``b`` runs at one input: for registered
+    rule functions the ids of the functions each calls, else the rules of the lines one
+    executes and the other does not; a refusal on one side only is named by the
     refusal's rules alone (the other side's going on is not the difference)."""
     if a.refused != b.refused and (a.refused or b.refused):
         return a.refused - b.refused, b.refused - a.refused
+    if rulebook.registered(package_of(algorithm)):  # rule functions: the ids each runs
+        ran_a, ran_b = named(algorithm, a.lines), named(algorithm, b.lines)
+        return ran_a - ran_b, ran_b - ran_a
     only_a = named(algorithm, a.lines - b.lines)
     only_b = named(algorithm, b.lines - a.lines)
     return only_a - only_b, only_b - only_a
@@ -221,7 +257,8 @@ def run_executed(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
     files = frozenset(file for file, _ in citations(package, family))
     found: set[Line] = set()
     refused: set[str] = set()
-    with recording(files, found):
+    calls: list[rulebook.Call] = []
+    with _recording(package, files, found, calls, details=False):
         try:
             decoded = algorithm.config_from_json(config)
         except InvalidInput as error:

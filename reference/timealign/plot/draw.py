@@ -329,8 +329,11 @@ def _legend(timeline: Timeline, reasons: dict[tuple[str, str | None], str]) -> l
     if any(m.outcome == GROUPED for m in timeline.marks):
         handles.append(Line2D([], [], marker="o", linestyle="none", color=PALETTE[0],
                               label="grouped (colour = group)"))
-    if timeline.groups:
+    if any(g.ids for g in timeline.groups):
         handles.append(Patch(color=SHADES[0], alpha=0.25, label="group window"))
+    if any(not g.ids for g in timeline.groups):  # drawn hatched, as an outline (PL-R11)
+        handles.append(Patch(fill=False, hatch="///", edgecolor="#999999", linewidth=0.6,
+                             label="empty window (no message)"))
     for (outcome, reason), marker in reasons.items():
         colour = outcome_colour(timeline, outcome)
         handles.append(Line2D([], [], marker=marker, linestyle="none", color=colour,

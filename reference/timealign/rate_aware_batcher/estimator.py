@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from timealign.rulebook import rule
+
 DIFF_BUFFER_SIZE = 32
 MIN_DIFFS_FOR_GATE = 4
 SNAP_RELATIVE_TOLERANCE = 0.1
@@ -18,6 +20,7 @@ SNAP_ABSOLUTE_TOLERANCE_HZ = 0.1
 _EXACT_PAIR_SUM = 2**52
 
 
+@rule("RB-R2")
 def observe(last: int | None, diffs: tuple[int, ...], t: int) -> tuple[int | None, tuple[int, ...]]:
     """Record one timestamp (RB-R2): only a positive diff enters the ring; ``last`` never
     moves backwards, so an out-of-order or duplicate timestamp changes nothing.
@@ -96,6 +99,7 @@ def snap_rate(raw: float) -> int | None:
     return rate
 
 
+@rule("RB-R3")
 def integer_rate_hz(diffs: Sequence[int]) -> int | None:
     """The stream's integer rate, or ``None`` before 4 diffs or when it does not snap."""
     if len(diffs) < MIN_DIFFS_FOR_GATE:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from timealign.rulebook import rule
+
 DRIFT_TOLERANCE_NS = 1_000_000
 MAX_ORIGIN_OFFSET_BATCHES = 1000
 MAX_AHEAD_BATCHES = 3
@@ -30,6 +32,7 @@ class Grid(NamedTuple):
     slots: int
 
 
+@rule("RB-R1")
 def from_seconds(seconds: float) -> int:
     """Upstream ``Duration.from_seconds``: float product, truncated toward zero (RB-R1).
 
@@ -53,6 +56,7 @@ def timeout_distance(factor: float, length: int) -> int | None:
     return None if factor == float("inf") else timeout_offset(factor, length)
 
 
+@rule("RB-R5")
 def pulse_index(t: int, origin: int, period: int) -> int:
     """Nearest pulse of ``t`` (RB-R5): int/int true division, then half-to-even round.
 
@@ -76,6 +80,7 @@ def drift_tolerance(period: int) -> int:
     return min(DRIFT_TOLERANCE_NS, period // 2)
 
 
+@rule("RB-R5")
 def batch_base_index(start: int, origin: int, period: int) -> int:
     """Index of the first pulse of the batch starting at ``start`` (RB-R5).
 
@@ -90,6 +95,7 @@ def batch_base_index(start: int, origin: int, period: int) -> int:
     return base if rest <= drift_tolerance(period) else base + 1
 
 
+@rule("RB-R6")
 def slot_in_batch(t: int, start: int, grid: Grid) -> int:
     """Slot of ``t`` in the batch starting at ``start`` (RB-R6); negative means late."""
     return pulse_index(t, grid.origin, grid.period) - batch_base_index(start, grid.origin,
@@ -105,6 +111,7 @@ def slot_instants(start: int, grid: Grid) -> tuple[int, ...]:
 
 
 
+@rule("RB-R4")
 def slots_per_batch(rate: int, length: int) -> int:
     """Slots of one batch: ``round(rate * L_s)``, half to even (14 Hz x 0.75 s -> 10).
 
@@ -120,6 +127,7 @@ def sub_rate(rate: int, length: int) -> bool:
     return rate * (length / 1e9) < 1.0
 
 
+@rule("RB-R4")
 def period_of(rate: int) -> int:
     """Grid period: ``round(1e9 / rate)`` ns, half to even (14 Hz -> 71 428 571 ns).
 
@@ -140,6 +148,7 @@ def origin_plausible(origin: int, start: int, length: int) -> bool:
     return abs(origin - start) <= MAX_ORIGIN_OFFSET_BATCHES * length
 
 
+@rule("RB-R9")
 def advance_hwm(hwm: int, latest: int, start: int, length: int) -> int:
     """The clamped high-water mark after a poll whose newest timestamp is ``latest`` (RB-R9).
 
@@ -152,6 +161,7 @@ def advance_hwm(hwm: int, latest: int, start: int, length: int) -> int:
     return max(hwm, latest if latest < ceiling else ceiling)
 
 
+@rule("RB-R20", profiles=("esslivedata-head",))
 def plausible_anchor(stamps: Sequence[int], length: int) -> int:
     """Head's anchor (RB-R20): the newest stamp of the biggest cluster, where the sorted
     stamps split wherever neighbours lie more than ``3L`` apart; a tie goes to the later
@@ -178,6 +188,7 @@ def plausible_anchor(stamps: Sequence[int], length: int) -> int:
     return best_end
 
 
+@rule("RB-R13")
 def gap_steps(earliest: int, start: int, length: int) -> int:
     """Whole batch lengths the window jumps in gap recovery (RB-R13): floor, at least 0.
 

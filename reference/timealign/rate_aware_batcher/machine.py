@@ -13,15 +13,19 @@ gridded stream reached its last slot (RB-R10); the close refreshes grids, evicts
 streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and re-routes
 overflow and future into the next window.
 
-The ``esslivedata-head`` profile (RB-R17) switches a few of these places and adds one
-rule: the bootstrap anchors at the plausible anchor (RB-R21), routing sends
-disjoint-epoch stamps to ``non_gated`` (RB-R22) and bumps only near the window (RB-R23), a
-close without a gating stream ends at its messages' anchor (RB-R25), and a poll that
-closes nothing while traffic is buffered and the caller's clock (RB-R18) is ``10·L`` past
-the last close re-places the window (RB-R26).
+The ``esslivedata-head`` profile (RB-R17) is the card's rule functions with a few
+overridden, in the manner of a fork of a spec: :data:`CARD` names the functions a profile
+may replace and :data:`HEAD` is ``evolve(CARD, ...)`` with head's, so what head changes is
+that one diff. Head's bootstrap anchors at the plausible anchor (RB-R21), its routing sends
+disjoint-epoch stamps to ``non_gated`` (RB-R22) and bumps only near the window (RB-R23),
+its closes arm the clock (RB-R24) and a close without a gating stream ends at its
+messages' anchor (RB-R25), a poll that closes nothing while traffic is buffered and the
+caller's clock (RB-R18) is ``10·L`` past the last close re-places the window (RB-R26), and
+it accepts two more stream kinds (RB-R27).
 
 The public surface is ``initial``, ``step`` and the input checks ``fast.py`` shares
-(RB-R18, RB-R27); below them one private function per rule, over the spec's state
+(RB-R18, RB-R27); below them the rule functions, each registered with its rule id and
+its profiles (``@rule``, :mod:`timealign.rulebook`), over the spec's state
 (:class:`~timealign.rate_aware_batcher.model.State`), each message routed on its own; the
 arithmetic is the contract-checked helpers of ``grid.py`` and ``estimator.py``.
 ``timealign.registry`` runs this module; ``fast.py`` is the same machine transcribed for
@@ -30,8 +34,9 @@ throughput and checked against it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+import attrs
 from attrs import evolve
 
 from timealign.errors import InvalidInput, wrong_object
@@ -53,7 +58,9 @@ from timealign.rate_aware_batcher.grid import (
 )
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
+    CARD,
     GATED_KINDS,
+    HEAD,
     HEAD_ONLY_KINDS,
     Batch,
     Config,
@@ -68,6 +75,7 @@ from timealign.rate_aware_batcher.model import (
     Stream,
     timeout_fits,
 )
+from timealign.rulebook import rule
 
 
 def initial(config: Config) -> State:
@@ -75,6 +83,7 @@ def initial(config: Config) -> State:
     return State(config.batch_length, timeout_distance(config.factor, config.batch_length))
 
 
+@rule("RB-R18")
 def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[int, int]:
     """RB-R18: the clock and ``last_close`` after a reading ``now``; a reading below the
     clock is refused. ``last_close`` armed before any reading is armed at the first one
@@ -84,9 +93,10 @@ def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[
     return now, now if last_close is None else last_close
 
 
+@rule("RB-D3", profiles=(CARD,))
 def refuse_head_only_kinds(messages: tuple[Polled, ...]) -> None:
-    """The card profile knows the card revision's stream kinds only (the rules are named
-    where it refuses, so that a tracer reading citations credits them to refusals only)."""
+    """The card profile knows the card revision's stream kinds only: a head-only kind
+    (RB-R27) is refused as unknown (RB-D3)."""
     if HEAD_ONLY_KINDS.isdisjoint([m.kind for m in messages]):
         return
     for index, message in enumerate(messages):
@@ -103,26 +113,46 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):
-        if item.now is not None:  # RB-R18
+        if item.now is not None:
             clock, last_close = advance_clock(state.clock, state.last_close, item.now)
             state = evolve(state, clock=clock, last_close=last_close)
-        if not config.head:  # RB-R27
-            refuse_head_only_kinds(item.messages)
+        if not HEAD_ONLY_KINDS.isdisjoint([m.kind for m in item.messages]):
+            PROFILES[config.profile].head_only_kinds(item.messages)
         return _poll(config, state, item.messages)
-    if isinstance(item, SetBatchLength):  # RB-R15
-        if not timeout_fits(config.factor, item.length):
-            raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
-        return evolve(state, pending_length=item.length), ()
-    if isinstance(item, End):  # RB-R16
-        pending = tuple(Pending(m.id) for m in state.buffered())
-        streams = tuple(evolve(s, bucket=()) for s in state.streams)
-        return evolve(state, streams=streams, non_gated=(), overflow=(), future=(),
-                      held=frozenset(), ended=True), pending
+    if isinstance(item, SetBatchLength):
+        return _set_batch_length(config, state, item), ()
+    if isinstance(item, End):
+        return _end(state)
     raise InvalidInput("op", "RB-D3", "unknown input", item)
 
 
+@rule("RB-R27", profiles=(HEAD,))
+def _accept_head_only_kinds(messages: tuple[Polled, ...]) -> None:
+    """Head knows ``device`` and ``livedata_nicos_data``: non-gated like any other kind."""
+    del messages
+
+
+@rule("RB-R15")
+def _set_batch_length(config: Config, state: State, item: SetBatchLength) -> State:
+    """A new length waits for the next close; one whose timeout overflows is refused
+    (RB-D1)."""
+    if not timeout_fits(config.factor, item.length):
+        raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
+    return evolve(state, pending_length=item.length)
+
+
+@rule("RB-R16")
+def _end(state: State) -> tuple[State, tuple[Output, ...]]:
+    """Everything still held is reported pending, and no input may follow."""
+    pending = tuple(Pending(m.id) for m in state.buffered())
+    streams = tuple(evolve(s, bucket=()) for s in state.streams)
+    return evolve(state, streams=streams, non_gated=(), overflow=(), future=(),
+                  held=frozenset(), ended=True), pending
+
+
+@rule("RB-R7")
 def _refresh_grid(stream: Stream, start: int, length: int) -> Stream:
-    """RB-R7: rebuild the stream's grid from its current rate at ``start`` for length L.
+    """Rebuild the stream's grid from its current rate at ``start`` for length L.
 
     No rate keeps the existing grid (RB-D7); a sub-rate stream loses it; an origin within
     1000 batch lengths of ``start`` is preserved, otherwise a new origin is picked from the
@@ -153,8 +183,10 @@ def _window(state: State) -> int:
     return state.window
 
 
+@rule("RB-R1")
 def _register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[Stream, ...], int]:
-    """RB-R1/RB-R11: the streams with ``(kind, name)`` registered, and its position."""
+    """The streams with ``(kind, name)`` registered (a stream is its kind and name), and
+    its position."""
     for position, stream in enumerate(streams):
         if stream.kind == kind and stream.name == name:
             return streams, position
@@ -162,40 +194,103 @@ def _register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[
 
 
 def _route(config: Config, state: State, message: Polled) -> State:
-    """RB-R11/RB-R12 (head: RB-R22, RB-R23): route one message against the active window."""
-    t = message.timestamp
+    """Route one message with the profile's routing (card: RB-R11/RB-R12; head: RB-R22
+    first)."""
+    return PROFILES[config.profile].route(config, state, message)
+
+
+def _route_in_window(config: Config, state: State, message: Polled) -> State:
+    """Route one message against the active window: non-gated and ungridded messages by
+    RB-R12, gridded ones by RB-R11."""
     end = _window(state) + state.batch_length
-    if config.head and t - end > MAX_ORIGIN_OFFSET_BATCHES * state.batch_length:
-        streams = state.streams  # RB-R22: a disjoint epoch rides along, unobserved
-        if message.kind in GATED_KINDS:
-            streams, _ = _register(streams, message.kind, message.name)
-        return evolve(state, streams=streams, non_gated=(*state.non_gated, message))
-    held_back = end < t <= end + MAX_AHEAD_BATCHES * state.batch_length
+    held_back = end < message.timestamp <= end + MAX_AHEAD_BATCHES * state.batch_length
     if message.kind not in GATED_KINDS:
-        if held_back:
-            return evolve(state, future=(*state.future, message))
-        return evolve(state, non_gated=(*state.non_gated, message))
+        return _route_non_gated(state, message, held_back)
     streams, position = _register(state.streams, message.kind, message.name)
+    if streams[position].grid is None and held_back:
+        return _hold_ungridded(state, streams, message)
+    return _route_gated(config, evolve(state, streams=streams), position, message)
+
+
+@rule("RB-R12")
+def _route_non_gated(state: State, message: Polled, held_back: bool) -> State:
+    """A non-gated message waits in ``future`` while ahead of the window (up to 3L), else
+    rides along with the window."""
+    if held_back:
+        return evolve(state, future=(*state.future, message))
+    return evolve(state, non_gated=(*state.non_gated, message))
+
+
+@rule("RB-R12")
+def _hold_ungridded(state: State, streams: tuple[Stream, ...], message: Polled) -> State:
+    """An ungridded gated message ahead of the window (up to 3L) waits in ``future``,
+    unobserved (its stream registered)."""
+    return evolve(state, streams=streams, future=(*state.future, message))
+
+
+@rule("RB-R11")
+def _route_gated(config: Config, state: State, position: int, message: Polled) -> State:
+    """Observe the stamp; an ungridded stream buckets it, a gridded one slots it, or sends
+    it to overflow beyond the last slot (with the profile's bump)."""
+    t = message.timestamp
+    streams, overflow = state.streams, state.overflow
     stream = streams[position]
-    overflow = state.overflow
-    if stream.grid is None and held_back:
-        return evolve(state, streams=streams, future=(*state.future, message))
     last, diffs = observe(stream.last, stream.diffs, t)
     stream = evolve(stream, last=last, diffs=diffs)
     if stream.grid is None:
         stream = evolve(stream, bucket=(*stream.bucket, message))
     else:
-        slots = stream.grid.slots
         slot = slot_in_batch(t, _window(state), stream.grid)
-        if slot >= slots:  # the overflow bump: at any distance (card), near (head, RB-R23)
-            if not config.head or slot < slots * (1 + MAX_AHEAD_BATCHES):
-                stream = evolve(stream, max_slot=max(stream.max_slot, slots - 1))
+        if slot >= stream.grid.slots:
+            stream = PROFILES[config.profile].bump(stream, slot)
             overflow = (*overflow, message)
         else:
             stream = evolve(stream, bucket=(*stream.bucket, message),
                             max_slot=max(stream.max_slot, slot))
     streams = (*streams[:position], stream, *streams[position + 1 :])
     return evolve(state, streams=streams, overflow=overflow)
+
+
+@rule("RB-D8")
+def _bump(stream: Stream, slot: int) -> Stream:
+    """An overflowing message still raises ``max_slot`` to the last slot, at any
+    distance."""
+    del slot
+    assert stream.grid is not None
+    return evolve(stream, max_slot=max(stream.max_slot, stream.grid.slots - 1))
+
+
+def _bump_near(stream: Stream, slot: int) -> Stream:
+    """Head's bump: as the card's below ``slots · (1 + 3)``, none beyond (RB-R23)."""
+    assert stream.grid is not None
+    if slot < stream.grid.slots * (1 + MAX_AHEAD_BATCHES):
+        return _bump(stream, slot)
+    return _no_far_bump(stream)
+
+
+@rule("RB-R23", profiles=(HEAD,))
+def _no_far_bump(stream: Stream) -> Stream:
+    """An overflowing message far beyond the window leaves the gate as it is."""
+    return stream
+
+
+def _route_head(config: Config, state: State, message: Polled) -> State:
+    """Head's routing: a disjoint-epoch stamp rides along (RB-R22), anything else is
+    routed as in the card."""
+    end = _window(state) + state.batch_length
+    if message.timestamp - end > MAX_ORIGIN_OFFSET_BATCHES * state.batch_length:
+        return _ride_along_disjoint(state, message)
+    return _route_in_window(config, state, message)
+
+
+@rule("RB-R22", profiles=(HEAD,))
+def _ride_along_disjoint(state: State, message: Polled) -> State:
+    """A stamp more than 1000·L past the window end joins ``non_gated``, unobserved,
+    whatever its kind; a gated one still registers its stream."""
+    streams = state.streams
+    if message.kind in GATED_KINDS:
+        streams, _ = _register(streams, message.kind, message.name)
+    return evolve(state, streams=streams, non_gated=(*state.non_gated, message))
 
 
 def _route_all(config: Config, state: State, messages: Iterable[Polled]) -> State:
@@ -213,9 +308,10 @@ def _drain(state: State) -> tuple[tuple[Polled, ...], State]:
     return drained, evolve(state, non_gated=(), streams=streams)
 
 
+@rule("RB-R13")
 def _recover_from_gap(config: Config, state: State) -> State:
-    """RB-R13: jump the window whole batch lengths towards the earliest overflow and
-    re-route drained, overflow and future messages, in that order."""
+    """Jump the window whole batch lengths towards the earliest overflow and re-route
+    drained, overflow and future messages, in that order."""
     stashed, state = _drain(state)
     overflow, future = state.overflow, state.future
     start, length = _window(state), state.batch_length
@@ -224,9 +320,10 @@ def _recover_from_gap(config: Config, state: State) -> State:
     return _route_all(config, state, (*stashed, *overflow, *future))
 
 
+@rule("RB-R10")
 def _complete(state: State) -> bool:
-    """RB-R10: timeout first (inclusive; none at head's infinite factor, RB-R19), else
-    every gridded stream in its last slot."""
+    """Timeout first (inclusive; none at head's infinite factor, RB-R19), else every
+    gridded stream in its last slot."""
     if (state.hwm is not None and state.timeout is not None
             and state.hwm >= _window(state) + state.timeout):
         return True
@@ -236,10 +333,11 @@ def _complete(state: State) -> bool:
     )
 
 
-def _close(config: Config, state: State) -> tuple[State, Batch]:
-    """RB-R14/RB-R15: refresh, evict, apply a pending length, drain, re-route (head: the
-    clock is armed, RB-R24, and a close with no gating stream ends at the anchor of all
-    it holds, RB-R25)."""
+@rule("RB-R14")
+def _refresh_registry(state: State) -> State:
+    """Refresh the grids of the streams that delivered, count the absence of the others
+    and evict those absent for 5 closes (RB-D9); a pending length refreshes them again
+    with the new length, the bucket not yet drained (RB-R15)."""
     start, length, pending = _window(state), state.batch_length, state.pending_length
     kept: list[Stream] = []
     for stream in state.streams:
@@ -249,33 +347,83 @@ def _close(config: Config, state: State) -> tuple[State, Batch]:
             stream = evolve(stream, absent=stream.absent + 1)
         else:
             continue  # evicted
-        if pending is not None:  # refreshed with the new length, bucket not yet drained
+        if pending is not None:
             stream = _refresh_grid(stream, start, pending)
         kept.append(stream)
-    drained, state = _drain(evolve(state, streams=tuple(kept)))
-    if pending is not None:
-        state = evolve(state, batch_length=pending, pending_length=None,
-                       timeout=timeout_distance(config.factor, pending))
-    end = start + length
-    if config.head:
-        state = evolve(state, last_close=state.clock)  # RB-R24
-        if not any(s.grid is not None for s in state.streams):
-            drained = (*drained, *state.future, *state.overflow)  # RB-R25
-            state = evolve(state, future=(), overflow=())
-            if drained:
-                anchor = plausible_anchor([m.timestamp for m in drained], state.batch_length)
-                end = max(anchor, end)
-    batch = Batch(start, end, tuple(m.id for m in drained))
+    return evolve(state, streams=tuple(kept))
+
+
+@rule("RB-R15")
+def _apply_pending_length(config: Config, state: State) -> State:
+    """A pending batch length takes effect at the close (and with it its timeout)."""
+    pending = state.pending_length
+    if pending is None:
+        return state
+    return evolve(state, batch_length=pending, pending_length=None,
+                  timeout=timeout_distance(config.factor, pending))
+
+
+def _close(config: Config, state: State) -> tuple[State, Batch]:
+    """Close the window (RB-R14, RB-R15): refresh and evict, drain, apply a pending length,
+    let the profile end the batch (head: RB-R24, RB-R25), then re-route overflow and
+    future into the next window."""
+    start, length = _window(state), state.batch_length
+    drained, state = _drain(_refresh_registry(state))
+    state = _apply_pending_length(config, state)
+    state, drained, end = PROFILES[config.profile].end_batch(state, drained, start + length)
+    return _next_window(config, state, Batch(start, end, tuple(m.id for m in drained)))
+
+
+@rule("RB-R14")
+def _next_window(config: Config, state: State, batch: Batch) -> tuple[State, Batch]:
+    """The next window starts at the batch end; overflow, then future, are routed into
+    it."""
     overflow = state.overflow
-    state = evolve(state, window=end, overflow=(), held=state.held.difference(batch.ids))
+    state = evolve(state, window=batch.end, overflow=(),
+                   held=state.held.difference(batch.ids))
     state = _route_all(config, state, overflow)  # may hold some back in future
     future = state.future
     return _route_all(config, evolve(state, future=()), future), batch
 
 
+def _end_at_window(state: State, drained: tuple[Polled, ...], end: int
+                   ) -> tuple[State, tuple[Polled, ...], int]:
+    """The card's batch: what the window drained, ending at the window's end (RB-R14)."""
+    return state, drained, end
+
+
+def _end_batch_head(state: State, drained: tuple[Polled, ...], end: int
+                    ) -> tuple[State, tuple[Polled, ...], int]:
+    """Head's batch: the close arms the clock (RB-R24); with no gating stream the batch
+    takes everything held and ends at its anchor (RB-R25)."""
+    state = _arm_clock(state)
+    if not any(s.grid is not None for s in state.streams):
+        return _close_without_gating(state, drained, end)
+    return state, drained, end
+
+
+@rule("RB-R24", profiles=(HEAD,))
+def _arm_clock(state: State) -> State:
+    """Every close sets ``last_close`` to the clock."""
+    return evolve(state, last_close=state.clock)
+
+
+@rule("RB-R25", profiles=(HEAD,))
+def _close_without_gating(state: State, drained: tuple[Polled, ...], end: int
+                          ) -> tuple[State, tuple[Polled, ...], int]:
+    """No gating stream: the batch takes the drained messages, then future, then
+    overflow, and ends at their anchor when that lies past the window end."""
+    drained = (*drained, *state.future, *state.overflow)
+    state = evolve(state, future=(), overflow=())
+    if drained:
+        end = max(plausible_anchor([m.timestamp for m in drained], state.batch_length), end)
+    return state, drained, end
+
+
+@rule("RB-D4")
 def _admit(held: frozenset[str], messages: tuple[Polled, ...]) -> frozenset[str]:
-    """RB-D4: the held ids with the poll's added; refused when one repeats within the
-    poll or among the messages still held."""
+    """The held ids with the poll's added; refused when one repeats within the poll or
+    among the messages still held."""
     for index, message in enumerate(messages):
         if message.id in held:
             raise InvalidInput(f"messages[{index}].id", "RB-D4",
@@ -284,13 +432,14 @@ def _admit(held: frozenset[str], messages: tuple[Polled, ...]) -> frozenset[str]
     return held
 
 
+@rule("RB-R8")
 def _bootstrap(config: Config, state: State,
-              messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
-    """RB-R8: the first non-empty poll is the first batch; the window starts at its max.
-    Head (RB-R21): at the plausible anchor, observing only the gated stamps up to it, and
-    the clock is armed."""
+               messages: tuple[Polled, ...]) -> tuple[State, tuple[Output, ...]]:
+    """The first non-empty poll is the first batch, whole; the window starts at the
+    profile's bootstrap end, observing only the gated stamps up to it, and the clock is
+    armed."""
     stamps = [m.timestamp for m in messages]
-    end = plausible_anchor(stamps, state.batch_length) if config.head else max(stamps)
+    end = PROFILES[config.profile].bootstrap_end(stamps, state.batch_length)
     streams = state.streams
     for message in messages:
         if message.kind in GATED_KINDS and message.timestamp <= end:
@@ -304,24 +453,54 @@ def _bootstrap(config: Config, state: State,
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
+@rule("RB-R8", profiles=(CARD,))
+def _bootstrap_at_newest(stamps: list[int], length: int) -> int:
+    """The card's first window starts at the first poll's newest stamp."""
+    del length
+    return max(stamps)
+
+
+@rule("RB-R21", profiles=(HEAD,))
+def _bootstrap_at_anchor(stamps: list[int], length: int) -> int:
+    """Head's first window starts at the first poll's plausible anchor (RB-R20)."""
+    return plausible_anchor(stamps, length)
+
+
 def _poll(config: Config, state: State, messages: tuple[Polled, ...]
-         ) -> tuple[State, tuple[Output, ...]]:
-    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15)."""
+          ) -> tuple[State, tuple[Output, ...]]:
+    """One upstream ``batch(messages)`` call (RB-R8 to RB-R15, head: RB-R26)."""
     held = _admit(state.held, messages)
     if state.window is None or state.hwm is None:
         return (state, ()) if not messages else _bootstrap(config, state, messages)
     if messages:
-        hwm = advance_hwm(state.hwm, max(m.timestamp for m in messages), state.window,
-                          state.batch_length)
-        state = _route_all(config, evolve(state, hwm=hwm, held=held), messages)
+        state = _route_all(config, evolve(state, hwm=_hwm(state, messages), held=held),
+                           messages)
     if state.overflow and not any(s.grid is not None and s.bucket for s in state.streams):
-        state = _recover_from_gap(config, state)  # RB-R13, also for overflow a close left
-    if not _complete(state) and config.head and _stalled(state):
-        state = _recover_from_stall(config, state)
+        state = _recover_from_gap(config, state)  # also for overflow a close left
+    if not _complete(state):
+        state = PROFILES[config.profile].backstop(config, state)
     if not _complete(state):
         return state, ()
     state, batch = _close(config, state)
     return state, (batch,)
+
+
+def _hwm(state: State, messages: tuple[Polled, ...]) -> int:
+    """The HWM raised by the poll's newest stamp, clamped (RB-R9)."""
+    assert state.hwm is not None
+    return advance_hwm(state.hwm, max(m.timestamp for m in messages), _window(state),
+                       state.batch_length)
+
+
+def _no_backstop(config: Config, state: State) -> State:
+    """The card has no wall-clock backstop (RB-H5)."""
+    del config
+    return state
+
+
+def _backstop(config: Config, state: State) -> State:
+    """Head: a poll that closes nothing recovers from a stall when one is due (RB-R26)."""
+    return _recover_from_stall(config, state) if _stalled(state) else state
 
 
 def _stalled(state: State) -> bool:
@@ -335,9 +514,10 @@ def _stalled(state: State) -> bool:
     return bool(state.non_gated) or any(s.bucket for s in state.streams)
 
 
+@rule("RB-R26", profiles=(HEAD,))
 def _recover_from_stall(config: Config, state: State) -> State:
-    """RB-R26: re-arm; unless the buffered traffic's anchor lies in the window, re-place
-    the window (and the HWM) at it and place every held message anew."""
+    """Re-arm; unless the buffered traffic's anchor lies in the window, re-place the
+    window (and the HWM) at it and place every held message anew."""
     stamps = [*(m.timestamp for m in state.non_gated),
               *(m.timestamp for s in state.streams for m in s.bucket)]
     anchor = plausible_anchor(stamps, state.batch_length)
@@ -355,3 +535,35 @@ def _recover_from_stall(config: Config, state: State) -> State:
         else:
             state = _route(config, state, message)
     return state
+
+
+@attrs.frozen
+class _Profile:
+    """The rule functions a profile may override (RB-R17): a profile is the card's
+    functions with some replaced, so what it changes reads as one ``evolve``."""
+
+    name: str
+    #: A poll holding a stream kind only head knows (RB-D3 card, RB-R27 head).
+    head_only_kinds: Callable[[tuple[Polled, ...]], None]
+    #: Where the first window starts (RB-R8 card, RB-R21 head).
+    bootstrap_end: Callable[[list[int], int], int]
+    #: How one message is routed (RB-R11/RB-R12; head: RB-R22 first).
+    route: Callable[[Config, State, Polled], State]
+    #: The gate bump of an overflowing message (RB-D8; head: RB-R23).
+    bump: Callable[[Stream, int], Stream]
+    #: The batch a close emits and where it ends (RB-R14; head: RB-R24, RB-R25).
+    end_batch: Callable[[State, tuple[Polled, ...], int],
+                        tuple[State, tuple[Polled, ...], int]]
+    #: What a poll that closes nothing does (card: nothing; head: RB-R26).
+    backstop: Callable[[Config, State], State]
+
+
+#: The card revision (RB-R1 to RB-R16).
+CARD_PROFILE = _Profile(CARD, head_only_kinds=refuse_head_only_kinds,
+                       bootstrap_end=_bootstrap_at_newest, route=_route_in_window,
+                       bump=_bump, end_batch=_end_at_window, backstop=_no_backstop)
+#: The upstream head (RB-R19 to RB-R27): the card with these overrides.
+HEAD_PROFILE = evolve(CARD_PROFILE, name=HEAD, head_only_kinds=_accept_head_only_kinds,
+                      bootstrap_end=_bootstrap_at_anchor, route=_route_head,
+                      bump=_bump_near, end_batch=_end_batch_head, backstop=_backstop)
+PROFILES = {p.name: p for p in (CARD_PROFILE, HEAD_PROFILE)}

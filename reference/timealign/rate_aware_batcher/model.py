@@ -11,12 +11,13 @@ The state is the spec's: the one ``machine.py`` folds and the Spark checkpoint s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
 from timealign.errors import InvalidInput, require, require_ns
 from timealign.rate_aware_batcher.grid import Grid, from_seconds
+from timealign.rulebook import rule
 
 DEFAULT_TIMEOUT_FACTOR = 1.2
 #: Timestamps and clock readings are signed int64 nanoseconds (RB-D3, RB-D18).
@@ -81,6 +82,33 @@ def head_factor_valid(factor: float) -> bool:
     return factor == math.inf or 0.0 < factor <= MAX_HEAD_TIMEOUT_FACTOR
 
 
+@rule("RB-R17")
+def check_profile(profile: object) -> None:
+    """The profile is one of :data:`PROFILES`."""
+    require(isinstance(profile, str) and profile in PROFILES, "profile", "RB-R17",
+            f"must be one of {list(PROFILES)}", profile)
+
+
+@rule("RB-D2", profiles=(CARD,))
+def _card_factor(factor: float, length: int, field: str, given: object) -> None:
+    """The card keeps any finite factor whose timeout is a finite number of ns."""
+    require(math.isfinite(factor) and timeout_fits(factor, length), field, "RB-D2",
+            "gives an infinite timeout", given)
+
+
+@rule("RB-R19", profiles=(HEAD,))
+def _head_factor(factor: float, length: int, field: str, given: object) -> None:
+    """Head's factor lies in ``(0, 3]`` or is ``+inf`` (no timeout)."""
+    require(head_factor_valid(factor), field, "RB-R19",
+            "must give a timeout factor in (0, 3] or inf", given)
+    require(timeout_fits(factor, length), field, "RB-D2", "gives an infinite timeout", given)
+
+
+#: The timeout-factor check of each profile (RB-D2 card, RB-R19 head).
+_FACTOR_CHECKS: dict[str, Callable[[float, int, str, object], None]] = {
+    CARD: _card_factor, HEAD: _head_factor}
+
+
 @attrs.frozen
 class Config:
     """``batch_length_s`` and either ``timeout_s`` or ``timeout_factor`` (RB-R1, RB-D2).
@@ -107,8 +135,7 @@ class Config:
         if self.timeout_s is not None and self.timeout_factor is not None:
             raise InvalidInput("timeout_s", "RB-D2", "give timeout_s or timeout_factor, not both",
                                self.timeout_s)
-        require(isinstance(self.profile, str) and self.profile in PROFILES, "profile",
-                "RB-R17", f"must be one of {list(PROFILES)}", self.profile)
+        check_profile(self.profile)
         head = self.profile == HEAD
         if self.timeout_s is not None:
             factor = _timeout(self.timeout_s, "timeout_s", head) / seconds
@@ -117,12 +144,7 @@ class Config:
         else:
             factor = DEFAULT_TIMEOUT_FACTOR
         field = "timeout_factor" if self.timeout_factor is not None else "timeout_s"
-        if self.profile == HEAD:
-            require(head_factor_valid(factor), field, "RB-R19",
-                    "must give a timeout factor in (0, 3] or inf", getattr(self, field))
-        require((math.isfinite(factor) or self.profile == HEAD)
-                and timeout_fits(factor, length), field, "RB-D2",
-                "gives an infinite timeout", getattr(self, field))
+        _FACTOR_CHECKS[self.profile](factor, length, field, getattr(self, field))
         object.__setattr__(self, "batch_length", length)
         object.__setattr__(self, "factor", factor)
         object.__setattr__(self, "head", self.profile == HEAD)
