@@ -255,6 +255,7 @@ CONFIGS = {"[1,2]": "must be a JSON object", "": "not valid JSON",
 def test_config_option_errors_name_the_option(text: str, capsys: pytest.CaptureFixture[str],
                                               tmp_path: Path) -> None:
     """`--config '[1,2]'` or `''` is inline JSON, not a path; every error names --config."""
+    pytest.importorskip("pyspark", reason="the spark extra is not installed (SP-R35 first)")
     code = main(["run", "approximate_time", "--input", str(tmp_path / "in"), "--output",
                  str(tmp_path / "out"), "--config", text])
     err = capsys.readouterr().err
