@@ -116,9 +116,9 @@ def test_cf_r4_the_timeout_covers_parsing_the_answer(tmp_path: Path,
     late answer would, naming the line's size: `--timeout` bounds reading and parsing."""
     real = protocol.parse
 
-    def slow(line: bytes, name: str) -> protocol.Answer:
+    def slow(line: bytes, name: str, previous: str | None = None) -> protocol.Answer:
         time.sleep(command.timeout + 0.2)  # stands in for a parse that outlasts the deadline
-        return real(line, name)
+        return real(line, name, previous)
 
     monkeypatch.setattr(protocol, "parse", slow)
     with _answering(tmp_path, "'{\"name\": \"t\", \"outputs\": []}'") as command:

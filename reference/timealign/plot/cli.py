@@ -113,32 +113,13 @@ def _run_timeline(args: argparse.Namespace) -> Any:
             raise InvalidInput("--run", "PL-R6", f"no {table}/ table: not a run's --output",
                                args.run)
     start, stop = window(args)
+    from timealign.spark.run_sources import check_source
+
     check_source(args.run, args.source)  # PL-R17: before Spark starts
     spark = start_session(args, f"plot {args.target}")
     with task_watch(spark, "plot", "reading the run", not args.quiet), \
             read_rows(spark, source) as rows:
         return source_timeline(algorithm, config, rows, args.run, args.source, start, stop)
-
-
-def check_source(run: str, source: str) -> None:
-    """PL-R17: ``--source`` must be a source of the run, checked from its local outcomes
-    table (its ``source`` column, read with pyarrow) before Spark starts: an unknown source
-    was said after 73 s of Spark work. A remote run is left to the picture's own check."""
-    if "://" in run:
-        return
-    import pyarrow.compute as pc
-    import pyarrow.dataset as ds
-
-    try:
-        table = ds.dataset(Path(run) / "outcomes", format="parquet",
-                           partitioning="hive").to_table(columns=["source"])
-    except (OSError, ValueError):
-        return  # not readable here: Spark reads it and names what is wrong
-    known = sorted(str(s) for s in pc.unique(table.column("source")).to_pylist())
-    if source not in known:
-        shown = ", ".join(repr(s) for s in known[:20]) + (" …" if len(known) > 20 else "")
-        raise InvalidInput("--source", "PL-R17", f"the run has no source {source!r}; its "
-                           f"{len(known)} sources: {shown}", source)
 
 
 def _check_out(args: argparse.Namespace) -> None:
