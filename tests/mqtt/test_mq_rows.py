@@ -43,7 +43,8 @@ def test_mq_r9_rerun_closes_batches_at_ticks(tmp_path: Path) -> None:
     """MQ-R9: the re-run ticks each source at the spooled instants, so a batch closes at the
     tick after its timeout, and every row has one outcome; twice run, the same."""
     entries, _ = read_entries(_spool(tmp_path))
-    columns, refused = rerun(EB, CONFIG, spool_rows(entries))
+    columns, refused, held = rerun(EB, CONFIG, spool_rows(entries))
+    assert held == []
     assert refused == [("a", f"{A}#2", refused[0][2])]
     groups = [(s, sorted(ids), at) for t, s, ids, at in zip(
         columns["table"], columns["source"], columns["ids"], columns["at"], strict=True)
@@ -54,6 +55,6 @@ def test_mq_r9_rerun_closes_batches_at_ticks(tmp_path: Path) -> None:
         ("a", [f"{A}#0/h", f"{A}#0/t"], 1030 * MS),
         ("a", [f"{A}#5/t"], 1070 * MS),
         ("b", [f"{B}#1/t"], 1071 * MS)]
-    without_ticks, _ = rerun(EB, CONFIG, [r for r in spool_rows(entries) if r[0] != TICK])
-    assert "groups" not in without_ticks["table"]
-    assert rerun(EB, CONFIG, spool_rows(entries)) == (columns, refused)
+    without_ticks, _, still = rerun(EB, CONFIG, [r for r in spool_rows(entries) if r[0] != TICK])
+    assert "groups" not in without_ticks["table"] and len(still) == 4
+    assert rerun(EB, CONFIG, spool_rows(entries)) == (columns, refused, held)

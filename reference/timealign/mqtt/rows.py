@@ -52,11 +52,11 @@ def spool_rows(entries: Iterable[Entry], start: int = 0) -> Iterator[SpoolRow]:
 
 
 def rerun(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: Iterable[SpoolRow]
-          ) -> tuple[dict[str, list[Any]], list[tuple[str, str, str]]]:
+          ) -> tuple[dict[str, list[Any]], list[tuple[str, str, str]], list[tuple[str, str]]]:
     """MQ-R9: the spool's rows replayed through the reference as the stream replays them
     (each source's rows in spool order, a tick as the clock reaching its instant), every
     source still open at the end: (the combined output columns, the ``not`` rows as
-    (source, id, reason))."""
+    (source, id, reason), the (source, id) still held by a machine)."""
     runs: dict[str, SourceRun] = {}
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     refused: list[tuple[str, str, str]] = []
@@ -73,4 +73,5 @@ def rerun(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: Iterable[
             run.feed_all([Record(ident, topic, stamp, arrival)])
         for name, values in run.take().items():
             columns[name].extend(values)
-    return columns, refused
+    held = [(source, ident) for source, run in runs.items() for ident in run.open]
+    return columns, refused, held

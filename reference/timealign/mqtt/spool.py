@@ -25,6 +25,12 @@ import attrs
 from timealign.errors import INT64_MAX, InvalidInput
 
 SPOOL_NAME = "spool.jsonl"
+SPOOL_FOLDER = "mqtt"
+
+
+def spool_path(checkpoint: str | Path) -> Path:
+    """MQ-R5: a stream's spool file, inside its checkpoint folder."""
+    return Path(checkpoint) / SPOOL_FOLDER / SPOOL_NAME
 
 
 @attrs.frozen
