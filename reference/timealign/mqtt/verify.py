@@ -28,13 +28,19 @@ class SpoolVerificationError(ConsistencyError):
 
 
 def committed_ends(checkpoint: Path) -> list[int]:
-    """The spool positions of the last committed micro-batch (one per reader of the
-    spool in the query), from Spark's ``commits/`` and ``offsets/`` logs."""
-    commits = [int(p.name) for p in (checkpoint / "commits").glob("*") if p.name.isdigit()]
-    if not commits:
-        return [0]
-    lines = (checkpoint / "offsets" / str(max(commits))).read_text().splitlines()[2:]
-    return sorted({int(json.loads(line)["position"]) for line in lines if line.strip()})
+    """The spool positions the written tables may stop at: those of the last committed
+    micro-batch and, when the stream stopped (Ctrl-C) after a micro-batch wrote its tables
+    but before Spark committed it, those of the last planned one (one position per reader
+    of the spool in the query), from Spark's ``commits/`` and ``offsets/`` logs."""
+    ends: set[int] = set()
+    for log in ("commits", "offsets"):
+        done = [int(p.name) for p in (checkpoint / log).glob("*") if p.name.isdigit()]
+        if not done:
+            ends.add(0)
+            continue
+        lines = (checkpoint / "offsets" / str(max(done))).read_text().splitlines()[2:]
+        ends |= {int(json.loads(line)["position"]) for line in lines if line.strip()}
+    return sorted(ends)
 
 
 def _table(output: Path, name: str) -> list[dict[str, Any]]:

@@ -359,7 +359,7 @@ def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
     algorithm = registry.get(str(run["algorithm"]))
     config = algorithm.config_from_json(run["config"])
     result = verify_spool(algorithm, config, args.output, str(run["checkpoint"]))
-    print(f"verified: {result['rows']} rows of the spool up to the last committed offset, "
+    print(f"verified: {result['rows']} rows of the spool up to the stream's last micro-batch, "
           f"each with exactly one outcome ({result['held']} still held by a machine); the "
           f"spool re-run with its ticks equals the written tables")
     return 0
