@@ -32,7 +32,7 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-pure test-cluster conform-ros1 test-browser info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs clean
+.PHONY: install test test-pure test-cluster conform-ros1 test-browser test-mqtt info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,7 @@ $(BIN)/python:
 # setup.py compiles the fast paths (timealign.native.COMPILED): a changed source rebuilds.
 $(STAMP): $(INSTALL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,spark,plot]'
+	$(BIN)/python -m pip install -q -e '.[dev,spark,plot,mqtt]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -62,7 +62,7 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/timealign info
-	$(BIN)/pytest -q -m "not cluster and not browser"
+	$(BIN)/pytest -q -m "not cluster and not browser and not mqtt"
 
 # The jobs on a Spark standalone cluster started on 127.0.0.1 (tests/spark/test_spark_cluster.py),
 # and Ctrl-C of a live job in its own process (tests/spark/test_spark_interrupt.py):
@@ -75,6 +75,14 @@ test-cluster: $(STAMP)
 test-browser: $(STAMP)
 	command -v chromium >/dev/null || ($(APT_GET) update -q && $(APT_GET) install -y -q chromium)
 	TIMEALIGN_BROWSER_REQUIRED=1 $(BIN)/pytest -q -m browser
+
+# Live streams against a real Mosquitto on 127.0.0.1 (tests/mqtt/test_mq_live.py): Debian's
+# mosquitto and mosquitto-clients (as root) and the mqtt extra; CI runs it after `make test`.
+test-mqtt: $(STAMP)
+	command -v mosquitto >/dev/null && command -v mosquitto_pub >/dev/null || \
+		(apt-get update -q && apt-get -o DPkg::Lock::Timeout=300 install -y -q mosquitto mosquitto-clients)
+	$(BIN)/python -m pip install -q -e '.[mqtt]'
+	TIMEALIGN_MQTT_REQUIRED=1 $(BIN)/pytest -q -m mqtt
 
 crosshair: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(CROSSHAIR_SECONDS)

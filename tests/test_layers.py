@@ -5,7 +5,7 @@ The package is four layers, each importing only from the layers below it:
     core (errors, algorithm, drive, registry, vectors and the small helpers of
           ``reference/timealign/*.py``)
       <- algorithm packages (one per registered algorithm; never each other)
-      <- adapters (spark/, rosbag/, plot/, conformance/; they may use each other)
+      <- adapters (spark/, rosbag/, plot/, conformance/, mqtt/; they may use each other)
       <- CLI (``timealign.cli``, ``timealign.__main__``, each adapter's ``cli.py`` and
              ``__main__.py`` entry points such as ``timealign.spark.verify.__main__``)
 
@@ -28,7 +28,7 @@ import pytest
 from timealign import registry
 
 PACKAGE = Path(__file__).resolve().parent.parent / "reference" / "timealign"
-ADAPTERS = ("spark", "rosbag", "plot", "conformance")
+ADAPTERS = ("spark", "rosbag", "plot", "conformance", "mqtt")
 CORE, ALGORITHM, ADAPTER, CLI = range(4)
 LAYER_NAMES = ("core", "algorithm package", "adapter", "CLI")
 #: The core modules that name modules of a higher layer as data and import them only when

@@ -17,7 +17,7 @@ import timealign
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: Import name -> distribution name, where they differ.
-DISTRIBUTION = {"google": "protobuf"}
+DISTRIBUTION = {"google": "protobuf", "paho": "paho-mqtt"}
 
 
 def test_version_is_written_once() -> None:
@@ -53,13 +53,16 @@ def _third_party_imports(folder: Path, skip: tuple[Path, ...] = (),
 
 
 PACKAGE = ROOT / "reference" / "timealign"
-#: Adapter subpackage -> the extra that provides its third-party imports.
-ADAPTERS = {"spark": "spark", "rosbag": "spark", "plot": "plot", "conformance": "conform"}
+#: Adapter subpackage -> the extra that provides its third-party imports (``a+b``: both;
+#: the live MQTT stream runs on Spark: ``pip install 'timealign[spark,mqtt]'``).
+ADAPTERS = {"spark": "spark", "rosbag": "spark", "plot": "plot", "conformance": "conform",
+            "mqtt": "spark+mqtt"}
 
 
 def _extra(name: str) -> set[str]:
     return {re.split(r"[<>=\[ ]", requirement)[0].lower()
-            for requirement in PYPROJECT["project"]["optional-dependencies"][name]}
+            for part in name.split("+")
+            for requirement in PYPROJECT["project"]["optional-dependencies"][part]}
 
 
 def test_extras_cover_every_import_of_the_adapters() -> None:

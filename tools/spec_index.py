@@ -58,6 +58,7 @@ PACKAGES: dict[str, tuple[str, ...]] = {
             "spark/verify.py"),
     "PL": ("plot",),
     "CF": ("conformance",),
+    "MQ": ("mqtt",),
     "CLI": ("cli.py", "command.py", "options.py", "outputs.py", "spark/ship.py"),
 }
 

@@ -288,10 +288,15 @@ def task_watch(spark: Any, command: str, doing: str, enabled: bool = True) -> An
 
 def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any, Any, Any]:
     """The algorithm, its config, the run input and the session of a Spark command."""
-    from timealign.spark.session import log_level
-
     algorithm = registry.get(args.algorithm)
     config, source = input_settings(args, algorithm, path)
+    return algorithm, config, source, _session(args, command)
+
+
+def _session(args: argparse.Namespace, command: str) -> Any:
+    """The Spark session of a command, with its ``--conf``, ``--master`` and log level."""
+    from timealign.spark.session import log_level
+
     settings: dict[str, str] = {}
     for item in args.conf:
         key, sep, value = item.partition("=")
@@ -311,7 +316,7 @@ def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any,
     # Python stack traces of a failed task) only with --debug, --verbose or --conf.
     spark.sparkContext.setLogLevel(log_level(verbose, getattr(args, "debug", False),
                                              settings))
-    return algorithm, config, source, spark
+    return spark
 
 
 def _record(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
@@ -380,12 +385,55 @@ def _run(args: argparse.Namespace) -> int:
     return failed_on(args, summary, "timealign run")  # SP-R38
 
 
+def _stream_mqtt(args: argparse.Namespace) -> int:
+    """``stream --source mqtt://HOST:PORT/FILTER --format thin-edge`` (spec/mqtt.md)."""
+    import importlib.util
+
+    from timealign.mqtt.receiver import parse_url
+    from timealign.spark.inputs import load_config
+    from timealign.spark.paths import JobPaths
+
+    require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35
+    if importlib.util.find_spec("paho") is None:
+        raise InvalidInput("stream", "MQ-R10", "--source mqtt:// needs the mqtt extra "
+                           "(paho-mqtt missing): pip install 'timealign[mqtt]'", None)
+    if args.format != "thin-edge":
+        raise InvalidInput("--format", "MQ-R10", "--source mqtt:// reads --format thin-edge",
+                           args.format)
+    for option, present in (("--column", args.column), ("--stamp", args.stamp),
+                            ("--source-from", args.source_from is not None),
+                            ("--available-now", args.available_now),
+                            ("--max-files-per-trigger", args.max_files_per_trigger)):
+        if present:
+            raise InvalidInput(option, "MQ-R10", "not with --source mqtt://", args.source)
+    parse_url(args.source, "--source")
+    paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
+                           config=args.config)
+    assert paths.checkpoint is not None
+    outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
+    algorithm = registry.get(args.algorithm)
+    config = load_config(algorithm, args.config)
+    from timealign.mqtt.verify import write_manifest
+
+    write_manifest(paths.output, algorithm.name, algorithm.config_to_json(config), args.source,
+                   paths.checkpoint)  # MQ-R11: what verify re-runs
+    spark = _session(args, "stream")
+    from timealign.mqtt.job import stream_mqtt
+
+    batches = stream_mqtt(spark, algorithm, config, args.source, paths, args.trigger_seconds,
+                          not args.quiet)
+    print(f"stream stopped after {counted(batches, 'micro-batch', 'micro-batches')}")
+    return 0
+
+
 def _stream(args: argparse.Namespace) -> int:
     require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35, first
     from timealign.spark.inputs import remember, stream, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.taken import check_taken
 
+    if args.source.startswith("mqtt://"):
+        return _stream_mqtt(args)
     check_input_options(args)  # BAG-R9
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
@@ -445,6 +493,11 @@ def _taken(output: str) -> Any:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from timealign.mqtt.verify import read_manifest
+
+    mqtt_run = read_manifest(args.output)
+    if mqtt_run is not None:  # MQ-R11: a stream from MQTT is verified by its spool
+        return _verify_mqtt(args, mqtt_run)
     require_spark_extra("verify")  # SP-R35: before any import of the extra's modules
     from timealign.spark.failures import raise_job_error
     from timealign.spark.inputs import read_rows, recorded_inventory, take_inventory
@@ -494,6 +547,18 @@ def _verify(args: argparse.Namespace) -> int:
     print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
           f"re-run and checked against {checked}; written tables equal the re-run"
           f"{unchanged}")
+    return 0
+
+
+def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
+    from timealign.mqtt.verify import verify_spool
+
+    algorithm = registry.get(str(run["algorithm"]))
+    config = algorithm.config_from_json(run["config"])
+    result = verify_spool(algorithm, config, args.output, str(run["checkpoint"]))
+    print(f"verified: {result['rows']} rows of the spool up to the stream's last micro-batch, "
+          f"each with exactly one outcome ({result['held']} still held by a machine); the "
+          f"spool re-run with its ticks equals the written tables")
     return 0
 
 
@@ -561,7 +626,9 @@ def register(commands: Any) -> None:
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")
     _common(stream)
-    stream.add_argument("--source", required=True, help="folder watched for new files")
+    stream.add_argument("--source", required=True,
+                        help="folder watched for new files, or mqtt://HOST:PORT/TOPIC_FILTER "
+                             "with --format thin-edge (spec/mqtt.md)")
     stream.add_argument("--checkpoint", required=True, help="Spark checkpoint folder")
     stream.add_argument("--available-now", action="store_true",
                         help="process the files present, then stop")

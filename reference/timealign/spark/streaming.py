@@ -54,6 +54,9 @@ LATE = "late_file"
 NAME_ORDER_GLOB = "[^._]*"
 GLOB_CHARACTERS = frozenset("*?[]{}\\")
 INTEGER_COLUMNS = frozenset({"seq", "start", "end", "at", "input"})
+#: The ``kind`` of a tick row: the clock reached the row's ``arrival`` (a stream whose
+#: ticks are recorded with its input, MQ-R8); never fed to the machine as a row.
+TICK_KIND = "timealign:tick"
 
 
 def frame_of(columns: dict[str, list[Any]]) -> pd.DataFrame:
@@ -79,10 +82,13 @@ class MachineProcessor(StatefulProcessor):
     """Replays each source's rows micro-batch by micro-batch, its state in the store; on
     the algorithm's fast path (``Algorithm.fast_path``)."""
 
-    def __init__(self, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> None:
+    def __init__(self, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
+                 tick_rows: bool = False) -> None:
         self.reference = algorithm
         self.algorithm = algorithm.fast_path()
         self.config = config
+        # MQ-R8: ticks come as rows of kind TICK_KIND, not from Spark's clock (no timers)
+        self.tick_rows = tick_rows
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -102,6 +108,8 @@ class MachineProcessor(StatefulProcessor):
         self.value.update((self.codec.encode(checkpoint, run.seq, list(run.open),
                                              list(run.recent or ())),))
         wanted = timer_ms(checkpoint.timers[0]) if checkpoint.timers else None
+        if self.tick_rows:
+            return
         if wanted != armed:  # SP-R13: re-arm only when the earliest instant changes
             if armed is not None:
                 self.handle.deleteTimer(armed)
@@ -126,6 +134,21 @@ class MachineProcessor(StatefulProcessor):
         run = self._load(source)
         timers = run.driver.timers
         armed = timer_ms(min(timers)) if timers else None
+        if not self.tick_rows:
+            self._feed(run, frame)
+        else:  # MQ-R9: the rows up to each tick row, then the tick
+            ticks = (frame["kind"] == TICK_KIND).fillna(False).to_numpy().nonzero()[0]
+            begin = 0
+            for at in ticks.tolist():
+                self._feed(run, frame.iloc[begin:at])
+                run.fire_until(int(frame["arrival"].iloc[at]))
+                begin = at + 1
+            self._feed(run, frame.iloc[begin:])
+        self._save(run, armed)
+        return frame_of(run.take())
+
+    def _feed(self, run: SourceRun, frame: pd.DataFrame) -> None:
+        """Feed rows in order; a row arriving before the machine's last is late (SP-R14)."""
         last = run.driver.last_arrival
         late = frame["arrival"] < last if last is not None else frame["arrival"] < 0
         fresh = frame.loc[~late]
@@ -139,8 +162,6 @@ class MachineProcessor(StatefulProcessor):
             [None if v is None else int(v) for v in _optional(fresh["poll"].tolist())],
         )
         run.feed_all(records)
-        self._save(run, armed)
-        return frame_of(run.take())
 
     def handleExpiredTimer(
         self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
@@ -197,11 +218,13 @@ def stream_frame(
 Tally = dict[int, list[tuple[str, str | None, int]]]
 
 
-def write_batch(output: str, set_aside: str | None = None, tally: Tally | None = None) -> Any:
+def write_batch(output: str, set_aside: str | None = None, tally: Tally | None = None,
+                aside_column: str = "topic") -> Any:
     """The ``foreachBatch`` writer: idempotent per batch id (SP-R15). ``set_aside`` names a
     third table of rows that are not inputs (bags: topics not configured, BAG-R7), carried
-    in the combined rows under that ``table`` with their topic in ``reason``. ``tally``
-    receives each batch's outcome counts other than grouped, for its progress line
+    in the combined rows under that ``table`` with their topic in ``reason`` (written as the
+    column ``aside_column``; the not-a-measurement rows of MQTT: their reason, MQ-R2).
+    ``tally`` receives each batch's outcome counts other than grouped, for its progress line
     (SP-R33)."""
 
     def write(frame: DataFrame, batch_id: int) -> None:
@@ -212,7 +235,7 @@ def write_batch(output: str, set_aside: str | None = None, tally: Tally | None =
                     f"{output}/{table}/batch={batch_id}")
             if set_aside is not None:
                 frame.where(F.col("table") == set_aside).select(
-                    "source", "id", F.col("reason").alias("topic")).write.mode(
+                    "source", "id", F.col("reason").alias(aside_column)).write.mode(
                     "overwrite").parquet(f"{output}/{set_aside}/batch={batch_id}")
             if tally is not None:
                 tally[batch_id] = sorted(
@@ -273,12 +296,15 @@ def stream_job(
     report: bool = True,
     rows: DataFrame | None = None,
     set_aside: tuple[str, DataFrame] | None = None,
+    tick_rows: bool = False,
+    aside_column: str = "topic",
 ) -> int:
     """Run the stream of ``paths`` (checked: the watched folder is the input); return the
     number of micro-batches seen (SP-R16 for available-now). ``rows``: canonical streaming
     rows from another reader (bags) instead of the files; ``set_aside``: a table name and
     streaming rows of the combined schema written beside the outputs (see
-    :func:`write_batch`)."""
+    :func:`write_batch`); ``tick_rows``: the rows carry their ticks (MQ-R8), Spark's
+    clock fires no timer."""
     output, checkpoint = paths.output, paths.checkpoint
     assert checkpoint is not None, "a stream's paths name its checkpoint"
     bind(spark, checkpoint, algorithm, config)  # SP-R24
@@ -288,14 +314,14 @@ def stream_job(
     # the query finish); without them timers fire in batches that carry data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled",
                    "false" if available_now else "true")
-    time_mode = "None" if algorithm.tick is None else "ProcessingTime"
+    time_mode = "None" if algorithm.tick is None or tick_rows else "ProcessingTime"
     combined = rows.groupBy("source").transformWithStateInPandas(
-        MachineProcessor(algorithm, config), schema.COMBINED, "Append", time_mode)
+        MachineProcessor(algorithm, config, tick_rows), schema.COMBINED, "Append", time_mode)
     if set_aside is not None:
         combined = combined.unionByName(set_aside[1])
     tally: Tally = {}
     writer = combined.writeStream.foreachBatch(
-        write_batch(output, set_aside[0] if set_aside else None, tally)).option(
+        write_batch(output, set_aside[0] if set_aside else None, tally, aside_column)).option(
         "checkpointLocation", checkpoint)
     if available_now:
         writer = writer.trigger(availableNow=True)

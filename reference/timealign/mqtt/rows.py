@@ -1,0 +1,77 @@
+"""The stream's rows of a spool (MQ-R8), and the spool re-run without Spark (MQ-R9). Pure.
+
+Every spool entry becomes rows in spool order: a measurement message one row per series
+(MQ-R4), a message that is not a measurement one ``not`` row with its reason (MQ-R2), a
+tick one ``tick`` row per source seen before it (MQ-R6: each source's machine is told the
+clock), a redelivery nothing (MQ-R7). The row's ``position`` is the spool position, the
+input order of SP-R2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from timealign.algorithm import Algorithm, Record
+from timealign.mqtt.spool import Again, Entry, Tick
+from timealign.mqtt.thinedge import NotMeasurement, read_message
+from timealign.spark.outcomes import COLUMNS, SourceRun
+
+ROW, TICK, NOT = "row", "tick", "not"
+#: (what, source, id, topic, stamp, arrival, position, reason)
+SpoolRow = tuple[str, str, str, str, int, int, int, str | None]
+DDL = ("what string, source string, id string, topic string, stamp long, arrival long, "
+       "position long, reason string")
+
+
+def spool_rows(entries: Iterable[Entry], start: int = 0) -> Iterator[SpoolRow]:
+    """MQ-R8: the rows of the entries at positions ``>= start``; the entries before it are
+    read only for the sources they name (a tick reaches every source seen so far)."""
+    sources: dict[str, None] = {}
+    for entry in entries:
+        shown = entry.position >= start
+        if isinstance(entry, Tick):
+            if shown:
+                for source in sources:
+                    yield (TICK, source, f"tick#{entry.position}", "", entry.at, entry.at,
+                           entry.position, None)
+            continue
+        if isinstance(entry, Again):
+            continue
+        found = read_message(entry.topic, entry.payload, entry.position, entry.arrival)
+        if isinstance(found, NotMeasurement):
+            if shown:
+                yield (NOT, found.source, found.id, entry.topic, entry.arrival, entry.arrival,
+                       entry.position, f"{found.reason}: {found.detail}")
+            continue
+        for row in found:
+            sources[row.source] = None
+            if shown:
+                yield (ROW, row.source, row.id, row.topic, row.stamp, row.arrival,
+                       entry.position, None)
+
+
+def rerun(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: Iterable[SpoolRow]
+          ) -> tuple[dict[str, list[Any]], list[tuple[str, str, str]], list[tuple[str, str]]]:
+    """MQ-R9: the spool's rows replayed through the reference as the stream replays them
+    (each source's rows in spool order, a tick as the clock reaching its instant), every
+    source still open at the end: (the combined output columns, the ``not`` rows as
+    (source, id, reason), the (source, id) still held by a machine)."""
+    runs: dict[str, SourceRun] = {}
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    refused: list[tuple[str, str, str]] = []
+    for what, source, ident, topic, stamp, arrival, _position, reason in rows:
+        if what == NOT:
+            refused.append((source, ident, reason or ""))
+            continue
+        run = runs.get(source)
+        if run is None:
+            run = runs[source] = SourceRun(algorithm, config, source, recent=())
+        if what == TICK:
+            run.fire_until(stamp)
+        else:
+            run.feed_all([Record(ident, topic, stamp, arrival)])
+        for name, values in run.take().items():
+            columns[name].extend(values)
+    held = [(source, ident) for source, run in runs.items() for ident in run.open]
+    return columns, refused, held
