@@ -179,4 +179,4 @@ def test_sp_r1_csv_files_with_columns_in_another_order_are_refused_by_name(
     assert _run(data, tmp_path / "out", "--format", "csv") == 2
     err = _one_line(capsys.readouterr().err)
     assert "b.csv" in err and "its columns come in the order id, source, stamp, topic" in err, err
-    assert "SP-R1" in err and not (tmp_path / "out").exists(), err
+    assert "SP-R49" in err and not (tmp_path / "out").exists(), err

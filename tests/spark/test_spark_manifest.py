@@ -104,7 +104,8 @@ def test_sp_r32_verify_and_plot_from_the_manifest_alone(
     assert main(["plot", "approximate_time", "--run", str(out), "--source", "nobody",
                  "--out", str(tmp_path / "r.svg")]) == 2
     err = capsys.readouterr().err
-    assert "source(s): robot-000, robot-001" in err
+    assert "the run has no source 'nobody'" in err and "'robot-000', 'robot-001'" in err
+    assert "PL-R17" in err  # checked from the run's outcomes before Spark starts
     assert not (tmp_path / "r.svg").exists()
 
 

@@ -76,7 +76,8 @@ def test_pl_r6_plot_command_draws_a_source_of_a_run(
     for run, source in ((not_a_run, "robot-001"), (output, "nobody")):
         assert main([*common, "--run", str(run), "--source", source,
                      "--out", str(tmp_path / "no.svg")]) == 2
-        assert "PL-R6" in capsys.readouterr().err
+        # PL-R17: an unknown source of a run is refused from its outcomes before Spark
+        assert ("PL-R17" if run == output else "PL-R6") in capsys.readouterr().err
     assert not (tmp_path / "no.svg").exists()
 
 

@@ -26,6 +26,7 @@ import gzip
 import hashlib
 import io
 import os
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, cast
@@ -170,14 +171,31 @@ def opened(path: str) -> io.BufferedIOBase | None:
     return io.BufferedReader(io.FileIO(path, "rb"))
 
 
+def _damaged(path: str, error: Exception) -> Exception:
+    """SP-R1: a text file whose compression is damaged (a flipped bit of a ``.gz``) is
+    refused by name, never a failure of the command."""
+    from timealign.spark.paths import PathError
+
+    return PathError("input", "SP-R1", [
+        f"cannot read the file {path}: it is damaged ({type(error).__name__}: {error}); "
+        "fix or remove that file"], path)
+
+
+#: What a damaged compressed file raises while it is read.
+_READ_ERRORS = (OSError, EOFError, zlib.error, ValueError)
+
+
 def csv_header(path: str) -> list[str] | None:
     """The first record of a CSV file (its header), None when Python cannot read it."""
     raw = opened(path)
     if raw is None:
         return None
-    with raw, io.TextIOWrapper(cast(IO[bytes], raw), encoding="utf-8", errors="replace",
-                               newline="") as text:
-        return next((record for record in csv.reader(text) if record), [])
+    try:
+        with raw, io.TextIOWrapper(cast(IO[bytes], raw), encoding="utf-8", errors="replace",
+                                   newline="") as text:
+            return next((record for record in csv.reader(text) if record), [])
+    except _READ_ERRORS as error:
+        raise _damaged(path, error) from None
 
 
 def _text_rows(path: str, fmt: str) -> tuple[int | None, str]:
@@ -185,12 +203,15 @@ def _text_rows(path: str, fmt: str) -> tuple[int | None, str]:
     raw = opened(path)
     if raw is None:
         return None, "not counted: no reader for its compression in Python"
-    with raw, io.TextIOWrapper(cast(IO[bytes], raw), encoding="utf-8", errors="replace",
-                               newline="") as text:
-        if fmt == "csv":
-            records = sum(1 for record in csv.reader(text) if record)
-            return max(records - 1, 0), "CSV records (header aside)"
-        return sum(1 for line in text if line.strip()), "JSON lines (blank lines aside)"
+    try:
+        with raw, io.TextIOWrapper(cast(IO[bytes], raw), encoding="utf-8", errors="replace",
+                                   newline="") as text:
+            if fmt == "csv":
+                records = sum(1 for record in csv.reader(text) if record)
+                return max(records - 1, 0), "CSV records (header aside)"
+            return sum(1 for line in text if line.strip()), "JSON lines (blank lines aside)"
+    except _READ_ERRORS as error:
+        raise _damaged(path, error) from None
 
 
 def _table_unit(root: str, file: str, fmt: str, seen: Callable[[int], None]) -> Unit:

@@ -463,25 +463,29 @@ def _first_rows(file: str, fmt: str) -> tuple[list[str], list[dict[str, Any]]]:
     import gzip
     import io
     import json
+    import zlib
 
     opener: Any = gzip.open if file.lower().endswith(".gz") else open
     if not file.lower().endswith((".gz", *SUFFIXES["csv"][:1], ".json", ".jsonl", ".ndjson")):
         return [], []  # another codec: left to the job's own conversion
-    with opener(file, "rb") as raw:
-        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
-        if fmt == "csv":
-            reader = csv.DictReader(text)
-            rows = [row for _, row in zip(range(FIRST_ROWS), reader, strict=False)]
-            return list(reader.fieldnames or []), rows
-        rows = []
-        for _, line in zip(range(FIRST_ROWS), text, strict=False):
-            try:
-                row = json.loads(line, parse_float=decimal.Decimal)
-            except ValueError:
-                continue  # FAILFAST names a malformed line in the job
-            if isinstance(row, dict):
-                rows.append(row)
-        return sorted({k for row in rows for k in row}), rows
+    try:
+        with opener(file, "rb") as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+            if fmt == "csv":
+                reader = csv.DictReader(text)
+                rows = [row for _, row in zip(range(FIRST_ROWS), reader, strict=False)]
+                return list(reader.fieldnames or []), rows
+            rows = []
+            for _, line in zip(range(FIRST_ROWS), text, strict=False):
+                try:
+                    row = json.loads(line, parse_float=decimal.Decimal)
+                except ValueError:
+                    continue  # FAILFAST names a malformed line in the job
+                if isinstance(row, dict):
+                    rows.append(row)
+            return sorted({k for row in rows for k in row}), rows
+    except (OSError, EOFError, ValueError, zlib.error):
+        return [], []  # a damaged file: the input's own check refuses it by name (SP-R1)
 
 
 def check_time_columns(path: str, fmt: str, columns: ColumnMap) -> None:
@@ -493,6 +497,7 @@ def check_time_columns(path: str, fmt: str, columns: ColumnMap) -> None:
     import decimal
     import os
 
+    check_format(fmt)  # SP-R1: an unknown format is refused first, naming --format
     files = [path] if os.path.isfile(path) else []
     if not files and os.path.isdir(path):
         for folder, subfolders, names in os.walk(path):
