@@ -92,7 +92,8 @@ def test_pl_r9_report_page(spark: SparkSession, fleet: Path, tmp_path: Path,
                  "--config", config, "--report", str(report), "--quiet"])
     assert code == 0, capsys.readouterr().err
     page = (report / "index.html").read_text(encoding="utf-8")
-    assert sorted(p.name for p in report.iterdir()) == ["index.html", "rules.html"]
+    assert sorted(p.name for p in report.iterdir()) == ["_timealign.json", "index.html",
+                                                        "rules.html"]  # CLI-R5, PL-R15
     assert "src=\"http" not in page and "<link" not in page  # self-contained
     # shares, the histograms with several values (one value is a sentence, PL-R14), timeline
     singles = page.count('<p class="single">')

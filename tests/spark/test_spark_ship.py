@@ -79,11 +79,14 @@ def test_sp_r34_a_worker_error_is_named_by_its_type_and_message() -> None:
     assert worker_error("java.lang.OutOfMemoryError: heap") is None
 
 
-def test_sp_r17_conf_must_be_a_spark_setting(capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R17: `--conf` takes spark.KEY=VALUE; anything else exits 2 before Spark starts."""
+def test_sp_r17_conf_must_be_a_spark_setting(capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    """SP-R17: `--conf` takes spark.KEY=VALUE; anything else exits 2 before Spark starts
+    (the input exists: a missing one is refused first, SP-R1)."""
     config = '{"topics": ["a", "b"], "queue_size": 2}'
-    code = main(["run", "approximate_time", "--input", "in", "--output", "out", "--config",
-                 config, "--conf", "shuffle.partitions=4"])
+    (tmp_path / "in").mkdir()
+    code = main(["run", "approximate_time", "--input", str(tmp_path / "in"), "--output",
+                 str(tmp_path / "out"), "--config", config, "--conf", "shuffle.partitions=4"])
     assert code == 2
     error = capsys.readouterr().err
     assert "--conf" in error and "SP-R17" in error and "shuffle.partitions=4" in error

@@ -77,8 +77,8 @@ def test_cli_r5_a_run_replaces_its_own_summary_and_report(
     summary = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
     assert next(iter(summary)) == "format" and summary["format"] == "timealign.summary/1"
     assert summary["rows"] == ROWS
-    assert sorted(p.name for p in (tmp_path / "report").iterdir()) == ["_timealign.json",
-                                                                       "index.html"]
+    assert sorted(p.name for p in (tmp_path / "report").iterdir()) == [
+        "_timealign.json", "index.html", "rules.html"]  # PL-R15: the rules beside the page
     (tmp_path / "s.json").write_text('{"rows": 1}\n', encoding="utf-8")
     assert main([*run, *targets]) == 2
     assert "--summary" in capsys.readouterr().err
