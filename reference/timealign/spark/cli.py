@@ -293,16 +293,22 @@ def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any,
     return algorithm, config, source, _session(args, command)
 
 
-def _session(args: argparse.Namespace, command: str) -> Any:
-    """The Spark session of a command, with its ``--conf``, ``--master`` and log level."""
-    from timealign.spark.session import log_level
-
+def conf_settings(args: argparse.Namespace) -> dict[str, str]:
+    """SP-R17: the ``--conf`` settings, each ``spark.KEY=VALUE`` (checked before any work)."""
     settings: dict[str, str] = {}
     for item in args.conf:
         key, sep, value = item.partition("=")
         if not sep or not key.startswith("spark."):
             raise InvalidInput("--conf", "SP-R17", "expected spark.KEY=VALUE", item)
         settings[key] = value
+    return settings
+
+
+def _session(args: argparse.Namespace, command: str) -> Any:
+    """The Spark session of a command, with its ``--conf``, ``--master`` and log level."""
+    from timealign.spark.session import log_level
+
+    settings = conf_settings(args)
     verbose = getattr(args, "verbose", False)
     try:
         spark = start_session(args, f"{command} {args.algorithm}", settings, verbose)
@@ -346,6 +352,7 @@ def _run(args: argparse.Namespace) -> int:
     # CLI-R3, CLI-R5, CLI-R6: each target new or run's own, and claimed, before Spark
     outputs.own("run", {"--summary": paths.summary},
                 {"--output": paths.output, "--report": paths.report})
+    conf_settings(args)  # SP-R17: a malformed --conf before the input is read
     # SP-R41: what the input holds, from each format's own counts, before Spark starts.
     _, given = input_settings(args, registry.get(args.algorithm), paths.input)
     inventory = take_inventory(given, Progress(not args.quiet, every=3.0))

@@ -303,7 +303,7 @@ def take(path: str, fmt: str, progress: Progress | None = None, label: str = "ru
         from timealign.spark.paths import PathError
 
         what = (f"its {len(units)} file(s) hold no row" if units else "it holds no file")
-        raise PathError("input", RULE, ["{input} holds nothing to replay: ", what,
+        raise PathError("input", RULE, ["{input}", " holds nothing to replay: ", what,
                                         " (counted from each file's own bookkeeping)"], path)
     return inventory
 
