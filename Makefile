@@ -81,7 +81,6 @@ test-browser: $(STAMP)
 test-mqtt: $(STAMP)
 	command -v mosquitto >/dev/null && command -v mosquitto_pub >/dev/null || \
 		(apt-get update -q && apt-get -o DPkg::Lock::Timeout=300 install -y -q mosquitto mosquitto-clients)
-	$(BIN)/python -m pip install -q -e '.[mqtt]'
 	TIMEALIGN_MQTT_REQUIRED=1 $(BIN)/pytest -q -m mqtt
 
 crosshair: $(STAMP)
