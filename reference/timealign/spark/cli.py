@@ -500,12 +500,12 @@ def _taken(output: str) -> Any:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    require_spark_extra("verify")  # SP-R35: before any import of the extra's modules
     from timealign.mqtt.verify import read_manifest
 
     mqtt_run = read_manifest(args.output)
     if mqtt_run is not None:  # MQ-R11: a stream from MQTT is verified by its spool
         return _verify_mqtt(args, mqtt_run)
-    require_spark_extra("verify")  # SP-R35: before any import of the extra's modules
     from timealign.spark.failures import raise_job_error
     from timealign.spark.inputs import read_rows, recorded_inventory, take_inventory
     from timealign.spark.inventory import rows_per_file
