@@ -82,7 +82,9 @@ def test_cli_r2_ctrl_c_of_a_live_run(tmp_path: Path) -> None:
     out = tmp_path / "out"
     process = _start(["run", "approximate_time", "--input", str(fleet), "--output",
                       str(out), "--config", CONFIG, "--master", "local[2]"])
-    _, rest = _interrupt_after(process, "[timealign run]")
+    # a phase line ("  0%  census"): Spark is working; the first line is now SP-R40's
+    # "starting Spark", printed while the session starts
+    _, rest = _interrupt_after(process, "%  ")
     assert process.returncode == 130, rest
     assert "Traceback" not in rest and "Exception" not in rest, rest
     assert rest.strip().splitlines() == ["timealign: interrupted"], rest
