@@ -55,6 +55,8 @@ def _third_party_imports(folder: Path, skip: tuple[Path, ...] = (),
 PACKAGE = ROOT / "reference" / "timealign"
 #: Adapter subpackage -> the extra that provides its third-party imports (``a+b``: both;
 #: the live MQTT stream runs on Spark: ``pip install 'timealign[spark,mqtt]'``).
+#: The commands layer: ``commands/<adapter>.py`` imports what its adapter's extra installs.
+COMMANDS = PACKAGE / "commands"
 ADAPTERS = {"spark": "spark", "rosbag": "spark", "plot": "plot", "conformance": "conform",
             "mqtt": "spark+mqtt"}
 
@@ -70,7 +72,8 @@ def test_extras_cover_every_import_of_the_adapters() -> None:
     the pictures, the conformance harness's fuzzing) is in the extra that installs it."""
     for adapter, extra in ADAPTERS.items():
         imported = {DISTRIBUTION.get(name, name).lower()
-                    for name in _third_party_imports(PACKAGE / adapter)}
+                    for name in _third_party_imports(PACKAGE / adapter)
+                    | _third_party_imports(COMMANDS, only=f"{adapter}.py")}  # its commands
         assert imported <= _extra(extra), f"{adapter}: missing from [{extra}]: " \
             f"{imported - _extra(extra)}"
     assert {"pyspark", "pyarrow", "numpy"} <= _extra("spark")
@@ -80,7 +83,10 @@ def test_core_imports_only_attrs() -> None:
     """Outside the adapters the package needs nothing but attrs (its one dependency); the
     fuzz strategies (``strategies.py``, loaded only by ``conform --fuzz``) need only what
     the ``conform`` extra installs."""
-    assert _third_party_imports(PACKAGE, skip=tuple(PACKAGE / a for a in ADAPTERS)) == set()
+    assert _third_party_imports(
+        PACKAGE, skip=(*(PACKAGE / a for a in ADAPTERS), COMMANDS)) == set()
+    for shared in ("__init__.py", "main.py", "run_input.py"):  # the commands of no adapter
+        assert _third_party_imports(COMMANDS, only=shared) == set(), shared
     fuzz = _third_party_imports(PACKAGE, only="strategies.py", fuzz=True)
     assert fuzz == {"hypothesis"} and fuzz <= _extra("conform")
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from timealign.cli import main
+from timealign.commands.main import main
 
 sys.exit(main())

@@ -10,8 +10,8 @@ import pytest
 
 from timealign import outputs, vectors
 from timealign.cli import main
+from timealign.commands.plot import duration
 from timealign.errors import InvalidInput
-from timealign.plot.cli import duration
 from timealign.plot.draw import render
 from timealign.plot.timeline import from_vector
 

@@ -88,7 +88,7 @@ def test_bag_r14_bad_paths_exit_2_naming_the_file(
 
 def test_bag_r14_without_the_extra_exit_2_naming_it(
         fleet: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from timealign.rosbag import cli
+    from timealign.commands import rosbag as cli
 
     monkeypatch.setattr(cli, "BAG_MODULES", ("rosbags_is_not_installed",))
     assert main(["bags", "info", str(fleet)]) == EXIT_BAD_INPUT

@@ -320,7 +320,7 @@ def test_bag_r9_pl_r10_options_of_the_format(tmp_path: Path,
     and the rule), before Spark starts or anything is written; `plot` and `verify` refuse
     a bad bag option before Spark starts too."""
     from timealign.cli import main
-    from timealign.spark.cli import verify_main
+    from timealign.commands.spark import verify_main
 
     bags, out = str(tmp_path / "bags"), str(tmp_path / "out")
     (tmp_path / "run" / "groups").mkdir(parents=True)

@@ -18,8 +18,8 @@ from tests.pairs_toy import MISSING_MODULE, PAIRS, PairsConfig
 from tests.spark.test_spark_processor import frame
 from timealign import registry
 from timealign.cli import main
+from timealign.commands.spark import verify_main
 from timealign.spark.census import Census
-from timealign.spark.cli import verify_main
 from timealign.spark.failures import job_error
 from timealign.spark.outcomes import RECENT_IDS, DuplicateIdError
 from timealign.spark.paths import PathError

@@ -12,8 +12,8 @@ import pytest
 
 from tests.spark.machines import REAL_CONFIGS
 from timealign.cli import main
+from timealign.commands.spark import verify_main
 from timealign.outputs import MANIFEST, read_manifest
-from timealign.spark.cli import verify_main
 
 CONFIG = REAL_CONFIGS["approximate_time"]
 

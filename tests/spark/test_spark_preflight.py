@@ -104,7 +104,7 @@ def test_sp_r40_a_slow_spark_start_is_announced(
     (Spark's start-up was silent for up to a minute); a quick one, or --quiet, says nothing."""
     import argparse
 
-    from timealign.spark import cli
+    from timealign.commands import run_input as cli
 
     monkeypatch.setattr(cli, "ANNOUNCE", 0.1)
     monkeypatch.setattr(session, "build_session", lambda *a: time.sleep(0.5) or "spark")

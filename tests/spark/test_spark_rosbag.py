@@ -21,8 +21,8 @@ from tests.spark.expected import expected_of_records, spark_tables
 from timealign import registry
 from timealign.algorithm import Record
 from timealign.cli import main
+from timealign.commands.spark import verify_main
 from timealign.rosbag.discovery import FLAGS, bags_under
-from timealign.spark.cli import verify_main
 from timealign.spark.rosbag_source import register
 from timealign.spark.streaming import open_ids, read_table
 

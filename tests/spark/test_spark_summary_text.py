@@ -93,7 +93,7 @@ def test_sp_r38_fail_on_needs_a_look_exits_1_only_when_asked() -> None:
     option is one definition shared by run and stream)."""
     import argparse
 
-    from timealign.spark.cli import fail_on_argument, failed_on
+    from timealign.commands.spark import fail_on_argument, failed_on
 
     parser = argparse.ArgumentParser()
     fail_on_argument(parser)

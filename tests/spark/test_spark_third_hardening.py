@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from timealign import registry
 from timealign.cli import main
-from timealign.spark.cli import verify_main
+from timealign.commands.spark import verify_main
 
 CONFIG = json.dumps({"window": 3})
 

@@ -4,7 +4,7 @@ BAG-R1 to BAG-R10, PL-R10).
 ``run``, ``stream``, ``plot``, ``verify`` and the report read a run's input through this
 module, so that the same options mean the same rows in each: tables with their format and
 column map, bags with the bag options and the config's topics. The command lines
-(:mod:`timealign.spark.cli`, :mod:`timealign.plot.cli`) only turn options into a
+(:mod:`timealign.commands.spark`, :mod:`timealign.commands.plot`) only turn options into a
 :class:`RunInput` and a checked :class:`~timealign.spark.paths.JobPaths`.
 """
 

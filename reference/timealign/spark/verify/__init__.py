@@ -1,5 +1,5 @@
 """Verify a finished batch run from what it wrote (``python -m timealign.spark.verify``,
-whose options are parsed by :func:`timealign.spark.cli.verify_main`).
+whose options are parsed by :func:`timealign.commands.spark.verify_main`).
 
 Three checks, all over every source and all failing loudly:
 

@@ -1,10 +1,10 @@
 """The ``plot`` sub-command of ``timealign`` (PL-R6, PL-R7).
 
-Registered through ``timealign.cli._EXTENSIONS``. Matplotlib (the ``plot`` extra) is
+Registered through ``timealign.commands.main._EXTENSIONS``. Matplotlib (the ``plot`` extra) is
 imported only when a picture is drawn; a run's tables are read with Spark (the ``spark``
 extra), so the vector form works without Spark. A run's input, tables or bags, is read by
 the same code as ``run`` reads it (:func:`timealign.spark.inputs.read_rows`, PL-R10); its
-options are ``run``'s (:func:`timealign.spark.cli.run_input_arguments`).
+options are ``run``'s (:func:`timealign.commands.run_input.run_input_arguments`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,7 @@ from typing import Any
 import attrs
 
 from timealign import options, outputs, timetext
-from timealign.errors import InvalidInput
-from timealign.plot import require_plot_extra
-from timealign.spark import require_spark_extra
-from timealign.spark.cli import (
+from timealign.commands.run_input import (
     READ_FLAGS,
     flagged,
     recorded_settings,
@@ -28,6 +25,9 @@ from timealign.spark.cli import (
     start_session,
     task_watch,
 )
+from timealign.errors import InvalidInput
+from timealign.plot import require_plot_extra
+from timealign.spark import require_spark_extra
 
 
 def duration(text: str, field: str = "--from") -> int:

@@ -1,7 +1,8 @@
 """The ``bags info`` sub-command of ``timealign`` (BAG-R14): only option parsing and output.
 
-Registered through ``timealign.cli._EXTENSIONS``; the work is :mod:`timealign.rosbag.info`,
-imported when the command runs, so ``timealign`` works without the ``spark`` extra.
+Registered through ``timealign.commands.main._EXTENSIONS``; the work is
+:mod:`timealign.rosbag.info`, imported when the command runs, so ``timealign`` works without
+the ``spark`` extra.
 """
 
 from __future__ import annotations
