@@ -32,7 +32,7 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-pure test-cluster conform-ros1 test-browser test-mqtt info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs clean
+.PHONY: install test test-pure test-cluster conform-ros1 test-browser test-mqtt info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs architecture clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -135,6 +135,11 @@ figures: $(STAMP)
 # a test fails when they are stale.
 spec-index: $(STAMP)
 	$(BIN)/python -m tools.spec_index
+
+# The diagram of ARCHITECTURE.md, drawn from the layers tests/test_layers.py declares and
+# checks; a test fails when it is stale.
+architecture: $(STAMP)
+	$(BIN)/python -m tests.test_layers
 
 # The "What changes between profiles" sections of the specs with profiles, from seeded
 # `timealign diff` runs (spec/figures/diffs/); a test fails when they are stale. Run

@@ -5,9 +5,16 @@ The package is four layers, each importing only from the layers below it:
     core (errors, algorithm, drive, registry, vectors and the small helpers of
           ``reference/timealign/*.py``)
       <- algorithm packages (one per registered algorithm; never each other)
-      <- adapters (spark/, rosbag/, plot/, conformance/, mqtt/; they may use each other)
-      <- CLI (``timealign.cli``, ``timealign.__main__``, each adapter's ``cli.py`` and
-             ``__main__.py`` entry points such as ``timealign.spark.verify.__main__``)
+      <- adapters (rosbag/, plot/, conformance/, spark/, mqtt/: libraries, each importing
+                   only the adapters ADAPTER_IMPORTS declares for it, in their order)
+      <- commands (``timealign.commands``, ``timealign.cli``, ``timealign.__main__`` and the
+                   ``__main__.py`` entry points such as ``timealign.spark.verify.__main__``)
+
+Modules are checked one by one (no module cycle, every arrow down the layers) and as rooms
+(a package of the layers: the core, one algorithm, one adapter, the commands): no cycle
+between rooms, adapter to adapter only along ADAPTER_IMPORTS. The diagram of
+ARCHITECTURE.md is drawn from these declarations (``make architecture``) and a test fails
+when it is stale.
 
 The walk reads the source (nothing is imported): every ``import`` and ``from ... import``
 anywhere in a module (in a function too, since a late import is still an arrow), and every
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +36,20 @@ import pytest
 from timealign import registry
 
 PACKAGE = Path(__file__).resolve().parent.parent / "reference" / "timealign"
-ADAPTERS = ("spark", "rosbag", "plot", "conformance", "mqtt")
+#: The adapters, bottom first, each with the adapters it imports: an adapter may import
+#: only adapters declared before it, so no cycle between them can be declared, and each
+#: declared arrow must be a real one (the map draws no arrow the code does not have).
+ADAPTER_IMPORTS: dict[str, tuple[str, ...]] = {
+    "rosbag": (),  # ROS bags without Spark
+    "plot": (),  # pictures and the run report
+    "conformance": ("plot",),  # `diff --pictures` draws the two runs
+    "spark": ("rosbag", "plot"),  # reads bags, draws the report's pictures
+    "mqtt": ("spark",),  # the live stream is a Spark stream, re-run through SourceRun
+}
+ADAPTERS = tuple(ADAPTER_IMPORTS)
 CORE, ALGORITHM, ADAPTER, CLI = range(4)
-LAYER_NAMES = ("core", "algorithm package", "adapter", "CLI")
+LAYER_NAMES = ("core", "algorithm package", "adapter", "commands layer")
+COMMANDS = "commands"  # the room of the commands layer
 #: The core modules that name modules of a higher layer as data and import them only when
 #: asked, so that importing the core loads no algorithm: what each one names, and why.
 LATE_BOUND = {
@@ -72,10 +91,10 @@ MODULES = modules()
 def layer(module: str) -> tuple[int, str]:
     """The layer of a module and the room it is in (the algorithm or adapter package)."""
     parts = module.split(".")
-    if module in ("timealign.cli", "timealign.__main__") or parts[1:2] == ["commands"]:
-        return CLI, "commands"
+    if module in ("timealign.cli", "timealign.__main__") or parts[1:2] == [COMMANDS]:
+        return CLI, COMMANDS
     if parts[-1] == "__main__":  # a `python -m` entry point, as timealign.__main__
-        return CLI, parts[1]
+        return CLI, COMMANDS
     if len(parts) == 1 or (len(parts) == 2 and module in MODULES
                            and MODULES[module].name != "__init__.py"):
         return CORE, "core"
@@ -151,11 +170,28 @@ def forbidden(arrow: Arrow) -> str | None:
     return None
 
 
-def cycles() -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+def room_graph(arrows: list[Arrow]) -> dict[str, set[str]]:
+    """The arrows between rooms (the core, each algorithm, each adapter, the commands): a
+    room imports another when one of its modules imports one of the other's."""
+    graph: dict[str, set[str]] = {layer(module)[1]: set() for module in MODULES}
+    for arrow in arrows:
+        source, target = layer(arrow.source)[1], layer(arrow.target)[1]
+        if source != target and not (arrow.named and arrow.source in LATE_BOUND):
+            graph[source].add(target)  # LATE_BOUND names are data, imported when asked
+    return graph
+
+
+def module_graph(arrows: list[Arrow]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {module: set() for module in MODULES}
-    for arrow in ARROWS:
+    for arrow in arrows:
         graph[arrow.source].add(arrow.target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]] | None = None) -> list[list[str]]:
+    """The strongly connected components of more than one node of ``graph`` (by default
+    the modules' import graph), by Tarjan's algorithm."""
+    graph = module_graph(ARROWS) if graph is None else graph
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -166,7 +202,7 @@ def cycles() -> list[list[str]]:
         index[node] = low[node] = len(index)
         stack.append(node)
         on_stack.add(node)
-        for successor in sorted(graph[node]):
+        for successor in sorted(graph.get(node, ())):
             if successor not in index:
                 visit(successor)
                 low[node] = min(low[node], low[successor])
@@ -187,6 +223,69 @@ def cycles() -> list[list[str]]:
         if module not in index:
             visit(module)
     return found
+
+
+ARCHITECTURE = PACKAGE.parent.parent / "ARCHITECTURE.md"
+#: The line before the diagram of ARCHITECTURE.md that ``make architecture`` draws.
+DRAWN = "<!-- drawn by `make architecture` from tests/test_layers.py: do not edit -->"
+_INSIDE = 76  # characters inside a box of the diagram
+
+
+def _box(title: str, lines: list[str]) -> list[str]:
+    """A layer of the diagram: its title, then its lines wrapped to the box."""
+    edge = " +" + "-" * (_INSIDE + 2) + "+"
+    body: list[str] = []
+    for text in lines:
+        body += textwrap.wrap(text, _INSIDE - 11, break_on_hyphens=False) or [""]
+    rows = [(title if i == 0 else "").ljust(11) + line for i, line in enumerate(body)]
+    return [edge, *(f" | {row.ljust(_INSIDE)} |" for row in rows), edge]
+
+
+def _commands() -> list[str]:
+    """The modules of the commands layer, as paths under reference/timealign/."""
+    return [str(MODULES[module].relative_to(PACKAGE)) for module in sorted(MODULES)
+            if layer(module) == (CLI, COMMANDS) and module != "timealign.commands"]
+
+
+def drawn_map() -> str:
+    """The diagram of ARCHITECTURE.md, from the layers this test checks."""
+    down = [" " * 39 + "|", " " * 39 + "v"]
+    core = sorted(module.split(".")[1] for module in MODULES
+                  if layer(module)[0] == CORE and module != "timealign")
+    adapters = [f"{name}/ --> {', '.join(f'{t}/' for t in ADAPTER_IMPORTS[name])}"
+                if ADAPTER_IMPORTS[name] else f"{name}/" for name in reversed(ADAPTERS)]
+    lines = [
+        *_box("commands", [", ".join(_commands()),
+                                 "parse options, call a library, map errors to exit codes"]),
+        *down,
+        *_box("adapters", [*adapters, "(libraries: each imports only the adapters its arrow "
+                           "names, all below it in this list)"]),
+        *down,
+        *_box("algorithm", [", ".join(f"{name}/" for name in registry.names()),
+                            "(each imports only itself and the core; never each other)"]),
+        *down,
+        *_box("core", [" ".join(core), "(reference/timealign/*.py)"]),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _drawn_span(text: str) -> tuple[int, int]:
+    """Where the diagram of ARCHITECTURE.md is: inside the fenced block after DRAWN."""
+    start = text.index("```\n", text.index(DRAWN)) + 4
+    return start, text.index("```", start)
+
+
+def map_in_architecture(text: str) -> str:
+    """The diagram ARCHITECTURE.md holds."""
+    start, end = _drawn_span(text)
+    return text[start:end]
+
+
+def write_map() -> None:
+    """``make architecture``: draw the diagram of ARCHITECTURE.md again."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    start, end = _drawn_span(text)
+    ARCHITECTURE.write_text(text[:start] + drawn_map() + text[end:], encoding="utf-8")
 
 
 def test_the_walk_sees_every_kind_of_import() -> None:
@@ -230,9 +329,89 @@ def test_late_bound_names_point_only_at_algorithm_packages(module: str) -> None:
 def test_the_map_names_every_room() -> None:
     """ARCHITECTURE.md names every core module and every package of ``timealign``, so a
     new room is placed on the map (and in a layer here) when it is added."""
-    text = (PACKAGE.parent.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    text = ARCHITECTURE.read_text(encoding="utf-8")
     rooms = {path.parent.name + "/" for path in PACKAGE.glob("*/__init__.py")}
     core = {path.stem for path in PACKAGE.glob("*.py") if not path.stem.startswith("__")}
     missing = sorted(name for name in rooms | core
                      if not re.search(rf"`(?:[\w/]*/)?{re.escape(name)}(?:\.py)?`", text))
     assert not missing, f"not on the map (ARCHITECTURE.md): {missing}"
+
+
+def test_no_cycle_between_rooms() -> None:
+    """No two rooms (the core, an algorithm, an adapter, the commands) import each other,
+    however indirectly: plot <-> rosbag <-> spark was such a cycle while each adapter kept
+    its command module."""
+    found = cycles(room_graph(ARROWS))
+    detail = [f"{' <-> '.join(component)}: " + "; ".join(
+        arrow.where() for arrow in ARROWS
+        if layer(arrow.source)[1] in component and layer(arrow.target)[1] in component
+        and layer(arrow.source)[1] != layer(arrow.target)[1]) for component in found]
+    assert not found, "cycles between rooms:\n" + "\n".join(detail)
+
+
+def test_the_room_check_fails_on_a_cycle() -> None:
+    """The room check is not blind: a synthetic graph with a cycle is found, and one arrow
+    from rosbag/ up to spark/ added to the real arrows makes a room cycle (spark/ reads
+    bags with rosbag/), though it makes no module cycle."""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    upward = Arrow("timealign.rosbag.demo", "timealign.spark.paths", 1)
+    assert cycles(module_graph([*ARROWS, upward])) == []
+    assert ["rosbag", "spark"] in [sorted(set(c) & {"rosbag", "spark"})
+                                   for c in cycles(room_graph([*ARROWS, upward]))]
+    assert any("adapter rosbag may not import spark" in why
+               for why in adapter_refusals([*ARROWS, upward]))
+
+
+def adapter_refusals(arrows: list[Arrow]) -> list[str]:
+    """The arrows between adapters that ADAPTER_IMPORTS does not declare."""
+    graph = room_graph(arrows)
+    return [f"adapter {source} may not import {target} (ADAPTER_IMPORTS)"
+            for source in ADAPTERS for target in sorted(graph[source])
+            if target in ADAPTERS and target not in ADAPTER_IMPORTS[source]]
+
+
+def test_adapters_import_each_other_only_as_declared() -> None:
+    """An adapter imports only the adapters ADAPTER_IMPORTS names for it, all declared
+    before it (so the declared order has no cycle), and each declared arrow is real (the
+    map of ARCHITECTURE.md draws no arrow the code lacks)."""
+    for position, (name, imports) in enumerate(ADAPTER_IMPORTS.items()):
+        assert set(imports) <= set(ADAPTERS[:position]), f"{name}: {imports} not below it"
+    assert adapter_refusals(ARROWS) == []
+    graph = room_graph(ARROWS)
+    unused = [(name, target) for name, imports in ADAPTER_IMPORTS.items()
+              for target in imports if target not in graph[name]]
+    assert not unused, f"declared but not imported: {unused}"
+
+
+def test_nothing_imports_the_commands() -> None:
+    """The commands are on top: no library room imports them (their ``__main__.py`` entry
+    points are commands too)."""
+    graph = room_graph(ARROWS)
+    assert [room for room, targets in graph.items()
+            if COMMANDS in targets and room != COMMANDS] == []
+    assert {"commands/main.py", "spark/verify/__main__.py", "cli.py"} <= set(_commands())
+
+
+def test_architecture_md_draws_these_layers() -> None:
+    """ARCHITECTURE.md's diagram is the one drawn from this test's declarations: run
+    ``make architecture`` after changing a room or an arrow."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    assert map_in_architecture(text) == drawn_map(), \
+        "ARCHITECTURE.md's diagram is stale: run make architecture"
+
+
+def test_the_table_names_the_declared_adapter_imports() -> None:
+    """The "may import" column of ARCHITECTURE.md's table names, for each adapter, exactly
+    the adapters ADAPTER_IMPORTS declares (the prose is not drawn, so it is checked)."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    for name in ADAPTERS:
+        row = re.search(rf"^\| `reference/timealign/{name}/` \|.*\| (?P<may>[^|]*) \|$", text,
+                        re.MULTILINE)
+        assert row is not None, f"ARCHITECTURE.md has no row for {name}/"
+        named = set(re.findall(r"`(\w+)/", row["may"])) & set(ADAPTERS)
+        assert named == set(ADAPTER_IMPORTS[name]), (name, row["may"])
+
+
+if __name__ == "__main__":
+    write_map()
