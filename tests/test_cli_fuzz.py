@@ -306,10 +306,10 @@ def _options(parser: argparse.ArgumentParser, name: str) -> dict[str, set[str]]:
 def every_option() -> dict[str, set[str]]:
     """The options of `timealign` and of every `python -m` entry point, per command."""
     from timealign.cli import build_parser
+    from timealign.commands import conformance_adapter as adapter
+    from timealign.commands import rosbag_demo as demo
+    from timealign.commands import spark_ship as ship
     from timealign.commands.spark import verify_parser
-    from timealign.conformance import adapter
-    from timealign.rosbag import demo
-    from timealign.spark import ship
 
     found = _options(build_parser(), "")
     found.pop("")  # the top level: --version, --debug

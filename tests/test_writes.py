@@ -208,7 +208,7 @@ def test_cli_r5_ship_needs_a_folder_and_fills_only_its_own(
         capsys: pytest.CaptureFixture[str]) -> None:
     """CLI-R5: `python -m timealign.spark.ship` without a folder is a usage error (it used to
     fill the current folder); a second ship into its own earlier output replaces it."""
-    from timealign.spark import ship
+    from timealign.commands import spark_ship as ship
 
     monkeypatch.chdir(tmp_path)
     assert ship.main([]) == 2

@@ -54,13 +54,14 @@ PACKAGES: dict[str, tuple[str, ...]] = {
             "approximate_time/codec.py", "event_time_batcher/codec.py",
             "rate_aware_batcher/codec.py"),
     "DRV": ("drive.py",),
-    "SP": ("spark", "commands/spark.py", "commands/run_input.py"),
+    "SP": ("spark", "commands/spark.py", "commands/run_input.py", "commands/spark_ship.py"),
     "BAG": ("rosbag", "spark/rosbag_source.py", "spark/bags.py", "commands/spark.py",
-            "commands/run_input.py", "commands/rosbag.py", "spark/verify.py"),
+            "commands/run_input.py", "commands/rosbag.py", "commands/rosbag_demo.py",
+            "spark/verify.py"),
     "PL": ("plot", "commands/plot.py"),
-    "CF": ("conformance", "commands/conformance.py"),
+    "CF": ("conformance", "commands/conformance.py", "commands/conformance_adapter.py"),
     "MQ": ("mqtt",),
-    "CLI": ("commands", "command.py", "options.py", "outputs.py", "spark/ship.py"),
+    "CLI": ("commands", "command.py", "options.py", "outputs.py", "spark/ship"),
 }
 
 

@@ -37,7 +37,7 @@ runpy.run_path(path, run_name="__main__")
 # The reference adapter's main() with a runner that prints on standard output.
 NOISY_REFERENCE = """
 import os, sys
-from timealign.conformance import adapter
+from timealign.commands import conformance_adapter as adapter
 made = adapter.runner
 def runner(algorithm):
     run = made(algorithm)

@@ -228,13 +228,13 @@ def test_cli_r1_sp_r1_bag_r6_corrupted_input_folders(
 # --- The one write rule over every writing option of the Spark commands (CLI-R5) -------------
 
 def _ship(argv: list[str]) -> int:
-    from timealign.spark import ship
+    from timealign.commands import spark_ship as ship
 
     return ship.main(argv)
 
 
 def _demo(argv: list[str]) -> int:
-    from timealign.rosbag import demo
+    from timealign.commands import rosbag_demo as demo
 
     return demo.main(argv)
 

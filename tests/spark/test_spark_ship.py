@@ -29,7 +29,7 @@ def test_sp_r17_d8_zip_holds_the_package_sources_and_imports_alone(tmp_path: Pat
                     and not p.name.endswith(NATIVE))  # the compiled build's extensions
     with zipfile.ZipFile(archive) as handle:
         names = sorted(handle.namelist())
-    assert names == wanted and "timealign/spark/ship.py" in names
+    assert names == wanted and "timealign/spark/ship/__init__.py" in names
     # SP-R34: attrs (two top-level packages) travels with the package
     assert "attrs/__init__.py" in names and "attr/__init__.py" in names
     assert not [n for n in names if n.endswith((".pyc", ".so"))]

@@ -91,7 +91,7 @@ def test_cli_r5_r7_the_bag_demo_twice_writes_what_was_asked(
     says how many messages it wrote both times (it said "wrote 0 messages" the second
     time); a length that gives no message is refused, nothing written."""
     pytest.importorskip("rosbags", reason="the spark extra is not installed")
-    from timealign.rosbag import demo
+    from timealign.commands import rosbag_demo as demo
 
     argv = ["--output", str(tmp_path / "bags"), "--robots", "2", "--seconds", "0.5"]
     wanted = 2 * demo.messages_per_robot(0.5)

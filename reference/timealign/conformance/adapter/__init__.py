@@ -4,21 +4,20 @@
 harness self-check, and the shape every adapter has); :func:`serve` serves any
 :class:`Algorithm` descriptor, which is how the tests run seeded faults as external
 commands. One JSON line in per trace, one line out (CF-R1 to CF-R3); a config the
-descriptor rejects is answered with its ``error`` output, like the reference does.
+descriptor rejects is answered with its ``error`` output, like the reference does. The
+command's options are parsed in :mod:`timealign.commands.conformance_adapter`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import IO, Any
 
-from timealign import Algorithm, jsontext, registry
+from timealign import Algorithm, jsontext
 from timealign.conformance.harness import run_reference
-from timealign.errors import EXIT_BAD_INPUT
 
 JSON = dict[str, Any]
 Runner = Callable[[JSON, list[JSON]], list[JSON]]
@@ -66,38 +65,3 @@ def protocol_channel() -> IO[str]:
 
 def runner(algorithm: Algorithm[Any, Any, Any, Any]) -> Runner:
     return lambda config, inputs: run_reference(algorithm, config, inputs)
-
-
-def parser() -> argparse.ArgumentParser:
-    """The adapter's options: the algorithm to serve (``--help`` says what it does)."""
-    made = argparse.ArgumentParser(
-        prog="python -m timealign.conformance.adapter",
-        description="Serve the reference of ALGORITHM over the conformance line protocol "
-                    "(spec/conformance.md, CF-R1 to CF-R3): one JSON trace per line on "
-                    "stdin, one answer line on stdout, until stdin ends. Try the harness "
-                    "with `timealign conform ALGORITHM --cmd \"python -m "
-                    "timealign.conformance.adapter ALGORITHM\"`.")
-    made.add_argument("algorithm", choices=registry.names(), help="the algorithm to serve")
-    return made
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m timealign.conformance.adapter ALGORITHM``: the README's exit codes (2 for
-    a bad usage or an unknown algorithm, with the usage and a line saying what is wrong;
-    130 for Ctrl-C), never a traceback (CLI-R1)."""
-    from timealign.command import guarded
-
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as stop:  # a usage error (2, with argparse's error line), or --help
-        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
-
-    def command() -> int:
-        serve(runner(registry.get(args.algorithm)), sys.stdin, protocol_channel())
-        return 0
-
-    return guarded(command, prog="timealign.conformance.adapter")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

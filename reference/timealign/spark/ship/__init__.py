@@ -13,13 +13,11 @@ and numpy are what a Spark cluster's Python has.
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import importlib.machinery
 import importlib.util
 import os
 import shutil
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -27,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import timealign
 from timealign.errors import InvalidInput
-from timealign.outputs import filled, own, resolved
+from timealign.outputs import filled, resolved
 
 if TYPE_CHECKING:  # only ship_zip takes a session: the options need no Spark (CLI-R5's test)
     from pyspark.sql import SparkSession
@@ -169,40 +167,3 @@ def write_submit_files(target: Path) -> tuple[Path, Path, Path]:
     where = Path(resolved(target))
     return (where / "timealign.zip", where / "timealign_submit.py",
             where / "log4j2.properties")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The options of ``python -m timealign.spark.ship``: the folder, required (with none
-    it used to fill the current folder)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m timealign.spark.ship",
-        description="Write FOLDER/timealign.zip, FOLDER/timealign_submit.py and "
-                    "FOLDER/log4j2.properties for spark-submit. FOLDER must be absent, empty "
-                    "or an earlier output of this command.")
-    parser.add_argument("folder", metavar=OPTION, help="the folder to fill")
-    return parser
-
-
-def main(argv: list[str]) -> int:
-    """``python -m timealign.spark.ship FOLDER``: the README's exit codes, one line on
-    failure (2 for a folder that cannot be written or holds the user's files), never a
-    traceback."""
-    from timealign.command import guarded
-    from timealign.errors import EXIT_BAD_INPUT
-
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as stop:  # a usage error (2), or --help (0)
-        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
-
-    def command() -> int:
-        own(COMMAND, {}, {OPTION: args.folder})  # CLI-R5, CLI-R6: before anything is made
-        for written in write_submit_files(Path(args.folder)):
-            print(written)
-        return 0
-
-    return guarded(command, prog="timealign.spark.ship")
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -2,17 +2,15 @@
 demo-bags``): per robot a camera (``sensor_msgs/msg/CameraInfo``, 30 Hz), an IMU
 (``sensor_msgs/msg/Imu``, 100 Hz) and a ``std_msgs/msg/String`` status topic (1 Hz, no
 header), stamps jittered, log times a few ms later and out of order; robots alternate
-between rosbag2 MCAP, rosbag2 SQLite 3 and ROS 1 bags.
+between rosbag2 MCAP, rosbag2 SQLite 3 and ROS 1 bags. Its options are parsed in
+:mod:`timealign.commands.rosbag_demo`.
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 from pathlib import Path
 from typing import Any
-
-from timealign import options
 
 STORAGES = ("mcap", "sqlite3", "ros1")
 TOPICS = (("/camera/camera_info", "sensor_msgs/msg/CameraInfo", 30),
@@ -78,52 +76,6 @@ def write_robot(path: Path, storage: str, seconds: float, seed: int) -> int:
 COMMAND, OPTION = "demo", "--output"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The options of ``python -m timealign.rosbag.demo``."""
-    parser = argparse.ArgumentParser(prog="python -m timealign.rosbag.demo",
-                                     description="write a small robot fleet as ROS bags")
-    parser.add_argument(OPTION, required=True,
-                        help="the folder to fill: absent, empty or an earlier output of this "
-                             "command (CLI-R5)")
-    parser.add_argument("--robots", type=options.integer(1, 1000), default=6)
-    parser.add_argument("--seconds", type=options.number(most=3600.0, above=0), default=20.0)
-    return parser
-
-
 def messages_per_robot(seconds: float) -> int:
     """The messages one robot's bag holds (what :func:`write_robot` writes)."""
     return sum(int(seconds * hz) for _, _, hz in TOPICS)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m timealign.rosbag.demo``: the README's exit codes, never a traceback. The
-    bags are written beside ``--output`` and moved in together, replacing an earlier demo's
-    (CLI-R5); a length that gives no message is refused (CLI-R7)."""
-    from timealign.command import guarded
-    from timealign.errors import EXIT_BAD_INPUT
-    from timealign.outputs import filled, nothing_written, own
-
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as stop:  # a usage error (2), or --help (0)
-        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
-
-    def command() -> int:
-        if messages_per_robot(args.seconds) == 0:  # CLI-R7: written as asked, or refused
-            raise nothing_written("--seconds", "the busiest topic is "
-                                  f"{max(hz for _, _, hz in TOPICS)} Hz", args.seconds)
-        own(COMMAND, {}, {OPTION: args.output})  # CLI-R5, CLI-R6: before any bag
-        total = 0
-        with filled(args.output, "rosbag.demo", OPTION) as staging:
-            for robot in range(args.robots):
-                storage = STORAGES[robot % len(STORAGES)]
-                name = f"robot{robot:02d}" + (".bag" if storage == "ros1" else "")
-                total += write_robot(staging / name, storage, args.seconds, robot)
-        print(f"wrote {total} messages from {args.robots} robots to {args.output}")
-        return 0
-
-    return guarded(command, prog="timealign.rosbag.demo")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
