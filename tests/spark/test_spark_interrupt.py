@@ -36,9 +36,10 @@ def _start(argv: list[str]) -> subprocess.Popen[str]:
 
 
 def _interrupt_after(process: subprocess.Popen[str], marker: str,
-                     limit: float = 600.0) -> tuple[list[str], str]:
+                     limit: float = 600.0, presses: int = 1) -> tuple[list[str], str]:
     """Read stderr until a line holding ``marker``, then SIGINT the process (as Ctrl-C
-    does: the whole foreground group); return the lines before it and the rest."""
+    does: the whole foreground group) ``presses`` times; return the lines before it and
+    the rest."""
     assert process.stderr is not None
     before: list[str] = []
     selector = selectors.DefaultSelector()
@@ -54,7 +55,10 @@ def _interrupt_after(process: subprocess.Popen[str], marker: str,
         if marker in line:
             break
     assert before and marker in before[-1], f"the job never started: {before}"
-    os.killpg(process.pid, signal.SIGINT)
+    for press in range(presses):
+        if press:
+            time.sleep(0.3)
+        os.killpg(process.pid, signal.SIGINT)
     _, rest = process.communicate(timeout=180)
     return before, rest
 
@@ -89,6 +93,45 @@ def test_cli_r2_ctrl_c_of_a_live_run(tmp_path: Path) -> None:
     assert "Traceback" not in rest and "Exception" not in rest, rest
     assert rest.strip().splitlines() == ["timealign: interrupted"], rest
     assert _no_partial_tables(out) == []
+    assert not (out / "groups").exists() and not (out / "outcomes").exists()
+
+
+def _left(process: subprocess.Popen[str], wait: float = 30.0) -> list[str]:
+    """The processes of the command's session still running (a JVM it started included;
+    zombies, which run nothing, are not counted), after giving them ``wait`` seconds to
+    end (a JVM ends on its own once its parent's pipe closes)."""
+    deadline = time.monotonic() + wait
+    while True:
+        running = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if len(fields) > 3 and fields[3] == str(process.pid) and fields[0] != "Z":
+                running.append(stat.parent.name)
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(1)
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_cli_r2_ctrl_c_while_spark_starts(tmp_path: Path, presses: int) -> None:
+    """CLI-R2: SIGINT while the session starts (SP-R40's "starting Spark" line) used to end
+    the command and leave its JVM running with no parent, holding stderr open (the test
+    waited forever). Now the interrupt is held until Spark is up, then the session stops:
+    exit 130, the waiting line and the one line, and no process left; a second Ctrl-C ends
+    the start-up at once, also with nothing left."""
+    fleet = _fleet(tmp_path, 2_000)
+    out = tmp_path / "out"
+    process = _start(["run", "approximate_time", "--input", str(fleet), "--output",
+                      str(out), "--config", CONFIG, "--master", "local[2]"])
+    _, rest = _interrupt_after(process, "starting Spark", presses=presses)
+    assert process.returncode == 130, rest
+    lines = [line for line in rest.strip().splitlines() if line]
+    assert lines[-1] == "timealign: interrupted", rest
+    assert "Traceback" not in rest, rest
+    assert _left(process) == [], "a process of the command is still running"
     assert not (out / "groups").exists() and not (out / "outcomes").exists()
 
 

@@ -11,12 +11,16 @@ to the executors (:mod:`timealign.spark.ship`, SP-R17) and their Python is
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import FrameType
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
@@ -105,6 +109,55 @@ def _start_quietly(builder: SparkSession.Builder, verbose: bool) -> SparkSession
         os.dup2(saved, 2)
         os.close(saved)
         os.close(write)
+
+
+def _children() -> tuple[int, ...]:
+    """The processes this one started (Linux ``/proc``; none found elsewhere)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 1 and fields[1] == str(os.getpid()):
+            found.append(int(stat.parent.name))
+    return tuple(found)
+
+
+def _start_holding_interrupt(builder: SparkSession.Builder, verbose: bool) -> SparkSession:
+    """Start the session with Ctrl-C held until it is up, then stop it and raise the
+    interrupt (CLI-R2). PySpark starts the JVM with SIGINT ignored and the JVM only stops
+    when its session is stopped or, once started, when this process's pipe closes; an
+    interrupt inside the start-up left a JVM running with no parent, holding the
+    terminal. A second Ctrl-C while Spark is still starting ends its processes at once."""
+    if threading.current_thread() is not threading.main_thread():
+        return _start_quietly(builder, verbose)
+    held: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append(signum)
+        if len(held) == 1:
+            print("[timealign] interrupted while Spark starts: stopping it once it is up "
+                  "(Ctrl-C again ends it now)", file=sys.stderr, flush=True)
+            return
+        for child in _children():
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        spark = _start_quietly(builder, verbose)
+    except Exception as error:
+        if held:
+            raise KeyboardInterrupt from error
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        spark.stop()
+        raise KeyboardInterrupt
+    return spark
 
 
 class _Py4JRootRecords(logging.Filter):
@@ -268,7 +321,7 @@ def build_session(
         builder = builder.config(key, value)
     loud = verbose or "spark.log.level" in (conf or {})  # Spark's own log asked for
     quiet_py4j(loud)  # CLI-R2, SP-R33
-    spark = _start_quietly(builder, loud)
+    spark = _start_holding_interrupt(builder, loud)
     spark.sparkContext.setLogLevel(log_level(verbose, False, conf or {}) if loud else "ERROR")
     if shipping is not None or (master is None and submitted()):
         cluster_settings(spark)
