@@ -36,7 +36,9 @@ build compiles (``timealign.native``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, final
+from typing import Any, Final, final
+
+import attrs
 
 from timealign.errors import INT64_MAX, InvalidInput, wrong_object
 from timealign.event_time_batcher.arithmetic import split_point
@@ -99,6 +101,32 @@ def _batch(start: int, end: int, members: Sequence[Member]) -> FastBatch:
 
 
 @final
+class _Params:
+    """The config's fields the step reads, read once per config object (a generic
+    attribute read of the attrs ``Config`` costs several native slot reads), and the
+    EB-R2 limit of an event time, ``INT64_MAX - W - D``, with ``guard``, that limit capped
+    at 2**61 so the common test compares small integers (mypyc's fast path; INT64_MAX
+    itself is a boxed integer there)."""
+
+    __slots__ = ("config", "delay", "guard", "leap", "limit", "window")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.window: int = config.batching_window
+        self.delay: int = config.max_message_delay
+        self.leap: int = config.message_leap_limit
+        self.limit: int = INT64_MAX - self.window - self.delay
+        self.guard: int = min(self.limit, 2**61)
+
+
+def _params(config: Config, state: FastState) -> _Params:
+    params = state.params
+    if params is None or params.config is not config:
+        params = _Params(config)
+    return params
+
+
+@final
 class _Ledger:
     """The ids of every member of the open batches of the state that owns it (EB-R4)."""
 
@@ -114,14 +142,15 @@ class FastState:
     """The spec's state (open batches in creation order, the last ``at``) plus the EB-R4
     ledger, read only while ``version`` is the ledger's (see the module docstring)."""
 
-    __slots__ = ("batches", "ledger", "now", "version")
+    __slots__ = ("batches", "ledger", "now", "params", "version")
 
     def __init__(self, batches: list[FastBatch], now: int | None, ledger: _Ledger,
-                 version: int) -> None:
+                 version: int, params: _Params | None) -> None:
         self.batches = batches  # never changed once built, like the state
         self.now = now
         self.ledger = ledger
         self.version = version
+        self.params = params
 
     @property
     def held(self) -> frozenset[str]:
@@ -141,8 +170,9 @@ def _own(state: FastState) -> _Ledger:
     return _Ledger({b.ids[i] for b in state.batches for i in range(b.count)})
 
 
-def _state(batches: list[FastBatch], now: int | None, ledger: _Ledger) -> FastState:
-    return FastState(batches, now, ledger, ledger.version)
+def _state(batches: list[FastBatch], now: int | None, ledger: _Ledger,
+           params: _Params) -> FastState:
+    return FastState(batches, now, ledger, ledger.version, params)
 
 
 Step = tuple[FastState, tuple[Output, ...]]
@@ -155,10 +185,63 @@ _MESSAGE: Final = Message
 _TICK: Final = Tick
 _FLUSH: Final = Flush
 
+# Outputs are built by filling their slots, as approximate_time/fast.py does: the attrs
+# ``__init__`` of a frozen class goes through ``object.__setattr__`` per field (a Timer
+# took longer than the rest of a step that creates a batch). Same instances; the check
+# below keeps this in step with the classes (no other field, no converter, no validator).
+if ([(f.name, f.converter, f.validator) for f in attrs.fields(Timer)] != [("at", None, None)]
+        or [(f.name, f.converter, f.validator) for f in attrs.fields(Batch)]
+        != [("start", None, None), ("end", None, None), ("ids", None, None)]
+        or any([(f.name, f.converter, f.validator) for f in attrs.fields(kind)]
+               != [("id", None, None), ("reason", None, None)]
+               for kind in (Rejected, Dropped))):
+    raise TypeError("fast.py fills Timer, Batch, Rejected, Dropped by slot: fields changed")
+_instance: Final = object.__new__
+_TIMER: Final = Timer
+_BATCH: Final = Batch
+_REJECTED: Final = Rejected
+_DROPPED: Final = Dropped
+_set_at: Final[Any] = Timer.__dict__["at"].__set__
+_set_start: Final[Any] = Batch.__dict__["start"].__set__
+_set_end: Final[Any] = Batch.__dict__["end"].__set__
+_set_ids: Final[Any] = Batch.__dict__["ids"].__set__
+_set_rejected_id: Final[Any] = Rejected.__dict__["id"].__set__
+_set_rejected_reason: Final[Any] = Rejected.__dict__["reason"].__set__
+_set_dropped_id: Final[Any] = Dropped.__dict__["id"].__set__
+_set_dropped_reason: Final[Any] = Dropped.__dict__["reason"].__set__
+
+
+def _timer(at: int) -> Timer:
+    output: Timer = _instance(_TIMER)
+    _set_at(output, at)
+    return output
+
+
+def _rejected(identity: str, reason: str) -> Rejected:
+    output: Rejected = _instance(_REJECTED)
+    _set_rejected_id(output, identity)
+    _set_rejected_reason(output, reason)
+    return output
+
+
+def _dropped(identity: str, reason: str) -> Dropped:
+    output: Dropped = _instance(_DROPPED)
+    _set_dropped_id(output, identity)
+    _set_dropped_reason(output, reason)
+    return output
+
+
+def _closed(batch: FastBatch) -> Batch:
+    output: Batch = _instance(_BATCH)
+    _set_start(output, batch.start)
+    _set_end(output, batch.end)
+    _set_ids(output, tuple(batch.ids[:batch.count]))
+    return output
+
 
 def initial(config: Config) -> FastState:
     """No open batch and no processing time yet."""
-    return FastState([], None, _Ledger(set()), 0)
+    return FastState([], None, _Ledger(set()), 0, None)
 
 
 def step(config: object, state: object, item: Input) -> Step:
@@ -174,9 +257,9 @@ def step(config: object, state: object, item: Input) -> Step:
     if isinstance(item, _TICK):
         at = item.at
         _require_forward(state.now, at)
-        return _close_expired(config, state.batches, at, state, ())
+        return _close_expired(_params(config, state), state.batches, at, state, ())
     if isinstance(item, _FLUSH):
-        return (FastState([], state.now, _Ledger(set()), 0),
+        return (FastState([], state.now, _Ledger(set()), 0, state.params),
                 tuple([_closed(b) for b in reversed(state.batches)]))
     raise InvalidInput("input", "EB-R2", "expected a Message, Tick or Flush", item)
 
@@ -188,8 +271,6 @@ def _require_forward(now: int | None, at: int) -> None:
                            f"processing time must not go backwards (last at = {now})", at)
 
 
-def _closed(batch: FastBatch) -> Batch:
-    return Batch(batch.start, batch.end, tuple(batch.ids[:batch.count]))
 
 
 def _message(config: Config, state: FastState, m: Message) -> Step:
@@ -198,13 +279,13 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
     ledger = _own(state)
     if identity in ledger.ids:
         raise InvalidInput("id", "EB-R4", "id is already held by an open batch", identity)
-    batches, delay = state.batches, config.max_message_delay
-    if t < now - delay:  # EB-R5
-        return _state(batches, now, ledger), (Rejected(identity, TOO_OLD),)
-    if t > now + config.message_leap_limit:  # EB-R6
-        return _state(batches, now, ledger), (Rejected(identity, TOO_FAR_IN_FUTURE),)
-    window = config.batching_window
-    if t > INT64_MAX - window - delay:  # EB-R2, DRV-D9
+    params = _params(config, state)
+    batches = state.batches
+    if t < now - params.delay:  # EB-R5
+        return _state(batches, now, ledger, params), (_rejected(identity, TOO_OLD),)
+    if t > now + params.leap:  # EB-R6
+        return _state(batches, now, ledger, params), (_rejected(identity, TOO_FAR_IN_FUTURE),)
+    if t >= params.guard and t > params.limit:  # EB-R2, DRV-D9: t + W + D > INT64_MAX
         raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
                            "max_message_delay (its batch's timeout) must fit in int64 ns", t)
     # Every check has passed: from here on the ledger may change.
@@ -215,7 +296,7 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
             index = i
             break
     if index < 0:  # EB-R8: a new batch [t, t + W], clipped at the next batch's start
-        end = t + window
+        end = t + params.window
         for batch in batches:
             if t < batch.start < end:
                 end = batch.start
@@ -223,7 +304,7 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
         ledger.version += 1
         batches = batches[:]
         batches.append(FastBatch(t, end, [key], [t], [identity], {key: 0}, 1))
-        return _timer_or_close(config, batches, now, end, (), ledger)
+        return _timer_or_close(params, batches, now, end, (), ledger)
     target = batches[index]
     count = target.count
     at = target.place.get(key, count)
@@ -241,10 +322,10 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
         batches = batches[:]
         batches[index] = FastBatch(target.start, target.end, keys, times, ids, place,
                                    count + 1)
-        return _state(batches, now, ledger), ()
+        return _state(batches, now, ledger, params), ()
     existing = target.times[at]
     if existing == t:  # EB-R10
-        return _state(batches, now, ledger), (Rejected(identity, DUPLICATE),)
+        return _state(batches, now, ledger, params), (_rejected(identity, DUPLICATE),)
     cut = split_point(t, existing)  # EB-R11, EB-R12
     lower, upper, lost = _split(target, key, t, identity, cut)
     ledger.ids.add(identity)
@@ -254,7 +335,7 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
     batches = batches[:]
     batches[index] = FastBatch(target.start, cut, *lower)
     batches.append(FastBatch(cut, target.end, *upper))
-    return _timer_or_close(config, batches, now, cut, tuple(lost), ledger)
+    return _timer_or_close(params, batches, now, cut, tuple(lost), ledger)
 
 
 _Part = tuple[list[str], list[int], list[str], dict[str, int], int]
@@ -278,7 +359,7 @@ def _split(target: FastBatch, key: str, t: int, identity: str, cut: int
         side = sides[1] if times[i] >= cut else sides[0]
         clash = side.pop(keys[i], -1)
         if clash >= 0:
-            lost.append(Dropped(ids[clash], OVERWRITTEN))
+            lost.append(_dropped(ids[clash], OVERWRITTEN))
         side[keys[i]] = i
     lower, upper = sides
     return (_part(lower, keys, times, ids), _part(upper, keys, times, ids), lost)
@@ -291,22 +372,22 @@ def _part(side: dict[str, int], keys: list[str], times: list[int], ids: list[str
             {keys[held[j]]: j for j in range(len(held))}, len(held))
 
 
-def _timer_or_close(config: Config, batches: list[FastBatch], now: int, end: int,
+def _timer_or_close(params: _Params, batches: list[FastBatch], now: int, end: int,
                     before: tuple[Output, ...], ledger: _Ledger) -> Step:
     """EB-R13: ask for a tick at ``end + D``, or close every expired batch if it has passed.
     ``ledger`` is owned (its version is the one the new state gets)."""
-    timeout = end + config.max_message_delay
+    timeout = end + params.delay
     if now < timeout:
-        return _state(batches, now, ledger), (*before, Timer(timeout))
-    owner = _state(batches, now, ledger)
-    return _close_expired(config, batches, now, owner, before)
+        return _state(batches, now, ledger, params), (*before, _timer(timeout))
+    owner = _state(batches, now, ledger, params)
+    return _close_expired(params, batches, now, owner, before)
 
 
-def _close_expired(config: Config, batches: list[FastBatch], now: int, owner: FastState,
+def _close_expired(params: _Params, batches: list[FastBatch], now: int, owner: FastState,
                    before: tuple[Output, ...]) -> Step:
     """EB-R13, EB-R14: batches with ``end + D <= now`` close, in creation order; the state
     at ``now`` with ``batches``, whose ledger is ``owner``'s."""
-    delay = config.max_message_delay
+    delay = params.delay
     kept: list[FastBatch] = []
     closed: list[Batch] = []
     for batch in batches:
@@ -315,12 +396,12 @@ def _close_expired(config: Config, batches: list[FastBatch], now: int, owner: Fa
         else:
             closed.append(_closed(batch))
     if not closed:
-        return FastState(batches, now, owner.ledger, owner.version), before
+        return FastState(batches, now, owner.ledger, owner.version, params), before
     ledger = _own(owner)
     for output in closed:
         ledger.ids.difference_update(output.ids)
     ledger.version += 1
-    return _state(kept, now, ledger), (*before, *closed)
+    return _state(kept, now, ledger, params), (*before, *closed)
 
 
 def to_spec(state: FastState) -> State:
@@ -333,4 +414,4 @@ def from_spec(state: State) -> FastState:
     """The fast form of a spec state, with a ledger collected from its batches."""
     batches = [_batch(b.start, b.end, b.members) for b in state.batches]
     return FastState(batches, state.now, _Ledger({m.id for b in state.batches
-                                                  for m in b.members}), 0)
+                                                  for m in b.members}), 0, None)
