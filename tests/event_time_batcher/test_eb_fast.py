@@ -60,3 +60,29 @@ def test_eb_r4_an_overwritten_or_closed_id_may_come_again() -> None:
     run.step(Message("c", 1_000, 1_000, "x"))  # x closed at the tick
     run.step(Flush())
     assert run.fast_state.held == frozenset()
+
+
+def test_eb_r4_r9_a_state_stepped_twice_keeps_its_own_batches_and_ids() -> None:
+    """The fast state shares its members' lists and its EB-R4 ledger with the state a step
+    makes from it; stepping the older state again (as the explorer does) must see only its
+    own members and ids: here each branch joins the same batch (EB-R9) with the other's
+    key and id, and both equal the rule text's states and outputs."""
+    config = Config(batching_window=50, max_message_delay=20)
+    fast = ALGORITHM.fast
+    assert fast is not None
+    base_fast = fast.initial(config)
+    base_rule = ALGORITHM.initial(config)
+    for item in (Message("a", 100, 100, "a1"), Message("b", 101, 101, "b1")):
+        base_fast, _ = fast.step(config, base_fast, item)
+        base_rule, _ = ALGORITHM.step(config, base_rule, item)
+    branches = [Message("c", 102, 102, "x"), Message("d", 102, 102, "y"),
+                Message("c", 103, 103, "y"), Message("a", 110, 110, "x")]
+    for item in branches:  # every branch from the same older state
+        fast_state, fast_out = fast.step(config, base_fast, item)
+        rule_state, rule_out = ALGORITHM.step(config, base_rule, item)
+        assert fast.to_spec(fast_state) == rule_state and fast_out == rule_out, item
+        assert _exact(fast_state) and _exact(base_fast)
+        again = Message(item.key, item.event_time, item.at, "z")  # and one more from each
+        assert (fast.to_spec(fast.step(config, fast_state, again)[0])
+                == ALGORITHM.step(config, rule_state, again)[0])
+    assert fast.to_spec(base_fast) == base_rule
