@@ -52,16 +52,17 @@ from timealign.approximate_time.model import (
     State,
     Warned,
 )
-from timealign.errors import InvalidInput, require, require_ns, wrong_object
+from timealign.errors import InvalidInput, foreign_state, require, require_ns, wrong_object
 from timealign.rulebook import rule
 
 Step = tuple[State, tuple[Output, ...]]
 
 
 def initial(config: Config) -> State:
-    """The empty synchronizer."""
+    """The empty synchronizer, bound to ``config`` (DRV-R10)."""
     n = config.topics
-    return State(deques=((),) * n, pasts=((),) * n, dropped=(False,) * n, warned=(False,) * n)
+    return State(deques=((),) * n, pasts=((),) * n, dropped=(False,) * n, warned=(False,) * n,
+                 config=config)
 
 
 @rule("AT-R2")
@@ -98,6 +99,8 @@ def step(config: Config, state: State, item: Input) -> Step:
     """One input: a message (upstream ``add``) or the end of input."""
     if type(state) is not State or type(config) is not Config:
         raise wrong_object("approximate_time.step", config, state, Config, State)
+    if state.config is not config and state.config != config:
+        raise foreign_state(state.config)  # DRV-R10, before anything changes
     if type(item) is End:
         return _end(config, state)
     message = check_message(config, item)  # AT-R2, before anything changes
@@ -170,6 +173,7 @@ class _Sync:
 
     def __init__(self, config: Config, state: State) -> None:
         self.n = config.topics
+        self.config = state.config
         self.scale = scaler(config)
         self.bounds = config.inter_message_lower_bounds
         self.max_interval = config.max_interval_duration
@@ -197,6 +201,7 @@ def _freeze(sync: _Sync) -> Step:
         pivot_time=sync.pivot_time,
         dropped=tuple(sync.dropped),
         warned=sync.warned,
+        config=sync.config,
     )
     return state, tuple(sync.outputs)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from timealign.errors import INT64_MAX, InvalidInput, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
 from timealign.event_time_batcher.arithmetic import split_point
 from timealign.event_time_batcher.machine import _rehome
 from timealign.event_time_batcher.model import (
@@ -55,19 +55,21 @@ class FastBatch(NamedTuple):
 
 
 class FastState(NamedTuple):
-    """The spec's state plus ``held``: the ids of every member of ``batches``."""
+    """The spec's state plus ``held``: the ids of every member of ``batches``; ``config``
+    is the config it was built under (DRV-R10)."""
 
-    batches: tuple[FastBatch, ...] = ()
-    now: int | None = None
-    held: frozenset[str] = frozenset()
+    batches: tuple[FastBatch, ...]
+    now: int | None
+    held: frozenset[str]
+    config: Config
 
 
 Step = tuple[FastState, tuple[Output, ...]]
 
 
 def initial(config: Config) -> FastState:
-    """No open batch and no processing time yet."""
-    return FastState()
+    """No open batch and no processing time yet, bound to ``config`` (DRV-R10)."""
+    return FastState((), None, frozenset(), config)
 
 
 def step(config: object, state: object, item: Input) -> Step:
@@ -78,15 +80,18 @@ def step(config: object, state: object, item: Input) -> Step:
     """
     if type(state) is not FastState or type(config) is not Config:
         raise wrong_object("event_time_batcher.fast.step", config, state, Config, FastState)
+    if state.config is not config and state.config != config:
+        raise foreign_state(state.config)  # DRV-R10, before anything changes
     if isinstance(item, Message):
         return _message(config, state, item)
     if isinstance(item, Tick):
         at = item.at
         _require_forward(state.now, at)
         batches, closed, held = _close_expired(config, state.batches, at, state.held)
-        return FastState(batches, at, held), closed
+        return FastState(batches, at, held, config), closed
     if isinstance(item, Flush):
-        return FastState((), state.now), tuple(_closed(b) for b in reversed(state.batches))
+        flushed = tuple(_closed(b) for b in reversed(state.batches))
+        return FastState((), state.now, frozenset(), config), flushed
     raise InvalidInput("input", "EB-R2", "expected a Message, Tick or Flush", item)
 
 
@@ -102,15 +107,15 @@ def _closed(batch: FastBatch) -> Batch:
 
 
 def _message(config: Config, state: FastState, m: Message) -> Step:
-    batches, last, held = state
+    batches, last, held, _ = state
     now, t, key, identity = m.at, m.event_time, m.key, m.id
     _require_forward(last, now)
     if identity in held:
         raise InvalidInput("id", "EB-R4", "id is already held by an open batch", identity)
     if t < now - config.max_message_delay:  # EB-R5
-        return FastState(batches, now, held), (Rejected(identity, TOO_OLD),)
+        return FastState(batches, now, held, config), (Rejected(identity, TOO_OLD),)
     if t > now + config.message_leap_limit:  # EB-R6
-        return FastState(batches, now, held), (Rejected(identity, TOO_FAR_IN_FUTURE),)
+        return FastState(batches, now, held, config), (Rejected(identity, TOO_FAR_IN_FUTURE),)
     if t > INT64_MAX - config.batching_window - config.max_message_delay:  # EB-R2, DRV-D9
         raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
                            "max_message_delay (its batch's timeout) must fit in int64 ns", t)
@@ -133,9 +138,9 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
     if existing is None:  # EB-R9: joins
         joined = FastBatch(target.start, target.end, (*target.members, member))
         return FastState((*batches[:index], joined, *batches[index + 1:]), now,
-                         held | {identity}), ()
+                         held | {identity}, config), ()
     if existing.event_time == t:  # EB-R10
-        return FastState(batches, now, held), (Rejected(identity, DUPLICATE),)
+        return FastState(batches, now, held, config), (Rejected(identity, DUPLICATE),)
     cut = split_point(t, existing.event_time)  # EB-R11, EB-R12
     lower, upper, lost = _rehome((*target.members, member), cut)
     gone = {output.id for output in lost if isinstance(output, Dropped)}
@@ -149,9 +154,9 @@ def _timer_or_close(config: Config, batches: tuple[FastBatch, ...], now: int, en
     """EB-R13: ask for a tick at ``end + D``, or close every expired batch if it has passed."""
     timeout = end + config.max_message_delay
     if now < timeout:
-        return FastState(batches, now, held), (*before, Timer(timeout))
+        return FastState(batches, now, held, config), (*before, Timer(timeout))
     kept, closed, held = _close_expired(config, batches, now, held)
-    return FastState(kept, now, held), (*before, *closed)
+    return FastState(kept, now, held, config), (*before, *closed)
 
 
 def _close_expired(config: Config, batches: tuple[FastBatch, ...], now: int,
@@ -173,10 +178,12 @@ def _close_expired(config: Config, batches: tuple[FastBatch, ...], now: int,
 
 def to_spec(state: FastState) -> State:
     """The spec's state: the batches as :class:`OpenBatch`, without ``held``."""
-    return State(tuple(OpenBatch(b.start, b.end, b.members) for b in state.batches), state.now)
+    return State(tuple(OpenBatch(b.start, b.end, b.members) for b in state.batches), state.now,
+                 config=state.config)
 
 
 def from_spec(state: State) -> FastState:
     """The fast form of a spec state: ``held`` collected from the batches."""
     return FastState(tuple(FastBatch(b.start, b.end, b.members) for b in state.batches),
-                     state.now, frozenset(m.id for b in state.batches for m in b.members))
+                     state.now, frozenset(m.id for b in state.batches for m in b.members),
+                     state.config)

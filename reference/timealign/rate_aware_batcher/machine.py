@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 import attrs
 from attrs import evolve
 
-from timealign.errors import InvalidInput, wrong_object
+from timealign.errors import InvalidInput, foreign_state, wrong_object
 from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe
 from timealign.rate_aware_batcher.grid import (
     MAX_AHEAD_BATCHES,
@@ -79,8 +79,10 @@ from timealign.rulebook import rule
 
 
 def initial(config: Config) -> State:
-    """Before the first poll: no window, no streams, the configured batch length."""
-    return State(config.batch_length, timeout_distance(config.factor, config.batch_length))
+    """Before the first poll: no window, no streams, the configured batch length; bound to
+    ``config`` (DRV-R10)."""
+    return State(config.batch_length, timeout_distance(config.factor, config.batch_length),
+                 config=config)
 
 
 @rule("RB-R18")
@@ -110,6 +112,8 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     """Apply one input; :class:`InvalidInput` (state untouched) on a refused one."""
     if type(state) is not State or type(config) is not Config:
         raise wrong_object("rate_aware_batcher.step", config, state, Config, State)
+    if state.config is not config and state.config != config:
+        raise foreign_state(state.config)  # DRV-R10, before anything changes
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):

@@ -269,7 +269,8 @@ class State:
     timeout, head's infinite factor, RB-R19). ``streams`` are in registration order;
     ``held`` is the ids currently buffered (RB-D4); ``ended`` is set by the end input
     (RB-R16); ``clock`` is the caller's latest clock reading and ``last_close`` the reading
-    at the last close, bootstrap or backstop re-arm (RB-R18, RB-R26).
+    at the last close, bootstrap or backstop re-arm (RB-R18, RB-R26). ``config`` is the
+    config the state was built under: ``step`` refuses another (DRV-R10).
     """
 
     batch_length: int
@@ -285,6 +286,7 @@ class State:
     ended: bool = False
     clock: int | None = None
     last_close: int | None = None
+    config: Config = attrs.field(kw_only=True, repr=False)
 
     def buffered(self) -> Iterator[Polled]:
         """Every held message: non-gated, then each bucket, then overflow, then future."""
