@@ -54,6 +54,7 @@ from timealign.approximate_time import ros1
 from timealign.approximate_time.machine import check_message, scaler
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
+    INT64_MAX,
     INTERVAL_TOO_WIDE,
     NO_PIVOT,
     OUT_OF_ORDER,
@@ -115,6 +116,7 @@ class _Params:
         "bounds",
         "config",
         "denominator",
+        "latest",
         "max_interval",
         "numerator",
         "queue_size",
@@ -128,6 +130,8 @@ class _Params:
         self.topics: int = config.topics
         self.queue_size: int = config.queue_size
         self.bounds: tuple[int, ...] = config.inter_message_lower_bounds
+        # AT-R20: the latest stamp per topic whose virtual time fits in int64
+        self.latest: tuple[int, ...] = tuple(INT64_MAX - b for b in self.bounds)
         self.max_interval: int = config.max_interval_duration
         self.ros1: bool = config.arithmetic == "ros1"
         self.numerator: int = config.scale_numerator
@@ -276,6 +280,9 @@ def step(config: object, state: object,
     else:
         check_message(config, item)  # raises AT-R2
         raise AssertionError(f"AT-R2 accepted {item!r}")  # pragma: no cover
+    if stamp > params.latest[i]:
+        check_message(config, item)  # raises AT-R20
+        raise AssertionError(f"AT-R20 accepted {item!r}")  # pragma: no cover
     if params.ros1:  # AT-R19: ROS 1's 32-bit time, a slow path
         _check_ros1(config, state, i, stamp)
     lanes = state.lanes

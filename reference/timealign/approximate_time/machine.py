@@ -67,10 +67,12 @@ def initial(config: Config) -> State:
 
 @rule("AT-R2")
 def check_message(config: Config, message: object) -> Message:
-    """AT-R2: a message input with a topic in range, an int64 ns stamp and a string id."""
+    """AT-R2: a message input with a topic in range, an int64 ns stamp and a string id;
+    AT-R20: its virtual time (stamp + its topic's lower bound) within int64."""
     if (type(message) is Message and type(message.topic) is int
             and 0 <= message.topic < config.topics and type(message.stamp) is int
-            and 0 <= message.stamp <= INT64_MAX and type(message.id) is str and message.id):
+            and 0 <= message.stamp <= INT64_MAX - config.inter_message_lower_bounds[
+                message.topic] and type(message.id) is str and message.id):
         return message  # the common, valid case, decided with exact type tests
     if not isinstance(message, Message):
         raise InvalidInput("input", "AT-R2", "must be a Message or End", message)
@@ -82,7 +84,19 @@ def check_message(config: Config, message: object) -> Message:
     require(message.stamp <= INT64_MAX, "stamp", "AT-R2", "must fit in int64 ns", message.stamp)
     require(isinstance(message.id, str) and message.id != "", "id", "AT-R2",
             "must be a non-empty string", message.id)
+    _require_virtual_time_fits(config, message)
     return message
+
+
+@rule("AT-R20")
+def _require_virtual_time_fits(config: Config, message: Message) -> None:
+    """AT-R20: the virtual search may compute this message's stamp + its topic's lower
+    bound (upstream's ``Time + Duration``, which throws past int64); refused up front,
+    before anything changes."""
+    bound = config.inter_message_lower_bounds[message.topic]
+    require(message.stamp <= INT64_MAX - bound, "stamp", "AT-R20",
+            f"stamp + inter_message_lower_bounds[{message.topic}] ({bound}), its virtual "
+            "time, must fit in int64 ns (at most 2**63 - 1)", message.stamp)
 
 
 @functools.lru_cache(maxsize=64)

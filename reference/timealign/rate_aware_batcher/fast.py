@@ -31,7 +31,7 @@ import functools
 from collections.abc import Iterable
 from typing import NamedTuple, NoReturn
 
-from timealign.errors import InvalidInput, foreign_state, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
 from timealign.rate_aware_batcher import estimator
 from timealign.rate_aware_batcher.estimator import (
     DIFF_BUFFER_SIZE,
@@ -46,7 +46,11 @@ from timealign.rate_aware_batcher.grid import (
     STALL_THRESHOLD_BATCHES,
     Grid,
 )
-from timealign.rate_aware_batcher.machine import advance_clock, refuse_head_only_kinds
+from timealign.rate_aware_batcher.machine import (
+    advance_clock,
+    check_batch_end,
+    refuse_head_only_kinds,
+)
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
     GATED_KINDS,
@@ -158,7 +162,8 @@ def step(config: object, state: object,
         return _poll(config, state, item.messages, clock, last_close)
     if isinstance(item, SetBatchLength):
         if not timeout_fits(config.factor, item.length):
-            raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
+            raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout or one beyond "
+                               "int64 ns", item.seconds)
         return state._replace(pending_length=item.length), ()
     if isinstance(item, End):
         pending = tuple(Pending(m.id) for m in to_spec(state).buffered())
@@ -372,6 +377,8 @@ class _Run:
             self.future = self.overflow = ()
             if drained:
                 end = max(_plausible_anchor([m.timestamp for m in drained], self.length), end)
+        if end > INT64_MAX:
+            check_batch_end(end)  # RB-R28: refused; the state stepped is untouched
         batch = Batch(start, end, tuple([m.id for m in drained]))
         start = end
         overflow, self.overflow = self.overflow, ()
