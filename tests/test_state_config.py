@@ -151,3 +151,19 @@ def test_drv_r10_checkpoint_decoded_under_another_config_is_refused(
     with pytest.raises(InvalidInput) as caught:  # a state of another config is not written
         StateCodec.for_algorithm(algorithm, other).encode(Checkpoint(state), 0, ["a"])
     assert (caught.value.field, caught.value.rule) == ("state", "DRV-R10")
+
+
+def test_drv_r10_sp_r12_a_blob_storing_a_state_config_is_damaged() -> None:
+    """DRV-R10, SP-R12: a state's config is never stored in the blob (the binding holds it,
+    the blob its digest); a blob whose state carries one is refused as damaged, not
+    decoded into a state of a config nobody checked."""
+    from timealign.spark.checkpoint_codec import StateCodec
+
+    algorithm = registry.get("approximate_time")
+    config = ATConfig(2, 5)
+    codec = StateCodec.for_algorithm(algorithm, config)
+    body = json.loads(codec.encode(Checkpoint(algorithm.initial(config)), 0, []))
+    body["state"]["f"]["config"] = {"c": "Config", "f": {"topics": 1}}
+    with pytest.raises(InvalidInput) as caught:
+        codec.decode(json.dumps(body).encode())
+    assert (caught.value.field, caught.value.rule) == ("state.state", "SP-R12")
