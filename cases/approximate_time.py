@@ -203,6 +203,12 @@ CASES: list[Vector] = [
          config(2), [msg("a0", 0, 0), msg("x1", 2, 0), msg("x2", 1, -1),
                      {"op": "message", "topic": 1, "stamp": 1.5, "id": "x3"},
                      msg("b0", 1, 0), END]),
+    case("input_virtual_time_past_int64", "AT-R20 AT-D24",
+         "Topic 0's lower bound is 2e18 ns: a message of topic 0 at 8e18 ns would have the "
+         "virtual time 1e19 ns, past int64 (upstream's Time + Duration throws), and is "
+         "refused; the run goes on from the state before it.",
+         config(2, inter_message_lower_bounds=[2 * 10**18, 0]),
+         [msg("a0", 0, 0), msg("x1", 0, 8 * 10**18), msg("b0", 1, 0), END]),
     case("pitfall_stamp_zero_is_a_stamp", "AT-R2 AT-R10 AT-R12 AT-D6",
          "Stamp 0 is a stamp like any other (a port that uses 0 as 'unset' never makes a "
          "message stamped 0 the pivot, and then publishes nothing ever): three exact "
@@ -303,6 +309,8 @@ NO_ROS1_TWIN: dict[str, str] = {
                                        "profiles, outside every target",
     "input_errors_change_nothing": "refused inputs (AT-R2, AT-D17): refused in both profiles, "
                                    "outside every target",
+    "input_virtual_time_past_int64": "a refused input (AT-R20): refused in both profiles, "
+                                     "outside every target",
 }
 
 

@@ -533,6 +533,15 @@ CASES: list[Vector] = [
              [*shifted(polled(train("det", 14, 3), until=3), 2**62 - T0),
               poll(log(-(2**63), "lowest"), log(2**63 - 1, "highest")),
               poll(log(2**63, "beyond")), END]),
+        both("batch_end_past_int64",
+             "The first window starts 0.1 s below 2^63 - 1 ns with a timeout of 1 ms: the poll "
+             "past the timeout would close a batch ending at its start + 1 s, past int64, and "
+             "is refused whole, the state unchanged (RB-R28); the held message is pending at "
+             "the end. A length or timeout past int64 is a refused config (RB-D23).",
+             ["RB-R28", "RB-D23"],
+             [poll(log(2**63 - 1 - 10**8, "a")), poll(log(2**63 - 1 - 10**8 + 500, "b")),
+              poll(log(2**63 - 1 - 10**8 + 2 * 10**6, "c")), END],
+             timeout_factor=0.001),
     ) for vector in pair],
 ]
 

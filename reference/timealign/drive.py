@@ -24,7 +24,7 @@ from typing import Any, Generic
 import attrs
 
 from timealign.algorithm import Algorithm, C, Columns, I, O, Record, S, check_config, records_of
-from timealign.errors import INT64_MAX, InvalidInput, require, require_ns
+from timealign.errors import INT64_MAX, InvalidInput, foreign_state, require, require_ns
 
 Step = tuple[int, I, tuple[O, ...]]
 
@@ -92,6 +92,14 @@ class Checkpoint(Generic[S]):
     held_rows: tuple[Record, ...] = ()  # the trailing run not yet mapped (DRV-R8)
 
 
+def _require_own_config(config: object, state: object) -> None:
+    """DRV-R10: a state that carries the config it was built under (every algorithm's
+    does; a toy machine's may not) is driven under that config only."""
+    built = getattr(state, "config", config)
+    if built is not config and built != config:
+        raise foreign_state(built)
+
+
 class Driver(Generic[C, S, I, O]):
     """Drives one machine instance (one source) through rows, ticks and the end."""
 
@@ -108,6 +116,7 @@ class Driver(Generic[C, S, I, O]):
         self.algorithm = algorithm
         self.config = check_config(algorithm, config)  # DRV-R9
         self.state: S = algorithm.initial(config) if state is None else state
+        _require_own_config(self.config, self.state)  # DRV-R10, at resume, not mid-stream
         self.timers: list[int] = sorted(set(timers))  # a heap of pending instants
         self._scheduled: set[int] = set(self.timers)  # the same instants, for O(1) lookup
         self.index = index

@@ -124,6 +124,17 @@ def wrong_object(function: str, config: object, state: object, config_type: type
     return TypeError(f"{function}: {'; '.join(wrong)}")
 
 
+def foreign_state(built_under: object) -> InvalidInput:
+    """DRV-R10: the refusal of a state stepped under a config other than the one it was
+    built under (its ``config``). What a state holds means something only under its own
+    config (topic indexes, windows, batch lengths): stepped under another, a held message
+    could be lost without an outcome. The state is left as it was."""
+    return InvalidInput("state", "DRV-R10", "was built under another config: a state "
+                        "belongs to the config it was built under (step it with that "
+                        "config, or start from initial(config)); it was built under",
+                        built_under)
+
+
 def failure_code(error: BaseException) -> int:
     """The exit code of an exception that ended a command (README "Exit codes")."""
     if isinstance(error, InvalidInput | OSError | UnicodeError):

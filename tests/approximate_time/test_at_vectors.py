@@ -111,6 +111,8 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
     "input_errors_change_nothing": [
         err(1, "topic", "AT-R2"), err(2, "stamp", "AT-R2"), err(3, "stamp", "AT-R2"),
         pub(4, "a0", "b0")],
+    # AT-R20: a virtual time past int64 refuses the message; nothing changes.
+    "input_virtual_time_past_int64": [err(1, "stamp", "AT-R20"), pub(2, "a0", "b0")],
 }
 
 

@@ -65,7 +65,7 @@ def test_eb_r3_processing_time_never_goes_backwards() -> None:
         with pytest.raises(InvalidInput) as caught:
             step(C, state, bad)
         assert (caught.value.field, caught.value.rule) == ("at", "EB-R3")
-    assert state == State(state.batches, 100)
+    assert state == State(state.batches, 100, config=C)
     same, out = step(C, state, m("b1", 100, 100))
     assert out == () and same.now == 100
     rejected, out = step(C, same, m("c1", 10, 150))

@@ -61,9 +61,15 @@ def test_config_validation_rb_d1_rb_d2() -> None:
     for bad_config in ({"batch_length_s": 1e300}, {"timeout_factor": 1e300}):
         with pytest.raises(InvalidInput):  # int() of an infinite product would overflow
             ALGORITHM.config_from_json(bad_config)
-    config = Config(timeout_factor=1e290)
+    with pytest.raises(InvalidInput) as error:  # RB-D23: a finite timeout beyond int64
+        Config(timeout_factor=1e290)
+    assert (error.value.field, error.value.rule) == ("timeout_factor", "RB-D2")
+    with pytest.raises(InvalidInput) as error:  # RB-D23: a length beyond int64
+        SetBatchLength(1e20)
+    assert (error.value.field, error.value.rule) == ("seconds", "RB-D1")
+    config = Config(timeout_factor=1e9)  # 1e18 ns at 1 s fits; at 10 s, 1e19 does not
     with pytest.raises(InvalidInput) as error:
-        step(config, initial(config), SetBatchLength(1e20))
+        step(config, initial(config), SetBatchLength(10.0))
     assert (error.value.field, error.value.rule) == ("seconds", "RB-D1")
 
 

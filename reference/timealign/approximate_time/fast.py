@@ -54,6 +54,7 @@ from timealign.approximate_time import ros1
 from timealign.approximate_time.machine import check_message, scaler
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
+    INT64_MAX,
     INTERVAL_TOO_WIDE,
     NO_PIVOT,
     OUT_OF_ORDER,
@@ -71,7 +72,7 @@ from timealign.approximate_time.model import (
     State,
     Warned,
 )
-from timealign.errors import wrong_object
+from timealign.errors import foreign_state, wrong_object
 
 
 @final
@@ -115,6 +116,7 @@ class _Params:
         "bounds",
         "config",
         "denominator",
+        "latest",
         "max_interval",
         "numerator",
         "queue_size",
@@ -128,6 +130,8 @@ class _Params:
         self.topics: int = config.topics
         self.queue_size: int = config.queue_size
         self.bounds: tuple[int, ...] = config.inter_message_lower_bounds
+        # AT-R20: the latest stamp per topic whose virtual time fits in int64
+        self.latest: tuple[int, ...] = tuple(INT64_MAX - b for b in self.bounds)
         self.max_interval: int = config.max_interval_duration
         self.ros1: bool = config.arithmetic == "ros1"
         self.numerator: int = config.scale_numerator
@@ -143,13 +147,15 @@ class FastState:
 
     ``candidate`` is empty when there is no pivot (``pivot == NO_PIVOT``);
     ``candidate_start``/``candidate_end``/``pivot_time`` are then 0. ``params`` caches the
-    config's fields (None until a step has run).
+    config's fields (None until a step has run). ``config`` is the config the state was
+    built under: ``step`` refuses another (DRV-R10).
     """
 
     __slots__ = (
         "candidate",
         "candidate_end",
         "candidate_start",
+        "config",
         "dropped",
         "lanes",
         "params",
@@ -161,7 +167,7 @@ class FastState:
     def __init__(self, lanes: list[Lane], candidate: tuple[Message, ...],
                  candidate_start: int, candidate_end: int, pivot: int, pivot_time: int,
                  dropped: tuple[bool, ...], warned: tuple[bool, ...],
-                 params: _Params | None) -> None:
+                 params: _Params | None, config: Config) -> None:
         self.lanes = lanes
         self.candidate = candidate
         self.candidate_start = candidate_start
@@ -171,16 +177,17 @@ class FastState:
         self.dropped = dropped
         self.warned = warned
         self.params = params
+        self.config = config
 
     def __repr__(self) -> str:
         return f"FastState({to_spec(self)!r})"
 
 
 def initial(config: Config) -> FastState:
-    """The empty synchronizer."""
+    """The empty synchronizer, bound to ``config`` (DRV-R10)."""
     n = config.topics
     return FastState([Lane([], [], 0, 0) for _ in range(n)], (), 0, 0, NO_PIVOT, 0,
-                     (False,) * n, (False,) * n, None)
+                     (False,) * n, (False,) * n, None, config)
 
 
 # Compiled (mypyc), a module-level name that is not ``Final`` is looked up in the module's
@@ -249,6 +256,8 @@ def step(config: object, state: object,
     # this check (a typed parameter would be refused by mypyc with its own TypeError first).
     if type(state) is not _FAST_STATE or type(config) is not _CONFIG:
         raise wrong_object("approximate_time.fast.step", config, state, Config, FastState)
+    if state.config is not config and state.config != config:
+        raise foreign_state(state.config)  # DRV-R10, before anything changes
     if type(item) is not _MESSAGE:
         if type(item) is _END:
             return end(config, state)  # AT-R17
@@ -271,6 +280,9 @@ def step(config: object, state: object,
     else:
         check_message(config, item)  # raises AT-R2
         raise AssertionError(f"AT-R2 accepted {item!r}")  # pragma: no cover
+    if stamp > params.latest[i]:
+        check_message(config, item)  # raises AT-R20
+        raise AssertionError(f"AT-R20 accepted {item!r}")  # pragma: no cover
     if params.ros1:  # AT-R19: ROS 1's 32-bit time, a slow path
         _check_ros1(config, state, i, stamp)
     lanes = state.lanes
@@ -295,7 +307,7 @@ def step(config: object, state: object,
                     return _settle(params, lanes, state, warned, outputs, False, i)
                 return FastState(lanes, state.candidate, state.candidate_start,
                                  state.candidate_end, state.pivot, state.pivot_time,
-                                 state.dropped, warned, params), outputs
+                                 state.dropped, warned, params, params.config), outputs
     else:  # AT-R3: the deque was empty; process only if every deque is now non-empty.
         for other in lanes:
             if other.end == other.split:
@@ -305,7 +317,8 @@ def step(config: object, state: object,
     if held >= params.queue_size:
         return _settle(params, lanes, state, warned, (), False, i)  # AT-R5
     return FastState(lanes, state.candidate, state.candidate_start, state.candidate_end,
-                     state.pivot, state.pivot_time, state.dropped, warned, params), ()
+                     state.pivot, state.pivot_time, state.dropped, warned, params,
+                     params.config), ()
 
 
 def _settle(params: _Params, lanes: list[Lane], state: FastState,
@@ -349,7 +362,7 @@ def _settle(params: _Params, lanes: list[Lane], state: FastState,
             frozen.append(each)
     candidate, candidate_start, candidate_end, pivot, pivot_time = carry
     return FastState(frozen, candidate, candidate_start, candidate_end, pivot,
-                     pivot_time, tuple(dropped), warned, params), tuple(produced)
+                     pivot_time, tuple(dropped), warned, params, params.config), tuple(produced)
 
 
 def _process(params: _Params, msgs: list[list[Message]], stamps: list[list[Any]],
@@ -505,11 +518,12 @@ def to_spec(state: FastState) -> State:
     held = [(messages(each), each.split) for each in state.lanes]
     return State(tuple(m[split:] for m, split in held), tuple(m[:split] for m, split in held),
                  state.candidate, state.candidate_start, state.candidate_end, state.pivot,
-                 state.pivot_time, state.dropped, state.warned)
+                 state.pivot_time, state.dropped, state.warned, config=state.config)
 
 
 def from_spec(state: State) -> FastState:
     """The fast form of a spec state: one lane per topic holding ``P[k]`` then ``D[k]``."""
     lanes = [lane(p + d, len(p)) for p, d in zip(state.pasts, state.deques, strict=True)]
     return FastState(lanes, state.candidate, state.candidate_start, state.candidate_end,
-                     state.pivot, state.pivot_time, state.dropped, state.warned, None)
+                     state.pivot, state.pivot_time, state.dropped, state.warned, None,
+                     state.config)

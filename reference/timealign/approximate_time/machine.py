@@ -52,24 +52,27 @@ from timealign.approximate_time.model import (
     State,
     Warned,
 )
-from timealign.errors import InvalidInput, require, require_ns, wrong_object
+from timealign.errors import InvalidInput, foreign_state, require, require_ns, wrong_object
 from timealign.rulebook import rule
 
 Step = tuple[State, tuple[Output, ...]]
 
 
 def initial(config: Config) -> State:
-    """The empty synchronizer."""
+    """The empty synchronizer, bound to ``config`` (DRV-R10)."""
     n = config.topics
-    return State(deques=((),) * n, pasts=((),) * n, dropped=(False,) * n, warned=(False,) * n)
+    return State(deques=((),) * n, pasts=((),) * n, dropped=(False,) * n, warned=(False,) * n,
+                 config=config)
 
 
 @rule("AT-R2")
 def check_message(config: Config, message: object) -> Message:
-    """AT-R2: a message input with a topic in range, an int64 ns stamp and a string id."""
+    """AT-R2: a message input with a topic in range, an int64 ns stamp and a string id;
+    AT-R20: its virtual time (stamp + its topic's lower bound) within int64."""
     if (type(message) is Message and type(message.topic) is int
             and 0 <= message.topic < config.topics and type(message.stamp) is int
-            and 0 <= message.stamp <= INT64_MAX and type(message.id) is str and message.id):
+            and 0 <= message.stamp <= INT64_MAX - config.inter_message_lower_bounds[
+                message.topic] and type(message.id) is str and message.id):
         return message  # the common, valid case, decided with exact type tests
     if not isinstance(message, Message):
         raise InvalidInput("input", "AT-R2", "must be a Message or End", message)
@@ -81,7 +84,19 @@ def check_message(config: Config, message: object) -> Message:
     require(message.stamp <= INT64_MAX, "stamp", "AT-R2", "must fit in int64 ns", message.stamp)
     require(isinstance(message.id, str) and message.id != "", "id", "AT-R2",
             "must be a non-empty string", message.id)
+    _require_virtual_time_fits(config, message)
     return message
+
+
+@rule("AT-R20")
+def _require_virtual_time_fits(config: Config, message: Message) -> None:
+    """AT-R20: the virtual search may compute this message's stamp + its topic's lower
+    bound (upstream's ``Time + Duration``, which throws past int64); refused up front,
+    before anything changes."""
+    bound = config.inter_message_lower_bounds[message.topic]
+    require(message.stamp <= INT64_MAX - bound, "stamp", "AT-R20",
+            f"stamp + inter_message_lower_bounds[{message.topic}] ({bound}), its virtual "
+            "time, must fit in int64 ns (at most 2**63 - 1)", message.stamp)
 
 
 @functools.lru_cache(maxsize=64)
@@ -98,6 +113,8 @@ def step(config: Config, state: State, item: Input) -> Step:
     """One input: a message (upstream ``add``) or the end of input."""
     if type(state) is not State or type(config) is not Config:
         raise wrong_object("approximate_time.step", config, state, Config, State)
+    if state.config is not config and state.config != config:
+        raise foreign_state(state.config)  # DRV-R10, before anything changes
     if type(item) is End:
         return _end(config, state)
     message = check_message(config, item)  # AT-R2, before anything changes
@@ -170,6 +187,7 @@ class _Sync:
 
     def __init__(self, config: Config, state: State) -> None:
         self.n = config.topics
+        self.config = state.config
         self.scale = scaler(config)
         self.bounds = config.inter_message_lower_bounds
         self.max_interval = config.max_interval_duration
@@ -197,6 +215,7 @@ def _freeze(sync: _Sync) -> Step:
         pivot_time=sync.pivot_time,
         dropped=tuple(sync.dropped),
         warned=sync.warned,
+        config=sync.config,
     )
     return state, tuple(sync.outputs)
 

@@ -211,7 +211,8 @@ class State:
     Per topic k the deque ``deques[k]`` (``D[k]``) and the past buffer ``pasts[k]``
     (``P[k]``), each oldest first; the candidate with its recorded start and end, empty
     when there is no pivot (``pivot == NO_PIVOT``; ``candidate_start``/``candidate_end``/
-    ``pivot_time`` are then 0); the drop and warning flags per topic.
+    ``pivot_time`` are then 0); the drop and warning flags per topic. ``config`` is the
+    config the state was built under (``initial``): ``step`` refuses another (DRV-R10).
     """
 
     deques: tuple[tuple[Message, ...], ...]
@@ -223,6 +224,7 @@ class State:
     pivot_time: int = 0
     dropped: tuple[bool, ...] = ()
     warned: tuple[bool, ...] = ()
+    config: Config = attrs.field(kw_only=True, repr=False)
 
     def held(self, k: int) -> tuple[Message, ...]:
         """The messages topic ``k`` holds, oldest first: ``P[k]`` then ``D[k]``."""

@@ -105,6 +105,7 @@ REFUSED = {
     "AT-R1": "a config upstream takes or aborts on (AT-D17)",
     "AT-R2": "an input upstream throws on or cannot express (AT-D17, AT-D19)",
     "AT-R19": "ROS 1's 32-bit time: upstream throws inside add() and may stay stuck (AT-R19)",
+    "AT-R20": "a virtual time past int64: upstream throws inside process() (AT-R20)",
 }
 
 

@@ -40,7 +40,7 @@ from typing import Any, Final, final
 
 import attrs
 
-from timealign.errors import INT64_MAX, InvalidInput, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
 from timealign.event_time_batcher.arithmetic import split_point
 from timealign.event_time_batcher.model import (
     DUPLICATE,
@@ -121,8 +121,8 @@ class _Params:
 
 def _params(config: Config, state: FastState) -> _Params:
     params = state.params
-    if params is None or params.config is not config:
-        params = _Params(config)
+    if params.config is not config:
+        params = _Params(config)  # an equal config (DRV-R10 checked it), another object
     return params
 
 
@@ -140,12 +140,13 @@ class _Ledger:
 @final
 class FastState:
     """The spec's state (open batches in creation order, the last ``at``) plus the EB-R4
-    ledger, read only while ``version`` is the ledger's (see the module docstring)."""
+    ledger, read only while ``version`` is the ledger's (see the module docstring);
+    ``params.config`` is the config the state was built under (DRV-R10)."""
 
     __slots__ = ("batches", "ledger", "now", "params", "version")
 
     def __init__(self, batches: list[FastBatch], now: int | None, ledger: _Ledger,
-                 version: int, params: _Params | None) -> None:
+                 version: int, params: _Params) -> None:
         self.batches = batches  # never changed once built, like the state
         self.now = now
         self.ledger = ledger
@@ -240,8 +241,8 @@ def _closed(batch: FastBatch) -> Batch:
 
 
 def initial(config: Config) -> FastState:
-    """No open batch and no processing time yet."""
-    return FastState([], None, _Ledger(set()), 0, None)
+    """No open batch and no processing time yet, bound to ``config`` (DRV-R10)."""
+    return FastState([], None, _Ledger(set()), 0, _Params(config))
 
 
 def step(config: object, state: object, item: Input) -> Step:
@@ -252,6 +253,9 @@ def step(config: object, state: object, item: Input) -> Step:
     """
     if type(state) is not _FAST_STATE or type(config) is not _CONFIG:
         raise wrong_object("event_time_batcher.fast.step", config, state, Config, FastState)
+    bound = state.params.config
+    if bound is not config and bound != config:
+        raise foreign_state(bound)  # DRV-R10, before anything changes
     if isinstance(item, _MESSAGE):
         return _message(config, state, item)
     if isinstance(item, _TICK):
@@ -407,11 +411,12 @@ def _close_expired(params: _Params, batches: list[FastBatch], now: int, owner: F
 def to_spec(state: FastState) -> State:
     """The spec's state: the batches as :class:`OpenBatch`, without the ledger."""
     return State(tuple([OpenBatch(b.start, b.end, b.members) for b in state.batches]),
-                 state.now)
+                 state.now, config=state.params.config)
 
 
 def from_spec(state: State) -> FastState:
     """The fast form of a spec state, with a ledger collected from its batches."""
     batches = [_batch(b.start, b.end, b.members) for b in state.batches]
     return FastState(batches, state.now, _Ledger({m.id for b in state.batches
-                                                  for m in b.members}), 0, None)
+                                                  for m in b.members}), 0,
+                     _Params(state.config))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from timealign.errors import INT64_MAX, InvalidInput, require, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, foreign_state, require, wrong_object
 from timealign.event_time_batcher.arithmetic import first_containing, new_window_end, split_point
 from timealign.event_time_batcher.model import (
     DUPLICATE,
@@ -53,22 +53,25 @@ Step = tuple[State, tuple[Output, ...]]
 
 
 def initial(config: Config) -> State:
-    """No open batch and no processing time yet."""
-    return State()
+    """No open batch and no processing time yet, bound to ``config`` (DRV-R10)."""
+    return State(config=config)
 
 
 def step(config: Config, state: State, item: Input) -> Step:
     """Apply one input; raise :class:`InvalidInput` (state untouched) on bad input."""
     if type(state) is not State or type(config) is not Config:
         raise wrong_object("event_time_batcher.step", config, state, Config, State)
+    if state.config is not config and state.config != config:
+        raise foreign_state(state.config)  # DRV-R10, before anything changes
     if isinstance(item, Message):
         return _message(config, state, item)
     if isinstance(item, Tick):
         _require_forward(state, item.at)
         kept, closed = _close_expired(config, state.batches, item.at)
-        return State(kept, item.at), closed
+        return State(kept, item.at, config=config), closed
     if isinstance(item, Flush):
-        return State((), state.now), tuple(b.closed() for b in reversed(state.batches))
+        flushed = tuple(b.closed() for b in reversed(state.batches))
+        return State((), state.now, config=config), flushed
     raise InvalidInput("input", "EB-R2", "expected a Message, Tick or Flush", item)
 
 
@@ -84,9 +87,9 @@ def _message(config: Config, state: State, m: Message) -> Step:
             "id is already held by an open batch", m.id)
     now, t, batches = m.at, m.event_time, state.batches
     if t < now - config.max_message_delay:
-        return State(batches, now), (Rejected(m.id, TOO_OLD),)
+        return State(batches, now, config=config), (Rejected(m.id, TOO_OLD),)
     if t > now + config.message_leap_limit:
-        return State(batches, now), (Rejected(m.id, TOO_FAR_IN_FUTURE),)
+        return State(batches, now, config=config), (Rejected(m.id, TOO_FAR_IN_FUTURE),)
     _require_timeout_fits(config, t)
     member = Member(m.key, t, m.id)
     index = first_containing(tuple((b.start, b.end) for b in batches), t)
@@ -97,9 +100,9 @@ def _message(config: Config, state: State, m: Message) -> Step:
     existing = next((x for x in target.members if x.key == m.key), None)
     if existing is None:
         joined = OpenBatch(target.start, target.end, (*target.members, member))
-        return State(_replace(batches, index, joined), now), ()
+        return State(_replace(batches, index, joined), now, config=config), ()
     if existing.event_time == t:
-        return State(batches, now), (Rejected(m.id, DUPLICATE),)
+        return State(batches, now, config=config), (Rejected(m.id, DUPLICATE),)
     cut = split_point(t, existing.event_time)
     lower, upper, lost = _rehome((*target.members, member), cut)
     batches = (*_replace(batches, index, OpenBatch(target.start, cut, lower)),
@@ -140,9 +143,9 @@ def _timer_or_close(
     """EB-R13: ask for a tick at ``end + D``, or close every expired batch if it has passed."""
     timeout = end + config.max_message_delay
     if now < timeout:
-        return State(batches, now), (*before, Timer(timeout))
+        return State(batches, now, config=config), (*before, Timer(timeout))
     kept, closed = _close_expired(config, batches, now)
-    return State(kept, now), (*before, *closed)
+    return State(kept, now, config=config), (*before, *closed)
 
 
 def _close_expired(config: Config, batches: Batches, now: int) -> tuple[Batches, tuple[Batch, ...]]:

@@ -153,7 +153,9 @@ class State:
     """Open batches in creation order (split parts appended last) and the last ``at`` seen.
 
     ``now`` is ``None`` until the first message or tick; it only ever grows (EB-R3).
+    ``config`` is the config the state was built under: ``step`` refuses another (DRV-R10).
     """
 
     batches: tuple[OpenBatch, ...] = ()
     now: int | None = None
+    config: Config = attrs.field(kw_only=True, repr=False)

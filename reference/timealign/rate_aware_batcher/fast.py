@@ -31,7 +31,7 @@ import functools
 from collections.abc import Iterable
 from typing import NamedTuple, NoReturn
 
-from timealign.errors import InvalidInput, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
 from timealign.rate_aware_batcher import estimator
 from timealign.rate_aware_batcher.estimator import (
     DIFF_BUFFER_SIZE,
@@ -46,7 +46,11 @@ from timealign.rate_aware_batcher.grid import (
     STALL_THRESHOLD_BATCHES,
     Grid,
 )
-from timealign.rate_aware_batcher.machine import advance_clock, refuse_head_only_kinds
+from timealign.rate_aware_batcher.machine import (
+    advance_clock,
+    check_batch_end,
+    refuse_head_only_kinds,
+)
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
     GATED_KINDS,
@@ -99,24 +103,26 @@ class FastState(NamedTuple):
 
     ``timeout`` caches the integer timeout distance of the current batch length, so no
     float is computed per poll (``None``: none, RB-R19); ``ended`` is set by the end input;
-    ``clock``/``last_close`` as in the spec's state (RB-R18, RB-R26). A named tuple, not an
+    ``clock``/``last_close`` as in the spec's state (RB-R18, RB-R26); ``config`` the config
+    it was built under (DRV-R10). A named tuple, not an
     attrs class: one is built per poll, and a frozen attrs ``__init__`` (one
     ``object.__setattr__`` per field) measured five times slower here.
     """
 
     batch_length: int
     timeout: int | None
-    pending_length: int | None = None
-    window: int | None = None
-    hwm: int | None = None
-    streams: tuple[FastStream, ...] = ()
-    non_gated: tuple[Polled, ...] = ()
-    overflow: tuple[Polled, ...] = ()
-    future: tuple[Polled, ...] = ()
-    held: frozenset[str] = frozenset()
-    ended: bool = False
-    clock: int | None = None
-    last_close: int | None = None
+    pending_length: int | None
+    window: int | None
+    hwm: int | None
+    streams: tuple[FastStream, ...]
+    non_gated: tuple[Polled, ...]
+    overflow: tuple[Polled, ...]
+    future: tuple[Polled, ...]
+    held: frozenset[str]
+    ended: bool
+    clock: int | None
+    last_close: int | None
+    config: Config
 
 
 #: Head bumps the gate only for overflow within this many windows' slots (RB-R23).
@@ -129,7 +135,8 @@ _build = tuple.__new__
 def initial(config: Config) -> FastState:
     """Before the first poll: no window, no streams, the configured batch length."""
     return FastState(config.batch_length,
-                     _timeout_distance(config.factor, config.batch_length))
+                     _timeout_distance(config.factor, config.batch_length), None, None, None,
+                     (), (), (), (), frozenset(), False, None, None, config)
 
 
 def step(config: object, state: object,
@@ -139,6 +146,8 @@ def step(config: object, state: object,
     # this check (a typed parameter would be refused by mypyc with its own TypeError first).
     if type(state) is not FastState or type(config) is not Config:
         raise wrong_object("rate_aware_batcher.fast.step", config, state, Config, FastState)
+    if state.config is not config and state.config != config:
+        raise foreign_state(state.config)  # DRV-R10, before anything changes
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):
@@ -153,14 +162,15 @@ def step(config: object, state: object,
         return _poll(config, state, item.messages, clock, last_close)
     if isinstance(item, SetBatchLength):
         if not timeout_fits(config.factor, item.length):
-            raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
+            raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout or one beyond "
+                               "int64 ns", item.seconds)
         return state._replace(pending_length=item.length), ()
     if isinstance(item, End):
         pending = tuple(Pending(m.id) for m in to_spec(state).buffered())
         emptied = FastState(state.batch_length, state.timeout, state.pending_length,
                             state.window, state.hwm,
-                            tuple(s._replace(bucket=()) for s in state.streams),
-                            ended=True, clock=state.clock, last_close=state.last_close)
+                            tuple(s._replace(bucket=()) for s in state.streams), (), (), (),
+                            frozenset(), True, state.clock, state.last_close, state.config)
         return emptied, pending
     raise InvalidInput("op", "RB-D3", "unknown input", item)
 
@@ -232,7 +242,7 @@ class _Run:
 
     def __init__(self, state: FastState, head: bool) -> None:
         (self.length, _, _, _, _, streams, self.non_gated, self.overflow, self.future, _, _,
-         _, _) = state
+         _, _, _) = state
         self.streams = list(streams)
         self.head = head
 
@@ -367,6 +377,8 @@ class _Run:
             self.future = self.overflow = ()
             if drained:
                 end = max(_plausible_anchor([m.timestamp for m in drained], self.length), end)
+        if end > INT64_MAX:
+            check_batch_end(end)  # RB-R28: refused; the state stepped is untouched
         batch = Batch(start, end, tuple([m.id for m in drained]))
         start = end
         overflow, self.overflow = self.overflow, ()
@@ -423,7 +435,7 @@ def _bootstrap(config: Config, state: FastState, messages: tuple[Polled, ...],
             streams[key] = stream._replace(last=last, diffs=diffs)
     refreshed = tuple(refresh_grid(s, end, state.batch_length) for s in streams.values())
     after = FastState(state.batch_length, state.timeout, state.pending_length, end, end,
-                      refreshed, clock=clock, last_close=clock)
+                      refreshed, (), (), (), frozenset(), False, clock, clock, state.config)
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
@@ -434,7 +446,7 @@ def _poll(
     """One upstream ``batch(messages)`` call (RB-R8 to RB-R15; head: RB-R19 to RB-R26),
     with the clock reading already applied (``clock``, ``last_close``: RB-R18)."""
     pending_length: int | None  # declared: mypyc infers None from the reset below
-    _, timeout, pending_length, start, hwm, _, _, _, _, held, _, _, _ = state
+    _, timeout, pending_length, start, hwm, _, _, _, _, held, _, _, _, bound = state
     latest = 0
     if messages:  # one pass: the ids, the newest stamp and RB-R27's kinds
         ids: list[str] = []
@@ -482,7 +494,7 @@ def _poll(
     if not complete:
         return _build(FastState, (run.length, timeout, pending_length, start, hwm,
                               tuple(run.streams), run.non_gated, run.overflow, run.future,
-                              held, False, clock, last_close)), ()
+                              held, False, clock, last_close, bound)), ()
     batch, start = run.close(start, pending_length)
     if pending_length is not None:
         timeout = _timeout_distance(config.factor, pending_length)
@@ -490,9 +502,10 @@ def _poll(
     if config.head:
         last_close = clock  # RB-R24
     # Nothing but the batch left the buffers (re-routing only moves messages between them).
-    return _build(FastState, (run.length, timeout, pending_length, start, hwm, tuple(run.streams),
-                          run.non_gated, run.overflow, run.future,
-                          held.difference(batch.ids), False, clock, last_close)), (batch,)
+    after = _build(FastState, (run.length, timeout, pending_length, start, hwm,
+                               tuple(run.streams), run.non_gated, run.overflow, run.future,
+                               held.difference(batch.ids), False, clock, last_close, bound))
+    return after, (batch,)
 
 
 def to_spec(state: FastState) -> State:
@@ -503,7 +516,7 @@ def to_spec(state: FastState) -> State:
         streams.append(Stream(kind, name, last, diffs, grid, bucket, max_slot, absent))
     return State(state.batch_length, state.timeout, state.pending_length, state.window,
                  state.hwm, tuple(streams), state.non_gated, state.overflow, state.future,
-                 state.held, state.ended, state.clock, state.last_close)
+                 state.held, state.ended, state.clock, state.last_close, config=state.config)
 
 
 def from_spec(state: State) -> FastState:
@@ -514,7 +527,7 @@ def from_spec(state: State) -> FastState:
     )
     return FastState(state.batch_length, state.timeout, state.pending_length, state.window,
                      state.hwm, streams, state.non_gated, state.overflow, state.future,
-                     state.held, state.ended, state.clock, state.last_close)
+                     state.held, state.ended, state.clock, state.last_close, state.config)
 
 
 # The fast helpers: ``grid.py`` and ``estimator.py`` transcribed with the same operations,

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 import attrs
 from attrs import evolve
 
-from timealign.errors import InvalidInput, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
 from timealign.rate_aware_batcher.estimator import integer_rate_hz, observe
 from timealign.rate_aware_batcher.grid import (
     MAX_AHEAD_BATCHES,
@@ -79,8 +79,10 @@ from timealign.rulebook import rule
 
 
 def initial(config: Config) -> State:
-    """Before the first poll: no window, no streams, the configured batch length."""
-    return State(config.batch_length, timeout_distance(config.factor, config.batch_length))
+    """Before the first poll: no window, no streams, the configured batch length; bound to
+    ``config`` (DRV-R10)."""
+    return State(config.batch_length, timeout_distance(config.factor, config.batch_length),
+                 config=config)
 
 
 @rule("RB-R18")
@@ -91,6 +93,16 @@ def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[
     if clock is not None and now < clock:
         raise InvalidInput("now", "RB-R18", f"goes back from {clock}", now)
     return now, now if last_close is None else last_close
+
+
+@rule("RB-R28")
+def check_batch_end(end: int) -> None:
+    """RB-R28: a batch ends at its window's start + L (or head's anchor), an instant the
+    machine emits; a poll that would close one past int64 is refused (DRV-D9)."""
+    if end > INT64_MAX:
+        raise InvalidInput("messages", "RB-R28", "the batch this poll closes would end "
+                           "past int64 ns (its window's start + batch length > 2**63 - 1)",
+                           end)
 
 
 @rule("RB-D3", profiles=(CARD,))
@@ -110,6 +122,8 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     """Apply one input; :class:`InvalidInput` (state untouched) on a refused one."""
     if type(state) is not State or type(config) is not Config:
         raise wrong_object("rate_aware_batcher.step", config, state, Config, State)
+    if state.config is not config and state.config != config:
+        raise foreign_state(state.config)  # DRV-R10, before anything changes
     if state.ended:
         raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
     if isinstance(item, Poll):
@@ -137,7 +151,8 @@ def _set_batch_length(config: Config, state: State, item: SetBatchLength) -> Sta
     """A new length waits for the next close; one whose timeout overflows is refused
     (RB-D1)."""
     if not timeout_fits(config.factor, item.length):
-        raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout", item.seconds)
+        raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout or one beyond "
+                           "int64 ns", item.seconds)
     return evolve(state, pending_length=item.length)
 
 
@@ -371,6 +386,7 @@ def _close(config: Config, state: State) -> tuple[State, Batch]:
     drained, state = _drain(_refresh_registry(state))
     state = _apply_pending_length(config, state)
     state, drained, end = PROFILES[config.profile].end_batch(state, drained, start + length)
+    check_batch_end(end)  # RB-R28: before the batch is emitted; the state is untouched
     return _next_window(config, state, Batch(start, end, tuple(m.id for m in drained)))
 
 

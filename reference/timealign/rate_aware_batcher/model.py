@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from timealign.errors import InvalidInput, require, require_ns
+from timealign.errors import INT64_MAX, InvalidInput, require, require_ns
 from timealign.rate_aware_batcher.grid import Grid, from_seconds
 from timealign.rulebook import rule
 
@@ -67,14 +67,21 @@ def batch_length_ns(seconds: object, field: str) -> int:
     require(math.isfinite(value * 1_000_000_000), field, "RB-D1", "is too large", seconds)
     length = from_seconds(value)
     require(length >= 1, field, "RB-D1", "must be at least 1 ns once truncated", seconds)
+    # DRV-D9, RB-D23: a batch's end is its start + L, an instant the machine emits
+    require(length <= INT64_MAX, field, "RB-D1", "must fit in int64 ns once truncated (at "
+            "most 2**63 - 1 ns, about 292 years)", seconds)
     return length
 
 
 def timeout_fits(factor: float, length: int) -> bool:
     """Whether the timeout distance of ``factor`` at length ``length`` is a finite number
-    (upstream's ``int()`` of an infinite product raises ``OverflowError``); ``+inf`` is the
+    (upstream's ``int()`` of an infinite product raises ``OverflowError``) within int64
+    (RB-D23: the state keeps it, and an int64 implementation could not); ``+inf`` is the
     head profile's "no timeout" (RB-R19) and always fits."""
-    return factor == math.inf or math.isfinite(factor * (length / 1e9) * 1_000_000_000)
+    if factor == math.inf:
+        return True
+    product = factor * (length / 1e9) * 1_000_000_000
+    return math.isfinite(product) and -INT64_MAX - 1 <= int(product) <= INT64_MAX
 
 
 def head_factor_valid(factor: float) -> bool:
@@ -93,7 +100,7 @@ def check_profile(profile: object) -> None:
 def _card_factor(factor: float, length: int, field: str, given: object) -> None:
     """The card keeps any finite factor whose timeout is a finite number of ns."""
     require(math.isfinite(factor) and timeout_fits(factor, length), field, "RB-D2",
-            "gives an infinite timeout", given)
+            "gives an infinite timeout or one beyond int64 ns", given)
 
 
 @rule("RB-R19", profiles=(HEAD,))
@@ -101,7 +108,8 @@ def _head_factor(factor: float, length: int, field: str, given: object) -> None:
     """Head's factor lies in ``(0, 3]`` or is ``+inf`` (no timeout)."""
     require(head_factor_valid(factor), field, "RB-R19",
             "must give a timeout factor in (0, 3] or inf", given)
-    require(timeout_fits(factor, length), field, "RB-D2", "gives an infinite timeout", given)
+    require(timeout_fits(factor, length), field, "RB-D2",
+            "gives an infinite timeout or one beyond int64 ns", given)
 
 
 #: The timeout-factor check of each profile (RB-D2 card, RB-R19 head).
@@ -269,7 +277,8 @@ class State:
     timeout, head's infinite factor, RB-R19). ``streams`` are in registration order;
     ``held`` is the ids currently buffered (RB-D4); ``ended`` is set by the end input
     (RB-R16); ``clock`` is the caller's latest clock reading and ``last_close`` the reading
-    at the last close, bootstrap or backstop re-arm (RB-R18, RB-R26).
+    at the last close, bootstrap or backstop re-arm (RB-R18, RB-R26). ``config`` is the
+    config the state was built under: ``step`` refuses another (DRV-R10).
     """
 
     batch_length: int
@@ -285,6 +294,7 @@ class State:
     ended: bool = False
     clock: int | None = None
     last_close: int | None = None
+    config: Config = attrs.field(kw_only=True, repr=False)
 
     def buffered(self) -> Iterator[Polled]:
         """Every held message: non-gated, then each bucket, then overflow, then future."""

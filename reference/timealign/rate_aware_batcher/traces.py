@@ -205,6 +205,7 @@ REFUSED = {
     "RB-R17": "an unknown profile (RB-R17)",
     "RB-R18": "a clock going back: not an upstream run (RB-D17)",
     "RB-R19": "a head timeout factor upstream takes unchecked (RB-R19)",
+    "RB-R28": "a batch end past int64: upstream emits it on Python integers (RB-R28)",
 }
 
 

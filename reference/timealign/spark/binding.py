@@ -18,18 +18,13 @@ from pyspark.sql import SparkSession
 from timealign import jsontext
 from timealign.algorithm import Algorithm
 from timealign.outputs import CHECKPOINT_BINDING
-from timealign.spark.checkpoint_codec import VERSION
+from timealign.spark.checkpoint_codec import VERSION, canonical_config
 from timealign.spark.paths import PathError
 from timealign.spark.publish import hadoop_fs
 
 NAME = CHECKPOINT_BINDING
 FORMAT = "timealign.checkpoint/1"
 RULE = "SP-R24"
-
-
-def canonical_config(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> str:
-    """The config as canonical JSON: sorted keys, no spaces (equal configs, equal text)."""
-    return json.dumps(algorithm.config_to_json(config), sort_keys=True, separators=(",", ":"))
 
 
 def binding(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> dict[str, Any]:

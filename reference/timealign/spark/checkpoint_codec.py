@@ -8,7 +8,14 @@ it, so it must not depend on import paths (raw pickle does). The value is compac
      "arrival": A, "seq": G, "open": [ids...], "held": [[id, topic, stamp, arrival,
      kind, poll], ...]}
 
-(``held``, the rows a driver holds back for its mapping (DRV-R8), may be absent: empty.)
+(``held``, the rows a driver holds back for its mapping (DRV-R8), may be absent: empty.
+``config``, the digest of the config the state was built under (DRV-R10), may be absent in a
+blob written before it was stored: it then decodes under the codec's config, which SP-R24's
+binding already checked.)
+
+A state carries the config it was built under (DRV-R10); that field is not stored (the
+binding holds the config, SP-R24): the blob keeps its digest, a blob of another config is
+refused by name (``state.config``), and the decoded state gets the codec's config back.
 
 The state stored is always the spec's (the rule text's ``model.State``), whichever
 implementation runs: a fast path's private form is converted with ``Algorithm.fast``'s
@@ -29,6 +36,7 @@ months later when it is read.
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import types
 import typing
@@ -41,7 +49,7 @@ import attrs
 from timealign import jsontext
 from timealign.algorithm import Algorithm, Record
 from timealign.drive import Checkpoint
-from timealign.errors import INT64_MAX, InvalidInput
+from timealign.errors import INT64_MAX, InvalidInput, foreign_state
 
 VERSION = 2
 #: Versions whose blobs this codec still reads, for algorithms without a fast path.
@@ -51,6 +59,22 @@ RULE = "SP-R12"
 
 def _same(state: Any) -> Any:
     return state
+
+
+def canonical_config(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> str:
+    """The config as canonical JSON: sorted keys, no spaces (equal configs, equal text)."""
+    return json.dumps(algorithm.config_to_json(config), sort_keys=True, separators=(",", ":"))
+
+
+def config_digest(text: str) -> str:
+    """The digest a blob keeps of its state's config (DRV-R10): 128 bits of SHA-256 of the
+    canonical config, so a blob stays small whatever the config's size."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _carries_config(state_type: type) -> bool:
+    """Whether the state class has the ``config`` field of DRV-R10 (a toy's may not)."""
+    return attrs.has(state_type) and "config" in attrs.fields_dict(state_type)
 
 
 def _is_record(cls: Any) -> bool:
@@ -105,9 +129,15 @@ class StateCodec:
     def __init__(self, algorithm_name: str, state_type: type,
                  to_spec: Callable[[Any], Any] = _same,
                  from_spec: Callable[[Any], Any] = _same,
-                 admits: Callable[[Any], bool] | None = None) -> None:
+                 admits: Callable[[Any], bool] | None = None,
+                 config: Any = None, digest: str | None = None) -> None:
         self.algorithm = algorithm_name
         self.state_type = state_type
+        # DRV-R10: the config the states belong to and its digest (None: not checked)
+        self.config, self.digest = config, digest
+        self.bound = _carries_config(state_type)
+        if self.bound and digest is None:
+            raise ValueError(f"the codec of {state_type.__qualname__} needs its config")
         self.admits = admits  # does the algorithm's input rule accept this held input?
         self.classes = reachable_classes(state_type)
         self.to_spec, self.from_spec = to_spec, from_spec
@@ -119,12 +149,23 @@ class StateCodec:
         converted from and to the fast path's form when the driver runs the fast path."""
         state_type = type(algorithm.initial(config))
         admits = _input_rule(algorithm, config)
+        digest = config_digest(canonical_config(algorithm, config))
         if algorithm.fast is None:
-            return cls(algorithm.name, state_type, admits=admits)
+            return cls(algorithm.name, state_type, admits=admits, config=config, digest=digest)
         return cls(algorithm.name, state_type, algorithm.fast.to_spec, algorithm.fast.from_spec,
-                   admits)
+                   admits, config, digest)
 
-    def _encode(self, value: Any) -> Any:
+    def _encode_state(self, state: Any) -> Any:
+        """The spec state without its ``config`` (DRV-R10: the blob keeps its digest); a
+        state of another config than the codec's is refused, nothing written."""
+        if not self.bound:
+            return self._encode(state)
+        built = getattr(state, "config", None)
+        if built is not self.config and built != self.config:
+            raise foreign_state(built)
+        return self._encode(state, skip="config")
+
+    def _encode(self, value: Any, skip: str = "") -> Any:
         if value is None or isinstance(value, bool | int | str | float):
             if isinstance(value, enum.Enum):
                 return self._encode_enum(value)
@@ -135,7 +176,8 @@ class StateCodec:
             if self.classes.get(name) is not kind:
                 raise InvalidInput("state", RULE, "class not reachable from the state type",
                                    kind.__qualname__)
-            fields = {f: self._encode(getattr(value, f)) for f in _field_names(kind)}
+            fields = {f: self._encode(getattr(value, f)) for f in _field_names(kind)
+                      if f != skip}
             return {"c": name, "f": fields}
         if isinstance(value, tuple):
             return [self._encode(item) for item in value]
@@ -158,7 +200,16 @@ class StateCodec:
                                type(value).__qualname__)
         return {"e": type(value).__name__, "v": self._encode(value.value)}
 
-    def _decode(self, value: Any) -> Any:
+    def _decode_state(self, value: Any) -> Any:
+        """The spec state of a blob, given back the codec's config (DRV-R10)."""
+        if not self.bound:
+            return self._decode(value)
+        if not isinstance(value, dict) or "config" in value.get("f", {}):
+            raise InvalidInput("state.state", RULE, "damaged state value: a state's config "
+                               "is not stored (DRV-R10)", None)
+        return self._decode(value, {"config": self.config})
+
+    def _decode(self, value: Any, extra: Mapping[str, Any] | None = None) -> Any:
         if isinstance(value, list):
             return tuple(self._decode(item) for item in value)
         if not isinstance(value, dict):
@@ -166,6 +217,7 @@ class StateCodec:
         if "c" in value:
             cls: Any = self._class(value["c"])
             fields = {k: self._decode(v) for k, v in value["f"].items()}
+            fields.update(extra or {})
             if issubclass(cls, tuple):
                 return cls(**fields)
             by_name = {f.name: f for f in attrs.fields(cls)}
@@ -198,12 +250,14 @@ class StateCodec:
         """The binary state value of one source (``recent``: SP-R22's settled ids)."""
         body = {
             "v": VERSION, "algorithm": self.algorithm,
-            "state": self._encode(self.to_spec(checkpoint.state)),
+            "state": self._encode_state(self.to_spec(checkpoint.state)),
             "timers": list(checkpoint.timers), "index": checkpoint.index,
             "arrival": checkpoint.arrival, "seq": seq, "open": open_ids,
             "held": [list(attrs.astuple(record)) for record in checkpoint.held_rows],
             "recent": recent or [],
         }
+        if self.digest is not None:
+            body["config"] = self.digest
         return json.dumps(body, separators=(",", ":")).encode()
 
     def decode(self, blob: bytes) -> tuple[Checkpoint[Any], int, list[str], list[str]]:
@@ -227,12 +281,18 @@ class StateCodec:
         if algorithm != self.algorithm:
             raise InvalidInput("state.algorithm", RULE, f"checkpoint of another algorithm, "
                                f"expected {self.algorithm!r}", algorithm)
+        stored = body.get("config")
+        if stored is not None and self.digest is not None and stored != self.digest:
+            raise InvalidInput("state.config", "DRV-R10", "checkpoint written under another "
+                               "config (its digest differs): a state belongs to the config it "
+                               "was built under; resume with that config or start a new "
+                               "checkpoint", stored)
         try:
             _require_fields(body)
             held = tuple(Record(*fields) for fields in body.get("held", ()))
             for record in held:
                 _require_typed(record, Record, "state.held")
-            state = self._decode(body["state"])
+            state = self._decode_state(body["state"])
             _require_typed(state, self.state_type, "state.state")
             self._require_admitted(state)
             checkpoint = Checkpoint(self.from_spec(state), tuple(body["timers"]),
