@@ -154,6 +154,11 @@ class FastState:
         self.params = params
 
     @property
+    def config(self) -> Config:
+        """The config this state was built under (DRV-R10)."""
+        return self.params.config
+
+    @property
     def held(self) -> frozenset[str]:
         """The ids held by open batches, as this state's ledger records them."""
         return frozenset(_own(self).ids)
