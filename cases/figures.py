@@ -4,10 +4,11 @@ Each entry of :data:`FIGURES` names the spec id or section a figure shows and th
 is drawn from; the figure is ``spec/figures/<prefix>_<vector>.svg`` and the spec of the
 algorithm embeds it next to that hazard or scenario. An entry may also ask, in
 :data:`ZOOMS`, for an event-time window drawn again enlarged below the lanes (PL-R18),
-and, in :data:`FLAGS`, for the strip of the machine's flags after each input (PL-R20). The SVG is the same bytes for the same
-vector (``timealign.plot.draw``), so ``tests/plot/test_plot_figures.py`` regenerates every
-figure in memory and fails when a committed one is stale, not embedded, or has no caption
-("*What to look at:*" after the image), or when two of its marks lie at one point (PL-D4).
+and, in :data:`FLAGS`, for the strip of the machine's flags after each input (PL-R20).
+The SVG is the same bytes for the same vector (``timealign.plot.draw``), so
+``tests/plot/test_plot_figures.py`` regenerates every figure in memory and fails when a
+committed one is stale, not embedded, or has no caption ("*What to look at:*" after the
+image), or when two of its marks lie at one point (PL-D4).
 
     python -m cases.figures        # or: make figures
 """

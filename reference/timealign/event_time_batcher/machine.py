@@ -16,6 +16,11 @@ The state is the list of open batches in creation order, each a closed event-tim
   the message step (EB-R13). Ticks close expired batches (EB-R14); flush closes all, newest
   first (EB-R15).
 
+Each rule is one function registered with ``@rule`` (:mod:`timealign.rulebook`): a call is
+that rule firing, which is how ``timealign diff`` and the spec index know what ran; ``step``
+and ``_message`` only dispatch, testing the conditions in the order the spec states them.
+EB-R1, EB-R2 (the inputs' checks) and EB-R16 are functions of ``model.py``.
+
 This reproduces the thin-edge.io batcher output for output; where upstream is silent the
 reference emits ``Rejected``/``Dropped`` (EB-D8) and orders members by arrival (EB-D9).
 """
@@ -168,11 +173,12 @@ def _split(config: Config, batches: Batches, index: int, now: int, member: Membe
     return _timer_or_close(config, batches, now, cut, lost)
 
 
-@rule("EB-R2")
 def _require_timeout_fits(config: Config, t: int) -> None:
     """EB-R2, DRV-D9: a message taken into a batch gets a timeout up to ``t + W + D``, an
     instant the machine emits; one that would pass int64 is refused (rejected messages
-    have no timeout, so they are not)."""
+    have no timeout, so they are not). A guard, not a rule function: it runs for every
+    accepted message and decides nothing unless it refuses, and a refusal is named by its
+    rule (CF-R23); EB-R2's rule functions are the inputs' own checks (``model.py``)."""
     if t > INT64_MAX - config.batching_window - config.max_message_delay:
         raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
                            "max_message_delay (its batch's timeout) must fit in int64 ns", t)

@@ -59,6 +59,7 @@ class Message:
     at: int
     id: str
 
+    @rule("EB-R2")
     def __attrs_post_init__(self) -> None:
         _require_name(self.key, "key")
         require_ns(self.event_time, "event_time", "EB-R2")
@@ -72,6 +73,7 @@ class Tick:
 
     at: int
 
+    @rule("EB-R2")
     def __attrs_post_init__(self) -> None:
         require_ns(self.at, "at", "EB-R2")
 
