@@ -12,7 +12,7 @@ from matplotlib import rc_context
 from cases import figures
 from timealign import registry, vectors
 from timealign.plot.draw import SETTINGS, Scale, figure, instant, render
-from timealign.plot.timeline import Timeline, from_vector
+from timealign.plot.timeline import ARRIVAL_INDEX, GROUPED, Mark, Span, Timeline, from_vector
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVELOCK = ROOT / "vectors/approximate_time/note_livelock_after_last_topic_overflow.json"
@@ -64,6 +64,19 @@ def test_pl_r19_far_origin_is_round_and_written_in_its_own_unit() -> None:
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", render(Timeline(
         "t", ("a",), (), (), origin=999_000)).decode())
     assert not any("0.000999" in t for t in texts)
+
+
+def test_pl_r19_one_input_index_axis_reads_whole_inputs() -> None:
+    """PL-R19: an arrival strip whose messages all come from input 0 shows the tick 0
+    alone, not fractions of an input around it."""
+    marks = (Mark("m1", "a", 10, 0, GROUPED, None, 0), Mark("m2", "a", 30, 0, GROUPED, None, 0))
+    timeline = Timeline("t", ("a",), marks, (Span(0, 10, 30, ("m1", "m2"), 0),),
+                        arrival=ARRIVAL_INDEX)
+    with rc_context(SETTINGS):
+        strip = figure(timeline, width=8.0).axes[1]
+    assert strip.get_ylim() == (-0.5, 0.5)
+    ticks = [t for t in strip.get_yticks() if -0.5 <= t <= 0.5]
+    assert ticks == [0.0]
 
 
 def test_pl_r20_flags_come_from_the_machine_state_after_each_input() -> None:

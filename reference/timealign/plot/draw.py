@@ -406,6 +406,9 @@ def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int
     ax.set_ylabel(label, fontsize=8)
     if index:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if len(set(values)) == 1:  # one input: whole numbers around it, not ±0.05
+            ax.set_ylim(values[0] - 0.5, values[0] + 0.5)
+            ax.set_yticks([values[0]])
     ax.grid(color="#eeeeee", linewidth=0.6)
     if not emitted:
         return []
