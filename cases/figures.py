@@ -2,10 +2,13 @@
 
 Each entry of :data:`FIGURES` names the spec id or section a figure shows and the vector it
 is drawn from; the figure is ``spec/figures/<prefix>_<vector>.svg`` and the spec of the
-algorithm embeds it next to that hazard or scenario. The SVG is the same bytes for the same
-vector (``timealign.plot.draw``), so ``tests/plot/test_plot_figures.py`` regenerates every
-figure in memory and fails when a committed one is stale, not embedded, or has no caption
-("*What to look at:*" after the image), or when two of its marks lie at one point (PL-D4).
+algorithm embeds it next to that hazard or scenario. An entry may also ask, in
+:data:`ZOOMS`, for an event-time window drawn again enlarged below the lanes (PL-R18),
+and, in :data:`FLAGS`, for the strip of the machine's flags after each input (PL-R20).
+The SVG is the same bytes for the same vector (``timealign.plot.draw``), so
+``tests/plot/test_plot_figures.py`` regenerates every figure in memory and fails when a
+committed one is stale, not embedded, or has no caption ("*What to look at:*" after the
+image), or when two of its marks lie at one point (PL-D4).
 
     python -m cases.figures        # or: make figures
 """
@@ -77,6 +80,18 @@ FIGURES: tuple[tuple[str, str, str], ...] = (
     ("RB-H11", "rate_aware_batcher", "hazard_persistent_far_future_stream"),
 )
 
+#: (algorithm, vector) -> the event-time window (ns) drawn enlarged below the lanes (PL-R18).
+ZOOMS: dict[tuple[str, str], tuple[int, int]] = {
+    # the split of the third second's batch at 3015 ms (EB-R11, EB-R12)
+    ("event_time_batcher", "typical_run"): (2_995_000_000, 3_055_000_000),
+}
+#: The entries that draw the machine's flags after each input (PL-R20): the drop flags
+#: that make AT-H1 a livelock, and the same trace that recovers.
+FLAGS: frozenset[tuple[str, str]] = frozenset({
+    ("approximate_time", "note_livelock_after_last_topic_overflow"),
+    ("approximate_time", "overflow_of_topic0_recovers"),
+})
+
 
 def file_name(algorithm: str, vector: str) -> str:
     """The figure's file name under ``spec/figures/``."""
@@ -84,12 +99,18 @@ def file_name(algorithm: str, vector: str) -> str:
 
 
 def draw(algorithm: str, vector: str) -> bytes:
-    """The SVG bytes of one figure, drawn from the shipped vector."""
+    """The SVG bytes of one figure, drawn from the shipped vector, with the zoom window
+    and the flags its entry asks for."""
+    import attrs
+
     from timealign.plot.draw import render
     from timealign.plot.timeline import from_vector
 
     [found] = vectors.load(ROOT / algorithm / f"{vector}.json")
-    return render(from_vector(found), "svg", width=8.0)
+    timeline = from_vector(found)
+    timeline = attrs.evolve(timeline, zoom=ZOOMS.get((algorithm, vector)),
+                            flags=timeline.flags if (algorithm, vector) in FLAGS else ())
+    return render(timeline, "svg", width=8.0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -204,6 +204,20 @@ class Slots:
     instants: tuple[int, ...]
 
 
+@attrs.frozen
+class Flag:
+    """One per-lane flag of a machine's state, for pictures (PL-R20).
+
+    ``lane`` is the lane it belongs to (a topic name), ``name`` what it is (``drop``),
+    ``on`` its value after the input just applied. Reported by :attr:`Algorithm.flags_of`;
+    nothing reads it back.
+    """
+
+    lane: str
+    name: str
+    on: bool
+
+
 def _no_timer(_output: Any) -> int | None:
     return None
 
@@ -233,8 +247,9 @@ class Algorithm(Generic[C, S, I, O]):
     Two hooks serve pictures (``spec/plots.md``) and read, never decide:
     ``timeline_records(config, input)`` lists the messages an input carries, as records (the
     inverse of ``inputs_from_records``, for adapters that start from inputs, such as
-    vectors), and ``slots_of(config, state)`` reports the slot grid of the active window
-    for machines that have one.
+    vectors), ``slots_of(config, state)`` reports the slot grid of the active window
+    for machines that have one, and ``flags_of(config, state)`` the per-lane flags of the
+    state that decide what happens next (ApproximateTime's drop flags, PL-R20).
 
     Two hooks serve adapters that move rows as columns (the Spark worker), each the
     columnar form of a rule-text hook and checked against it by the tests, never a rule of
@@ -269,6 +284,7 @@ class Algorithm(Generic[C, S, I, O]):
     output_from_json: Callable[[Mapping[str, Any], Sequence[I]], O] | None = None
     timeline_records: Callable[[C, I], tuple[Record, ...]] | None = None
     slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
+    flags_of: Callable[[C, S], tuple[Flag, ...]] | None = None
     traces: Traces | None = None
     inputs_from_columns: Callable[[C, Columns], list[I]] | None = None
     accounts: Callable[[Sequence[O]], Accounts] | None = None

@@ -213,7 +213,7 @@ def test_pl_r14_one_value_histogram_is_written_plainly() -> None:
     narrow = Histogram("latency", 50_000_000, 1, (3, 0, 4))
     assert single_value(narrow) is None
     svg = histogram_svg(narrow).decode()
-    assert "ns after 0.05 s" in svg and "1e" not in svg.split("<text")[-1]
+    assert "ns after 50 ms" in svg and "1e" not in svg.split("<text")[-1]  # PL-R19
 
 
 @pytest.mark.parametrize(("span", "rows", "groups", "window"), [
@@ -268,7 +268,7 @@ def test_pl_r14_clock_origin_is_written_as_a_date() -> None:
     origin = 1_767_225_600_270_000_000  # 2026-01-01 00:00:00.27 UTC
     assert Scale([origin, origin + 10**9], origin=origin).label("event time") == \
         "event time (ms after 2026-01-01 00:00:00.27 UTC)"
-    assert Scale([0, 10**9], origin=5 * 10**8).label("t") == "t (ms after 0.5 s)"
+    assert Scale([0, 10**9], origin=5 * 10**8).label("t") == "t (ms after 500 ms)"  # PL-R19
 
 
 def test_pl_r15_verdict_opens_the_page_red_when_something_needs_a_look() -> None:

@@ -136,6 +136,7 @@ def test_pl_r2_view_leaves_far_clusters_out_and_scale_picks_a_unit() -> None:
     small = Scale([100, 220])
     assert (small.unit, small.origin, small(150)) == ("ns", 0, 150.0)
     recorded = Scale([1_700_000_000_250_000_000, 1_700_000_003_000_000_000])
-    assert recorded.unit == "ms" and recorded.origin == 1_700_000_000_250_000_000
-    assert recorded(1_700_000_000_260_000_000) == 10.0
-    assert recorded.label("event time") == "event time (ms after 2023-11-14 22:13:20.25 UTC)"
+    # PL-R19: rounded down to 10 s, the power of ten at least the 2.75 s span
+    assert recorded.unit == "ms" and recorded.origin == 1_700_000_000_000_000_000
+    assert recorded(1_700_000_000_260_000_000) == 260.0
+    assert recorded.label("event time") == "event time (ms after 2023-11-14 22:13:20 UTC)"

@@ -16,6 +16,7 @@ from timealign.approximate_time.codec import (
     accounts,
     config_from_json,
     config_to_json,
+    flags_of,
     input_from_json,
     input_to_json,
     inputs_from_columns,
@@ -63,6 +64,7 @@ ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     check=invariants.check,
     output_from_json=output_from_json,
     timeline_records=timeline_records,
+    flags_of=flags_of,
     traces=TRACES,
 )
 

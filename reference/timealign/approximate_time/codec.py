@@ -16,6 +16,7 @@ from timealign.algorithm import (
     Account,
     Accounts,
     Columns,
+    Flag,
     Grouped,
     Outcome,
     Record,
@@ -35,6 +36,7 @@ from timealign.approximate_time.model import (
     Output,
     Pending,
     Published,
+    State,
     Warned,
 )
 from timealign.errors import InvalidInput, output_fields, require
@@ -222,6 +224,13 @@ def inputs_from_columns(config: Config, columns: Columns) -> list[Input]:
     deque(map(_set_stamp, messages, stamps), 0)
     deque(map(_set_id, messages, ids), 0)
     return messages
+
+
+def flags_of(config: Config, state: State) -> tuple[Flag, ...]:
+    """The drop flag of each topic (AT-R7: set by a drop, cleared when the topic is the
+    end topic of a search), by topic name, for pictures (PL-R20)."""
+    return tuple(Flag(name, "drop", on)
+                 for name, on in zip(config.topic_names, state.dropped, strict=True))
 
 
 def timeline_records(config: Config, item: Input) -> tuple[Record, ...]:

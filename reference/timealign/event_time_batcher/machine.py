@@ -16,6 +16,11 @@ The state is the list of open batches in creation order, each a closed event-tim
   the message step (EB-R13). Ticks close expired batches (EB-R14); flush closes all, newest
   first (EB-R15).
 
+Each rule is one function registered with ``@rule`` (:mod:`timealign.rulebook`): a call is
+that rule firing, which is how ``timealign diff`` and the spec index know what ran; ``step``
+and ``_message`` only dispatch, testing the conditions in the order the spec states them.
+EB-R1, EB-R2 (the inputs' checks) and EB-R16 are functions of ``model.py``.
+
 This reproduces the thin-edge.io batcher output for output; where upstream is silent the
 reference emits ``Rejected``/``Dropped`` (EB-D8) and orders members by arrival (EB-D9).
 """
@@ -45,6 +50,7 @@ from timealign.event_time_batcher.model import (
     Tick,
     Timer,
 )
+from timealign.rulebook import rule
 
 _ID = attrgetter("id")
 Batches = tuple[OpenBatch, ...]
@@ -66,15 +72,13 @@ def step(config: Config, state: State, item: Input) -> Step:
     if isinstance(item, Message):
         return _message(config, state, item)
     if isinstance(item, Tick):
-        _require_forward(state, item.at)
-        kept, closed = _close_expired(config, state.batches, item.at)
-        return State(kept, item.at, config=config), closed
+        return _tick(config, state, item)
     if isinstance(item, Flush):
-        flushed = tuple(b.closed() for b in reversed(state.batches))
-        return State((), state.now, config=config), flushed
+        return _flush(config, state)
     raise InvalidInput("input", "EB-R2", "expected a Message, Tick or Flush", item)
 
 
+@rule("EB-R3")
 def _require_forward(state: State, at: int) -> None:
     """EB-R3: processing time never goes backwards."""
     require(state.now is None or at >= state.now, "at", "EB-R3",
@@ -82,28 +86,89 @@ def _require_forward(state: State, at: int) -> None:
 
 
 def _message(config: Config, state: State, m: Message) -> Step:
+    """A message: the first rule below whose condition holds decides it (EB-R3..EB-R12)."""
     _require_forward(state, m.at)
-    require(not any(m.id in map(_ID, b.members) for b in state.batches), "id", "EB-R4",
-            "id is already held by an open batch", m.id)
+    _require_id_free(state, m)
     now, t, batches = m.at, m.event_time, state.batches
     if t < now - config.max_message_delay:
-        return State(batches, now, config=config), (Rejected(m.id, TOO_OLD),)
+        return _too_old(config, batches, m)
     if t > now + config.message_leap_limit:
-        return State(batches, now, config=config), (Rejected(m.id, TOO_FAR_IN_FUTURE),)
+        return _too_far_in_future(config, batches, m)
     _require_timeout_fits(config, t)
     member = Member(m.key, t, m.id)
-    index = first_containing(tuple((b.start, b.end) for b in batches), t)
+    index = _lookup(batches, t)
     if index is None:
-        end = new_window_end(tuple(b.start for b in batches), t, config.batching_window)
-        return _timer_or_close(config, (*batches, OpenBatch(t, end, (member,))), now, end, ())
-    target = batches[index]
-    existing = next((x for x in target.members if x.key == m.key), None)
+        return _open(config, batches, now, member)
+    existing = next((x for x in batches[index].members if x.key == m.key), None)
     if existing is None:
-        joined = OpenBatch(target.start, target.end, (*target.members, member))
-        return State(_replace(batches, index, joined), now, config=config), ()
+        return _join(config, batches, index, now, member)
     if existing.event_time == t:
-        return State(batches, now, config=config), (Rejected(m.id, DUPLICATE),)
-    cut = split_point(t, existing.event_time)
+        return _duplicate(config, batches, m)
+    cut = _split_point(t, existing.event_time)
+    return _split(config, batches, index, now, member, cut)
+
+
+@rule("EB-R4")
+def _require_id_free(state: State, m: Message) -> None:
+    """EB-R4: an id still held by an open batch is refused."""
+    require(not any(m.id in map(_ID, b.members) for b in state.batches), "id", "EB-R4",
+            "id is already held by an open batch", m.id)
+
+
+@rule("EB-R5")
+def _too_old(config: Config, batches: Batches, m: Message) -> Step:
+    """EB-R5, when ``t < T - D``: rejected ``too_old``; only ``now`` moves."""
+    return State(batches, m.at, config=config), (Rejected(m.id, TOO_OLD),)
+
+
+@rule("EB-R6")
+def _too_far_in_future(config: Config, batches: Batches, m: Message) -> Step:
+    """EB-R6, when ``t > T + L``: rejected ``too_far_in_future``; only ``now`` moves."""
+    return State(batches, m.at, config=config), (Rejected(m.id, TOO_FAR_IN_FUTURE),)
+
+
+@rule("EB-R7")
+def _lookup(batches: Batches, t: int) -> int | None:
+    """EB-R7: the index of the first batch in creation order whose window holds ``t``."""
+    return first_containing(tuple((b.start, b.end) for b in batches), t)
+
+
+@rule("EB-R8")
+def _open(config: Config, batches: Batches, now: int, member: Member) -> Step:
+    """EB-R8, when no batch holds ``t``: a batch ``[t, t + W]`` clipped at the next start
+    is appended, then EB-R13 with its end."""
+    t = member.event_time
+    end = new_window_end(tuple(b.start for b in batches), t, config.batching_window)
+    return _timer_or_close(config, (*batches, OpenBatch(t, end, (member,))), now, end, ())
+
+
+@rule("EB-R9")
+def _join(config: Config, batches: Batches, index: int, now: int, member: Member) -> Step:
+    """EB-R9, when the target has no member with the key: the message joins; no output."""
+    target = batches[index]
+    joined = OpenBatch(target.start, target.end, (*target.members, member))
+    return State(_replace(batches, index, joined), now, config=config), ()
+
+
+@rule("EB-R10")
+def _duplicate(config: Config, batches: Batches, m: Message) -> Step:
+    """EB-R10, when the target's member with the key has exactly ``t``: rejected
+    ``duplicate``; the first copy stays."""
+    return State(batches, m.at, config=config), (Rejected(m.id, DUPLICATE),)
+
+
+@rule("EB-R11")
+def _split_point(t: int, existing: int) -> int:
+    """EB-R11, when that member has another event time: the midpoint, rounded toward ``t``."""
+    return split_point(t, existing)
+
+
+@rule("EB-R12")
+def _split(config: Config, batches: Batches, index: int, now: int, member: Member,
+           cut: int) -> Step:
+    """EB-R12: the target becomes ``[start, cut]`` in place, ``[cut, end]`` is appended,
+    every member then the message re-homed; then EB-R13 with the lower part's end."""
+    target = batches[index]
     lower, upper, lost = _rehome((*target.members, member), cut)
     batches = (*_replace(batches, index, OpenBatch(target.start, cut, lower)),
                OpenBatch(cut, target.end, upper))
@@ -113,7 +178,9 @@ def _message(config: Config, state: State, m: Message) -> Step:
 def _require_timeout_fits(config: Config, t: int) -> None:
     """EB-R2, DRV-D9: a message taken into a batch gets a timeout up to ``t + W + D``, an
     instant the machine emits; one that would pass int64 is refused (rejected messages
-    have no timeout, so they are not)."""
+    have no timeout, so they are not). A guard, not a rule function: it runs for every
+    accepted message and decides nothing unless it refuses, and a refusal is named by its
+    rule (CF-R23); EB-R2's rule functions are the inputs' own checks (``model.py``)."""
     if t > INT64_MAX - config.batching_window - config.max_message_delay:
         raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
                            "max_message_delay (its batch's timeout) must fit in int64 ns", t)
@@ -137,6 +204,7 @@ def _replace(batches: Batches, index: int, batch: OpenBatch) -> Batches:
     return (*batches[:index], batch, *batches[index + 1:])
 
 
+@rule("EB-R13")
 def _timer_or_close(
     config: Config, batches: Batches, now: int, end: int, before: tuple[Output, ...]
 ) -> Step:
@@ -148,8 +216,24 @@ def _timer_or_close(
     return State(kept, now, config=config), (*before, *closed)
 
 
+@rule("EB-R14")
+def _tick(config: Config, state: State, item: Tick) -> Step:
+    """EB-R14: a tick (EB-R3 first) closes every expired batch, in creation order."""
+    _require_forward(state, item.at)
+    kept, closed = _close_expired(config, state.batches, item.at)
+    return State(kept, item.at, config=config), closed
+
+
+@rule("EB-R15")
+def _flush(config: Config, state: State) -> Step:
+    """EB-R15: flush closes every open batch, newest first (upstream ``Vec::pop``)."""
+    flushed = tuple(b.closed() for b in reversed(state.batches))
+    return State((), state.now, config=config), flushed
+
+
 def _close_expired(config: Config, batches: Batches, now: int) -> tuple[Batches, tuple[Batch, ...]]:
-    """EB-R13, EB-R14: batches with ``end + D <= now`` close, in creation order."""
+    """The expiry EB-R13 and EB-R14 close by: batches with ``end + D <= now`` close, in
+    creation order."""
     delay = config.max_message_delay
     kept = tuple(b for b in batches if b.end + delay > now)
     closed = tuple(b.closed() for b in batches if b.end + delay <= now)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import attrs
 
 from timealign.errors import INT64_MAX, require, require_ns
+from timealign.rulebook import rule
 
 TOO_OLD = "too_old"
 TOO_FAR_IN_FUTURE = "too_far_in_future"
@@ -32,6 +33,7 @@ class Config:
     max_message_delay: int
     message_leap_limit: int = 0
 
+    @rule("EB-R1")
     def __attrs_post_init__(self) -> None:
         for name in ("batching_window", "max_message_delay", "message_leap_limit"):
             require_ns(getattr(self, name), name, "EB-R1")
@@ -57,6 +59,7 @@ class Message:
     at: int
     id: str
 
+    @rule("EB-R2")
     def __attrs_post_init__(self) -> None:
         key, event_time, at, identity = self.key, self.event_time, self.at, self.id
         # The common case in one test (exact types, both times within int64; issue 35: the
@@ -78,6 +81,7 @@ class Tick:
 
     at: int
 
+    @rule("EB-R2")
     def __attrs_post_init__(self) -> None:
         require_ns(self.at, "at", "EB-R2")
 
@@ -142,6 +146,7 @@ class OpenBatch:
     end: int
     members: tuple[Member, ...]
 
+    @rule("EB-R16")
     def closed(self) -> Batch:
         """The output emitted when this batch closes: its window at closing time and its
         member ids in arrival order, also when it has no member (EB-R16)."""

@@ -15,9 +15,10 @@ import datetime
 import io
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import attrs
 from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -27,7 +28,7 @@ from matplotlib.ticker import MaxNLocator
 
 from timealign import reasons as reasons_of
 from timealign.errors import InvalidInput
-from timealign.plot.timeline import ARRIVAL_INDEX, GROUPED, OPEN, Mark, Timeline
+from timealign.plot.timeline import ARRIVAL_INDEX, GROUPED, OPEN, Flags, Mark, Timeline
 
 FORMATS = ("svg", "png")
 SETTINGS: dict[str, Any] = {
@@ -43,6 +44,7 @@ SETTINGS: dict[str, Any] = {
 PALETTE = ("#1f77b4", "#2ca02c", "#8c564b", "#17becf", "#7f7f7f", "#bcbd22")
 SHADES = ("#1f77b4", "#2ca02c")
 OUTCOME_COLOURS = {"dropped": "#d62728", "rejected": "#9467bd"}
+FLAG_COLOUR = "#d62728"  # a set flag of the state (PL-R20)
 #: An outcome that is normal for the timeline's algorithm (PL-R14): not a warm colour.
 NORMAL_COLOUR = "#b0b0b0"
 #: Origins from this instant on (2000-01-01 UTC) are clock readings: the axis names the date.
@@ -61,7 +63,9 @@ UNITS = ((10_000, 1, "ns"), (10_000_000, 1_000, "µs"), (10_000_000_000, 1_000_0
 class Scale:
     """Integer ns -> axis coordinates: a readable unit and, for absolute clocks, an origin.
 
-    The offset is subtracted in integers, so large stamps keep their ns precision.
+    The offset is subtracted in integers, so large stamps keep their ns precision. A chosen
+    origin is round (PL-R19): the shown times rounded down to a power of ten at least their
+    span, so the axis reads ``ns after 999 µs`` rather than ``ns after 0.0009991 s``.
     """
 
     def __init__(self, values: Iterable[int], origin: int | None = None) -> None:
@@ -77,22 +81,47 @@ class Scale:
         if origin is not None:  # a given origin (PL-R14), written on the axis
             self.origin = origin
         else:
-            self.origin = (low // self.factor) * self.factor if far else 0
+            self.origin = _round_origin(low, span, self.factor) if far else 0
 
     def __call__(self, value: int) -> float:
         return (value - self.origin) / self.factor
 
     def label(self, what: str) -> str:
         """The axis label; an origin that is a clock reading is written as its UTC date and
-        time (PL-R14), any other as seconds."""
+        time (PL-R14), any other as an instant in the unit that reads it best (PL-R19)."""
         if not self.origin:
             return f"{what} ({self.unit})"
-        seconds, rest = divmod(self.origin, 1_000_000_000)
-        fraction = f".{rest:09d}".rstrip("0") if rest else ""
         if self.origin >= EPOCH_DATES:
+            seconds, rest = divmod(self.origin, 1_000_000_000)
+            fraction = f".{rest:09d}".rstrip("0") if rest else ""
             day = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
             return f"{what} ({self.unit} after {day:%Y-%m-%d %H:%M:%S}{fraction} UTC)"
-        return f"{what} ({self.unit} after {seconds}{fraction} s)"
+        return f"{what} ({self.unit} after {instant(self.origin)})"
+
+
+#: The units an instant is written in, largest first (PL-R19).
+INSTANT_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
+
+
+def _round_origin(low: int, span: int, factor: int) -> int:
+    """``low`` rounded down to a multiple of the smallest power of ten that is at least the
+    span and the unit (PL-R19): the offsets then read from 0 to at most twice that."""
+    step = factor
+    while step < span:
+        step *= 10
+    return (low // step) * step
+
+
+def instant(ns: int) -> str:
+    """An instant in the largest unit that writes it exactly with at most three decimals
+    and a whole part: ``999 µs``, ``1.5 s``, ``-20 ms`` (PL-R19)."""
+    sign, size = ("-" if ns < 0 else ""), abs(ns)
+    for unit, name in INSTANT_UNITS:
+        whole, rest = divmod(size, unit)
+        if whole and rest * 1000 % unit == 0:
+            decimals = f".{rest * 1000 // unit:03d}".rstrip("0") if rest else ""
+            return f"{sign}{whole}{decimals} {name}"
+    return f"{sign}{size} ns"
 
 
 def view(stamps: Iterable[int], bounds: Iterable[int] = ()) -> tuple[int, int]:
@@ -377,6 +406,9 @@ def _arrivals(ax: Axes, timeline: Timeline, scale: Scale, bounds: tuple[int, int
     ax.set_ylabel(label, fontsize=8)
     if index:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if len(set(values)) == 1:  # one input: whole numbers around it, not ±0.05
+            ax.set_ylim(values[0] - 0.5, values[0] + 0.5)
+            ax.set_yticks([values[0]])
     ax.grid(color="#eeeeee", linewidth=0.6)
     if not emitted:
         return []
@@ -413,6 +445,9 @@ def _draw(parent: Any, timeline: Timeline, strip: bool, width: float,
     main.set_xlim(*_limits([scale(t) for t in times]))
     handles = _lanes(main, timeline, scale, size, bounds, (width - AXIS_MARGIN) * 72)
     main.set_title(timeline.title, loc="left")
+    if timeline.zoom is not None:  # PL-R18: where the enlarged panel below looks
+        main.axvspan(scale(timeline.zoom[0]), scale(timeline.zoom[1]), fill=False,
+                     linestyle="--", edgecolor="#444444", linewidth=0.8, zorder=5)
     if strip:
         handles += _arrivals(axes[1], timeline, scale, bounds)
     axes[-1].set_xlabel(scale.label("event time"))
@@ -431,10 +466,96 @@ def _figure_legend(fig: Figure, handles: Sequence[Any]) -> None:
 
 
 def figure(timeline: Timeline, strip: bool = True, width: float = 10.0) -> Figure:
-    """The picture of ``timeline``; ``strip`` adds the arrival strip (PL-R4)."""
-    fig = Figure(figsize=(width, sum(_heights(timeline, strip)) + 1.2), layout="constrained")
-    _figure_legend(fig, _draw(fig, timeline, strip, width))
+    """The picture of ``timeline``; ``strip`` adds the arrival strip (PL-R4), a zoom window
+    an enlarged panel of it (PL-R18), flags that are set a strip of them (PL-R20)."""
+    height = sum(_heights(timeline, strip))
+    panels = _panels(timeline)
+    fig = Figure(figsize=(width, height + sum(h for h, _ in panels) + 1.2),
+                 layout="constrained")
+    if not panels:
+        _figure_legend(fig, _draw(fig, timeline, strip, width))
+        return fig
+    parts = fig.subfigures(1 + len(panels), 1, height_ratios=[height, *(h for h, _ in panels)])
+    handles = {str(h.get_label()): h for h in _draw(parts[0], timeline, strip, width)}
+    for sub, (_height, panel) in zip(parts[1:], panels, strict=True):
+        for handle in panel(sub, width):
+            handles.setdefault(str(handle.get_label()), handle)
+    _figure_legend(fig, list(handles.values()))
     return fig
+
+
+Panel = Callable[[Any, float], list[Any]]
+
+
+def _panels(timeline: Timeline) -> list[tuple[float, Panel]]:
+    """The panels drawn below the timeline, with their heights: the zoom window (PL-R18),
+    then the flags when one is set at some input (PL-R20)."""
+    found: list[tuple[float, Panel]] = []
+    if timeline.zoom is not None:
+        found.append((0.9 + 0.42 * max(len(timeline.lanes), 1),
+                      lambda parent, width: _zoom(parent, timeline, width)))
+    if any(f.on for row in timeline.flags for f in row.flags):
+        rows = len({(f.lane, f.name) for row in timeline.flags for f in row.flags})
+        found.append((0.8 + 0.25 * rows,
+                      lambda parent, width: _flag_strip(parent, timeline.flags,
+                                                        timeline.arrival)))
+    return found
+
+
+def _zoom(parent: Any, timeline: Timeline, width: float) -> list[Any]:
+    """PL-R18: the lanes again over the zoom window only, on a scale of their own; the
+    window is the dashed box of the lanes above."""
+    assert timeline.zoom is not None
+    low, high = timeline.zoom
+    inside = attrs.evolve(timeline, marks=tuple(m for m in timeline.marks
+                                                if low <= m.stamp <= high))
+    scale = Scale([low, high])
+    ax = parent.subplots()
+    ax.set_xlim(scale(low), scale(high))
+    count = len(inside.marks)
+    size = 7.0 if count <= 60 else 5.0 if count <= 200 else 3.5
+    handles = _lanes(ax, inside, scale, size, (low, high), (width - AXIS_MARGIN) * 72)
+    ax.set_title(f"enlarged: event time {scale(low):g} to {scale(high):g} {scale.unit} "
+                 "(the dashed box above)", loc="left", fontsize=9)
+    ax.set_xlabel(scale.label("event time"))
+    if scale.unit == "ns":
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    return handles
+
+
+def _flag_strip(parent: Any, rows: Sequence[Flags], arrival: str) -> list[Any]:
+    """PL-R20: each flag of the machine's state after each input, as the descriptor
+    reports it (``Algorithm.flags_of``): filled where set, hollow where clear."""
+    names: list[tuple[str, str]] = []
+    for row in rows:
+        for flag in row.flags:
+            if (flag.lane, flag.name) not in names:
+                names.append((flag.lane, flag.name))
+    level = {name: len(names) - 1 - k for k, name in enumerate(names)}
+    index = arrival == ARRIVAL_INDEX
+    scale = Scale([0]) if index else Scale([row.at for row in rows])
+    ax = parent.subplots()
+    shown: dict[bool, tuple[list[float], list[float]]] = {True: ([], []), False: ([], [])}
+    for row in rows:
+        for flag in row.flags:
+            xs, ys = shown[flag.on]
+            xs.append(scale(row.at))
+            ys.append(level[(flag.lane, flag.name)])
+    style: dict[bool, dict[str, Any]] = {
+        True: {"markerfacecolor": FLAG_COLOUR, "markeredgecolor": FLAG_COLOUR},
+        False: {"markerfacecolor": "white", "markeredgecolor": "#999999"}}
+    for on, (xs, ys) in shown.items():
+        if xs:
+            ax.plot(xs, ys, marker="s", linestyle="none", markersize=6, **style[on])
+    ax.set_yticks(range(len(names)), [f"{lane}: {name}" for lane, name in reversed(names)])
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.set_xlabel("after input #" if index else scale.label("after the input at"))
+    if index:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("the state's flags after each input", loc="left", fontsize=9)
+    ax.grid(axis="x", color="#eeeeee", linewidth=0.6)
+    return [Line2D([], [], marker="s", linestyle="none", label="flag set", **style[True]),
+            Line2D([], [], marker="s", linestyle="none", label="flag clear", **style[False])]
 
 
 def side_by_side(left: Timeline, right: Timeline, strip: bool = True,

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from timealign import registry
-from timealign.algorithm import Algorithm, Grouped, Record, Settled, Slots
+from timealign.algorithm import Algorithm, Flag, Grouped, Record, Settled, Slots
 from timealign.errors import InvalidInput
 from timealign.vectors import Vector
 
@@ -52,6 +52,15 @@ class Span:
 
 
 @attrs.frozen
+class Flags:
+    """The per-lane flags of the machine's state after one input (PL-R20): ``at`` is where
+    the input lies on the arrival axis (its arrival, or its index)."""
+
+    at: int
+    flags: tuple[Flag, ...]
+
+
+@attrs.frozen
 class Timeline:
     """Everything one picture shows (PL-R1)."""
 
@@ -67,6 +76,10 @@ class Timeline:
     origin: int | None = None
     #: The algorithm whose outputs these are: what is normal for it is drawn grey (PL-R14).
     algorithm: str | None = None
+    #: The state's per-lane flags after each input, as the descriptor reports them (PL-R20).
+    flags: tuple[Flags, ...] = ()
+    #: An event-time window ``(start, end)`` drawn again, enlarged, below the lanes (PL-R18).
+    zoom: tuple[int, int] | None = None
 
 
 def assemble(
@@ -79,6 +92,7 @@ def assemble(
     notes: Iterable[str] = (),
     origin: int | None = None,
     algorithm: str | None = None,
+    flags: Iterable[Flags] = (),
 ) -> Timeline:
     """A timeline from messages (``Record.arrival`` on the arrival axis), the groups and the
     other outcomes by id (``(outcome, reason)``); a message in neither is :data:`OPEN`."""
@@ -96,7 +110,7 @@ def assemble(
                               reason))
     lanes = tuple(sorted({m.lane for m in marks} | {s.lane for s in slots}))
     return Timeline(title, lanes, tuple(marks), spans, _distinct_slots(slots), arrival,
-                    tuple(notes), origin, algorithm)
+                    tuple(notes), origin, algorithm, tuple(flags))
 
 
 def _distinct_slots(slots: Iterable[Slots]) -> tuple[Slots, ...]:
@@ -126,6 +140,7 @@ def from_vector(vector: Vector, observed: bool = False) -> Timeline:
     spans: list[Span] = []
     settled: dict[str, tuple[str, str | None]] = {}
     slots: list[Slots] = []
+    flags: list[Flags] = []
     refused = 0
     theirs = _observed(algorithm, vector) if observed else None
     for index, raw in enumerate(vector.inputs):
@@ -149,10 +164,13 @@ def from_vector(vector: Vector, observed: bool = False) -> Timeline:
                 settled[account.id] = (account.outcome, account.reason)
         if algorithm.slots_of is not None and theirs is None:
             slots.extend(algorithm.slots_of(config, state))
+        if algorithm.flags_of is not None and theirs is None:  # the reference's state
+            flags.append(Flags(at if at is not None else index,
+                               algorithm.flags_of(config, state)))
     notes = [f"{refused} input(s) refused (VEC-R5), not drawn"] if refused else []
     return assemble(vector.name, records, spans, settled, slots,
                     ARRIVAL_NS if algorithm.clocked else ARRIVAL_INDEX, notes,
-                    algorithm=vector.algorithm)
+                    algorithm=vector.algorithm, flags=flags)
 
 
 def _observed(algorithm: Algorithm[Any, Any, Any, Any], vector: Vector
