@@ -131,7 +131,8 @@ def take_inventory(source: RunInput, progress: Progress | None = None,
     from timealign.spark.inventory import take
 
     files = None if source.bag is not None else schema.input_files(
-        source.path, schema.check_format(source.format), source.columns)
+        source.path, schema.check_format(source.format), source.columns,
+        read_whole=False)  # SP-R52: the inventory reads each file once, digest and count
     return take(source.path, "rosbag" if source.bag is not None else source.format,
                 progress, label, files)
 
