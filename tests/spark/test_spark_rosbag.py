@@ -275,6 +275,29 @@ def test_bag_r10_verify_over_bags(spark: SparkSession, fleet: Path, tmp_path: Pa
     assert "BAG-R6" in err and "r9" in err
 
 
+def test_sp_r51_verify_reconciles_bag_rows_with_the_inventory(
+        bag_run: tuple[Path, list[str]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R51: `verify` of a run over bags counts the rows read of each bag (all topics)
+    against the bag's own counts in the run's inventory, as `run` does (SP-R42): a
+    manifest whose inventory counts one more message of r2 than the bag holds (the bags
+    unchanged, so SP-R44 passes) is exit 3 naming r2 and both counts."""
+    out, _ = bag_run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    manifest = copy / "_timealign.json"
+    body = json.loads(manifest.read_text(encoding="utf-8"))
+    (unit,) = [u for u in body["inventory"]["units"] if u["name"] == "r2"]
+    held = unit["rows"]
+    unit["rows"] += 1
+    body["inventory"]["rows"] += 1
+    manifest.write_text(json.dumps(body), encoding="utf-8")
+    assert main(["verify", str(copy)]) == 3
+    err = capsys.readouterr().err
+    assert f"r2 holds {held + 1} rows" in err and f"read {held}" in err, err
+    assert "SP-R42" in err and "Traceback" not in err, err
+
+
 def test_bag_r13_a_configured_topic_in_no_bag_is_said(
         spark: SparkSession, fleet: Path, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:

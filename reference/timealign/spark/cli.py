@@ -531,7 +531,7 @@ def _verify(args: argparse.Namespace) -> int:
     spark = start_session(args, "verify")
     try:
         with task_watch(spark, "verify", "checking", not args.quiet), \
-                read_rows(spark, source) as rows:
+                read_rows(spark, source, recorded) as rows:  # SP-R51: bags reconciled
             if checkpoint is not None:
                 held = verify_stream_rows(spark, algorithm, config, rows, args.output,
                                           checkpoint)

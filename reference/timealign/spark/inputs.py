@@ -91,15 +91,19 @@ class RunInput:
 
 
 @contextmanager
-def read_rows(spark: SparkSession, source: RunInput) -> Iterator[DataFrame]:
+def read_rows(spark: SparkSession, source: RunInput,
+              inventory: Inventory | None = None) -> Iterator[DataFrame]:
     """The canonical rows of a run's input, read as ``run`` reads them: tables with their
     format and column map (SP-R1), bags with the bag options and the config's topics (BAG-R1
     to BAG-R7; rows of skipped bags and other topics left out). Bag rows stay persisted
-    while the block runs."""
+    while the block runs; with ``inventory`` (the run's, SP-R41) the rows read of each bag
+    are first reconciled with it, as ``run`` does (SP-R51; a table input's rows are
+    reconciled by the caller, from the count it makes anyway)."""
     if source.bag is None:
         yield schema.read_input(spark, source.path, source.format, source.columns)
         return
-    rows, frame, _ = bags.read_bags(spark, source.path, source.bag, source.topics)
+    rows, frame, report = bags.read_bags(spark, source.path, source.bag, source.topics)
+    bags.reconcile_bags(frame, report, inventory)  # SP-R51
     try:
         yield rows
     finally:
