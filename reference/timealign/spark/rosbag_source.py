@@ -157,7 +157,13 @@ def listed_files(bag: Path) -> dict[str, int]:
     """SP-R53: every file of a bag (a file, or a folder's files) -> its modification time in
     ms, the way Spark's file source logs a file it takes (SP-R45)."""
     files = [bag] if bag.is_file() else sorted(p for p in bag.rglob("*") if p.is_file())
-    return {os.path.realpath(p): p.stat().st_mtime_ns // 1_000_000 for p in files}
+    found: dict[str, int] = {}
+    for file in files:
+        try:
+            found[os.path.realpath(file)] = file.stat().st_mtime_ns // 1_000_000
+        except FileNotFoundError:  # gone since listed: its read names it (BAG-R8)
+            continue
+    return found
 
 
 class RosbagStreamReader(DataSourceStreamReader):
