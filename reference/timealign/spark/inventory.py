@@ -10,8 +10,9 @@ non-blank lines of a JSON lines file, a bag's own counts (rosbag2's ``metadata.y
 MCAP summary, a ROS 1 bag's chunk infos, what ``bags info`` shows, BAG-R14). Every file also
 gets its size and SHA-256, streamed, so that ``verify`` can say whether the input changed
 since the run; a text file's digest and count come from one read of it (SP-R52), and a
-compressed text file Python cannot decompress is refused before (SP-R50). It is taken once, in the driver, before Spark starts: one sequential read of
-every file (a progress line every few seconds for a large input).
+compressed text file Python cannot decompress is refused before (SP-R50). It is taken
+once, in the driver, before Spark starts: one sequential read of every file (a progress
+line every few seconds for a large input).
 
 The run then reconciles (:meth:`Inventory.reconcile`): the rows read equal the rows the
 inventory counts, per file or bag, or the job fails (``LossError``, exit 3) naming the
