@@ -16,7 +16,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from tests.rosbag.bags import expected_rows, write_fleet
+from tests.rosbag.bags import expected_rows, plan, write_fleet, write_ros1
 from tests.spark.expected import expected_of_records, spark_tables
 from timealign import registry
 from timealign.algorithm import Record
@@ -273,6 +273,56 @@ def test_bag_r10_verify_over_bags(spark: SparkSession, fleet: Path, tmp_path: Pa
     assert verify_main(unrecorded[:-1]) == 2  # without --skip-bad-files
     err = capsys.readouterr().err
     assert "BAG-R6" in err and "r9" in err
+
+
+def test_sp_r51_verify_reconciles_bag_rows_with_the_inventory(
+        bag_run: tuple[Path, list[str]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R51: `verify` of a run over bags counts the rows read of each bag (all topics)
+    against the bag's own counts in the run's inventory, as `run` does (SP-R42): a
+    manifest whose inventory counts one more message of r2 than the bag holds (the bags
+    unchanged, so SP-R44 passes) is exit 3 naming r2 and both counts."""
+    out, _ = bag_run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    manifest = copy / "_timealign.json"
+    body = json.loads(manifest.read_text(encoding="utf-8"))
+    (unit,) = [u for u in body["inventory"]["units"] if u["name"] == "r2"]
+    held = unit["rows"]
+    unit["rows"] += 1
+    body["inventory"]["rows"] += 1
+    manifest.write_text(json.dumps(body), encoding="utf-8")
+    assert main(["verify", str(copy)]) == 3
+    err = capsys.readouterr().err
+    assert f"r2 holds {held + 1} rows" in err and f"read {held}" in err, err
+    assert "SP-R42" in err and "Traceback" not in err, err
+
+
+def test_sp_r53_stream_bag_changed_after_it_was_taken(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R53, SP-R45: a stream of bags logs every file of each bag it takes (its offset's
+    `listed`, with the modification time) and records it in the manifest; a bag changed
+    after it was taken is refused by name when the stream starts again (exit 3), before
+    Spark reads anything."""
+    source, out, checkpoint = tmp_path / "incoming", tmp_path / "out", tmp_path / "ck"
+    source.mkdir()
+    bag = write_ros1(source / "r3.bag", plan(3), 3)
+    argv = ["stream", "approximate_time", "--format", "rosbag", "--source", str(source),
+            "--output", str(out), "--checkpoint", str(checkpoint), "--config",
+            json.dumps(CONFIG), "--available-now", "--quiet"]
+    assert main(argv) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    (taken,) = json.loads((out / "_timealign.json").read_text(encoding="utf-8"))["taken"]
+    assert taken["path"] == os.path.realpath(bag) and taken["bytes"] == bag.stat().st_size
+    assert '"listed"' in (checkpoint / "offsets" / "0").read_text(encoding="utf-8")
+
+    with bag.open("ab") as grown:
+        grown.write(b"\0" * 64)
+    os.utime(bag, ns=(bag.stat().st_mtime_ns + 5_000_000,) * 2)
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "r3.bag changed after the stream took it" in err and "SP-R45" in err, err
+    assert f"{taken['bytes']} bytes" in err and "Traceback" not in err, err
 
 
 def test_bag_r13_a_configured_topic_in_no_bag_is_said(

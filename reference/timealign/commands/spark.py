@@ -247,7 +247,7 @@ def _stream(args: argparse.Namespace) -> int:
     require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35, first
     from timealign.spark.inputs import remember, stream, write_report
     from timealign.spark.paths import JobPaths
-    from timealign.spark.taken import check_taken
+    from timealign.spark.taken import TakenWatch
 
     if args.source.startswith("mqtt://"):
         return _stream_mqtt(args)
@@ -262,10 +262,12 @@ def _stream(args: argparse.Namespace) -> int:
     outputs.own("stream", {"--summary": paths.summary},  # CLI-R5, CLI-R6, before Spark
                 {"--output": paths.output, "--checkpoint": paths.checkpoint,
                  "--report": paths.report})
-    # SP-R45: a file taken by an earlier run of this stream must not have changed since
-    local_files = "://" not in paths.output and "://" not in paths.input and \
-        args.format != "rosbag"
-    taken = check_taken(paths.checkpoint, _taken(paths.output)) if local_files else None
+    # SP-R45, SP-R53: a file or bag taken by an earlier run of this stream must not have
+    # changed since
+    local_files = "://" not in paths.output and "://" not in paths.input
+    watch = TakenWatch(paths.checkpoint, _taken(paths.output), args.format == "rosbag") \
+        if local_files else None
+    taken = None if watch is None else watch.check()
     algorithm, config, source, spark = _setup(args, "stream", paths.input)
     record, began = _record(args, algorithm, config, paths.input), time.time()
     if "://" not in paths.output:
@@ -274,9 +276,10 @@ def _stream(args: argparse.Namespace) -> int:
     remember(paths.output, "stream", record, spark, began, None, None,
              paths.checkpoint, extra=kept)  # SP-R32, CLI-R3
     batches = stream(spark, algorithm, config, source, paths, args.available_now,
-                     args.trigger_seconds, args.max_files_per_trigger, not args.quiet)
-    if taken is not None:  # SP-R45: and none changed while the stream ran
-        kept = {"taken": check_taken(paths.checkpoint, taken)}
+                     args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
+                     None if watch is None else watch.check)  # SP-R54: at every poll
+    if watch is not None:  # SP-R45: and none changed while the stream ran
+        kept = {"taken": watch.check()}
         remember(paths.output, "stream", record, spark, began, None, None,
                  paths.checkpoint, extra=kept)
     print(f"stream stopped after {counted(batches, 'micro-batch', 'micro-batches')}")
@@ -341,7 +344,7 @@ def _verify(args: argparse.Namespace) -> int:
     spark = start_session(args, "verify")
     try:
         with task_watch(spark, "verify", "checking", not args.quiet), \
-                read_rows(spark, source) as rows:
+                read_rows(spark, source, recorded) as rows:  # SP-R51: bags reconciled
             if checkpoint is not None:
                 held = verify_stream_rows(spark, algorithm, config, rows, args.output,
                                           checkpoint)

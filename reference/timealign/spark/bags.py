@@ -120,6 +120,22 @@ def read_bags(spark: SparkSession, path: str, options: dict[str, str],
     return canonical(rows), frame, report
 
 
+def reconcile_bags(frame: DataFrame, report: BagReport, inventory: Inventory | None) -> None:
+    """SP-R42, SP-R51: the rows read of every bag not skipped (all topics, ``frame`` as
+    :func:`read_bags` persisted it) equal the bag's own counts in ``inventory``; on a
+    difference ``frame`` is unpersisted and ``LossError`` names the bag. ``run`` and
+    ``verify`` check the same way."""
+    if inventory is None:
+        return
+    try:
+        read = {r["bag"]: int(r["count"]) for r in frame.where(
+            F.col("error").isNull()).groupBy("bag").count().collect()}
+        inventory.reconcile(sum(read.values()), lambda: read, dict(report.skipped))
+    except BaseException:
+        frame.unpersist()
+        raise
+
+
 def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
              paths: JobPaths, options: dict[str, str], per_file: bool = False,
              phase: Callable[[str], AbstractContextManager[object]] = no_phase,
@@ -131,14 +147,7 @@ def run_bags(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], conf
     where rows of other topics were set aside). ``inventory``: the bags' own counts, taken
     before the read; the rows read of every bag not skipped must equal them (SP-R42)."""
     rows, frame, report = read_bags(spark, paths.input, options, configured_topics(config))
-    if inventory is not None:
-        try:
-            read = {r["bag"]: int(r["count"]) for r in frame.where(
-                F.col("error").isNull()).groupBy("bag").count().collect()}
-            inventory.reconcile(sum(read.values()), lambda: read, dict(report.skipped))
-        except BaseException:
-            frame.unpersist()
-            raise
+    reconcile_bags(frame, report, inventory)
     if strict and report.absent:  # BAG-R13: an error before the replay with --strict
         frame.unpersist()
         raise InvalidInput("--config topics", "BAG-R13", "configured topic(s) in no bag: "

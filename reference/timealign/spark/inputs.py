@@ -91,15 +91,19 @@ class RunInput:
 
 
 @contextmanager
-def read_rows(spark: SparkSession, source: RunInput) -> Iterator[DataFrame]:
+def read_rows(spark: SparkSession, source: RunInput,
+              inventory: Inventory | None = None) -> Iterator[DataFrame]:
     """The canonical rows of a run's input, read as ``run`` reads them: tables with their
     format and column map (SP-R1), bags with the bag options and the config's topics (BAG-R1
     to BAG-R7; rows of skipped bags and other topics left out). Bag rows stay persisted
-    while the block runs."""
+    while the block runs; with ``inventory`` (the run's, SP-R41) the rows read of each bag
+    are first reconciled with it, as ``run`` does (SP-R51; a table input's rows are
+    reconciled by the caller, from the count it makes anyway)."""
     if source.bag is None:
         yield schema.read_input(spark, source.path, source.format, source.columns)
         return
-    rows, frame, _ = bags.read_bags(spark, source.path, source.bag, source.topics)
+    rows, frame, report = bags.read_bags(spark, source.path, source.bag, source.topics)
+    bags.reconcile_bags(frame, report, inventory)  # SP-R51
     try:
         yield rows
     finally:
@@ -131,7 +135,8 @@ def take_inventory(source: RunInput, progress: Progress | None = None,
     from timealign.spark.inventory import take
 
     files = None if source.bag is not None else schema.input_files(
-        source.path, schema.check_format(source.format), source.columns)
+        source.path, schema.check_format(source.format), source.columns,
+        read_whole=False)  # SP-R52: the inventory reads each file once, digest and count
     return take(source.path, "rosbag" if source.bag is not None else source.format,
                 progress, label, files)
 
@@ -139,10 +144,11 @@ def take_inventory(source: RunInput, progress: Progress | None = None,
 def stream(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
            source: RunInput, paths: JobPaths, available_now: bool = False,
            trigger_seconds: float = 1.0, max_files: int | None = None,
-           report: bool = True) -> int:
+           report: bool = True, on_poll: Callable[[], object] | None = None) -> int:
     """The stream over the folder of ``source`` into the checked ``paths``; the number of
     micro-batches seen. Bags: only the configured topics are replayed, the others written
-    beside the tables (BAG-R7, BAG-R8)."""
+    beside the tables (BAG-R7, BAG-R8). ``on_poll``: called at every poll of the running
+    stream (the taken files' check, SP-R54)."""
     from timealign.spark.streaming import stream_job
 
     rows = set_aside = None
@@ -150,7 +156,8 @@ def stream(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config
         rows, other = bags.stream_bags(spark, source.path, source.bag, source.topics)
         set_aside = None if other is None else (bags.NOT_CONFIGURED, other)
     return stream_job(spark, algorithm, config, paths, source.format, source.columns,
-                      available_now, trigger_seconds, max_files, report, rows, set_aside)
+                      available_now, trigger_seconds, max_files, report, rows, set_aside,
+                      on_poll=on_poll)
 
 
 def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,

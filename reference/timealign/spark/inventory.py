@@ -9,8 +9,10 @@ so a quoted newline stays inside its record; blank lines aside, as Spark skips t
 non-blank lines of a JSON lines file, a bag's own counts (rosbag2's ``metadata.yaml``, an
 MCAP summary, a ROS 1 bag's chunk infos, what ``bags info`` shows, BAG-R14). Every file also
 gets its size and SHA-256, streamed, so that ``verify`` can say whether the input changed
-since the run. It is taken once, in the driver, before Spark starts: one sequential read of
-every file (a progress line every few seconds for a large input).
+since the run; a text file's digest and count come from one read of it (SP-R52), and a
+compressed text file Python cannot decompress is refused before (SP-R50). It is taken
+once, in the driver, before Spark starts: one sequential read of every file (a progress
+line every few seconds for a large input).
 
 The run then reconciles (:meth:`Inventory.reconcile`): the rows read equal the rows the
 inventory counts, per file or bag, or the job fails (``LossError``, exit 3) naming the
@@ -150,25 +152,97 @@ class Inventory:
 
 def digest(path: str, progress: Callable[[int], None] | None = None) -> str:
     """The SHA-256 of a file, read in 1 MiB pieces (``progress`` gets each piece's size)."""
-    hashed = hashlib.sha256()
-    with open(path, "rb") as stream:
-        while piece := stream.read(_CHUNK):
-            hashed.update(piece)
-            if progress is not None:
-                progress(len(piece))
-    return hashed.hexdigest()
+    with _Hashed(path, progress) as hashed:
+        while hashed.read(_CHUNK):
+            pass
+        return hashed.hexdigest()
 
 
-def opened(path: str) -> io.BufferedIOBase | None:
-    """The decompressed bytes of a text file, or None for a codec Python cannot read."""
+class _Hashed(io.RawIOBase):
+    """A file's bytes, hashed as they are read: the one read of a text file feeds both its
+    SHA-256 and its decompressed lines (SP-R52), so a ``.gz`` file is read once here."""
+
+    def __init__(self, path: str, progress: Callable[[int], None] | None = None) -> None:
+        super().__init__()
+        self._file = open(path, "rb")  # noqa: SIM115 (closed with this object)
+        self._hash = hashlib.sha256()
+        self._progress = progress
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        count = self._file.readinto(buffer)
+        if count:
+            view = memoryview(buffer)[:count]
+            self._hash.update(view)
+            if self._progress is not None:
+                self._progress(count)
+        return count or 0
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+    def hexdigest(self) -> str:
+        """The SHA-256 of the whole file: the bytes not yet read are read first (a
+        decompressor may stop before the file's end)."""
+        while self.read(_CHUNK):
+            pass
+        return self._hash.hexdigest()
+
+
+class _Inflated(io.RawIOBase):
+    """The bytes of a ``.deflate`` file (Hadoop's ``DefaultCodec``: one zlib stream),
+    decompressed piece by piece."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__()
+        self._raw, self._zlib, self._left = raw, zlib.decompressobj(), b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._left and not self._zlib.eof:
+            piece = self._raw.read(_CHUNK)
+            if not piece:
+                raise EOFError("the zlib stream ends before its end marker")
+            self._left = self._zlib.decompress(piece)
+        count = min(len(buffer), len(self._left))
+        buffer[:count], self._left = self._left[:count], self._left[count:]
+        return count
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+#: SP-R50: codecs Spark's text readers accept by name (Hadoop's codec factory) that Python
+#: cannot decompress here, so a file of them could not be counted; refused by name.
+UNCOUNTED_CODECS = (".lz4", ".snappy", ".zst")
+
+
+def opened(path: str, raw: IO[bytes] | None = None) -> io.BufferedIOBase | None:
+    """The decompressed bytes of a text file (``raw``: its bytes, when already open), or
+    None for a codec Python cannot read (SP-R50)."""
     lower = path.lower()
-    if lower.endswith(".gz"):
-        return gzip.GzipFile(path, "rb")
-    if lower.endswith(".bz2"):
-        return bz2.BZ2File(path, "rb")
-    if lower.endswith((".deflate", ".lz4", ".snappy", ".zst")):
+    if lower.endswith(UNCOUNTED_CODECS):
         return None
-    return io.BufferedReader(io.FileIO(path, "rb"))
+    if raw is None:  # the codec's reader owns the file, and closes it
+        if lower.endswith(".gz"):
+            return gzip.GzipFile(path, "rb")
+        if lower.endswith(".bz2"):
+            return bz2.BZ2File(path, "rb")
+        raw = open(path, "rb")  # noqa: SIM115 (closed with its reader)
+    if lower.endswith(".gz"):
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if lower.endswith(".bz2"):
+        return bz2.BZ2File(raw, "rb")
+    if lower.endswith(".deflate"):
+        return io.BufferedReader(_Inflated(raw), _CHUNK)
+    return raw if isinstance(raw, io.BufferedIOBase) else io.BufferedReader(
+        cast(io.RawIOBase, raw), _CHUNK)
 
 
 def _damaged(path: str, error: Exception) -> Exception:
@@ -198,39 +272,61 @@ def csv_header(path: str) -> list[str] | None:
         raise _damaged(path, error) from None
 
 
-def _text_rows(path: str, fmt: str) -> tuple[int | None, str]:
-    """(rows, how counted) of a CSV or JSON lines file."""
-    raw = opened(path)
-    if raw is None:
-        return None, "not counted: no reader for its compression in Python"
+#: SP-R52: text files this process decompressed whole (path, size, modification time):
+#: SP-R1's check that a compressed file reads to its end need not decompress them again.
+READ_WHOLE: set[tuple[str, int, int]] = set()
+
+
+def stat_key(path: str) -> tuple[str, int, int]:
+    status = os.stat(path)
+    return os.path.realpath(path), status.st_size, status.st_mtime_ns
+
+
+def _text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
+        int | None, str, str]:
+    """(rows, how counted, SHA-256) of a CSV or JSON lines file, from one read of its bytes
+    (SP-R52): the bytes feed the digest and, decompressed, the count."""
+    key = stat_key(path)
+    hashed = _Hashed(path, seen)
     try:
+        raw = opened(path, cast(IO[bytes], hashed))
+        if raw is None:  # refused before (SP-R50); the digest alone
+            return None, "not counted: no reader for its compression in Python", digest(
+                path, seen)
         with raw, io.TextIOWrapper(cast(IO[bytes], raw), encoding="utf-8", errors="replace",
                                    newline="") as text:
             if fmt == "csv":
                 records = sum(1 for record in csv.reader(text) if record)
-                return max(records - 1, 0), "CSV records (header aside)"
-            return sum(1 for line in text if line.strip()), "JSON lines (blank lines aside)"
+                rows, how = max(records - 1, 0), "CSV records (header aside)"
+            else:
+                rows = sum(1 for line in text if line.strip())
+                how = "JSON lines (blank lines aside)"
+            sha = hashed.hexdigest()
     except _READ_ERRORS as error:
         raise _damaged(path, error) from None
+    finally:
+        hashed.close()
+    READ_WHOLE.add(key)
+    return rows, how, sha
 
 
 def _table_unit(root: str, file: str, fmt: str, seen: Callable[[int], None]) -> Unit:
     from pyarrow import parquet as pq
 
     relative = _relative(root, file)
+    if fmt != "parquet":
+        rows, how, sha = _text_rows(file, fmt, seen)
+        return Unit(relative, rows, how, (Stored(relative, os.path.getsize(file), sha),))
     stored = Stored(relative, os.path.getsize(file), digest(file, seen))
-    if fmt == "parquet":
-        footer = pq.read_metadata(file)
-        groups = sum(footer.row_group(k).num_rows for k in range(footer.num_row_groups))
-        if groups != footer.num_rows:  # a damaged footer: which count would a reader use?
-            from timealign.spark.paths import PathError
+    footer = pq.read_metadata(file)
+    groups = sum(footer.row_group(k).num_rows for k in range(footer.num_row_groups))
+    if groups != footer.num_rows:  # a damaged footer: which count would a reader use?
+        from timealign.spark.paths import PathError
 
-            raise PathError("input", "SP-R1", [
-                f"cannot read the file {file}: its footer counts {footer.num_rows} rows, its "
-                f"row groups {groups}; fix or remove that file"], file)
-        return Unit(relative, int(groups), "Parquet footer", (stored,))
-    rows, how = _text_rows(file, fmt)
-    return Unit(relative, rows, how, (stored,))
+        raise PathError("input", "SP-R1", [
+            f"cannot read the file {file}: its footer counts {footer.num_rows} rows, its "
+            f"row groups {groups}; fix or remove that file"], file)
+    return Unit(relative, int(groups), "Parquet footer", (stored,))
 
 
 def _relative(root: str, file: str) -> str:

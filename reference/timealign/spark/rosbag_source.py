@@ -153,17 +153,33 @@ class RosbagReader(DataSourceReader):
         return read_partition(partition.bag, self.options)
 
 
+def listed_files(bag: Path) -> dict[str, int]:
+    """SP-R53: every file of a bag (a file, or a folder's files) -> its modification time in
+    ms, the way Spark's file source logs a file it takes (SP-R45)."""
+    files = [bag] if bag.is_file() else sorted(p for p in bag.rglob("*") if p.is_file())
+    found: dict[str, int] = {}
+    for file in files:
+        try:
+            found[os.path.realpath(file)] = file.stat().st_mtime_ns // 1_000_000
+        except FileNotFoundError:  # gone since listed: its read names it (BAG-R8)
+            continue
+    return found
+
+
 class RosbagStreamReader(DataSourceStreamReader):
     """Bags that appear in the folder become micro-batches (BAG-R8). The offset is the
-    sorted list of bags seen; a bag must be complete when it appears (moved in, not
-    written in place), like the files of a file stream."""
+    sorted list of bags seen and, under ``listed``, every file of each bag with its
+    modification time (ms) when the bag was first listed, so that a bag changed after it
+    was taken is refused by name as a changed file is (SP-R53, SP-R45); a bag must be
+    complete when it appears (moved in, not written in place), like the files of a file
+    stream."""
 
     def __init__(self, path: str, options: Options) -> None:
         self.path = path
         self.options = options
 
     def initialOffset(self) -> dict[str, Any]:
-        return {"bags": []}
+        return {"bags": [], "listed": {}}
 
     def latestOffset(self, start: dict[str, Any] | None = None,
                      limit: Any = None) -> dict[str, Any]:
@@ -174,7 +190,11 @@ class RosbagStreamReader(DataSourceStreamReader):
             seen = set(start["bags"]) if start else set()
             bags = sorted(seen | {bag.relative for bag in found})
             check_names(bags, self.options.source_from, self.options.naming)  # BAG-R2
-        return {"bags": bags}
+        listed = dict(start.get("listed", {})) if start else {}
+        for bag in found:  # SP-R53: a new bag's files as listed now (older offsets: none)
+            if bag.relative not in seen:
+                listed.update(listed_files(Path(bag.path)))
+        return {"bags": bags, "listed": listed}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[
             InputPartition]:

@@ -303,14 +303,18 @@ def _same_header(files: list[str]) -> None:
                 f"every file with one header, in one order"], file)
 
 
-def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[str]:
+def input_files(path: str, fmt: str, columns: ColumnMap | None = None,
+                read_whole: bool = True) -> list[str]:
     """SP-R1: every file of a local input is read or refused by name before Spark reads it
     (Spark skips a zero-byte Parquet file silently, reads a README as rows, and fails on a
     damaged file with a message naming neither the file nor the cause): the files of a
     folder must carry the format's suffix, a Parquet file must have a readable footer, a
     gzip file must decompress to its end; with ``columns``, the Parquet files agree on the
     columns the job reads. Remote paths (``scheme://``) are left to Spark. Returns the files
-    checked."""
+    checked. A file of a codec Python cannot decompress is refused (SP-R50). With
+    ``read_whole`` False a gzip file is not decompressed here: the inventory that follows
+    reads every text file whole once, for its digest and its count (SP-R52); a file
+    already read whole (unchanged since) is not read again."""
     import gzip
     import os
     import zlib
@@ -318,6 +322,7 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
     from pyarrow import ArrowException
     from pyarrow import parquet as pq
 
+    from timealign.spark.inventory import READ_WHOLE, UNCOUNTED_CODECS, stat_key
     from timealign.spark.paths import PathError
 
     if "://" in path or not os.path.exists(path):
@@ -341,6 +346,12 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
         return PathError("input", "SP-R1", [f"cannot read the file {file}: {cause}; fix or "
                                             f"remove that file"], file)
 
+    for file in found:  # SP-R50: rows that could not be counted are refused before reading
+        if fmt != "parquet" and file.lower().endswith(UNCOUNTED_CODECS):
+            raise PathError("input", "SP-R50", [
+                f"cannot count the rows of {file}: Python has no reader for its compression "
+                f"({os.path.splitext(file)[1]}), so no row of it could be accounted for; "
+                "recompress it as .gz, .bz2 or .deflate (or leave it uncompressed)"], file)
     schemas: dict[str, Any] = {}
     for file in found:
         if fmt == "parquet":
@@ -355,13 +366,14 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None) -> list[s
             # a compressed file is never zero bytes (it has a header): Python's gzip and
             # Spark both read an empty `.csv.gz` as no rows, a truncated file lost whole
             raise refuse(file, "it is empty (zero bytes), not a compressed file")
-        elif file.lower().endswith(".gz"):
+        elif file.lower().endswith(".gz") and read_whole and stat_key(file) not in READ_WHOLE:
             try:
                 with gzip.open(file, "rb") as stream:
                     while stream.read(_GZIP_CHUNK):
                         pass
             except (OSError, EOFError, zlib.error) as error:
                 raise refuse(file, f"not a readable gzip file ({error})") from None
+            READ_WHOLE.add(stat_key(file))
     if fmt == "csv" and len(found) > 1:
         _same_header(found)
     differs = _same_columns(schemas, columns) if columns is not None and schemas else None

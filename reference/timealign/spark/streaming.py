@@ -16,7 +16,7 @@ Spark re-runs after a crash replaces its own earlier attempt: exactly once (SP-R
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from timealign.spark import schema
 from timealign.spark.binding import bind
 from timealign.spark.checkpoint_codec import StateCodec
 from timealign.spark.failures import marked, raise_job_error
-from timealign.spark.outcomes import COLUMNS, SourceRun, timer_ms
+from timealign.spark.outcomes import COLUMNS, LossError, SourceRun, timer_ms
 from timealign.spark.paths import JobPaths, PathError
 from timealign.spark.replay import REQUIRED_VALUES, records_from, require_values, source_name
 
@@ -298,13 +298,15 @@ def stream_job(
     set_aside: tuple[str, DataFrame] | None = None,
     tick_rows: bool = False,
     aside_column: str = "topic",
+    on_poll: Callable[[], object] | None = None,
 ) -> int:
     """Run the stream of ``paths`` (checked: the watched folder is the input); return the
     number of micro-batches seen (SP-R16 for available-now). ``rows``: canonical streaming
     rows from another reader (bags) instead of the files; ``set_aside``: a table name and
     streaming rows of the combined schema written beside the outputs (see
     :func:`write_batch`); ``tick_rows``: the rows carry their ticks (MQ-R8), Spark's
-    clock fires no timer."""
+    clock fires no timer; ``on_poll``: called at every poll of the running query (every 2
+    s, SP-R54), an error it raises stops the query and is raised."""
     output, checkpoint = paths.output, paths.checkpoint
     assert checkpoint is not None, "a stream's paths name its checkpoint"
     bind(spark, checkpoint, algorithm, config)  # SP-R24
@@ -345,7 +347,9 @@ def stream_job(
                     if report:
                         print(batch_line(algorithm.name, progress, tally),
                               file=sys.stderr, flush=True)
-    except KeyboardInterrupt:  # CLI-R2: stop the query, then end the command with 130
+            if on_poll is not None:  # SP-R54: the taken files, whenever Spark may list again
+                on_poll()
+    except (KeyboardInterrupt, LossError):  # CLI-R2: stop the query, then end the command
         query.stop()
         raise
     except Exception as failed:  # StreamingQueryException from awaitTermination
