@@ -455,12 +455,21 @@ def groups_of(combined: DataFrame) -> DataFrame:
 def outcomes_of(combined: DataFrame) -> DataFrame:
     """The outcomes table (SP-R5): the combined output's outcome rows (messages settled
     otherwise than in a group) and, derived from each group's row, one ``grouped`` row per
-    member, which the Python workers do not build (``timealign.spark.outcomes``)."""
-    settled = combined.where(F.col("table") == "outcomes").select(*OUTCOME_COLUMNS)
-    members = combined.where(F.col("table") == "groups").select(
-        "source", F.explode("ids").alias("id"), F.lit("grouped").alias("outcome"), "seq",
-        F.lit(None).cast(T.StringType()).alias("reason"), "at", "input")
-    return settled.unionByName(members)
+    member, which the Python workers do not build (``timealign.spark.outcomes``).
+
+    One pass over ``combined``: every row becomes the outcome rows it stands for (a group
+    row its members', a settled row itself) through one generator, rather than a union of
+    two filtered reads, which read the persisted replay twice (issue 35; measured in
+    benchmarks/README.md, "The per-file path"). No table's row order is part of SP-R5."""
+    unsettled = F.lit(None).cast(T.StringType())
+    entries = F.when(
+        F.col("table") == "groups",
+        F.transform("ids", lambda member: F.struct(member.alias("id"),
+                                                   F.lit("grouped").alias("outcome"),
+                                                   unsettled.alias("reason"))),
+    ).otherwise(F.array(F.struct("id", "outcome", "reason")))
+    return combined.select("source", "seq", "at", "input", F.inline(entries)) \
+        .select(*OUTCOME_COLUMNS)
 
 
 #: Rows of each file the driver reads to check the time columns before Spark starts.
