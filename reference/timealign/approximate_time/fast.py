@@ -73,8 +73,16 @@ from timealign.approximate_time.model import (
 )
 from timealign.errors import wrong_object
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - a pure install without mypy's extensions
+    def mypyc_attr(*_: object, **__: object) -> Any:  # type: ignore[misc]
+        """The no-op mypyc's class marker is at run time (mypyc reads it when compiling)."""
+        return lambda cls: cls
+
 
 @final
+@mypyc_attr(acyclic=True, free_list_len=1)
 class Lane:
     """The messages one topic holds, past buffer then deque, oldest first:
     ``msgs[:end]``, with their stamps ``stamps[:end]``; the first ``split`` form the past
@@ -107,6 +115,7 @@ def lane(held: tuple[Message, ...], split: int) -> Lane:
 
 
 @final
+@mypyc_attr(acyclic=True)
 class _Params:
     """The fields of a config the step reads, read once (generic attribute reads of the
     attrs ``Config`` cost more than a native class's slots)."""
@@ -136,6 +145,7 @@ class _Params:
 
 
 @final
+@mypyc_attr(acyclic=True, free_list_len=1)
 class FastState:
     """The fast path's form of :class:`~timealign.approximate_time.model.State`: one
     :class:`Lane` per topic instead of ``D[k]`` and ``P[k]`` (a list, to save converting
