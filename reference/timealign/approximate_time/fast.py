@@ -7,12 +7,15 @@ in mechanics:
 
 - its state (:class:`FastState`) and each topic's *lane* (:class:`Lane`, ``P[k]`` then
   ``D[k]``) are plain classes that mypyc compiles to native classes (their fields are
-  struct slots, read and built without a dictionary or ``tuple.__new__``); a lane holds its
-  messages, and their stamps beside them, as a prefix of two lists. Appending a message
-  extends the lists in place when the lane's prefix is the whole list, and copies the
-  prefix first otherwise (a state stepped twice): list items are only ever appended, never
-  changed, so every other state that shares the lists still sees its own prefix unchanged,
-  and no state ever changes once built. :func:`to_spec` and :func:`from_spec` convert to
+  struct slots, read and built without a dictionary or ``tuple.__new__``), marked acyclic
+  (they never refer back to themselves, so the cyclic GC neither tracks nor traverses them
+  nor counts them toward a collection: about 11 % of a step went to collections) with a
+  free list of one (a step frees the previous state and lane just before building the
+  next); a lane holds its messages, and their stamps beside them, as a prefix of two
+  lists. Appending a message extends the lists in place when the lane's prefix is the
+  whole list, and copies the prefix first otherwise (a state stepped twice): list items
+  are only ever appended, never changed, so every other state that shares the lists still
+  sees its own prefix unchanged, and no state ever changes once built. :func:`to_spec` and :func:`from_spec` convert to
   and from the spec's state;
 - the config's fields the step reads are read once per config (:class:`_Params`, kept in
   the state and rebuilt when a step is handed another config object);
