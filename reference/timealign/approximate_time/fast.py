@@ -15,8 +15,8 @@ in mechanics:
   lists. Appending a message extends the lists in place when the lane's prefix is the
   whole list, and copies the prefix first otherwise (a state stepped twice): list items
   are only ever appended, never changed, so every other state that shares the lists still
-  sees its own prefix unchanged, and no state ever changes once built. :func:`to_spec` and :func:`from_spec` convert to
-  and from the spec's state;
+  sees its own prefix unchanged, and no state ever changes once built. :func:`to_spec`
+  and :func:`from_spec` convert to and from the spec's state;
 - the config's fields the step reads are read once per config (:class:`_Params`, kept in
   the state and rebuilt when a step is handed another config object);
 - the common path (a message queued behind others) uses exact-type checks and builds one
