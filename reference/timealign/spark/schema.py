@@ -458,16 +458,18 @@ def outcomes_of(combined: DataFrame) -> DataFrame:
     member, which the Python workers do not build (``timealign.spark.outcomes``).
 
     One pass over ``combined``: every row becomes the outcome rows it stands for (a group
-    row its members', a settled row itself) through one generator, rather than a union of
-    two filtered reads, which read the persisted replay twice (issue 35; measured in
-    benchmarks/README.md, "The per-file path"). No table's row order is part of SP-R5."""
+    row its members', a settled row itself, a row set aside none) through one generator,
+    rather than a union of two filtered reads, which read the persisted replay twice
+    (issue 35; measured in benchmarks/README.md, "The per-file path"). No table's row order is part of SP-R5."""
     unsettled = F.lit(None).cast(T.StringType())
     entries = F.when(
         F.col("table") == "groups",
         F.transform("ids", lambda member: F.struct(member.alias("id"),
                                                    F.lit("grouped").alias("outcome"),
                                                    unsettled.alias("reason"))),
-    ).otherwise(F.array(F.struct("id", "outcome", "reason")))
+    ).when(F.col("table") == "outcomes", F.array(F.struct("id", "outcome", "reason")))
+    # any other table (rows set aside: a bag's unconfigured topics, MQTT's not-a-measurement
+    # rows) is no outcome: null, so ``inline`` yields nothing for it
     return combined.select("source", "seq", "at", "input", F.inline(entries)) \
         .select(*OUTCOME_COLUMNS)
 
