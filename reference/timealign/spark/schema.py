@@ -460,7 +460,8 @@ def outcomes_of(combined: DataFrame) -> DataFrame:
     One pass over ``combined``: every row becomes the outcome rows it stands for (a group
     row its members', a settled row itself, a row set aside none) through one generator,
     rather than a union of two filtered reads, which read the persisted replay twice
-    (issue 35; measured in benchmarks/README.md, "The per-file path"). No table's row order is part of SP-R5."""
+    (issue 35; measured in benchmarks/README.md, "The per-file path"). No table's row
+    order is part of SP-R5."""
     unsettled = F.lit(None).cast(T.StringType())
     entries = F.when(
         F.col("table") == "groups",
