@@ -43,13 +43,38 @@ def _third_party_imports(folder: Path, skip: tuple[Path, ...] = (),
     for path in folder.rglob(only):
         if any(s in path.parents for s in skip) or (path.name == "strategies.py") != fuzz:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded = _optional_imports(tree)
+        for node in ast.walk(tree):
+            if id(node) in guarded:
+                continue
             if isinstance(node, ast.Import):
                 found.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 found.add(node.module.split(".")[0])
     return {name for name in found
             if name not in sys.stdlib_module_names and name not in ("timealign", "attrs")}
+
+
+#: Imports a module may make optional: inside ``try`` with an ``except ImportError`` that
+#: provides a fallback, so the package runs without them. Only mypyc's class marker is one
+#: (read by mypyc when compiling the fast paths; a no-op at run time without it).
+OPTIONAL = {"mypy_extensions"}
+
+
+def _optional_imports(tree: ast.AST) -> set[int]:
+    """The import nodes of ``tree`` guarded by ``try``/``except ImportError``; each must
+    import a module of :data:`OPTIONAL` (an unlisted one is still reported as needed)."""
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+                isinstance(h.type, ast.Name) and h.type.id == "ImportError"
+                for h in node.handlers):
+            for inner in node.body:
+                if isinstance(inner, ast.ImportFrom) and inner.module \
+                        and inner.module.split(".")[0] in OPTIONAL:
+                    guarded.add(id(inner))
+    return guarded
 
 
 PACKAGE = ROOT / "reference" / "timealign"
