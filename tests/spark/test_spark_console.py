@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ from tests.spark.machines import REAL_CONFIGS
 from timealign.cli import main
 from timealign.progress import Progress
 from timealign.spark.progress import PHASES, StageWatch, clock, estimate
-from timealign.spark.session import NOISE, log_level
+from timealign.spark.session import NOISE, log_level, quiet_py4j
 
 SPARK_LINES = (
     "WARNING: Using incubator modules: jdk.incubator.vector",
@@ -41,6 +42,36 @@ def test_sp_r33_spark_noise_is_recognised_and_the_job_lines_are_not() -> None:
     assert log_level(False, False, {}) == "OFF" and log_level(True, False, {}) == "WARN"
     assert log_level(False, True, {}) == "ERROR"
     assert log_level(False, False, {"spark.log.level": "info"}) == "INFO"
+
+
+def test_cli_r2_py4j_records_never_reach_stderr_unless_verbose() -> None:
+    """CLI-R2, SP-R33: Ctrl-C during a call into the JVM makes py4j log on the root logger
+    (which installs a root handler) and on ``py4j.clientserver`` (tracebacks of the broken
+    connection). Neither reaches a root handler once quieted; ``--verbose`` lets both through.
+    (CI caught the second route: a root filter does not see records propagated from a child.)"""
+    root, py4j = logging.getLogger(), logging.getLogger("py4j")
+    seen: list[str] = []
+
+    class Names(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.name)
+
+    handler = Names()
+    root.addHandler(handler)
+    propagate = py4j.propagate
+    try:
+        quiet_py4j(False)
+        logging.getLogger("py4j.clientserver").error("Exception occurred while shutting down")
+        logging.getLogger("py4j.java_gateway").exception("KeyboardInterrupt")
+        logging.getLogger("timealign.other").error("kept")
+        assert seen == ["timealign.other"]
+        quiet_py4j(True)
+        logging.getLogger("py4j.clientserver").error("Exception occurred while shutting down")
+        assert seen == ["timealign.other", "py4j.clientserver"]
+    finally:
+        root.removeHandler(handler)
+        quiet_py4j(True)
+        py4j.propagate = propagate
 
 
 def test_sp_r33_progress_estimate_and_line() -> None:

@@ -173,11 +173,24 @@ _PY4J_FILTER = _Py4JRootRecords()
 
 
 def quiet_py4j(verbose: bool) -> None:
-    """Install (or, ``verbose``, remove) :class:`_Py4JRootRecords` on the root logger."""
+    """Keep py4j's records off stderr unless ``verbose`` (CLI-R2, SP-R33).
+
+    Two routes reach stderr: py4j's own loggers (``py4j.clientserver`` logs "Exception
+    occurred while shutting down connection" with tracebacks when Ctrl-C breaks a call),
+    and the module-level ``logging.exception`` it calls on the root logger, which also
+    installs a root handler (``basicConfig``). A root logger's filter does not see records
+    propagated from child loggers, so the ``py4j`` logger stops propagating (it keeps the
+    null handler py4j gives it), and the root filter takes the root-logged records."""
+    root, py4j = logging.getLogger(), logging.getLogger("py4j")
     if verbose:
-        logging.getLogger().removeFilter(_PY4J_FILTER)
-    elif _PY4J_FILTER not in logging.getLogger().filters:
-        logging.getLogger().addFilter(_PY4J_FILTER)
+        root.removeFilter(_PY4J_FILTER)
+        py4j.propagate = True
+        return
+    if _PY4J_FILTER not in root.filters:
+        root.addFilter(_PY4J_FILTER)
+    if not py4j.handlers:
+        py4j.addHandler(logging.NullHandler())
+    py4j.propagate = False
 
 
 def log_level(verbose: bool, debug: bool, conf: Mapping[str, str]) -> str:
