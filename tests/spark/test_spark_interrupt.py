@@ -30,9 +30,15 @@ CONFIG = json.dumps({"topics": ["camera", "lidar", "imu"], "queue_size": 30,
 
 def _start(argv: list[str]) -> subprocess.Popen[str]:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    # SIGINT back to its default in the child: a test run started in the background (`make
+    # test-cluster &`) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt
     return subprocess.Popen([sys.executable, "-m", "timealign", *argv], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _interrupt_after(process: subprocess.Popen[str], marker: str,
