@@ -41,11 +41,9 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupt_after(process: subprocess.Popen[str], marker: str,
-                     limit: float = 600.0, presses: int = 1) -> tuple[list[str], str]:
-    """Read stderr until a line holding ``marker``, then SIGINT the process (as Ctrl-C
-    does: the whole foreground group) ``presses`` times; return the lines before it and
-    the rest."""
+def _read_until(process: subprocess.Popen[str], marker: str,
+                limit: float = 600.0) -> list[str]:
+    """Read stderr until a line holding ``marker``; return the lines read."""
     assert process.stderr is not None
     before: list[str] = []
     selector = selectors.DefaultSelector()
@@ -61,6 +59,15 @@ def _interrupt_after(process: subprocess.Popen[str], marker: str,
         if marker in line:
             break
     assert before and marker in before[-1], f"the job never started: {before}"
+    return before
+
+
+def _interrupt_after(process: subprocess.Popen[str], marker: str,
+                     limit: float = 600.0, presses: int = 1) -> tuple[list[str], str]:
+    """Read stderr until a line holding ``marker``, then SIGINT the process (as Ctrl-C
+    does: the whole foreground group) ``presses`` times; return the lines before it and
+    the rest."""
+    before = _read_until(process, marker, limit)
     for press in range(presses):
         if press:
             time.sleep(0.3)
@@ -163,3 +170,28 @@ def test_cli_r2_sp_r33_ctrl_c_of_a_live_stream_and_quiet(tmp_path: Path) -> None
     assert quiet.returncode == 0, err
     assert err == "", err
     assert "stream stopped after" in printed
+
+
+def test_sp_r54_a_file_changed_while_an_unbounded_stream_runs_stops_it(tmp_path: Path) -> None:
+    """SP-R54 through the command line: a live `stream` (no --available-now) whose taken file
+    is appended to stops within seconds, exit 3, naming the file, with no traceback and no
+    half-written batch; its process tree ends."""
+    fleet = _fleet(tmp_path, 20_000)
+    out, checkpoint = tmp_path / "out", tmp_path / "ck"
+    process = _start(["stream", "approximate_time", "--source", str(fleet), "--config", CONFIG,
+                      "--master", "local[2]", "--output", str(out), "--checkpoint",
+                      str(checkpoint), "--trigger-seconds", "1"])
+    try:
+        _read_until(process, "[timealign stream] batch 0")
+        changed = sorted(fleet.rglob("*.parquet"))[0]
+        with changed.open("ab") as appended:
+            appended.write(b"rows a recorder appended after the stream took the file")
+        _, rest = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 3, rest
+    assert changed.name in rest and "SP-R45" in rest, rest
+    assert "Traceback" not in rest, rest
+    assert _no_partial_tables(out) == []
+    assert _left(process) == [], "a process of the command is still running"
