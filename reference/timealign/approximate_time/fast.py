@@ -348,15 +348,11 @@ def _settle(params: _Params, lanes: list[Lane], state: FastState,
     """Run ``process()`` (when ``process``) and then the AT-R5 overflow test of topic
     ``i`` on the scratch form of ``lanes`` (and the rest of ``state``, with ``warned``),
     and freeze the result."""
-    msgs: list[list[Message]] = []
-    stamps: list[list[Any]] = []
-    sp: list[int] = []
-    hi: list[int] = []
-    for each in lanes:
-        msgs.append(each.msgs)
-        stamps.append(each.stamps)
-        sp.append(each.split)
-        hi.append(each.end)
+    # Comprehensions over the list: compiled, each is one preallocated list (no appends).
+    msgs = [each.msgs for each in lanes]
+    stamps: list[list[Any]] = [each.stamps for each in lanes]
+    sp = [each.split for each in lanes]
+    hi = [each.end for each in lanes]
     lo = [0] * len(lanes)
     dropped = list(state.dropped)
     produced: list[Output] = list(outputs)
