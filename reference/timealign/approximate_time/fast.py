@@ -399,7 +399,7 @@ def _process(params: _Params, msgs: list[list[Message]], stamps: list[list[Any]]
     numerator, denominator = params.numerator, params.denominator
     # Whether a drop flag may be set: AT-R7 clears all but the end's, so after it only the
     # end's flag can be, and nothing in the loop sets one.
-    flagged = True in dropped
+    flagged = any(flag for flag in dropped)  # compiled, a C loop (``in`` is a generic call)
     # The topics whose past buffer may be non-empty, so that destroying the pasts (AT-D1)
     # does not scan every topic; kept in move order, sorted when it names several.
     pasts = [k for k in range(n) if sp[k] != lo[k]]
