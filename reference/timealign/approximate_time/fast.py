@@ -20,7 +20,9 @@ in mechanics:
 - the config's fields the step reads are read once per config (:class:`_Params`, kept in
   the state and rebuilt when a step is handed another config object);
 - the common path (a message queued behind others) uses exact-type checks and builds one
-  lane, the tuple of lanes and the state;
+  lane, the list of lanes and the state; AT-R20's limit is compared with an unboxed bound
+  first (``_Params.short``), as the limits themselves are too large for mypyc's unboxed
+  integers;
 - ``process()`` and the overflow work on a scratch form in which nothing is ever copied
   or shifted: per topic the lane's lists and three indices, ``lo[k]`` (the oldest held,
   the first of ``P[k]``), ``sp[k]`` (the front of ``D[k]``) and ``hi[k]`` (the lane's
@@ -33,9 +35,9 @@ in mechanics:
   when one may be set, skips the scaling when the age is 0 (``scale(0) == 0`` in both
   arithmetics), uses the exact integer product for positive ages in ROS 2 arithmetic,
   remembers which topics have a past buffer (so destroying the pasts does not scan every
-  topic), and builds the candidate tuple only when it is published or kept in the state
-  (a candidate made in the loop is the oldest held message of every topic until the
-  next publish);
+  topic), and builds the candidate tuple (:func:`_fronts`) only when it is published or
+  kept in the state (a candidate made in the loop is the oldest held message of every
+  topic until the next publish);
 - ``Dropped`` and ``Published`` are built by filling their slots (see ``_dropped``).
 
 It relies on the state shape the spec states (and the stateful test checks): with no pivot
