@@ -112,13 +112,16 @@ def _tree(root: int) -> dict[int, tuple[bool, int, int, float]]:
                     continue
             if pid == root:
                 continue
-            rss, peak = _memory(pid)
             with open(f"/proc/{pid}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
+                name, _, rest = handle.read().partition("(")[2].rpartition(")")
+            fields = rest.split()
             cpu = sum(int(x) for x in fields[11:15]) / TICKS  # utime stime cutime cstime
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                python = b"python" in handle.read().split(b"\0")[0]
-        except (OSError, StopIteration, IndexError, KeyError):
+            # The command name, not the command line: a worker that exited and is not yet
+            # reaped (a zombie) has no command line and no memory, but still its CPU time,
+            # which moves to its daemon's reaped-children time only when it is reaped.
+            python = "python" in name
+            rss, peak = _memory(pid)
+        except (OSError, IndexError, ValueError):
             continue
         found[pid] = (python, rss, peak, cpu)
     return found
@@ -128,6 +131,8 @@ def _memory(pid: int | str) -> tuple[int, int]:
     """(RSS, peak RSS) in bytes of a process, from ``/proc/PID/status``."""
     with open(f"/proc/{pid}/status") as handle:
         fields = dict(line.split(":", 1) for line in handle)
+    if "VmRSS" not in fields:  # a zombie
+        return 0, 0
     return (int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024)
 
 
