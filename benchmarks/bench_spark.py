@@ -156,29 +156,45 @@ class Sampler:
     (``VmHWM``, restarted when the job starts) so no short spike escapes the 0.2 s
     sampling; the peak of the whole Spark tree's summed RSS, sampled (forked Python workers
     share pages with their daemon, so the sum counts those twice); and the CPU seconds of
-    the JVMs and of the Python workers, separately."""
+    the JVMs and of the Python workers, separately.
+
+    Each process's CPU is its last sampled reading, kept after it exits: PySpark's daemon
+    ignores ``SIGCHLD``, so the kernel reaps its workers without adding their time to the
+    daemon's, and a worker stopped while the job runs (Spark stops one idle for a minute)
+    would otherwise take all its CPU with it (a 10M-row run measured no Python CPU at all).
+    What such a worker spends after its last sample, at most 0.2 s, is not counted."""
 
     def __init__(self) -> None:
         self.total = self.worker = self.jvm = self.driver = 0
         self.jvm_cpu = self.python_cpu = 0.0
         self._stop = threading.Event()
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._before: dict[int, tuple[bool, int, int, float]] = {}
+        self._seen: dict[int, tuple[bool, float]] = {}
+        self._start = (0.0, 0.0)
 
-    def _sample(self) -> dict[int, tuple[bool, int, int, float]]:
+    def _sample(self) -> None:
         tree = _tree(os.getpid())
-        self.total = max(self.total, sum(rss for _, rss, _, _ in tree.values()))
-        self.worker = max([self.worker, *(peak for py, _, peak, _ in tree.values() if py)])
-        self.jvm = max([self.jvm, *(peak for py, _, peak, _ in tree.values() if not py)])
-        return tree
+        with self._lock:
+            self.total = max(self.total, sum(rss for _, rss, _, _ in tree.values()))
+            self.worker = max([self.worker, *(pk for py, _, pk, _ in tree.values() if py)])
+            self.jvm = max([self.jvm, *(pk for py, _, pk, _ in tree.values() if not py)])
+            self._seen.update((pid, (py, cpu)) for pid, (py, _, _, cpu) in tree.items())
+
+    def cpu(self) -> tuple[float, float]:
+        """CPU seconds so far of every process seen under this one: (JVMs, Python)."""
+        self._sample()
+        with self._lock:
+            return (sum(cpu for py, cpu in self._seen.values() if not py),
+                    sum(cpu for py, cpu in self._seen.values() if py))
 
     def _loop(self) -> None:
         while not self._stop.wait(0.2):
             self._sample()
 
     def __enter__(self) -> Sampler:
-        self._before = _tree(os.getpid())
-        _reset_peaks(["self", *self._before])
+        _reset_peaks(["self", *_tree(os.getpid())])
+        self._start = self.cpu()
         self._thread.start()
         return self
 
@@ -186,35 +202,25 @@ class Sampler:
         self._stop.set()
         self._thread.join()
         self.driver = _memory("self")[1]
-        for pid, (python, _, _, cpu) in self._sample().items():
-            spent = cpu - self._before.get(pid, (python, 0, 0, 0.0))[3]
-            if python:
-                self.python_cpu += spent
-            else:
-                self.jvm_cpu += spent
-
-
-def _cpu() -> tuple[float, float]:
-    """CPU seconds so far of this process's descendants: (JVMs, Python workers)."""
-    tree = _tree(os.getpid())
-    return (sum(cpu for py, _, _, cpu in tree.values() if not py),
-            sum(cpu for py, _, _, cpu in tree.values() if py))
+        jvm, python = self.cpu()
+        self.jvm_cpu, self.python_cpu = jvm - self._start[0], python - self._start[1]
 
 
 class Phases:
     """``run_batch(phase=...)``: the JVM and Python CPU seconds of each of the job's phases
-    (census, replay, outcomes, reconcile, publish)."""
+    (census, replay, outcomes, reconcile, publish), read from the job's :class:`Sampler`."""
 
-    def __init__(self) -> None:
+    def __init__(self, sampler: Sampler) -> None:
+        self.sampler = sampler
         self.cpu: dict[str, tuple[float, float]] = {}
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
-        jvm, python = _cpu()
+        jvm, python = self.sampler.cpu()
         try:
             yield
         finally:
-            after = _cpu()
+            after = self.sampler.cpu()
             self.cpu[name] = (after[0] - jvm, after[1] - python)
 
 
@@ -241,10 +247,10 @@ def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output:
     from timealign.spark.batch import run_batch
 
     algorithm = registry.get(algorithm_name)
-    phases = Phases()
     load, clock = os.getloadavg()[0], time.strftime("%H:%M", time.gmtime())
     heap_peak(spark, reset=True)
     with Sampler() as sampler:
+        phases = Phases(sampler)
         started = time.perf_counter()
         result = run_batch(spark, algorithm, algorithm.config_from_json(config), folder,
                            output, per_file=per_file, phase=phases)
@@ -361,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--algorithm", default="approximate_time")
     parser.add_argument("--config", default=json.dumps(DEFAULT_CONFIG))
     parser.add_argument("--workdir", help="keep data here (default: a temporary folder)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="reuse the data and plain replay figures an earlier run left "
+                             "in --workdir (generating 10M rows twice takes minutes)")
     parser.add_argument("--table", action="store_true",
                         help="print the growth table (issue 35) in Markdown at the end")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
@@ -380,14 +389,21 @@ def main(argv: list[str] | None = None) -> int:
         messages, sources = parse_size(size)
         tag = size.replace(":", "-")
         data[size] = {"shuffled": base / f"data-{tag}", "per-file": base / f"robots-{tag}"}
-        rows = generate(Plan.for_messages(messages, sources), data[size]["shuffled"])
-        generate(Plan.for_messages(messages, sources, per_robot=True), data[size]["per-file"])
-        replays[size] = json.loads(subprocess.run(
-            [sys.executable, __file__, "--replay-only", str(data[size]["shuffled"]),
-             "--algorithm", args.algorithm, "--config", args.config],
-            check=True, capture_output=True, text=True).stdout)
-        assert replays[size]["rows"] == rows
+        cached = base / f"replay-{tag}.json"
+        if args.reuse and cached.exists():
+            replays[size] = json.loads(cached.read_text())
+        else:
+            rows = generate(Plan.for_messages(messages, sources), data[size]["shuffled"])
+            generate(Plan.for_messages(messages, sources, per_robot=True),
+                     data[size]["per-file"])
+            replays[size] = json.loads(subprocess.run(
+                [sys.executable, __file__, "--replay-only", str(data[size]["shuffled"]),
+                 "--algorithm", args.algorithm, "--config", args.config],
+                check=True, capture_output=True, text=True).stdout)
+            assert replays[size]["rows"] == rows
+            cached.write_text(json.dumps(replays[size]))
         replay = replays[size]
+        rows = replay["rows"]
         print(f"plain replay {size}: {rows / replay['seconds']:,.0f} msg/s, "
               f"{replay['cpu']:.1f} s CPU ({replay['cpu'] / rows * 1e6:.1f} us/row), "
               f"peak {replay['peak_bytes'] / 2**20:.0f} MB", flush=True)
