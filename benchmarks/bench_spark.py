@@ -261,7 +261,7 @@ def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output:
             "driver_peak_bytes": sampler.driver, "heap_peak_bytes": heap,
             "heap_max_bytes": heap_max, "jvm_cpu": sampler.jvm_cpu,
             "python_cpu": sampler.python_cpu, "phases": phases.cpu,
-            "load": (load, os.getloadavg()[0]), "clock": clock}
+            "load": (load, os.getloadavg()[0]), "clock": clock, "commit": head_commit()}
 
 
 class Masters:
@@ -323,21 +323,27 @@ def line(sources: int, master: str, path: str, job: dict[str, Any],
             f"{job['tree_peak_bytes'] / mb:>5.0f}MB {job['load'][0]:>4.1f}>{job['load'][1]:<4.1f}")
 
 
+def head_commit() -> str:
+    """The checkout's commit, recorded with each cell (the code measured)."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, cwd=Path(__file__).parent).stdout.strip() or "unknown"
+
+
 def growth_table(sizes: list[str], replays: dict[str, dict[str, Any]],
                  results: dict[tuple[str, str, str], dict[str, Any]]) -> str:
     """Issue 35's growth table in Markdown: per size, master and path the CPU per row and
     each process's peak memory, beside plain replay's, with the commit and the load."""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=Path(__file__).parent).stdout.strip() or "unknown"
+    commits = sorted({job.get("commit", "not recorded") for job in results.values()})
     mb = 2**20
-    out = [f"Commit {commit}, {time.strftime('%Y-%m-%d', time.gmtime())} (UTC), "
+    out = [f"Commit {', '.join(commits)}, {time.strftime('%Y-%m-%d', time.gmtime())} (UTC), "
            f"{os.cpu_count()} cores. CPU in µs per row (JVM + Python workers); memory is "
            "peak RSS in MB unless stated; load is the 1-minute load average at the job's "
            "start → end.", "",
-           "| rows : sources | master, path | time (UTC), load | CPU per row | × replay's "
-           "| driver JVM RSS (heap used / max) | largest Python worker | driver Python "
-           "| Spark tree (sum) | plain replay: CPU per row, peak |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "| rows : sources | master, path | time (UTC), load | msg/s (× replay's) "
+           "| CPU per row | × replay's | driver JVM RSS (heap used / max) "
+           "| largest Python worker | driver Python | Spark tree (sum) "
+           "| plain replay: CPU per row, peak |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for size in sizes:
         replay = replays[size]
         replay_row = replay["cpu"] / replay["rows"] * 1e6
@@ -347,6 +353,8 @@ def growth_table(sizes: list[str], replays: dict[str, dict[str, Any]],
             out.append(
                 f"| {size} | {master}, {path} | {job['clock']}, "
                 f"{job['load'][0]:.1f} → {job['load'][1]:.1f} "
+                f"| {job['rows'] / job['seconds']:,.0f} "
+                f"({replay['seconds'] / job['seconds']:.2f}) "
                 f"| {cpu_per_row(job):.1f} ({job['jvm_cpu'] / job['rows'] * 1e6:.1f} + "
                 f"{job['python_cpu'] / job['rows'] * 1e6:.1f}) "
                 f"| {cpu_per_row(job) / replay_row:.2f} "
@@ -355,6 +363,21 @@ def growth_table(sizes: list[str], replays: dict[str, dict[str, Any]],
                 f"| {job['driver_peak_bytes'] / mb:,.0f} | {job['tree_peak_bytes'] / mb:,.0f} "
                 f"| {replay_row:.1f}, {replay['peak_bytes'] / mb:,.0f} |")
     return "\n".join(out)
+
+
+def table_from(files: list[str]) -> str:
+    """The growth table of cells saved by earlier runs, in the order they ran."""
+    sizes: list[str] = []
+    replays: dict[str, dict[str, Any]] = {}
+    results: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for name in files:
+        for text in Path(name).read_text().splitlines():
+            cell = json.loads(text)
+            if cell["size"] not in sizes:
+                sizes.append(cell["size"])
+            replays[cell["size"]] = cell["replay"]
+            results[(cell["size"], cell["master"], cell["path"])] = cell["job"]
+    return growth_table(sizes, replays, results)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -372,8 +395,14 @@ def main(argv: list[str] | None = None) -> int:
                              "in --workdir (generating 10M rows twice takes minutes)")
     parser.add_argument("--table", action="store_true",
                         help="print the growth table (issue 35) in Markdown at the end")
+    parser.add_argument("--table-from", nargs="+", metavar="RESULTS",
+                        help="print the growth table from the results.jsonl of earlier runs "
+                             "(each run appends its cells to WORKDIR/results.jsonl)")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.table_from:
+        print(table_from(args.table_from))
+        return 0
     if args.replay_only:
         print(json.dumps(plain_replay(args.algorithm, args.config, args.replay_only)))
         return 0
