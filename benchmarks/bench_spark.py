@@ -13,8 +13,12 @@ per-file path, ``--sources-per-file``). Then:
 Printed per run: messages per second and the ratio to (a); the CPU seconds of the JVMs and
 of the Python workers; the CPU microseconds per row (JVM + Python), the scale-out
 predictor: on N cores with nothing else running the job can reach about
-N / (CPU seconds per row) rows per second, whatever this machine's 2 cores allow; and the
-peak RSS of the largest Python worker and of the whole Spark process tree. On 2 cores
+N / (CPU seconds per row) rows per second, whatever this machine's 2 cores allow; the
+peak RSS of the largest Python worker, of the JVM (in local mode the driver JVM runs the
+executors' tasks too) with its peak heap, of the driver's Python process, and of the
+whole Spark process tree; and the load average at the job's start and end (``load``).
+``--table`` prints all of it at the end as the growth table of issue 35, in Markdown
+(``benchmarks/README.md``). On 2 cores
 ``local[1]`` already uses both (the JVM task and its Python worker run side by side), so
 wall-clock ratios between masters say little; the CPU per row does. Each session first
 runs both paths on 20k rows, so that start-up and JIT compilation stay out of the figures.
@@ -22,6 +26,7 @@ The targets of the per-file path (issue 35) are checked at the end, for every si
 
     python benchmarks/bench_spark.py                      # quick: 200k messages, 100 sources
     python benchmarks/bench_spark.py --sizes 1M:1000 10M:1000
+    python benchmarks/bench_spark.py --sizes 1M:1 1M:100 1M:1000 --masters 'local[2]' --table
 """
 
 from __future__ import annotations
@@ -90,10 +95,11 @@ def plain_replay(algorithm_name: str, config_json: str, folder: str) -> dict[str
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _tree(root: int) -> dict[int, tuple[bool, int, float]]:
-    """pid -> (is a Python process, RSS bytes, CPU seconds incl. reaped children) for every
+def _tree(root: int) -> dict[int, tuple[bool, int, int, float]]:
+    """pid -> (is a Python process, RSS bytes, peak RSS bytes (``VmHWM``, since the process
+    started or since :func:`_reset_peaks`), CPU seconds incl. reaped children) for every
     process under ``root`` (the Spark JVM, the Python daemon and its workers)."""
-    found: dict[int, tuple[bool, int, float]] = {}
+    found: dict[int, tuple[bool, int, int, float]] = {}
     pending = [root]
     while pending:
         pid = pending.pop()
@@ -106,75 +112,133 @@ def _tree(root: int) -> dict[int, tuple[bool, int, float]]:
                     continue
             if pid == root:
                 continue
-            with open(f"/proc/{pid}/status") as handle:
-                rss = next(int(line.split()[1]) * 1024 for line in handle
-                           if line.startswith("VmRSS:"))
             with open(f"/proc/{pid}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
+                name, _, rest = handle.read().partition("(")[2].rpartition(")")
+            fields = rest.split()
             cpu = sum(int(x) for x in fields[11:15]) / TICKS  # utime stime cutime cstime
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                python = b"python" in handle.read().split(b"\0")[0]
-        except (OSError, StopIteration, IndexError):
+            # The command name, not the command line: a worker that exited and is not yet
+            # reaped (a zombie) has no command line and no memory, but still its CPU time,
+            # which moves to its daemon's reaped-children time only when it is reaped.
+            python = "python" in name
+            rss, peak = _memory(pid)
+        except (OSError, IndexError, ValueError):
             continue
-        found[pid] = (python, rss, cpu)
+        found[pid] = (python, rss, peak, cpu)
     return found
 
 
+def _memory(pid: int | str) -> tuple[int, int]:
+    """(RSS, peak RSS) in bytes of a process, from ``/proc/PID/status``."""
+    with open(f"/proc/{pid}/status") as handle:
+        fields = dict(line.split(":", 1) for line in handle)
+    if "VmRSS" not in fields:  # a zombie
+        return 0, 0
+    return (int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024)
+
+
+def _reset_peaks(pids: list[int | str]) -> None:
+    """Restart the peak RSS (``VmHWM``) of these processes at their current RSS (Linux's
+    ``clear_refs`` 5), so that a peak read later belongs to the job measured, not to the
+    data generation before it (this process) or an earlier job (the JVM, reused workers)."""
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/clear_refs", "w") as handle:
+                handle.write("5")
+        except OSError:  # gone meanwhile, or a kernel without it: the sampled RSS remains
+            continue
+
+
 class Sampler:
-    """Samples the RSS of this process's descendants (the Spark JVM and its workers) and
-    measures the CPU seconds they spend: JVM and Python workers separately."""
+    """Measures the memory and CPU of a job: the peak RSS of this process (the driver's
+    Python process, which in local mode sends the plan to the JVM and receives the
+    results), of the largest JVM (in local mode the driver JVM, which also runs the
+    executors' tasks) and of the largest Python worker, each the kernel's own peak
+    (``VmHWM``, restarted when the job starts) so no short spike escapes the 0.2 s
+    sampling; the peak of the whole Spark tree's summed RSS, sampled (forked Python workers
+    share pages with their daemon, so the sum counts those twice); and the CPU seconds of
+    the JVMs and of the Python workers, separately.
+
+    Each process's CPU is its last sampled reading, kept after it exits: PySpark's daemon
+    ignores ``SIGCHLD``, so the kernel reaps its workers without adding their time to the
+    daemon's, and a worker stopped while the job runs (Spark stops one idle for a minute)
+    would otherwise take all its CPU with it (a 10M-row run measured no Python CPU at all).
+    What such a worker spends after its last sample, at most 0.2 s, is not counted."""
 
     def __init__(self) -> None:
-        self.total = self.worker = 0
+        self.total = self.worker = self.jvm = self.driver = 0
         self.jvm_cpu = self.python_cpu = 0.0
         self._stop = threading.Event()
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._before: dict[int, tuple[bool, int, float]] = {}
+        self._seen: dict[int, tuple[bool, float]] = {}
+        self._start = (0.0, 0.0)
+
+    def _sample(self) -> None:
+        tree = _tree(os.getpid())
+        with self._lock:
+            self.total = max(self.total, sum(rss for _, rss, _, _ in tree.values()))
+            self.worker = max([self.worker, *(pk for py, _, pk, _ in tree.values() if py)])
+            self.jvm = max([self.jvm, *(pk for py, _, pk, _ in tree.values() if not py)])
+            self._seen.update((pid, (py, cpu)) for pid, (py, _, _, cpu) in tree.items())
+
+    def cpu(self) -> tuple[float, float]:
+        """CPU seconds so far of every process seen under this one: (JVMs, Python)."""
+        self._sample()
+        with self._lock:
+            return (sum(cpu for py, cpu in self._seen.values() if not py),
+                    sum(cpu for py, cpu in self._seen.values() if py))
 
     def _loop(self) -> None:
         while not self._stop.wait(0.2):
-            tree = _tree(os.getpid())
-            self.total = max(self.total, sum(rss for _, rss, _ in tree.values()))
-            self.worker = max([self.worker, *(rss for py, rss, _ in tree.values() if py)])
+            self._sample()
 
     def __enter__(self) -> Sampler:
-        self._before = _tree(os.getpid())
+        _reset_peaks(["self", *_tree(os.getpid())])
+        self._start = self.cpu()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        for pid, (python, _, cpu) in _tree(os.getpid()).items():
-            spent = cpu - self._before.get(pid, (python, 0, 0.0))[2]
-            if python:
-                self.python_cpu += spent
-            else:
-                self.jvm_cpu += spent
-
-
-def _cpu() -> tuple[float, float]:
-    """CPU seconds so far of this process's descendants: (JVMs, Python workers)."""
-    tree = _tree(os.getpid())
-    return (sum(cpu for py, _, cpu in tree.values() if not py),
-            sum(cpu for py, _, cpu in tree.values() if py))
+        self.driver = _memory("self")[1]
+        jvm, python = self.cpu()
+        self.jvm_cpu, self.python_cpu = jvm - self._start[0], python - self._start[1]
 
 
 class Phases:
     """``run_batch(phase=...)``: the JVM and Python CPU seconds of each of the job's phases
-    (census, replay, outcomes, reconcile, publish)."""
+    (census, replay, outcomes, reconcile, publish), read from the job's :class:`Sampler`."""
 
-    def __init__(self) -> None:
+    def __init__(self, sampler: Sampler) -> None:
+        self.sampler = sampler
         self.cpu: dict[str, tuple[float, float]] = {}
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
-        jvm, python = _cpu()
+        jvm, python = self.sampler.cpu()
         try:
             yield
         finally:
-            after = _cpu()
+            after = self.sampler.cpu()
             self.cpu[name] = (after[0] - jvm, after[1] - python)
+
+
+def heap_peak(spark: Any, reset: bool = False) -> tuple[int, int]:
+    """(peak used, maximum) heap bytes of the driver JVM (in local mode it runs the tasks
+    too; on a standalone cluster the executors' heaps are not counted), from the JVM's own
+    memory pools (``java.lang.management``), whose peaks ``reset`` restarts. The peak is the
+    sum of each heap pool's peak, which need not coincide in time: an upper bound."""
+    management = spark._jvm.java.lang.management.ManagementFactory
+    peak = 0
+    for pool in management.getMemoryPoolMXBeans():
+        if pool.getType().name() != "HEAP":
+            continue
+        if reset:
+            pool.resetPeakUsage()
+        else:
+            peak += pool.getPeakUsage().getUsed()
+    return peak, management.getMemoryMXBean().getHeapMemoryUsage().getMax()
 
 
 def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output: str,
@@ -183,15 +247,21 @@ def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output:
     from timealign.spark.batch import run_batch
 
     algorithm = registry.get(algorithm_name)
-    phases = Phases()
+    load, clock = os.getloadavg()[0], time.strftime("%H:%M", time.gmtime())
+    heap_peak(spark, reset=True)
     with Sampler() as sampler:
+        phases = Phases(sampler)
         started = time.perf_counter()
         result = run_batch(spark, algorithm, algorithm.config_from_json(config), folder,
                            output, per_file=per_file, phase=phases)
         seconds = time.perf_counter() - started
+    heap, heap_max = heap_peak(spark)
     return {"rows": result.rows, "seconds": seconds, "tree_peak_bytes": sampler.total,
-            "worker_peak_bytes": sampler.worker, "jvm_cpu": sampler.jvm_cpu,
-            "python_cpu": sampler.python_cpu, "phases": phases.cpu}
+            "worker_peak_bytes": sampler.worker, "jvm_peak_bytes": sampler.jvm,
+            "driver_peak_bytes": sampler.driver, "heap_peak_bytes": heap,
+            "heap_max_bytes": heap_max, "jvm_cpu": sampler.jvm_cpu,
+            "python_cpu": sampler.python_cpu, "phases": phases.cpu,
+            "load": (load, os.getloadavg()[0]), "clock": clock, "commit": head_commit()}
 
 
 class Masters:
@@ -231,17 +301,83 @@ class Masters:
 
 HEADER = (f"{'messages':>9} {'sources':>7} {'master':>10} {'path':>8} {'msg/s':>9} "
           f"{'x replay':>8} {'jvm cpu':>8} {'py cpu':>8} {'cpu/row':>8} {'x replay':>8} "
-          f"{'worker':>7} {'tree':>7}")
+          f"{'worker':>7} {'jvm':>7} {'heap':>7} {'driver':>7} {'tree':>7} {'load':>9}")
 
 
-def line(rows: int, sources: int, master: str, path: str, seconds: float, jvm: float,
-         python: float, replay_rate: float, replay_cpu_row: float, worker: int,
-         tree: int) -> str:
-    cpu_row = (jvm + python) / rows * 1e6
-    rate = rows / seconds
+def cpu_per_row(job: dict[str, Any]) -> float:
+    """CPU microseconds per row of a job, JVM and Python workers together."""
+    return float((job["jvm_cpu"] + job["python_cpu"]) / job["rows"] * 1e6)
+
+
+def line(sources: int, master: str, path: str, job: dict[str, Any],
+         replay: dict[str, Any]) -> str:
+    rows, mb = job["rows"], 2**20
+    rate = rows / job["seconds"]
+    cpu_row = cpu_per_row(job)
     return (f"{rows:>9} {sources:>7} {master:>10} {path:>8} {rate:>9,.0f} "
-            f"{rate / replay_rate:>8.2f} {jvm:>7.1f}s {python:>7.1f}s {cpu_row:>6.1f}us "
-            f"{cpu_row / replay_cpu_row:>8.2f} {worker / 2**20:>5.0f}MB {tree / 2**20:>5.0f}MB")
+            f"{rate * replay['seconds'] / replay['rows']:>8.2f} {job['jvm_cpu']:>7.1f}s "
+            f"{job['python_cpu']:>7.1f}s {cpu_row:>6.1f}us "
+            f"{cpu_row * replay['rows'] / replay['cpu'] / 1e6:>8.2f} "
+            f"{job['worker_peak_bytes'] / mb:>5.0f}MB {job['jvm_peak_bytes'] / mb:>5.0f}MB "
+            f"{job['heap_peak_bytes'] / mb:>5.0f}MB {job['driver_peak_bytes'] / mb:>5.0f}MB "
+            f"{job['tree_peak_bytes'] / mb:>5.0f}MB {job['load'][0]:>4.1f}>{job['load'][1]:<4.1f}")
+
+
+def head_commit() -> str:
+    """The checkout's commit, recorded with each cell (the code measured)."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, cwd=Path(__file__).parent).stdout.strip() or "unknown"
+
+
+def growth_table(sizes: list[str], replays: dict[str, dict[str, Any]],
+                 results: dict[tuple[str, str, str], dict[str, Any]]) -> str:
+    """Issue 35's growth table in Markdown: per size, master and path the CPU per row and
+    each process's peak memory, beside plain replay's, with the commit and the load."""
+    commits = sorted({job.get("commit", "not recorded") for job in results.values()})
+    mb = 2**20
+    out = [f"Commit {', '.join(commits)}, {time.strftime('%Y-%m-%d', time.gmtime())} (UTC), "
+           f"{os.cpu_count()} cores. CPU in µs per row (JVM + Python workers); memory is "
+           "peak RSS in MB unless stated; load is the 1-minute load average at the job's "
+           "start → end.", "",
+           "| rows : sources | master, path | time (UTC), load | msg/s (× replay's) "
+           "| CPU per row | × replay's | driver JVM RSS (heap used / max) "
+           "| largest Python worker | driver Python | Spark tree (sum) "
+           "| plain replay: CPU per row, peak |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for size in sizes:
+        replay = replays[size]
+        replay_row = replay["cpu"] / replay["rows"] * 1e6
+        for (at, master, path), job in results.items():
+            if at != size:
+                continue
+            out.append(
+                f"| {size} | {master}, {path} | {job['clock']}, "
+                f"{job['load'][0]:.1f} → {job['load'][1]:.1f} "
+                f"| {job['rows'] / job['seconds']:,.0f} "
+                f"({replay['seconds'] / job['seconds']:.2f}) "
+                f"| {cpu_per_row(job):.1f} ({job['jvm_cpu'] / job['rows'] * 1e6:.1f} + "
+                f"{job['python_cpu'] / job['rows'] * 1e6:.1f}) "
+                f"| {cpu_per_row(job) / replay_row:.2f} "
+                f"| {job['jvm_peak_bytes'] / mb:,.0f} ({job['heap_peak_bytes'] / mb:,.0f} / "
+                f"{job['heap_max_bytes'] / mb:,.0f}) | {job['worker_peak_bytes'] / mb:,.0f} "
+                f"| {job['driver_peak_bytes'] / mb:,.0f} | {job['tree_peak_bytes'] / mb:,.0f} "
+                f"| {replay_row:.1f}, {replay['peak_bytes'] / mb:,.0f} |")
+    return "\n".join(out)
+
+
+def table_from(files: list[str]) -> str:
+    """The growth table of cells saved by earlier runs, in the order they ran."""
+    sizes: list[str] = []
+    replays: dict[str, dict[str, Any]] = {}
+    results: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for name in files:
+        for text in Path(name).read_text().splitlines():
+            cell = json.loads(text)
+            if cell["size"] not in sizes:
+                sizes.append(cell["size"])
+            replays[cell["size"]] = cell["replay"]
+            results[(cell["size"], cell["master"], cell["path"])] = cell["job"]
+    return growth_table(sizes, replays, results)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,8 +390,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--algorithm", default="approximate_time")
     parser.add_argument("--config", default=json.dumps(DEFAULT_CONFIG))
     parser.add_argument("--workdir", help="keep data here (default: a temporary folder)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="reuse the data and plain replay figures an earlier run left "
+                             "in --workdir (generating 10M rows twice takes minutes)")
+    parser.add_argument("--table", action="store_true",
+                        help="print the growth table (issue 35) in Markdown at the end")
+    parser.add_argument("--table-from", nargs="+", metavar="RESULTS",
+                        help="print the growth table from the results.jsonl of earlier runs "
+                             "(each run appends its cells to WORKDIR/results.jsonl)")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.table_from:
+        print(table_from(args.table_from))
+        return 0
     if args.replay_only:
         print(json.dumps(plain_replay(args.algorithm, args.config, args.replay_only)))
         return 0
@@ -271,14 +418,21 @@ def main(argv: list[str] | None = None) -> int:
         messages, sources = parse_size(size)
         tag = size.replace(":", "-")
         data[size] = {"shuffled": base / f"data-{tag}", "per-file": base / f"robots-{tag}"}
-        rows = generate(Plan.for_messages(messages, sources), data[size]["shuffled"])
-        generate(Plan.for_messages(messages, sources, per_robot=True), data[size]["per-file"])
-        replays[size] = json.loads(subprocess.run(
-            [sys.executable, __file__, "--replay-only", str(data[size]["shuffled"]),
-             "--algorithm", args.algorithm, "--config", args.config],
-            check=True, capture_output=True, text=True).stdout)
-        assert replays[size]["rows"] == rows
+        cached = base / f"replay-{tag}.json"
+        if args.reuse and cached.exists():
+            replays[size] = json.loads(cached.read_text())
+        else:
+            rows = generate(Plan.for_messages(messages, sources), data[size]["shuffled"])
+            generate(Plan.for_messages(messages, sources, per_robot=True),
+                     data[size]["per-file"])
+            replays[size] = json.loads(subprocess.run(
+                [sys.executable, __file__, "--replay-only", str(data[size]["shuffled"]),
+                 "--algorithm", args.algorithm, "--config", args.config],
+                check=True, capture_output=True, text=True).stdout)
+            assert replays[size]["rows"] == rows
+            cached.write_text(json.dumps(replays[size]))
         replay = replays[size]
+        rows = replay["rows"]
         print(f"plain replay {size}: {rows / replay['seconds']:,.0f} msg/s, "
               f"{replay['cpu']:.1f} s CPU ({replay['cpu'] / rows * 1e6:.1f} us/row), "
               f"peak {replay['peak_bytes'] / 2**20:.0f} MB", flush=True)
@@ -296,22 +450,23 @@ def main(argv: list[str] | None = None) -> int:
             for size in args.sizes:
                 _, sources = parse_size(size)
                 replay = replays[size]
-                rate = replay["rows"] / replay["seconds"]
                 for path in args.paths:
                     job = spark_job(spark, args.algorithm, config, str(data[size][path]),
                                     str(base / "out"), path == "per-file")
                     assert job["rows"] == replay["rows"]
                     results[(size, master, path)] = job
-                    print(line(job["rows"], sources, master, path, job["seconds"],
-                               job["jvm_cpu"], job["python_cpu"], rate,
-                               replay["cpu"] / replay["rows"] * 1e6,
-                               job["worker_peak_bytes"], job["tree_peak_bytes"]), flush=True)
+                    print(line(sources, master, path, job, replay), flush=True)
+                    with open(base / "results.jsonl", "a") as log:
+                        log.write(json.dumps({"size": size, "master": master, "path": path,
+                                              "job": job, "replay": replay}) + "\n")
                     print("    CPU us/row by phase (JVM+Python): " + ", ".join(
                         f"{name} {jvm / job['rows'] * 1e6:.1f}+{py / job['rows'] * 1e6:.1f}"
                         for name, (jvm, py) in job["phases"].items()), flush=True)
     finally:
         masters.close()
     targets(args.sizes, replays, results)
+    if args.table:
+        print(growth_table(args.sizes, replays, results))
     return 0
 
 
