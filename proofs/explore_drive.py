@@ -21,7 +21,16 @@ import attrs
 from proofs.explore import Instance, Outputs, Trace
 from tests.pairs_toy import TIMED_PAIRS, PairsConfig
 from timealign import registry
-from timealign.algorithm import Algorithm, Grouped, Record, Settled
+from timealign.algorithm import (
+    Accounting,
+    Algorithm,
+    Codec,
+    Feeding,
+    Grouped,
+    Machine,
+    Record,
+    Settled,
+)
 from timealign.drive import Checkpoint, Driver, drive
 
 
@@ -44,10 +53,10 @@ def driven(algorithm: Algorithm[Any, Any, Any, Any]) -> Algorithm[Any, Any, Any,
 
     return Algorithm(
         name=f"driven_{algorithm.name}",
-        initial=lambda config: Checkpoint(algorithm.initial(config)),
-        step=step, end=lambda config: EndOfInput(), account=lambda step: None,
-        config_from_json=unused, config_to_json=unused, input_from_json=unused,
-        input_to_json=unused, output_to_json=unused, inputs_from_records=unused,
+        machine=Machine(lambda config: Checkpoint(algorithm.machine.initial(config)), step,
+                        end=lambda config: EndOfInput()),
+        codec=Codec(unused, unused, unused, unused, unused),
+        feeding=Feeding(unused), accounting=Accounting(lambda step: None),
     )
 
 

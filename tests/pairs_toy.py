@@ -14,7 +14,16 @@ from typing import Any
 
 import attrs
 
-from timealign.algorithm import Algorithm, Grouped, Record, Settled
+from timealign.algorithm import (
+    Accounting,
+    Algorithm,
+    Codec,
+    Feeding,
+    Grouped,
+    Machine,
+    Record,
+    Settled,
+)
 from timealign.errors import require, require_ns
 
 
@@ -128,26 +137,23 @@ def _clock(item: Input) -> int | None:
     return item.now if isinstance(item, Tick) else None
 
 
+MACHINE: Machine[PairsConfig, PairsState, Input, Output] = Machine(
+    lambda config: PairsState(), step, end=lambda config: End())
+CODEC: Codec[PairsConfig, Input, Output] = Codec(_config, attrs.asdict, _input, _input_json,
+                                                 _output_json)
 COMMON: dict[str, Any] = {
-    "initial": lambda config: PairsState(),
-    "step": step,
-    "end": lambda config: End(),
-    "account": _account,
-    "config_from_json": _config,
-    "config_to_json": attrs.asdict,
-    "input_from_json": _input,
-    "input_to_json": _input_json,
-    "output_to_json": _output_json,
-    "inputs_from_records": records,
+    "machine": MACHINE,
+    "codec": CODEC,
+    "feeding": Feeding(records),
+    "accounting": Accounting(_account),
 }
 
 PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(name="pairs", **COMMON)
 TIMED_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
     name="timed_pairs",
-    timer_of=lambda output: output.at if isinstance(output, Timer) else None,
-    clock_of=_clock,
-    tick=Tick,
-    **COMMON,
+    **{**COMMON, "feeding": Feeding(
+        records, timer_of=lambda output: output.at if isinstance(output, Timer) else None,
+        clock_of=_clock, tick=Tick)},
 )
 
 #: A worker module the executors lack (SP-R34's failure, made on purpose and cheaply).
@@ -163,7 +169,7 @@ def _crash(config: PairsConfig, state: PairsState, item: Input) -> tuple[PairsSt
 
 #: :data:`PAIRS` whose every step fails in the Python worker (SP-R34).
 CRASHING_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
-    name="crashing_pairs", **{**COMMON, "step": _crash})
+    name="crashing_pairs", **{**COMMON, "machine": attrs.evolve(MACHINE, step=_crash)})
 
 
 def _missing_module() -> None:
@@ -184,4 +190,5 @@ class UnshippedConfig(PairsConfig):
 #: :data:`PAIRS` whose config cannot be unpickled in the Python workers (SP-R34).
 UNSHIPPED_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
     name="unshipped_pairs",
-    **{**COMMON, "config_from_json": lambda raw: UnshippedConfig(**attrs.asdict(_config(raw)))})
+    **{**COMMON, "codec": attrs.evolve(
+        CODEC, config_from_json=lambda raw: UnshippedConfig(**attrs.asdict(_config(raw))))})

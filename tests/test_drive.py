@@ -145,7 +145,7 @@ def test_drv_d3_unclocked_fast_loop_equals_the_general_loop(spec: list[tuple[str
 def test_drv_d3_descriptor_refuses_timers_without_ticks() -> None:
     """DRV-D3: timer_of or clock_of without a tick input is a descriptor error."""
     with pytest.raises(TypeError, match="need a tick"):
-        attrs.evolve(TIMED_PAIRS, tick=None)
+        attrs.evolve(TIMED_PAIRS.feeding, tick=None)
 
 
 RB = registry.get("rate_aware_batcher")
