@@ -397,14 +397,6 @@ class Algorithm(Generic[C, S, I, O]):
             return self
         return attrs.evolve(self, machine=self.machine.fast_path())
 
-    def __getattr__(self, name: str) -> Any:
-        # TEMPORARY compatibility while uses move to the capabilities; removed before merge
-        for capability in ("machine", "codec", "feeding", "accounting", "pictures", "checks"):
-            part = object.__getattribute__(self, capability)
-            if hasattr(part, name):
-                return getattr(part, name)
-        raise AttributeError(name)
-
 
 def check_config(algorithm: Algorithm[C, S, I, O], config: C) -> C:
     """DRV-R9: ``config`` is the algorithm's config object (``config_from_json`` builds
@@ -453,9 +445,9 @@ def check_invariants(
 ) -> list[str]:
     """Every violation of the algorithm's executable invariants over one finished run
     (``outputs`` as ``(input index, output)``); ``[]`` for an algorithm without them."""
-    if algorithm.check is None:
+    if algorithm.checks.check is None:
         return []
-    return algorithm.check(config, inputs, outputs)
+    return algorithm.checks.check(config, inputs, outputs)
 
 
 def check_json_run(
@@ -467,13 +459,13 @@ def check_json_run(
     (the run goes on from the state before a refused input, VEC-R5); a refused config
     (VEC-R5) leaves no run to check. Raises
     :class:`timealign.errors.InvalidInput` on a part that does not decode."""
-    if algorithm.check is None or algorithm.output_from_json is None or any(
+    if algorithm.checks.check is None or algorithm.codec.output_from_json is None or any(
             o.get("kind") == "error" and o.get("input") is None for o in outputs):
         return []
     refused = {o.get("input") for o in outputs if o.get("kind") == "error"}
     kept = [k for k in range(len(inputs)) if k not in refused]
     renumber = {k: position for position, k in enumerate(kept)}
-    decoded = [algorithm.input_from_json(inputs[k]) for k in kept]
+    decoded = [algorithm.codec.input_from_json(inputs[k]) for k in kept]
     produced = []
     for position, raw in enumerate(outputs):
         if raw.get("kind") == "error":
@@ -482,8 +474,8 @@ def check_json_run(
             raise InvalidInput(f"outputs[{position}].input", "VEC-R4",
                                "must be the index of an input that was not refused",
                                raw.get("input"))
-        produced.append((renumber[raw["input"]], algorithm.output_from_json(raw, decoded)))
-    return algorithm.check(algorithm.config_from_json(config), decoded, produced)
+        produced.append((renumber[raw["input"]], algorithm.codec.output_from_json(raw, decoded)))
+    return algorithm.checks.check(algorithm.codec.config_from_json(config), decoded, produced)
 
 
 def run_json(
@@ -496,14 +488,14 @@ def run_json(
     state before it. The one loop behind ``timealign replay``/``check``, the vectors and the
     conformance harness."""
     try:
-        decoded = algorithm.config_from_json(config)
+        decoded = algorithm.codec.config_from_json(config)
     except InvalidInput as error:
         return [_error_output(None, error)]
-    state, step, encode = algorithm.initial(decoded), algorithm.step, algorithm.output_to_json
+    state, step, encode = algorithm.machine.initial(decoded), algorithm.machine.step, algorithm.codec.output_to_json
     produced: list[JSON] = []
     for index, raw in enumerate(inputs):
         try:
-            state, outputs = step(decoded, state, algorithm.input_from_json(raw))
+            state, outputs = step(decoded, state, algorithm.codec.input_from_json(raw))
         except InvalidInput as error:
             produced.append(_error_output(index, error))
             continue

@@ -24,12 +24,12 @@ class Lockstep(Generic[C, S, I, O]):
     """One run of both implementations over the same inputs (mutable, owned by a test)."""
 
     def __init__(self, algorithm: Algorithm[C, S, I, O], config: C) -> None:
-        if algorithm.fast is None:
+        if algorithm.machine.fast is None:
             raise ValueError(f"{algorithm.name} has no fast path")
         self.algorithm = algorithm
-        self.fast = algorithm.fast
+        self.fast = algorithm.machine.fast
         self.config = config
-        self.state: S = algorithm.initial(config)
+        self.state: S = algorithm.machine.initial(config)
         self.fast_state: Any = self.fast.initial(config)
         self.index = 0
         self._compare_states("initial")
@@ -56,7 +56,7 @@ class Lockstep(Generic[C, S, I, O]):
         """
         refusals: list[InvalidInput | None] = []
         results: list[tuple[Any, tuple[O, ...]] | None] = []
-        for state, step in ((self.state, self.algorithm.step),
+        for state, step in ((self.state, self.algorithm.machine.step),
                             (self.fast_state, self.fast.step)):
             try:
                 results.append(step(self.config, state, item))

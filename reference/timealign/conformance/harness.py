@@ -529,7 +529,7 @@ def malformed(reference: Algorithm[Any, Any, Any, Any], inputs: int,
     back unchanged; under a profile ``seen``, an output of a kind it shows may carry only
     the fields it shows, as an upstream reports them), and a reason is one the algorithm
     gives for that kind."""
-    table = reference.traces.rules if reference.traces is not None else {}
+    table = reference.checks.traces.rules if reference.checks.traces is not None else {}
     reasons: dict[str, set[str]] = {}
     for kind, reason in table:
         if reason is not None:
@@ -556,11 +556,11 @@ def _malformed_output(reference: Algorithm[Any, Any, Any, Any], inputs: int,
             return None
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < inputs:
         return f"input must be the index of one of the trace's {counted(inputs, 'input')}"
-    if kind == "error" or reference.output_from_json is None:
+    if kind == "error" or reference.codec.output_from_json is None:
         return None
     try:
-        again = {"input": index, **reference.output_to_json(
-            reference.output_from_json(output, ()))}
+        again = {"input": index, **reference.codec.output_to_json(
+            reference.codec.output_from_json(output, ()))}
     except (InvalidInput, TypeError, ValueError) as error:
         shown = seen.get(kind) if seen is not None and isinstance(kind, str) else None
         if shown is not None and {*shown[0], "input", "kind"} == output.keys():

@@ -32,7 +32,7 @@ def exercised(algorithm: str | Algorithm[Any, Any, Any, Any],
     """The sorted rule ids the given outputs exercise (CF-R14): an ``error`` names its
     rule, other outputs map through the algorithm's ``traces.rules``."""
     found_algorithm = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
-    table = found_algorithm.traces.rules if found_algorithm.traces is not None else {}
+    table = found_algorithm.checks.traces.rules if found_algorithm.checks.traces is not None else {}
     found: set[str] = set()
     for output in outputs:
         kind = str(output.get("kind"))

@@ -26,7 +26,7 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], size: int = 30,
     """Random traces of ``algorithm`` (up to ``size`` inputs) as vectors without outputs;
     with ``target``, only traces inside its domain; with ``where``, every config holds its
     values (CF-R31: set on the drawn config, before the target settles the inputs)."""
-    knowledge = algorithm.traces
+    knowledge = algorithm.checks.traces
     if knowledge is None:
         raise KeyError(f"no fuzz strategy for {algorithm.name!r}")
     drawn: st.SearchStrategy[Run] = (target.fuzz if target is not None else
@@ -38,14 +38,14 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], size: int = 30,
             fitted = where.decoded(algorithm, config)
             if fitted is None:  # refused with the values: sent as such (CF-R31)
                 return Vector(algorithm=algorithm.name, name=f"{algorithm.name}_fuzz",
-                              config=where.apply(algorithm, algorithm.config_to_json(config)),
-                              inputs=tuple(algorithm.input_to_json(i) for i in inputs))
+                              config=where.apply(algorithm, algorithm.codec.config_to_json(config)),
+                              inputs=tuple(algorithm.codec.input_to_json(i) for i in inputs))
             config = fitted
         if target is not None:
             inputs = target.settle(config, inputs)
         return Vector(algorithm=algorithm.name, name=f"{algorithm.name}_fuzz",
-                      config=algorithm.config_to_json(config),
-                      inputs=tuple(algorithm.input_to_json(i) for i in inputs))
+                      config=algorithm.codec.config_to_json(config),
+                      inputs=tuple(algorithm.codec.input_to_json(i) for i in inputs))
 
     return drawn.map(encode)
 

@@ -45,7 +45,7 @@ class Where:
         fitted = {**config, **self.changes}
         for _ in range(len(fitted)):
             try:
-                algorithm.config_from_json(fitted)
+                algorithm.codec.config_from_json(fitted)
             except InvalidInput as error:
                 field = error.field.split("[")[0].split(".")[0]
                 if field in fitted and field not in self.changes:
@@ -58,7 +58,7 @@ class Where:
         """A decoded config with the values set (:meth:`apply`), or ``None`` when the
         reference refuses the result."""
         try:
-            return algorithm.config_from_json(self.apply(algorithm, algorithm.config_to_json(
+            return algorithm.codec.config_from_json(self.apply(algorithm, algorithm.codec.config_to_json(
                 config)))
         except InvalidInput:
             return None
@@ -77,7 +77,7 @@ class Where:
 def _canonical(algorithm: Algorithm[Any, Any, Any, Any], config: Mapping[str, Any]
                ) -> JSON | None:
     try:
-        return algorithm.config_to_json(algorithm.config_from_json(config))
+        return algorithm.codec.config_to_json(algorithm.codec.config_from_json(config))
     except InvalidInput:
         return None
 
@@ -108,7 +108,7 @@ def parse(algorithm: Algorithm[Any, Any, Any, Any], texts: Sequence[str],
         given[key.strip()] = value(raw.strip())
     if not given:
         return None
-    fields = set().union(*(algorithm.config_to_json(algorithm.config_from_json(p))
+    fields = set().union(*(algorithm.codec.config_to_json(algorithm.codec.config_from_json(p))
                            for p in probes)) if probes else set()
     for key in given:
         if fields and key not in fields:
@@ -120,7 +120,7 @@ def parse(algorithm: Algorithm[Any, Any, Any, Any], texts: Sequence[str],
     for probe in probes or [{}]:
         fitted = where.apply(algorithm, probe)
         try:
-            canonical = algorithm.config_to_json(algorithm.config_from_json(fitted))
+            canonical = algorithm.codec.config_to_json(algorithm.codec.config_from_json(fitted))
         except InvalidInput as error:
             refusal = refusal or error
             continue

@@ -63,7 +63,7 @@ def _same(state: Any) -> Any:
 
 def canonical_config(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> str:
     """The config as canonical JSON: sorted keys, no spaces (equal configs, equal text)."""
-    return json.dumps(algorithm.config_to_json(config), sort_keys=True, separators=(",", ":"))
+    return json.dumps(algorithm.codec.config_to_json(config), sort_keys=True, separators=(",", ":"))
 
 
 def config_digest(text: str) -> str:
@@ -147,12 +147,12 @@ class StateCodec:
     def for_algorithm(cls, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> StateCodec:
         """The codec of ``algorithm``'s checkpoints: the spec's state (the rule text's),
         converted from and to the fast path's form when the driver runs the fast path."""
-        state_type = type(algorithm.initial(config))
+        state_type = type(algorithm.machine.initial(config))
         admits = _input_rule(algorithm, config)
         digest = config_digest(canonical_config(algorithm, config))
-        if algorithm.fast is None:
+        if algorithm.machine.fast is None:
             return cls(algorithm.name, state_type, admits=admits, config=config, digest=digest)
-        return cls(algorithm.name, state_type, algorithm.fast.to_spec, algorithm.fast.from_spec,
+        return cls(algorithm.name, state_type, algorithm.machine.fast.to_spec, algorithm.machine.fast.from_spec,
                    admits, config, digest)
 
     def _encode_state(self, state: Any) -> Any:
@@ -326,8 +326,8 @@ def _input_rule(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> Callab
         kind = type(value)
         if kind not in kinds:
             try:
-                kinds[kind] = type(algorithm.input_from_json(
-                    algorithm.input_to_json(value))) is kind
+                kinds[kind] = type(algorithm.codec.input_from_json(
+                    algorithm.codec.input_to_json(value))) is kind
             except Exception:  # not an input of this algorithm
                 kinds[kind] = False
         return kinds[kind]
@@ -336,7 +336,7 @@ def _input_rule(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> Callab
         if not is_input(value):
             return True
         try:
-            algorithm.step(config, algorithm.initial(config), value)
+            algorithm.machine.step(config, algorithm.machine.initial(config), value)
         except InvalidInput:
             return False
         return True

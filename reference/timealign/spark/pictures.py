@@ -39,13 +39,13 @@ def _records(frame: DataFrame, source: str) -> list[Record]:
 def _slots(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: DataFrame,
            source: str, last_arrival: int, low: int, high: int) -> list[Slots]:
     """The slot grid of every window the source's replay gated on within [low, high]."""
-    if algorithm.slots_of is None:
+    if algorithm.pictures.slots_of is None:
         return []
     found: list[Slots] = []
     driver = Driver(algorithm, config)
     prefix = _records(rows.where(F.col("arrival") <= last_arrival), source)
     for _step in driver.feed(prefix):
-        found.extend(s for s in algorithm.slots_of(config, driver.state)
+        found.extend(s for s in algorithm.pictures.slots_of(config, driver.state)
                      if s.end >= low and s.start <= high)
     return found
 
