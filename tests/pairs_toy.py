@@ -148,12 +148,17 @@ COMMON: dict[str, Any] = {
     "accounting": Accounting(_account),
 }
 
+def _timer(output: Output) -> int | None:
+    return output.at if isinstance(output, Timer) else None
+
+
+TIMED_FEEDING: Feeding[PairsConfig, Input, Output] = Feeding(records, timer_of=_timer,
+                                                             clock_of=_clock, tick=Tick)
+
 PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(name="pairs", **COMMON)
 TIMED_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
     name="timed_pairs",
-    **{**COMMON, "feeding": Feeding(
-        records, timer_of=lambda output: output.at if isinstance(output, Timer) else None,
-        clock_of=_clock, tick=Tick)},
+    **{**COMMON, "feeding": TIMED_FEEDING},
 )
 
 #: A worker module the executors lack (SP-R34's failure, made on purpose and cheaply).
@@ -161,7 +166,7 @@ MISSING_MODULE = "timealign_tests_no_such_module"
 
 
 def _crash(config: PairsConfig, state: PairsState, item: Input) -> tuple[PairsState,
-                                                                       list[Output]]:
+                                                                       tuple[Output, ...]]:
     """A step that fails in the worker with an error that is not the package's own, as a
     worker whose Python lacks a module does."""
     raise ModuleNotFoundError(f"No module named '{MISSING_MODULE}'", name=MISSING_MODULE)

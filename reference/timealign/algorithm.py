@@ -9,7 +9,7 @@ and never re-implement a rule.
 Clocks are inputs: an algorithm that needs wall-clock progress (the event-time batcher)
 receives ``tick`` inputs and asks for them with timer outputs; the descriptor says how to
 read those (``timer_of``, ``tick``, ``clock_of``) so generic drivers can deliver them.
-Every output that settles a message is explained through :func:`Algorithm.account`, which
+Every output that settles a message is explained through :attr:`Accounting.account`, which
 is what the no-loss checks and the Spark outcome table are built on.
 """
 
@@ -57,10 +57,10 @@ class Settled:
 Account = Grouped | Settled | None
 
 #: A settled account as the plain tuple ``(id, outcome, reason)`` of its :class:`Settled`:
-#: the form :attr:`Algorithm.accounts` gives, one tuple instead of an object per settled
+#: the form :attr:`Accounting.accounts` gives, one tuple instead of an object per settled
 #: message (most messages of a fleet are settled one by one).
 Outcome = tuple[str, str, str]
-#: The accounts of one step's outputs as :attr:`Algorithm.accounts` gives them: the settled
+#: The accounts of one step's outputs as :attr:`Accounting.accounts` gives them: the settled
 #: ones (as :data:`Outcome` tuples) and the grouped ones, each in emission order (outputs
 #: without an account left out).
 Accounts = tuple[list[Outcome], list[Grouped]]
@@ -195,7 +195,7 @@ class Slots:
     """The pulse slots a machine gates on in its active window, for pictures.
 
     ``lane`` is the stream name, ``start``/``end`` the window, ``instants`` the slot
-    centres in ns, ascending. Reported by :attr:`Algorithm.slots_of`; nothing reads it back.
+    centres in ns, ascending. Reported by :attr:`Pictures.slots_of`; nothing reads it back.
     """
 
     lane: str
@@ -209,7 +209,7 @@ class Flag:
     """One per-lane flag of a machine's state, for pictures (PL-R20).
 
     ``lane`` is the lane it belongs to (a topic name), ``name`` what it is (``drop``),
-    ``on`` its value after the input just applied. Reported by :attr:`Algorithm.flags_of`;
+    ``on`` its value after the input just applied. Reported by :attr:`Pictures.flags_of`;
     nothing reads it back.
     """
 
@@ -491,11 +491,12 @@ def run_json(
         decoded = algorithm.codec.config_from_json(config)
     except InvalidInput as error:
         return [_error_output(None, error)]
-    state, step, encode = algorithm.machine.initial(decoded), algorithm.machine.step, algorithm.codec.output_to_json
+    machine, codec = algorithm.machine, algorithm.codec
+    state, step, encode = machine.initial(decoded), machine.step, codec.output_to_json
     produced: list[JSON] = []
     for index, raw in enumerate(inputs):
         try:
-            state, outputs = step(decoded, state, algorithm.codec.input_from_json(raw))
+            state, outputs = step(decoded, state, codec.input_from_json(raw))
         except InvalidInput as error:
             produced.append(_error_output(index, error))
             continue

@@ -172,7 +172,8 @@ class Driver(Generic[C, S, I, O]):
         generator is entered only when a timer is due (DRV-R3), and the timers an output
         asks for are recorded here as :meth:`_step` records them (DRV-R4)."""
         algorithm, config = self.algorithm, self.config
-        step, clock_of, timer_of = algorithm.machine.step, algorithm.feeding.clock_of, algorithm.feeding.timer_of
+        step, feeding = algorithm.machine.step, algorithm.feeding
+        clock_of, timer_of = feeding.clock_of, feeding.timer_of
         timers, scheduled = self.timers, self._scheduled  # mutated in place, never rebound
         push = heapq.heappush
         for item in inputs:
@@ -299,7 +300,7 @@ class Driver(Generic[C, S, I, O]):
 
     def _direct(self, inputs: Iterable[I]) -> Iterator[Step[I, O]]:
         """DRV-D3: no clock to read, no timers to record: step directly (the hot loop of
-        every adapter; observe steps by wrapping Algorithm.step, not _step)."""
+        every adapter; observe steps by wrapping Algorithm.machine.step, not _step)."""
         step, config = self.algorithm.machine.step, self.config
         for item in inputs:
             self.state, outputs = step(config, self.state, item)

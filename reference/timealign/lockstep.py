@@ -1,7 +1,7 @@
 """Step an algorithm's rule text and its fast path together and compare them.
 
-The rule text (``Algorithm.initial``/``step``, the spec's ``machine.py``) is the reference;
-a fast path (``Algorithm.fast``) is trusted only as far as it agrees with it: equal
+The rule text (``Algorithm.machine.initial``/``step``, the spec's ``machine.py``) is the reference;
+a fast path (``Algorithm.machine.fast``) is trusted only as far as it agrees with it: equal
 outputs and an equal state (in the spec's form) after every input, and the same refusal
 (:class:`timealign.errors.InvalidInput`, same field and rule) of a bad input. The bounded
 explorers (``proofs/``) and the stateful and differential tests all check through here.

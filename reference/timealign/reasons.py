@@ -46,7 +46,8 @@ def rules(algorithm: str, outcome: str, reason: str | None) -> tuple[str, ...]:
     """The spec rules that produce rows of this (outcome, reason); ``()`` when unknown."""
     found = registry.get(algorithm) if algorithm in registry.names() else None
     table: dict[tuple[str, str | None], tuple[str, ...]] = (
-        dict(found.checks.traces.rules) if found is not None and found.checks.traces is not None else {})
+        dict(found.checks.traces.rules)
+        if found is not None and found.checks.traces is not None else {})
     kind = _GROUPING.get(algorithm, outcome) if outcome == "grouped" else outcome
     return table.get((kind, reason), table.get((kind, None), ()))
 

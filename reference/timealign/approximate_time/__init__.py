@@ -3,7 +3,7 @@
 ``spec/approximate_time.md`` is the source of truth; :mod:`.model` holds the config,
 inputs, outputs and state, :mod:`.machine` the rules (``initial``, the input check and
 ``step``: what ``ALGORITHM`` runs), :mod:`.fast` a faster transcription checked against
-them (``ALGORITHM.fast``), :mod:`.arithmetic` the contract-checked helpers,
+them (``ALGORITHM.machine.fast``), :mod:`.arithmetic` the contract-checked helpers,
 :mod:`.invariants` the executable properties, :mod:`.codec` the vector encoding.
 """
 

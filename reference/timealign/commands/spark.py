@@ -232,8 +232,8 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
     config = load_config(algorithm, args.config)
     from timealign.mqtt.verify import write_manifest
 
-    write_manifest(paths.output, algorithm.name, algorithm.codec.config_to_json(config), args.source,
-                   paths.checkpoint)  # MQ-R11: what verify re-runs
+    write_manifest(paths.output, algorithm.name, algorithm.codec.config_to_json(config),
+                   args.source, paths.checkpoint)  # MQ-R11: what verify re-runs
     spark = _session(args, "stream")
     from timealign.mqtt.job import stream_mqtt
 

@@ -302,7 +302,8 @@ class Compare:
                              self.reference.codec.config_from_json(config_b))
         except InvalidInput:
             return None
-        state_a, state_b = self.reference.machine.initial(first), self.reference.machine.initial(second)
+        initial = self.reference.machine.initial
+        state_a, state_b = initial(first), initial(second)
         for index, raw in enumerate(inputs):
             next_a, out_a = _step(step, decode, first, state_a, raw)
             next_b, out_b = _step(step, decode, second, state_b, raw)

@@ -158,7 +158,8 @@ def run_executed(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
             state = algorithm.machine.initial(decoded)
             for raw in inputs:
                 try:
-                    state, _ = algorithm.machine.step(decoded, state, algorithm.codec.input_from_json(raw))
+                    state, _ = algorithm.machine.step(decoded, state,
+                                                      algorithm.codec.input_from_json(raw))
                 except InvalidInput as error:
                     refused |= _refusal(error, family)
     return Executed(frozenset(found), frozenset(refused))

@@ -4,7 +4,7 @@ compare what both report, shrink every divergence and report it by rule.
 Sources of traces (CF-R6 to CF-R8): the shipped or given vectors, random traces from the
 algorithm's strategies (Hypothesis finds and shrinks a divergence), and every trace of the
 bounded explorer's small instances up to a depth; each algorithm keeps its strategies,
-instances, profiles, rule map and targets in its own package (``Algorithm.traces``). With
+instances, profiles, rule map and targets in its own package (``Algorithm.checks.traces``). With
 a target (CF-R18) traces outside its domain are skipped and counted; refusals are
 reported as refusals (CF-R19, CF-R20). The reference is an :class:`Algorithm`
 descriptor (``timealign.registry.get(name)`` by default); the implementation is anything

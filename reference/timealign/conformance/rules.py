@@ -1,7 +1,7 @@
 """Which spec rules an output exercises, so a divergence can be named by rule (CF-R14).
 
 Each output kind (and reason) is produced by known rules of its algorithm's spec (the map
-lives with the algorithm, ``<algorithm>/traces.py``, as ``Algorithm.traces.rules``); an
+lives with the algorithm, ``<algorithm>/traces.py``, as ``Algorithm.checks.traces.rules``); an
 ``error`` output names its rule itself (VEC-R5). The harness takes the rules of the
 reference's and the implementation's outputs at the first diverging input, plus the
 ``rules`` a shipped vector declares.

@@ -1,7 +1,7 @@
 """Random traces of any algorithm as vectors, for ``timealign conform --fuzz`` (CF-R7, CF-R9).
 
 The strategies themselves are each algorithm's (``<algorithm>/strategies.py``, reached
-through ``Algorithm.traces``; a target has its own, CF-R18): the stateful and
+through ``Algorithm.checks.traces``; a target has its own, CF-R18): the stateful and
 differential tests of the reference draw from the same ones. This module only encodes a
 drawn run as a vector. It needs Hypothesis (``pip install 'timealign[conform]'``).
 """

@@ -58,8 +58,8 @@ class Where:
         """A decoded config with the values set (:meth:`apply`), or ``None`` when the
         reference refuses the result."""
         try:
-            return algorithm.codec.config_from_json(self.apply(algorithm, algorithm.codec.config_to_json(
-                config)))
+            codec = algorithm.codec
+            return codec.config_from_json(self.apply(algorithm, codec.config_to_json(config)))
         except InvalidInput:
             return None
 

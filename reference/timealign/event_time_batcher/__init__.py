@@ -4,7 +4,7 @@ Messages are grouped by *event* time into closed windows of at most ``batching_w
 one message per key, split at the midpoint on a same-key conflict and closed by a tick at
 ``end + max_message_delay``. Spec: ``spec/event_time_batcher.md``; :mod:`.machine` holds
 the rules (what ``ALGORITHM`` runs), :mod:`.fast` the same machine transcribed for
-throughput (``ALGORITHM.fast``, checked against the rules in lockstep).
+throughput (``ALGORITHM.machine.fast``, checked against the rules in lockstep).
 
     >>> from timealign.event_time_batcher import Config, Message, Tick, initial, step
     >>> config = Config(batching_window=50, max_message_delay=20)

@@ -153,7 +153,8 @@ def from_vector(vector: Vector, observed: bool = False) -> Timeline:
         # Unclocked machines read no time of arrival: the input index stands for it.
         at = algorithm.feeding.clock_of(item) if algorithm.feeding.clocked else index
         for record in algorithm.pictures.timeline_records(config, item):
-            records.append(record if algorithm.feeding.clocked else attrs.evolve(record, arrival=index))
+            records.append(record if algorithm.feeding.clocked
+                           else attrs.evolve(record, arrival=index))
         if theirs is not None:
             outputs = theirs.get(index, ())
         for output in outputs:

@@ -6,7 +6,7 @@ A pure machine: ``initial(config)`` and ``step(config, state, input)`` over the 
 emitting :class:`Batch` (at most one per poll) and, at the end, :class:`Pending` for every
 message still held. Spec: ``spec/rate_aware_batcher.md``; :mod:`.model` holds the config,
 inputs, outputs and state, :mod:`.machine` the rules (what ``ALGORITHM`` runs),
-:mod:`.fast` the same machine transcribed for throughput (``ALGORITHM.fast``),
+:mod:`.fast` the same machine transcribed for throughput (``ALGORITHM.machine.fast``),
 :mod:`.grid` and :mod:`.estimator` the contract-checked arithmetic, :mod:`.invariants`
 the executable properties, :mod:`.codec` the vector encoding.
 """

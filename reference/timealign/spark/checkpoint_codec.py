@@ -18,7 +18,7 @@ binding holds the config, SP-R24): the blob keeps its digest, a blob of another 
 refused by name (``state.config``), and the decoded state gets the codec's config back.
 
 The state stored is always the spec's (the rule text's ``model.State``), whichever
-implementation runs: a fast path's private form is converted with ``Algorithm.fast``'s
+implementation runs: a fast path's private form is converted with ``Algorithm.machine.fast``'s
 ``to_spec``/``from_spec`` (:meth:`StateCodec.for_algorithm`), so a later speed change cannot
 break a stored checkpoint. Version 1 stored the running implementation's state as it was;
 for an algorithm with a fast path that was its private form, so a version-1 blob of such
@@ -152,8 +152,9 @@ class StateCodec:
         digest = config_digest(canonical_config(algorithm, config))
         if algorithm.machine.fast is None:
             return cls(algorithm.name, state_type, admits=admits, config=config, digest=digest)
-        return cls(algorithm.name, state_type, algorithm.machine.fast.to_spec, algorithm.machine.fast.from_spec,
-                   admits, config, digest)
+        fast = algorithm.machine.fast
+        return cls(algorithm.name, state_type, fast.to_spec, fast.from_spec, admits, config,
+                   digest)
 
     def _encode_state(self, state: Any) -> Any:
         """The spec state without its ``config`` (DRV-R10: the blob keeps its digest); a

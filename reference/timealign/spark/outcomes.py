@@ -1,7 +1,7 @@
 """One source's replay as table rows: the groups and outcomes of ``spec/spark.md``.
 
 :class:`SourceRun` wraps a :class:`timealign.drive.Driver` and turns every output the
-machine explains through ``Algorithm.account`` into rows of the combined output: a row per
+machine explains through ``Accounting.account`` into rows of the combined output: a row per
 group (SP-R4) and a row per message settled otherwise (SP-R5); the outcome rows of grouped
 messages are derived from the group rows (:func:`with_members`). It also checks,
 incrementally and in memory bounded by what the machine holds, that every row fed is
@@ -243,7 +243,7 @@ class SourceRun:
                             self._close(member)
         elif not settled:
             return
-        # Settled accounts come as (id, outcome, reason) tuples (Algorithm.accounts), the
+        # Settled accounts come as (id, outcome, reason) tuples (Algorithm.accounting.accounts), the
         # bulk of a fleet's outcomes: closed and kept a step at a time, as they come.
         if pop is None:
             for outcome in settled:

@@ -4,7 +4,7 @@ The timeline of a source (PL-R6) takes the messages from the run's input rows, a
 groups and outcomes from the tables the run wrote (``groups/``, ``outcomes/``): it shows
 what the run produced, not a recomputation. Only the slot grid, which no table holds, is
 read from the machine's state by replaying the source's rows through the driver up to the
-last row shown (``Algorithm.slots_of``). The report's figures (PL-R9) are aggregated by
+last row shown (``Algorithm.pictures.slots_of``). The report's figures (PL-R9) are aggregated by
 Spark; only small results reach Python.
 """
 
