@@ -144,7 +144,7 @@ def test_shipped_vectors_satisfy_the_invariants_and_the_fast_path_agrees(name: s
         config, inputs, outputs = decoded
         assert [(k, algorithm.codec.output_to_json(o)) for k, o in outputs] == [
             (o["input"], {k: v for k, v in o.items() if k != "input"}) for o in produced]
-        assert check_invariants(algorithm, config, inputs, outputs) == []
+        assert check_invariants(algorithm.checks, config, inputs, outputs) == []
         if algorithm.machine.fast is not None:
             assert list(run_lockstep(algorithm, config, inputs)[1]) == outputs
             half = len(inputs) // 2  # resumed from the spec's state (from_spec) mid-run

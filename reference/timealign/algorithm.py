@@ -374,9 +374,10 @@ class Algorithm(Generic[C, S, I, O]):
     """The descriptor through which every adapter drives one algorithm: its ``name`` and
     its capabilities (DRV-R11, DRV-D10), each wired once in the algorithm's ``__init__``.
 
-    Each capability is the set of hooks one kind of adapter uses together, so an adapter
-    function that needs one or two of them takes those, typed against them, and a test
-    stub fills only what it exercises: :class:`Machine` (stepping), :class:`Codec` (vector
+    Each capability is the set of hooks one kind of adapter uses together (DRV-D10), so an
+    adapter function that needs one or two of them takes those, typed against them, and
+    each adapter reads only the capabilities it declares (DRV-R12); a test stub fills only
+    what it exercises: :class:`Machine` (stepping), :class:`Codec` (vector
     form), :class:`Feeding` (rows and clocks into inputs), :class:`Accounting` (outputs
     to settled messages), :class:`Pictures` and :class:`Checks` (both optional).
     """
@@ -398,11 +399,11 @@ class Algorithm(Generic[C, S, I, O]):
         return attrs.evolve(self, machine=self.machine.fast_path())
 
 
-def check_config(algorithm: Algorithm[C, S, I, O], config: C) -> C:
+def check_config(machine: Machine[C, S, I, O], config: C) -> C:
     """DRV-R9: ``config`` is the algorithm's config object (``config_from_json`` builds
     one), not a dict or ``None``: :class:`InvalidInput` naming ``config``, where the first
     field read would have raised ``AttributeError`` deep inside ``initial``."""
-    wanted = algorithm.machine.config_type
+    wanted = machine.config_type
     if wanted is not None and type(config) is not wanted:
         raise InvalidInput("config", "DRV-R9", f"must be a {wanted.__module__}."
                            f"{wanted.__qualname__} (build it with the algorithm's "
@@ -417,7 +418,7 @@ def iter_outputs(
     state: S | None = None,
 ) -> Iterator[tuple[int, O]]:
     """Fold ``inputs`` through ``step``; yield each output with its input's index."""
-    check_config(algorithm, config)  # DRV-R9
+    check_config(algorithm.machine, config)  # DRV-R9
     current = algorithm.machine.initial(config) if state is None else state
     for index, item in enumerate(inputs):
         current, outputs = algorithm.machine.step(config, current, item)
@@ -431,7 +432,7 @@ def run(
     inputs: Iterable[I],
 ) -> tuple[S, tuple[tuple[int, O], ...]]:
     """Replay ``inputs`` from the initial state; return the final state and all outputs."""
-    state = algorithm.machine.initial(check_config(algorithm, config))  # DRV-R9
+    state = algorithm.machine.initial(check_config(algorithm.machine, config))  # DRV-R9
     produced: list[tuple[int, O]] = []
     for index, item in enumerate(inputs):
         state, outputs = algorithm.machine.step(config, state, item)
@@ -440,14 +441,15 @@ def run(
 
 
 def check_invariants(
-    algorithm: Algorithm[C, S, I, O], config: C, inputs: Sequence[I],
+    checks: Checks[C, I, O], config: C, inputs: Sequence[I],
     outputs: Sequence[tuple[int, O]],
 ) -> list[str]:
-    """Every violation of the algorithm's executable invariants over one finished run
-    (``outputs`` as ``(input index, output)``); ``[]`` for an algorithm without them."""
-    if algorithm.checks.check is None:
+    """Every violation of the algorithm's executable invariants (its :class:`Checks`) over
+    one finished run (``outputs`` as ``(input index, output)``); ``[]`` for an algorithm
+    without them."""
+    if checks.check is None:
         return []
-    return algorithm.checks.check(config, inputs, outputs)
+    return checks.check(config, inputs, outputs)
 
 
 def check_json_run(

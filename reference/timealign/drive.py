@@ -114,7 +114,7 @@ class Driver(Generic[C, S, I, O]):
         held_rows: Iterable[Record] = (),
     ) -> None:
         self.algorithm = algorithm
-        self.config = check_config(algorithm, config)  # DRV-R9
+        self.config = check_config(algorithm.machine, config)  # DRV-R9
         self.state: S = algorithm.machine.initial(config) if state is None else state
         _require_own_config(self.config, self.state)  # DRV-R10, at resume, not mid-stream
         self.timers: list[int] = sorted(set(timers))  # a heap of pending instants

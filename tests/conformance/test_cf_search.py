@@ -84,9 +84,9 @@ def test_where_narrows_the_explorer_and_fuzz_and_composes_with_the_target_cf_r31
                  settings=settings(database=None, phases=[Phase.generate],
                                    suppress_health_check=list(HealthCheck)))
     assert drawn.config["age_penalty"] == 0.0 and drawn.config["queue_size"] == 5
-    assert where.outside(AT, {"topics": 2, "queue_size": 5, "age_penalty": 0}) is None
-    assert where.outside(AT, {"topics": 2, "queue_size": 5}) == WHERE  # default 0.1
-    assert "queue_size=5" in str(where.outside(AT, {"topics": 2, "queue_size": 4,
+    assert where.outside(AT.codec, {"topics": 2, "queue_size": 5, "age_penalty": 0}) is None
+    assert where.outside(AT.codec, {"topics": 2, "queue_size": 5}) == WHERE  # default 0.1
+    assert "queue_size=5" in str(where.outside(AT.codec, {"topics": 2, "queue_size": 4,
                                                      "age_penalty": 0}))
 
 
@@ -97,7 +97,7 @@ def test_where_topics_drops_lower_bounds_of_another_length_cf_r31() -> None:
 
     where = parse(AT, ["topics=1"], [AT.codec.config_to_json(i.config) for i in instances(AT)])
     assert where is not None
-    fitted = where.apply(AT, {"topics": 3, "queue_size": 2,
+    fitted = where.apply(AT.codec, {"topics": 3, "queue_size": 2,
                               "inter_message_lower_bounds": [1, 2, 3]})
     assert fitted == {"topics": 1, "queue_size": 2}
 

@@ -409,7 +409,7 @@ class Judge:
         """Why ``vector`` lies outside the target (CF-R18) or the ``--where`` values
         (CF-R31), or ``None``."""
         if self.where is not None:
-            reason = self.where.outside(self.reference, vector.config)
+            reason = self.where.outside(self.reference.codec, vector.config)
             if reason is not None:
                 return reason
         if self.target is None:

@@ -49,7 +49,7 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], depth: int,
     then refuses is left out)."""
     chosen = []
     for item in instances(algorithm, target):
-        config = item.config if where is None else where.decoded(algorithm, item.config)
+        config = item.config if where is None else where.decoded(algorithm.codec, item.config)
         if config is not None:
             chosen.append((item, config))
     numbers = [0] * len(chosen)

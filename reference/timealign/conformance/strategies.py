@@ -35,10 +35,11 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], size: int = 30,
     def encode(run: Run) -> Vector:
         config, inputs = run
         if where is not None:
-            fitted = where.decoded(algorithm, config)
+            fitted = where.decoded(algorithm.codec, config)
             if fitted is None:  # refused with the values: sent as such (CF-R31)
                 return Vector(algorithm=algorithm.name, name=f"{algorithm.name}_fuzz",
-                              config=where.apply(algorithm, algorithm.codec.config_to_json(config)),
+                              config=where.apply(algorithm.codec,
+                                                 algorithm.codec.config_to_json(config)),
                               inputs=tuple(algorithm.codec.input_to_json(i) for i in inputs))
             config = fitted
         if target is not None:

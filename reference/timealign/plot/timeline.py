@@ -15,7 +15,16 @@ from typing import Any
 import attrs
 
 from timealign import registry
-from timealign.algorithm import Algorithm, Flag, Grouped, Record, Settled, Slots
+from timealign.algorithm import (
+    Algorithm,
+    Codec,
+    Flag,
+    Grouped,
+    Pictures,
+    Record,
+    Settled,
+    Slots,
+)
 from timealign.errors import InvalidInput
 from timealign.vectors import Vector
 
@@ -142,7 +151,7 @@ def from_vector(vector: Vector, observed: bool = False) -> Timeline:
     slots: list[Slots] = []
     flags: list[Flags] = []
     refused = 0
-    theirs = _observed(algorithm, vector) if observed else None
+    theirs = _observed(algorithm.codec, vector) if observed else None
     for index, raw in enumerate(vector.inputs):
         try:
             item = algorithm.codec.input_from_json(raw)
@@ -163,34 +172,41 @@ def from_vector(vector: Vector, observed: bool = False) -> Timeline:
                 spans.append(Span(len(spans), account.start, account.end, account.ids, at))
             elif isinstance(account, Settled):
                 settled[account.id] = (account.outcome, account.reason)
-        if algorithm.pictures.slots_of is not None and theirs is None:
-            slots.extend(algorithm.pictures.slots_of(config, state))
-        if algorithm.pictures.flags_of is not None and theirs is None:  # the reference's state
-            flags.append(Flags(at if at is not None else index,
-                               algorithm.pictures.flags_of(config, state)))
+        if theirs is None:  # the reference's state: no picture of another's
+            _state_pictures(algorithm.pictures, config, state, at if at is not None else index,
+                            slots, flags)
     notes = [f"{refused} input(s) refused (VEC-R5), not drawn"] if refused else []
     return assemble(vector.name, records, spans, settled, slots,
                     ARRIVAL_NS if algorithm.feeding.clocked else ARRIVAL_INDEX, notes,
                     algorithm=vector.algorithm, flags=flags)
 
 
-def _observed(algorithm: Algorithm[Any, Any, Any, Any], vector: Vector
-              ) -> dict[int, tuple[Any, ...]]:
+def _state_pictures(pictures: Pictures[Any, Any, Any], config: Any, state: Any, at: int,
+                    slots: list[Slots], flags: list[Flags]) -> None:
+    """Add what the machine's ``state`` shows after an input at ``at``: its slot grid and
+    its per-lane flags (PL-R20), for the machines whose :class:`Pictures` report them."""
+    if pictures.slots_of is not None:
+        slots.extend(pictures.slots_of(config, state))
+    if pictures.flags_of is not None:
+        flags.append(Flags(at, pictures.flags_of(config, state)))
+
+
+def _observed(codec: Codec[Any, Any, Any], vector: Vector) -> dict[int, tuple[Any, ...]]:
     """The vector's ``observed`` outputs by input index, decoded with the algorithm's codec
     (its ``error`` outputs left out, VEC-R5); :class:`InvalidInput` when it has none or
     one does not decode (PL-R16)."""
-    if vector.observed is None or algorithm.codec.output_from_json is None:
+    if vector.observed is None or codec.output_from_json is None:
         raise InvalidInput("observed", "PL-R16", "the vector holds no observed outputs",
                            vector.name)
     decoded = []
     for raw in vector.inputs:
         try:
-            decoded.append(algorithm.codec.input_from_json(raw))
+            decoded.append(codec.input_from_json(raw))
         except InvalidInput:
             continue
     found: dict[int, list[Any]] = {}
     for raw in vector.observed:
         index = raw.get("input")
         if raw.get("kind") != "error" and isinstance(index, int):
-            found.setdefault(index, []).append(algorithm.codec.output_from_json(raw, decoded))
+            found.setdefault(index, []).append(codec.output_from_json(raw, decoded))
     return {index: tuple(outputs) for index, outputs in found.items()}

@@ -73,7 +73,7 @@ def verify_function(
             source = source_of(key)
         recorded, inputs, outputs = _recording(algorithm)
         yield from replay(recorded, config, source, columns_from_batches(source, batches))
-        problems = check_invariants(algorithm, config, inputs, outputs)[:20]
+        problems = check_invariants(algorithm.checks, config, inputs, outputs)[:20]
         if not problems:
             return
         rows: dict[str, list[Any]] = {name: [None] * len(problems)
