@@ -81,6 +81,19 @@ def test_drv_r11_a_hook_on_the_bundle_is_refused() -> None:
         attrs.evolve(algorithm, step=algorithm.machine.step)
 
 
+def test_drv_d10_hooks_sit_with_what_their_readers_use_together() -> None:
+    """DRV-D10: ``end``, ``fast`` and ``config_type`` beside ``step``; ``output_from_json``
+    beside ``output_to_json``; each columnar form beside its row form; ``traces`` beside
+    ``check``."""
+    where = {hook: field for field, capability in CAPABILITIES.items()
+             for hook in _hooks(capability)}
+    pairs = [("end", "step"), ("fast", "step"), ("config_type", "step"),
+             ("output_from_json", "output_to_json"),
+             ("inputs_from_columns", "inputs_from_records"), ("accounts", "account"),
+             ("traces", "check")]
+    assert [where[a] == where[b] for a, b in pairs] == [True] * len(pairs), where
+
+
 @pytest.mark.parametrize("name", registry.names())
 def test_drv_r11_registered_algorithms_fill_their_hooks(name: str) -> None:
     """DRV-R11: each capability is of its class, every required hook is callable, and the

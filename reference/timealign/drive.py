@@ -101,7 +101,10 @@ def _require_own_config(config: object, state: object) -> None:
 
 
 class Driver(Generic[C, S, I, O]):
-    """Drives one machine instance (one source) through rows, ticks and the end."""
+    """Drives one machine instance (one source) through rows, ticks and the end.
+
+    It takes the whole descriptor (its name names the machine in errors) and reads only its
+    ``machine`` and ``feeding`` capabilities (DRV-R11, DRV-R12)."""
 
     def __init__(
         self,
