@@ -2,7 +2,7 @@
 
 Three topics at 30 Hz, 10 Hz and 100 Hz, each stamp jittered by up to +-2 ms (in order per
 topic), about 1 % of messages lost, arrivals in stamp order with a per-topic transport
-delay. Prints messages per second of the fast path (``ALGORITHM.fast``, what the Spark
+delay. Prints messages per second of the fast path (``ALGORITHM.machine.fast``, what the Spark
 adapter runs) over about one million messages (one core, inputs built beforehand), for the
 compiled build and the pure one side by side when the compiled build is installed, and of
 the rule text (``machine.py``, what the registry runs) over a tenth of them; then, over
@@ -88,10 +88,10 @@ def peak_memory(messages: int) -> tuple[int, int]:
     for _ in iter_outputs(FAST, CONFIG, trace(2_000)):
         pass  # warm up: one-time allocations (imports, caches) are not the machine's
     tracemalloc.start()
-    state = FAST.initial(CONFIG)
+    state = FAST.machine.initial(CONFIG)
     most = 0
     for item in trace(messages):
-        state, _ = FAST.step(CONFIG, state, item)
+        state, _ = FAST.machine.step(CONFIG, state, item)
         most = max(most, sum(map(size, state.lanes)))  # the fast path's form
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

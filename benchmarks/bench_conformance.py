@@ -99,10 +99,11 @@ def main() -> None:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the adapter inherits it
     traces = [walk(seed) for seed in range(count)]
     registered = registry.get(ALGORITHM)
-    if getattr(registered, "fast", None) is not None:  # the fast path beside the rule text
+    if registered.machine.fast is not None:  # the fast path beside the rule text
         rule_text, fast_path = registered, registered.fast_path()
     else:  # the registry runs the fast step itself
-        rule_text, fast_path = attrs.evolve(registered, step=machine.step), registered
+        rule_text, fast_path = attrs.evolve(
+            registered, machine=attrs.evolve(registered.machine, step=machine.step)), registered
     print(f"harness, {count} ApproximateTime traces of 30 inputs"
           f"{' (one core)' if pinned else ''}:")
     adapter = f"{sys.executable} -m timealign.conformance.adapter {ALGORITHM}"

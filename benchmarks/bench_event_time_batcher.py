@@ -1,6 +1,6 @@
 """Throughput of the event-time batcher: bare ``step`` and under the batch driver.
 
-Measured for the fast path (``ALGORITHM.fast``, what the Spark adapter runs) in each build,
+Measured for the fast path (``ALGORITHM.machine.fast``, what the Spark adapter runs) in each build,
 compiled and pure side by side when the compiled build is installed, and for the rule text
 (``machine.py``).
 
@@ -68,9 +68,9 @@ def stream(count: int, seed: int = 7) -> list[Record]:
 def bare_step(algorithm: AnyAlgorithm, config: Config, records: list[Record]) -> float:
     """CPU seconds of ``step`` over the stream, inputs built inside the loop, a tick every
     10 ms of processing time."""
-    step = algorithm.step
+    step = algorithm.machine.step
     started = time.process_time()
-    state = algorithm.initial(config)
+    state = algorithm.machine.initial(config)
     now = 0
     for r in records:
         if r.arrival - now >= 10 * MS:
@@ -99,9 +99,9 @@ def step_alone(algorithm: AnyAlgorithm, config: Config, inputs: list[Any]) -> fl
     """CPU seconds of ``step`` alone over inputs built beforehand (as
     ``bench_approximate_time.py`` measures; building a frozen attrs ``Message`` costs about
     as much as a compiled step)."""
-    step = algorithm.step
+    step = algorithm.machine.step
     started = time.process_time()
-    state = algorithm.initial(config)
+    state = algorithm.machine.initial(config)
     for item in inputs:
         state, _ = step(config, state, item)
     return time.process_time() - started
@@ -164,7 +164,7 @@ def main() -> int:
     outcomes: Counter[str] = Counter()
     for _, _, outputs in run:
         for output in outputs:
-            account = ALGORITHM.account(output)
+            account = ALGORITHM.accounting.account(output)
             if isinstance(account, Grouped):
                 outcomes["batches"] += 1
                 outcomes["batched messages"] += len(account.ids)

@@ -2,7 +2,7 @@
 
 One hour of three streams (14 Hz detector, 5 Hz monitor, an irregular log at about 1 Hz),
 polled every 100 ms, built before timing; then the fast path's pure ``step``
-(``ALGORITHM.fast``, what the Spark adapter runs) folds over it, and for comparison the
+(``ALGORITHM.machine.fast``, what the Spark adapter runs) folds over it, and for comparison the
 rule text (``machine.py``, what the registry runs). Both profiles (``card`` and
 ``esslivedata-head``) run the same trace, whose polls carry a wall-clock reading (the poll
 instant, RB-R18). Prints messages per second and peak traced memory for the one-hour trace
@@ -72,7 +72,7 @@ def measure(seconds: int, algorithm: Algorithm[Any, Any, Any, Any] = FAST,
             profile: str = "card") -> tuple[int, float, int, int]:
     """(messages, seconds of stepping, batches, peak bytes while stepping); the fast path
     unless told otherwise."""
-    initial, step = algorithm.initial, algorithm.step
+    initial, step = algorithm.machine.initial, algorithm.machine.step
     polls = list(trace(seconds))
     messages = sum(len(p.messages) for p in polls)
     config = Config(profile=profile)
@@ -116,8 +116,8 @@ TARGET_VS_ESS = 2.0  # issue 26
 
 
 def fold(algorithm: Algorithm[Any, Any, Any, Any], config: Config, polls: list[Poll]) -> float:
-    """CPU seconds of one fold of ``algorithm.step`` over ``polls``."""
-    initial, step = algorithm.initial, algorithm.step
+    """CPU seconds of one fold of ``algorithm.machine.step`` over ``polls``."""
+    initial, step = algorithm.machine.initial, algorithm.machine.step
     gc.collect()
     state = initial(config)
     started = time.process_time()

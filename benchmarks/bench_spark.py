@@ -67,7 +67,7 @@ def parse_size(text: str) -> tuple[int, int]:
 def plain_replay(algorithm_name: str, config_json: str, folder: str) -> dict[str, Any]:
     """(a): one process, one core, no Spark; the fast path, as the Spark job runs it."""
     algorithm = registry.get(algorithm_name).fast_path()
-    config = algorithm.config_from_json(json.loads(config_json))
+    config = algorithm.codec.config_from_json(json.loads(config_json))
     started = time.perf_counter()
     table = pq.read_table(folder, columns=["source", "id", "topic", "stamp", "arrival"])
     table = table.take(pc.sort_indices(table, [("source", "ascending"),
@@ -252,7 +252,7 @@ def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output:
     with Sampler() as sampler:
         phases = Phases(sampler)
         started = time.perf_counter()
-        result = run_batch(spark, algorithm, algorithm.config_from_json(config), folder,
+        result = run_batch(spark, algorithm, algorithm.codec.config_from_json(config), folder,
                            output, per_file=per_file, phase=phases)
         seconds = time.perf_counter() - started
     heap, heap_max = heap_peak(spark)

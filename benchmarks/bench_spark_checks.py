@@ -47,7 +47,7 @@ def main() -> None:
     args = parser.parse_args()
     spark = build_session("local[2]", "bench checks")
     algorithm = registry.get("approximate_time")
-    config = algorithm.config_from_json(CONFIG)
+    config = algorithm.codec.config_from_json(CONFIG)
     with tempfile.TemporaryDirectory() as folder:
         data, out = Path(folder) / "fleet", Path(folder) / "out"
         rows_written = generate(Plan.for_messages(args.messages, args.robots), data)

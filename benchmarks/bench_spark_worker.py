@@ -87,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     algorithm = registry.get("approximate_time")
     fast = algorithm.fast_path()
-    config = algorithm.config_from_json({"topics": [s.topic for s in FLEET], "queue_size": 30,
+    config = algorithm.codec.config_from_json({"topics": [s.topic for s in FLEET], "queue_size": 30,
                                          "max_interval_duration": 40_000_000})
     table = rows_of_one_robot(args.seconds)
     rows = table.num_rows
@@ -95,14 +95,14 @@ def main() -> None:
     columns = [table[name].to_pylist() for name in ("id", "topic", "stamp", "arrival")]
     records = list(records_from(*columns, [None] * rows, [None] * rows))
     batch_columns = list(columns_from_batches("robot", iter(batches)))
-    inputs = list(fast.inputs_from_records(config, iter(records)))
-    step, initial = fast.step, fast.initial
+    inputs = list(fast.feeding.inputs_from_records(config, iter(records)))
+    step, initial = fast.machine.step, fast.machine.initial
 
     def bare() -> None:
         state = initial(config)
         for item in inputs:
             state, _ = step(config, state, item)
-        step(config, state, fast.end(config))
+        step(config, state, fast.machine.end(config))
 
     def driven() -> None:
         driver = Driver(fast, config)

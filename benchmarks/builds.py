@@ -33,16 +33,16 @@ def _source_module(name: str) -> Any:
 
 def pure_fast_path(algorithm: AnyAlgorithm) -> AnyAlgorithm:
     """``algorithm.fast_path()`` run from the Python source of its fast path."""
-    assert algorithm.fast is not None
-    module = _source_module(algorithm.fast.step.__module__)
+    assert algorithm.machine.fast is not None
+    module = _source_module(algorithm.machine.fast.step.__module__)
     fast = Fast(module.initial, module.step, module.to_spec, module.from_spec)
-    return attrs.evolve(algorithm, fast=fast).fast_path()
+    return attrs.evolve(algorithm, machine=attrs.evolve(algorithm.machine, fast=fast)).fast_path()
 
 
 def build_of(algorithm: AnyAlgorithm) -> str:
     """``"compiled"`` or ``"pure"``: how ``algorithm.fast_path()`` runs here."""
-    assert algorithm.fast is not None
-    module = importlib.import_module(algorithm.fast.step.__module__)
+    assert algorithm.machine.fast is not None
+    module = importlib.import_module(algorithm.machine.fast.step.__module__)
     return "compiled" if native.is_compiled(module) else "pure"
 
 

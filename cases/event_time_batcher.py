@@ -177,8 +177,8 @@ def driven(conf: JSON, rows: list[tuple[str, int, int]]) -> list[JSON]:
     arrival order, a tick at each requested timer before any input at or past it, a flush."""
     records = [Record(id, id.rstrip("0123456789'"), t, at)
                for id, t, at in sorted(rows, key=lambda row: row[2])]
-    config = ALGORITHM.config_from_json(conf)
-    return [ALGORITHM.input_to_json(item) for _, item, _ in drive(ALGORITHM, config, records)]
+    config = ALGORITHM.codec.config_from_json(conf)
+    return [ALGORITHM.codec.input_to_json(item) for _, item, _ in drive(ALGORITHM, config, records)]
 
 
 def mutations(base: str, rows: list[tuple[str, int, int]]) -> list[Vector]:

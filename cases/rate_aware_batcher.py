@@ -137,8 +137,8 @@ def from_rows(inputs: list[dict[str, Any]], kinds: bool = True) -> list[dict[str
                    kind=m["kind"] if kinds else None, poll=k)
             for k, item in enumerate(inputs) if item["op"] == "poll"
             for m in item["messages"]]
-    mapped = ALGORITHM.inputs_from_records(Config(), rows)
-    return [*(ALGORITHM.input_to_json(p) for p in mapped), END]
+    mapped = ALGORITHM.feeding.inputs_from_records(Config(), rows)
+    return [*(ALGORITHM.codec.input_to_json(p) for p in mapped), END]
 
 
 CASES: list[Vector] = [

@@ -6,8 +6,8 @@ stepping once per tree node, is short and enough. At every node the instance's c
 the whole trace (inputs and outputs so far, and the same trace closed by the end input), so
 trace properties such as "no loss" and "optimality" are checked on every prefix.
 
-The walk steps the rule text (``Algorithm.step``). When the algorithm has a fast path
-(``Algorithm.fast``), every node is also stepped by it in lockstep, and its outputs and its
+The walk steps the rule text (``Algorithm.machine.step``). When the algorithm has a fast path
+(``Algorithm.machine.fast``), every node is also stepped by it in lockstep, and its outputs and its
 state (converted to the spec's form) must equal the rule text's at every node, the end
 input included: a bounded equivalence proof of the fast path (``compared`` counts nodes).
 
@@ -75,10 +75,10 @@ def explore(instance: Instance, limit: int = 5) -> Report:
     algorithm, config = instance.algorithm, instance.config
     report = Report(instance.name, instance.bounds, instance.depth)
     seen: set[Any] = set()
-    end = algorithm.end(config)
+    end = algorithm.machine.end(config)
     started = time.perf_counter()
 
-    fast = algorithm.fast
+    fast = algorithm.machine.fast
 
     def lockstep(fast_state: Any, item: Any, expected: tuple[Any, tuple[Any, ...]],
                  trace: Trace) -> Any:
@@ -98,7 +98,7 @@ def explore(instance: Instance, limit: int = 5) -> Report:
         seen.add(state)
         if instance.check_open_prefixes:
             _record(report, trace, instance.check(config, trace, outputs))
-        ending = algorithm.step(config, state, end)
+        ending = algorithm.machine.step(config, state, end)
         lockstep(fast_state, end, ending, trace)
         closed = outputs + tuple((len(trace), o) for o in ending[1])
         _record(report, (*trace, end), instance.check(config, (*trace, end), closed))
@@ -108,12 +108,12 @@ def explore(instance: Instance, limit: int = 5) -> Report:
         if len(report.violations) >= limit:
             return
         for move in instance.moves(trace):
-            following, produced = algorithm.step(config, state, move)
+            following, produced = algorithm.machine.step(config, state, move)
             fast_following = lockstep(fast_state, move, (following, produced), trace)
             visit(following, fast_following, (*trace, move),
                   outputs + tuple((len(trace), o) for o in produced))
 
-    visit(algorithm.initial(config), None if fast is None else fast.initial(config), (), ())
+    visit(algorithm.machine.initial(config), None if fast is None else fast.initial(config), (), ())
     report.states = len(seen)
     report.seconds = time.perf_counter() - started
     return report

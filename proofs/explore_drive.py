@@ -21,7 +21,16 @@ import attrs
 from proofs.explore import Instance, Outputs, Trace
 from tests.pairs_toy import TIMED_PAIRS, PairsConfig
 from timealign import registry
-from timealign.algorithm import Algorithm, Grouped, Record, Settled
+from timealign.algorithm import (
+    Accounting,
+    Algorithm,
+    Codec,
+    Feeding,
+    Grouped,
+    Machine,
+    Record,
+    Settled,
+)
 from timealign.drive import Checkpoint, Driver, drive
 
 
@@ -44,10 +53,10 @@ def driven(algorithm: Algorithm[Any, Any, Any, Any]) -> Algorithm[Any, Any, Any,
 
     return Algorithm(
         name=f"driven_{algorithm.name}",
-        initial=lambda config: Checkpoint(algorithm.initial(config)),
-        step=step, end=lambda config: EndOfInput(), account=lambda step: None,
-        config_from_json=unused, config_to_json=unused, input_from_json=unused,
-        input_to_json=unused, output_to_json=unused, inputs_from_records=unused,
+        machine=Machine(lambda config: Checkpoint(algorithm.machine.initial(config)), step,
+                        end=lambda config: EndOfInput()),
+        codec=Codec(unused, unused, unused, unused, unused),
+        feeding=Feeding(unused), accounting=Accounting(lambda step: None),
     )
 
 
@@ -60,7 +69,7 @@ def checker(algorithm: Algorithm[Any, Any, Any, Any]) -> Any:
         settled: Counter[str] = Counter()
         for _, _, produced in steps:
             for output in produced:
-                account = algorithm.account(output)
+                account = algorithm.accounting.account(output)
                 if isinstance(account, Grouped):
                     settled.update(account.ids)
                 elif isinstance(account, Settled):
@@ -74,14 +83,15 @@ def checker(algorithm: Algorithm[Any, Any, Any, Any]) -> Any:
             problems.append("DRV-R6: resumed steps differ from one uninterrupted drive")
         if set(settled) != fed:
             problems.append(f"SP-R6: unsettled {sorted(fed - set(settled))}")
-        requested = {algorithm.timer_of(o) for _, _, out in steps for o in out} - {None}
-        tick_type = type(algorithm.tick(0)) if algorithm.tick is not None else None
-        ticks = [algorithm.clock_of(item) for _, item, _ in steps if type(item) is tick_type]
+        feeding = algorithm.feeding
+        requested = {feeding.timer_of(o) for _, _, out in steps for o in out} - {None}
+        tick_type = type(feeding.tick(0)) if feeding.tick is not None else None
+        ticks = [feeding.clock_of(item) for _, item, _ in steps if type(item) is tick_type]
         if ticks != sorted(set(ticks)) or set(ticks) != requested:
             problems.append(f"DRV-I1: ticks {ticks} for requested {sorted(requested)}")
         if [index for index, _, _ in steps] != list(range(len(steps))):
             problems.append("DRV-R7: indices are not consecutive")
-        if steps and steps[-1][1] != algorithm.end(config):
+        if steps and steps[-1][1] != algorithm.machine.end(config):
             problems.append("DRV-R5: the end input is not last")
         return problems
 
@@ -109,7 +119,7 @@ INSTANCES: list[Instance] = [
 if "event_time_batcher" in registry.names():
     try:
         _eb = registry.get("event_time_batcher")
-        INSTANCES.append(instance(_eb, _eb.config_from_json(
+        INSTANCES.append(instance(_eb, _eb.codec.config_from_json(
             {"batching_window": 10, "max_message_delay": 5}), 4))
     except ImportError:
         pass

@@ -52,11 +52,11 @@ from timealign.rate_aware_batcher.traces import (
 def check(config: Config, inputs: Trace, outputs: Any) -> list[str]:
     """The profile's run invariants and its HWM property (RB-I4 or RB-I8)."""
     problems = invariants.check(config, list(inputs), list(outputs))
-    observed, state = [], ALGORITHM.initial(config)
+    observed, state = [], ALGORITHM.machine.initial(config)
     for item in inputs:
         if isinstance(item, End):
             break
-        state, _ = ALGORITHM.step(config, state, item)
+        state, _ = ALGORITHM.machine.step(config, state, item)
         observed.append((state.hwm, state.last_close))
     if config.head:
         return problems + invariants.hwm_falls_only_at_backstop(config, list(inputs), observed)

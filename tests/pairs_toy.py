@@ -14,7 +14,16 @@ from typing import Any
 
 import attrs
 
-from timealign.algorithm import Algorithm, Grouped, Record, Settled
+from timealign.algorithm import (
+    Accounting,
+    Algorithm,
+    Codec,
+    Feeding,
+    Grouped,
+    Machine,
+    Record,
+    Settled,
+)
 from timealign.errors import require, require_ns
 
 
@@ -128,26 +137,28 @@ def _clock(item: Input) -> int | None:
     return item.now if isinstance(item, Tick) else None
 
 
+MACHINE: Machine[PairsConfig, PairsState, Input, Output] = Machine(
+    lambda config: PairsState(), step, end=lambda config: End())
+CODEC: Codec[PairsConfig, Input, Output] = Codec(_config, attrs.asdict, _input, _input_json,
+                                                 _output_json)
 COMMON: dict[str, Any] = {
-    "initial": lambda config: PairsState(),
-    "step": step,
-    "end": lambda config: End(),
-    "account": _account,
-    "config_from_json": _config,
-    "config_to_json": attrs.asdict,
-    "input_from_json": _input,
-    "input_to_json": _input_json,
-    "output_to_json": _output_json,
-    "inputs_from_records": records,
+    "machine": MACHINE,
+    "codec": CODEC,
+    "feeding": Feeding(records),
+    "accounting": Accounting(_account),
 }
+
+def _timer(output: Output) -> int | None:
+    return output.at if isinstance(output, Timer) else None
+
+
+TIMED_FEEDING: Feeding[PairsConfig, Input, Output] = Feeding(records, timer_of=_timer,
+                                                             clock_of=_clock, tick=Tick)
 
 PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(name="pairs", **COMMON)
 TIMED_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
     name="timed_pairs",
-    timer_of=lambda output: output.at if isinstance(output, Timer) else None,
-    clock_of=_clock,
-    tick=Tick,
-    **COMMON,
+    **{**COMMON, "feeding": TIMED_FEEDING},
 )
 
 #: A worker module the executors lack (SP-R34's failure, made on purpose and cheaply).
@@ -155,7 +166,7 @@ MISSING_MODULE = "timealign_tests_no_such_module"
 
 
 def _crash(config: PairsConfig, state: PairsState, item: Input) -> tuple[PairsState,
-                                                                       list[Output]]:
+                                                                       tuple[Output, ...]]:
     """A step that fails in the worker with an error that is not the package's own, as a
     worker whose Python lacks a module does."""
     raise ModuleNotFoundError(f"No module named '{MISSING_MODULE}'", name=MISSING_MODULE)
@@ -163,7 +174,7 @@ def _crash(config: PairsConfig, state: PairsState, item: Input) -> tuple[PairsSt
 
 #: :data:`PAIRS` whose every step fails in the Python worker (SP-R34).
 CRASHING_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
-    name="crashing_pairs", **{**COMMON, "step": _crash})
+    name="crashing_pairs", **{**COMMON, "machine": attrs.evolve(MACHINE, step=_crash)})
 
 
 def _missing_module() -> None:
@@ -184,4 +195,5 @@ class UnshippedConfig(PairsConfig):
 #: :data:`PAIRS` whose config cannot be unpickled in the Python workers (SP-R34).
 UNSHIPPED_PAIRS: Algorithm[PairsConfig, PairsState, Input, Output] = Algorithm(
     name="unshipped_pairs",
-    **{**COMMON, "config_from_json": lambda raw: UnshippedConfig(**attrs.asdict(_config(raw)))})
+    **{**COMMON, "codec": attrs.evolve(
+        CODEC, config_from_json=lambda raw: UnshippedConfig(**attrs.asdict(_config(raw))))})

@@ -5,7 +5,7 @@ holds ``model``, ``machine``, ``invariants`` and ``codec`` (plus ``fast`` when i
 ``machine.py`` shows only ``initial``, ``step`` and what the fast path shares with it;
 ``tests/<algorithm>/`` names its helpers and its common tests alike;
 ``ALGORITHM`` runs the rule text (``machine.py``) and reaches the fast path only through
-``ALGORITHM.fast``; the invariants and the output decoder are reachable from the
+``ALGORITHM.machine.fast``; the invariants and the output decoder are reachable from the
 descriptor; every shipped vector satisfies the invariants through the generic entry points.
 """
 
@@ -57,17 +57,18 @@ def test_package_has_the_shape(name: str) -> None:
     for part in SHAPE:
         module(name, part)
     machine = module(name, "machine")
-    assert algorithm.step is machine.step, "ALGORITHM must run the rule text (machine.py)"
-    assert algorithm.initial is machine.initial
-    assert algorithm.check is module(name, "invariants").check
-    assert algorithm.output_from_json is module(name, "codec").output_from_json
+    assert algorithm.machine.step is machine.step, "ALGORITHM must run the rule text (machine.py)"
+    assert algorithm.machine.initial is machine.initial
+    assert algorithm.checks.check is module(name, "invariants").check
+    assert algorithm.codec.output_from_json is module(name, "codec").output_from_json
     if has_fast(name):
         fast = module(name, "fast")
-        assert algorithm.fast is not None
-        assert (algorithm.fast.initial, algorithm.fast.step) == (fast.initial, fast.step)
-        assert algorithm.fast_path().step is fast.step
+        assert algorithm.machine.fast is not None
+        assert (algorithm.machine.fast.initial, algorithm.machine.fast.step) == \
+            (fast.initial, fast.step)
+        assert algorithm.fast_path().machine.step is fast.step
     else:
-        assert algorithm.fast is None and algorithm.fast_path() is algorithm
+        assert algorithm.machine.fast is None and algorithm.fast_path() is algorithm
     assert (ROOT / "spec" / f"{name}.md").exists()
     assert (ROOT / "cases" / f"{name}.py").exists()
 
@@ -119,9 +120,9 @@ def _decoded(algorithm: Algorithm[Any, Any, Any, Any], vector: vectors.Vector
     produced = vectors.reference_outputs(vector)
     if any(o["kind"] == "error" for o in produced):
         return None
-    config = algorithm.config_from_json(vector.config)
-    inputs = [algorithm.input_from_json(raw) for raw in vector.inputs]
-    return config, inputs, [(o["input"], algorithm.output_from_json(o, inputs))
+    config = algorithm.codec.config_from_json(vector.config)
+    inputs = [algorithm.codec.input_from_json(raw) for raw in vector.inputs]
+    return config, inputs, [(o["input"], algorithm.codec.output_from_json(o, inputs))
                             for o in produced]
 
 
@@ -141,10 +142,10 @@ def test_shipped_vectors_satisfy_the_invariants_and_the_fast_path_agrees(name: s
         if decoded is None:
             continue
         config, inputs, outputs = decoded
-        assert [(k, algorithm.output_to_json(o)) for k, o in outputs] == [
+        assert [(k, algorithm.codec.output_to_json(o)) for k, o in outputs] == [
             (o["input"], {k: v for k, v in o.items() if k != "input"}) for o in produced]
-        assert check_invariants(algorithm, config, inputs, outputs) == []
-        if algorithm.fast is not None:
+        assert check_invariants(algorithm.checks, config, inputs, outputs) == []
+        if algorithm.machine.fast is not None:
             assert list(run_lockstep(algorithm, config, inputs)[1]) == outputs
             half = len(inputs) // 2  # resumed from the spec's state (from_spec) mid-run
             state, _ = run_lockstep(algorithm, config, inputs[:half])
@@ -156,18 +157,19 @@ def test_shipped_vectors_satisfy_the_invariants_and_the_fast_path_agrees(name: s
     assert checked > 0
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if registry.get(n).fast is not None])
+@pytest.mark.parametrize("name", [n for n in NAMES if registry.get(n).machine.fast is not None])
 def test_lockstep_catches_a_wrong_fast_path(name: str) -> None:
     """The lockstep check can fail: a fast path that drops one output is caught."""
     algorithm = registry.get(name)
-    fast = algorithm.fast
+    fast = algorithm.machine.fast
     assert fast is not None
 
     def lossy_step(config: Any, state: Any, item: Any) -> tuple[Any, tuple[Any, ...]]:
         state, outputs = fast.step(config, state, item)
         return state, outputs[1:]
 
-    broken = attrs.evolve(algorithm, fast=attrs.evolve(fast, step=lossy_step))
+    broken = attrs.evolve(algorithm, machine=attrs.evolve(
+        algorithm.machine, fast=attrs.evolve(fast, step=lossy_step)))
     runs = [d for v in generate.cases(name) if (d := _decoded(algorithm, v)) is not None]
     config, inputs, _ = next(d for d in runs if d[2])
     with pytest.raises(Divergence, match="outputs differ"):

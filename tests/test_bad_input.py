@@ -130,7 +130,7 @@ def test_drv_r9_random_rows_are_invalid_input_or_outcomes(name: str,
     mapping and the machine either run or stop with InvalidInput; the driver's state
     before the bad row is left as it was."""
     algorithm = registry.get(name)
-    config = algorithm.config_from_json(GOOD_CONFIGS[name])
+    config = algorithm.codec.config_from_json(GOOD_CONFIGS[name])
     driver = Driver(algorithm, config)
     last = driver.state  # the state after the last step that went through
     try:
@@ -196,7 +196,7 @@ def test_drv_r9_one_rule_for_rows(name: str, field: str, value: Any) -> None:
     row = {"id": "a", "topic": "0", "stamp": 1, "arrival": 1, "kind": "log", "poll": 0}
     row[field] = value
     with pytest.raises(InvalidInput) as caught:
-        list(Driver(algorithm, algorithm.config_from_json(GOOD_CONFIGS[name])).feed(
+        list(Driver(algorithm, algorithm.codec.config_from_json(GOOD_CONFIGS[name])).feed(
             [Record(**row)]))
     assert (caught.value.field, caught.value.rule) == (f"row.{field}", "DRV-R9")
 
@@ -238,12 +238,12 @@ def test_rb_d3_poll_holds_messages_only() -> None:
 def test_step_names_a_wrong_config_or_state(name: str) -> None:
     """A config or state of another type handed to `step` is a clear TypeError."""
     algorithm = registry.get(name)
-    config = algorithm.config_from_json(GOOD_CONFIGS[name])
-    state = algorithm.initial(config)
+    config = algorithm.codec.config_from_json(GOOD_CONFIGS[name])
+    state = algorithm.machine.initial(config)
     with pytest.raises(TypeError, match="config must be a"):
-        algorithm.step(GOOD_CONFIGS[name], state, algorithm.end(config))
+        algorithm.machine.step(GOOD_CONFIGS[name], state, algorithm.machine.end(config))
     with pytest.raises(TypeError, match="state must be a"):
-        algorithm.step(config, config, algorithm.end(config))
+        algorithm.machine.step(config, config, algorithm.machine.end(config))
 
 
 CONFIGS = {"[1,2]": "must be a JSON object", "": "not valid JSON",
@@ -327,8 +327,8 @@ def test_drv_r9_drive_with_a_row_that_is_not_a_record_names_the_row(name: str,
     from timealign.drive import drive
 
     algorithm = registry.get(name)
-    assert algorithm.traces is not None
-    config = algorithm.traces.instances[0].config
+    assert algorithm.checks.traces is not None
+    config = algorithm.checks.traces.instances[0].config
     with pytest.raises(InvalidInput) as caught:
         list(drive(algorithm, config, [row]))  # type: ignore[list-item]
     assert caught.value.field == "row" and caught.value.rule == "DRV-R9"
@@ -340,7 +340,7 @@ def test_at_r1_queue_size_is_a_count_not_nanoseconds() -> None:
     algorithm = registry.get("approximate_time")
     for value in ("abc", 1.5, True):
         with pytest.raises(InvalidInput, match="queue_size: must be an integer") as caught:
-            algorithm.config_from_json({"topics": 2, "queue_size": value})
+            algorithm.codec.config_from_json({"topics": 2, "queue_size": value})
         assert "nanoseconds" not in str(caught.value)
 
 

@@ -134,9 +134,9 @@ def test_drv_d3_unclocked_fast_loop_equals_the_general_loop(spec: list[tuple[str
     indices and final state as the general clock-aware loop."""
     rows = [rec(f"m{k}", topic, stamp, k) for k, (topic, stamp) in enumerate(spec)]
     fast, general = Driver(PAIRS, TIMED), Driver(PAIRS, TIMED)
-    assert not PAIRS.clocked and TIMED_PAIRS.clocked
+    assert not PAIRS.feeding.clocked and TIMED_PAIRS.feeding.clocked
     got = list(fast.feed(rows))
-    want = list(general.feed_inputs(PAIRS.inputs_from_records(TIMED, iter(rows))))
+    want = list(general.feed_inputs(PAIRS.feeding.inputs_from_records(TIMED, iter(rows))))
     assert got == want
     assert (fast.state, fast.index, fast.checkpoint().timers) == \
         (general.state, general.index, ())
@@ -145,11 +145,11 @@ def test_drv_d3_unclocked_fast_loop_equals_the_general_loop(spec: list[tuple[str
 def test_drv_d3_descriptor_refuses_timers_without_ticks() -> None:
     """DRV-D3: timer_of or clock_of without a tick input is a descriptor error."""
     with pytest.raises(TypeError, match="need a tick"):
-        attrs.evolve(TIMED_PAIRS, tick=None)
+        attrs.evolve(TIMED_PAIRS.feeding, tick=None)
 
 
 RB = registry.get("rate_aware_batcher")
-RB_CONFIG = RB.config_from_json({"batch_length_s": 0.5})
+RB_CONFIG = RB.codec.config_from_json({"batch_length_s": 0.5})
 RB_KINDS = {"camera": "area_detector", "lidar": "detector_events", "imu": "log"}
 polled_rows = st.lists(st.tuples(st.sampled_from(sorted(RB_KINDS)), st.booleans(),
                                  st.booleans(), st.integers(0, 90_000_000)), max_size=30)
@@ -190,7 +190,8 @@ def test_drv_r8_without_runs_a_cut_would_split_a_poll() -> None:
     records = poll_records([("camera", False, False, 1), ("lidar", False, False, 2)])
     whole = list(drive(RB, RB_CONFIG, records))
     assert chunked(RB, records, [1]) == whole
-    assert chunked(attrs.evolve(RB, record_run=None), records, [1]) != whole
+    unruned = attrs.evolve(RB, feeding=attrs.evolve(RB.feeding, record_run=None))
+    assert chunked(unruned, records, [1]) != whole
     driver = Driver(RB, RB_CONFIG)
     assert list(driver.feed(records)) == [] and driver.checkpoint().held_rows == tuple(records)
     assert driver.last_arrival == 1 and driver.arrival is None

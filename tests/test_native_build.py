@@ -37,7 +37,7 @@ from timealign.rate_aware_batcher import Config as RBConfig
 from timealign.rate_aware_batcher import Poll, Polled
 
 ROOT = Path(__file__).resolve().parent.parent
-FAMILIES = [name for name in registry.names() if registry.get(name).fast is not None]
+FAMILIES = [name for name in registry.names() if registry.get(name).machine.fast is not None]
 GOOD_CONFIGS: dict[str, dict[str, Any]] = {
     "approximate_time": {"topics": 2, "queue_size": 3},
     "event_time_batcher": {"batching_window": 50, "max_message_delay": 20},
@@ -75,7 +75,7 @@ def test_fast_path_conforms_to_the_rule_text_in_process(family: str) -> None:
 def _outcome(algorithm: Algorithm[Any, Any, Any, Any], config: Any, state: Any,
              item: object) -> tuple[str, str] | str:
     try:
-        algorithm.step(config, state, item)
+        algorithm.machine.step(config, state, item)
     except InvalidInput as error:
         return error.field, error.rule
     return "accepted"
@@ -96,15 +96,16 @@ def test_at_fast_path_refuses_bad_input_like_the_rule_text(item: object) -> None
     empty state and from one holding messages (where the typed code would run)."""
     config = ATConfig(2, 3)
     fast = AT.fast_path()
-    spec_state, fast_state = AT.initial(config), fast.initial(config)
+    spec_state, fast_state = AT.machine.initial(config), fast.machine.initial(config)
     for good in (Message(0, 10, "x"), Message(1, 12, "y"), Message(0, 20, "z")):
         expected = _outcome(AT, config, spec_state, item)
         assert expected != "accepted"
         assert _outcome(fast, config, fast_state, item) == expected
-        spec_state, _ = AT.step(config, spec_state, good)
-        fast_state, _ = fast.step(config, fast_state, good)
-    assert AT.fast is not None and AT.fast.to_spec(fast_state) == spec_state
-    assert fast.step(config, fast_state, ATEnd())[1] == AT.step(config, spec_state, ATEnd())[1]
+        spec_state, _ = AT.machine.step(config, spec_state, good)
+        fast_state, _ = fast.machine.step(config, fast_state, good)
+    assert AT.machine.fast is not None and AT.machine.fast.to_spec(fast_state) == spec_state
+    assert fast.machine.step(config, fast_state, ATEnd())[1] == \
+        AT.machine.step(config, spec_state, ATEnd())[1]
 
 
 def test_rb_poll_refuses_anything_but_messages() -> None:
@@ -124,14 +125,14 @@ def test_rb_fast_path_refuses_bad_input_like_the_rule_text(item: object) -> None
     first batch."""
     config = RBConfig()
     fast = RB.fast_path()
-    spec_state, fast_state = RB.initial(config), fast.initial(config)
+    spec_state, fast_state = RB.machine.initial(config), fast.machine.initial(config)
     for poll in (Poll((Polled("detector_events", "d", 10**9, "a"),)),
                  Poll((Polled("detector_events", "d", 10**9 + 10**8, "b"),))):
         expected = _outcome(RB, config, spec_state, item)
         assert expected == ("op", "RB-D3")
         assert _outcome(fast, config, fast_state, item) == expected
-        spec_state, _ = RB.step(config, spec_state, poll)
-        fast_state, _ = fast.step(config, fast_state, poll)
+        spec_state, _ = RB.machine.step(config, spec_state, poll)
+        fast_state, _ = fast.machine.step(config, fast_state, poll)
 
 
 @pytest.mark.parametrize("item", [None, "tick", 3, ETBConfig(1, 1)], ids=repr)
@@ -140,13 +141,13 @@ def test_eb_fast_path_refuses_bad_input_like_the_rule_text(item: object) -> None
     their own fields when built, before any step)."""
     config = ETBConfig(50, 20)
     fast = ETB.fast_path()
-    spec_state, fast_state = ETB.initial(config), fast.initial(config)
+    spec_state, fast_state = ETB.machine.initial(config), fast.machine.initial(config)
     for good in (ETBMessage("a", 100, 100, "x"), ETBMessage("b", 101, 101, "y")):
         expected = _outcome(ETB, config, spec_state, item)
         assert expected == ("input", "EB-R2")
         assert _outcome(fast, config, fast_state, item) == expected
-        spec_state, _ = ETB.step(config, spec_state, good)
-        fast_state, _ = fast.step(config, fast_state, good)
+        spec_state, _ = ETB.machine.step(config, spec_state, good)
+        fast_state, _ = fast.machine.step(config, fast_state, good)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -155,12 +156,12 @@ def test_fast_path_names_a_wrong_config_or_state(family: str) -> None:
     clear TypeError as from the rule text, compiled or not (not mypyc's own)."""
     algorithm = registry.get(family)
     fast = algorithm.fast_path()
-    config = algorithm.config_from_json(GOOD_CONFIGS[family])
-    state = fast.initial(config)
+    config = algorithm.codec.config_from_json(GOOD_CONFIGS[family])
+    state = fast.machine.initial(config)
     with pytest.raises(TypeError, match="config must be a"):
-        fast.step(object(), state, algorithm.end(config))
+        fast.machine.step(object(), state, algorithm.machine.end(config))
     with pytest.raises(TypeError, match="state must be a"):
-        fast.step(config, algorithm.initial(config), algorithm.end(config))
+        fast.machine.step(config, algorithm.machine.initial(config), algorithm.machine.end(config))
 
 
 def test_describe_matches_what_was_imported() -> None:

@@ -148,7 +148,7 @@ def test_readme_command_lines_parse(line: str) -> None:
         pytest.fail(f"the parser refuses {required!r} (exit {stop.code})")
     config = getattr(args, "config", None)
     if isinstance(config, str) and config.startswith("{"):  # an inline config is one
-        registry.get(args.algorithm).config_from_json(json.loads(config))  # the job takes
+        registry.get(args.algorithm).codec.config_from_json(json.loads(config))  # the job takes
     known = {o for a in _subparser(argv)._actions for o in a.option_strings}
     unknown = set(re.findall(r"--[a-z][a-z-]*", optional)) - known
     assert not unknown, f"{line!r} shows options the command does not have: {unknown}"

@@ -63,7 +63,7 @@ def test_vec_r11_at_r1_topic_count_is_bounded() -> None:
     """VEC-R11, AT-R1: {"topics": 10**15} is refused at once, not allocated."""
     started = time.monotonic()
     with pytest.raises(InvalidInput, match="at most 1024 topics"):
-        registry.get("approximate_time").config_from_json({"topics": 10**15, "queue_size": 1})
+        registry.get("approximate_time").codec.config_from_json({"topics": 10**15, "queue_size": 1})
     assert time.monotonic() - started < 1.0
 
 
@@ -369,10 +369,10 @@ def _codec_and_blob() -> tuple[object, dict[str, object]]:
     from timealign.spark.checkpoint_codec import StateCodec
 
     algorithm = registry.get("approximate_time")
-    config = algorithm.config_from_json({"topics": 2, "queue_size": 3})
+    config = algorithm.codec.config_from_json({"topics": 2, "queue_size": 3})
     running = algorithm.fast_path()  # what a stream runs; the codec stores the spec's state
-    state, _ = running.step(config, running.initial(config),
-                            algorithm.input_from_json({"op": "message", "topic": 0,
+    state, _ = running.machine.step(config, running.machine.initial(config),
+                            algorithm.codec.input_from_json({"op": "message", "topic": 0,
                                                        "stamp": 5, "id": "a"}))
     codec = StateCodec.for_algorithm(algorithm, config)
     blob = codec.encode(Checkpoint(state, (), 1, 5), 0, ["a"])

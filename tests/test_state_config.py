@@ -42,9 +42,9 @@ IDS = [case[0] for case in CASES]
 def _implementations(name: str) -> list[tuple[str, Any, Any]]:
     """(label, initial, step) of the rule text and of the fast path."""
     algorithm = registry.get(name)
-    assert algorithm.fast is not None
-    return [("rule text", algorithm.initial, algorithm.step),
-            ("fast path", algorithm.fast.initial, algorithm.fast.step)]
+    assert algorithm.machine.fast is not None
+    return [("rule text", algorithm.machine.initial, algorithm.machine.step),
+            ("fast path", algorithm.machine.fast.initial, algorithm.machine.fast.step)]
 
 
 def _run(step: Any, config: Any, state: Any, items: tuple[Any, ...]) -> Any:
@@ -67,16 +67,16 @@ def test_drv_r10_step_refuses_a_state_of_another_config(name: str, built: Any, o
     algorithm = registry.get(name)
     for label, initial, step in _implementations(name):
         state = _run(step, built, initial(built), items)
-        before = algorithm.fast.to_spec(state) if label == "fast path" else state
-        for given in (items[-1], algorithm.end(other)):
+        before = algorithm.machine.fast.to_spec(state) if label == "fast path" else state
+        for given in (items[-1], algorithm.machine.end(other)):
             error = _refused(step, other, state, given)
             assert (error.field, error.rule) == ("state", "DRV-R10"), label
-        after = algorithm.fast.to_spec(state) if label == "fast path" else state
+        after = algorithm.machine.fast.to_spec(state) if label == "fast path" else state
         assert after == before and after.config is built, label
         # an equal config, another object, is the same config
         twin = attrs.evolve(built) if name != "approximate_time" else ATConfig(2, 5)
         assert twin is not built and twin == built
-        _, outputs = step(twin, state, algorithm.end(built))
+        _, outputs = step(twin, state, algorithm.machine.end(built))
         assert outputs, label  # the held message is reported, not lost
 
 
@@ -86,9 +86,9 @@ def test_drv_r10_states_carry_their_config(name: str, built: Any, other: Any,
     """DRV-R10: ``initial`` binds the state to its config; the fast path's ``to_spec`` and
     ``from_spec`` keep it."""
     algorithm = registry.get(name)
-    fast = algorithm.fast
+    fast = algorithm.machine.fast
     assert fast is not None
-    assert algorithm.initial(built).config is built
+    assert algorithm.machine.initial(built).config is built
     state = _run(fast.step, built, fast.initial(built), items)
     spec = fast.to_spec(state)
     assert spec.config is built
@@ -117,7 +117,7 @@ def test_drv_r10_driver_refuses_a_resumed_state_of_another_config(
     """DRV-R10: the driver refuses, when it is built, a checkpoint's state of another config
     (rather than failing, or losing a message, at a later row)."""
     algorithm = registry.get(name)
-    state = _run(algorithm.step, built, algorithm.initial(built), items)
+    state = _run(algorithm.machine.step, built, algorithm.machine.initial(built), items)
     with pytest.raises(InvalidInput) as caught:
         Driver.resume(algorithm, other, Checkpoint(state))
     assert (caught.value.field, caught.value.rule) == ("state", "DRV-R10")
@@ -134,7 +134,7 @@ def test_drv_r10_checkpoint_decoded_under_another_config_is_refused(
 
     algorithm = registry.get(name)
     running = algorithm.fast_path()
-    state = _run(running.step, built, running.initial(built), items)
+    state = _run(running.machine.step, built, running.machine.initial(built), items)
     codec = StateCodec.for_algorithm(algorithm, built)
     blob = codec.encode(Checkpoint(state), 0, ["a"])
     assert "config" not in json.loads(blob)["state"]["f"]  # the config itself is not stored
@@ -143,7 +143,7 @@ def test_drv_r10_checkpoint_decoded_under_another_config_is_refused(
     assert (caught.value.field, caught.value.rule) == ("state.config", "DRV-R10")
     checkpoint, _, _, _ = codec.decode(blob)
     assert checkpoint.state.config == built
-    assert algorithm.fast.to_spec(checkpoint.state) == algorithm.fast.to_spec(state)
+    assert algorithm.machine.fast.to_spec(checkpoint.state) == algorithm.machine.fast.to_spec(state)
     body = json.loads(blob)
     del body["config"]
     older, _, _, _ = StateCodec.for_algorithm(algorithm, built).decode(json.dumps(body).encode())
@@ -162,7 +162,8 @@ def test_drv_r10_sp_r12_a_blob_storing_a_state_config_is_damaged() -> None:
     algorithm = registry.get("approximate_time")
     config = ATConfig(2, 5)
     codec = StateCodec.for_algorithm(algorithm, config)
-    body = json.loads(codec.encode(Checkpoint(algorithm.fast_path().initial(config)), 0, []))
+    fast_initial = algorithm.fast_path().machine.initial
+    body = json.loads(codec.encode(Checkpoint(fast_initial(config)), 0, []))
     body["state"]["f"]["config"] = {"c": "Config", "f": {"topics": 1}}
     with pytest.raises(InvalidInput) as caught:
         codec.decode(json.dumps(body).encode())

@@ -84,27 +84,27 @@ def test_sp_r37_bad_duration_text_names_the_field(text: str) -> None:
 
 def test_sp_r37_every_algorithm_reads_duration_texts_and_writes_numbers() -> None:
     at = registry.get("approximate_time")
-    config = at.config_from_json({"topics": ["a", "b"], "queue_size": 3,
+    config = at.codec.config_from_json({"topics": ["a", "b"], "queue_size": 3,
                                   "max_interval_duration": "1.5s",
                                   "inter_message_lower_bounds": ["10ms", 5]})
-    assert at.config_to_json(config)["max_interval_duration"] == 1_500_000_000
-    assert at.config_to_json(config)["inter_message_lower_bounds"] == [10_000_000, 5]
+    assert at.codec.config_to_json(config)["max_interval_duration"] == 1_500_000_000
+    assert at.codec.config_to_json(config)["inter_message_lower_bounds"] == [10_000_000, 5]
     eb = registry.get("event_time_batcher")
-    assert eb.config_to_json(eb.config_from_json(
+    assert eb.codec.config_to_json(eb.codec.config_from_json(
         {"batching_window": "50ms", "max_message_delay": "1s", "message_leap_limit": "20ns"})
     ) == {"batching_window": 50_000_000, "max_message_delay": 10**9, "message_leap_limit": 20}
     rb = registry.get("rate_aware_batcher")
-    assert rb.config_from_json({"batch_length_s": "500ms", "timeout_s": "0.6s"}) == \
-        rb.config_from_json({"batch_length_s": 0.5, "timeout_s": 0.6})
+    assert rb.codec.config_from_json({"batch_length_s": "500ms", "timeout_s": "0.6s"}) == \
+        rb.codec.config_from_json({"batch_length_s": 0.5, "timeout_s": 0.6})
     with pytest.raises(InvalidInput) as caught:
-        eb.config_from_json({"batching_window": "0.5ns", "max_message_delay": 1})
+        eb.codec.config_from_json({"batching_window": "0.5ns", "max_message_delay": 1})
     assert caught.value.field == "batching_window"
 
 
 def test_rb_d22_a_row_without_kind_is_unknown_and_a_bad_kind_lists_the_kinds() -> None:
     rb = registry.get("rate_aware_batcher")
-    config = rb.config_from_json({})
-    polls = list(rb.inputs_from_records(config, [Record("a", "det", 5, 5)]))
+    config = rb.codec.config_from_json({})
+    polls = list(rb.feeding.inputs_from_records(config, [Record("a", "det", 5, 5)]))
     assert polls[0].messages[0].kind == "unknown"
     with pytest.raises(InvalidInput, match="detector_events, area_detector, log"):
-        list(rb.inputs_from_records(config, [Record("a", "det", 5, 5, kind="detector")]))
+        list(rb.feeding.inputs_from_records(config, [Record("a", "det", 5, 5, kind="detector")]))

@@ -15,7 +15,7 @@ import attrs
 import pytest
 
 from timealign import registry, vectors
-from timealign.algorithm import Algorithm, Grouped, Record
+from timealign.algorithm import Accounting, Algorithm, Codec, Feeding, Grouped, Machine, Record
 from timealign.cli import main
 from timealign.errors import InvalidInput, require, require_ns
 
@@ -45,16 +45,12 @@ def _records(limit: int, records: Iterable[Record]) -> Iterator[Add]:
 
 TOY: Algorithm[int, int, Add, int] = Algorithm(
     name="toy",
-    initial=lambda limit: 0,
-    step=_step,
-    end=lambda limit: Add(0),
-    account=lambda total: Grouped((), total, total),
-    config_from_json=_config,
-    config_to_json=lambda limit: {"limit": limit},
-    input_from_json=_input,
-    input_to_json=lambda item: {"op": "add", "value": item.value},
-    output_to_json=lambda total: {"kind": "sum", "total": total},
-    inputs_from_records=_records,
+    machine=Machine(lambda limit: 0, _step, end=lambda limit: Add(0)),
+    codec=Codec(_config, lambda limit: {"limit": limit}, _input,
+                lambda item: {"op": "add", "value": item.value},
+                lambda total: {"kind": "sum", "total": total}),
+    feeding=Feeding(_records),
+    accounting=Accounting(lambda total: Grouped((), total, total)),
 )
 
 

@@ -9,7 +9,7 @@ and never re-implement a rule.
 Clocks are inputs: an algorithm that needs wall-clock progress (the event-time batcher)
 receives ``tick`` inputs and asks for them with timer outputs; the descriptor says how to
 read those (``timer_of``, ``tick``, ``clock_of``) so generic drivers can deliver them.
-Every output that settles a message is explained through :func:`Algorithm.account`, which
+Every output that settles a message is explained through :attr:`Accounting.account`, which
 is what the no-loss checks and the Spark outcome table are built on.
 """
 
@@ -57,10 +57,10 @@ class Settled:
 Account = Grouped | Settled | None
 
 #: A settled account as the plain tuple ``(id, outcome, reason)`` of its :class:`Settled`:
-#: the form :attr:`Algorithm.accounts` gives, one tuple instead of an object per settled
+#: the form :attr:`Accounting.accounts` gives, one tuple instead of an object per settled
 #: message (most messages of a fleet are settled one by one).
 Outcome = tuple[str, str, str]
-#: The accounts of one step's outputs as :attr:`Algorithm.accounts` gives them: the settled
+#: The accounts of one step's outputs as :attr:`Accounting.accounts` gives them: the settled
 #: ones (as :data:`Outcome` tuples) and the grouped ones, each in emission order (outputs
 #: without an account left out).
 Accounts = tuple[list[Outcome], list[Grouped]]
@@ -195,7 +195,7 @@ class Slots:
     """The pulse slots a machine gates on in its active window, for pictures.
 
     ``lane`` is the stream name, ``start``/``end`` the window, ``instants`` the slot
-    centres in ns, ascending. Reported by :attr:`Algorithm.slots_of`; nothing reads it back.
+    centres in ns, ascending. Reported by :attr:`Pictures.slots_of`; nothing reads it back.
     """
 
     lane: str
@@ -209,13 +209,63 @@ class Flag:
     """One per-lane flag of a machine's state, for pictures (PL-R20).
 
     ``lane`` is the lane it belongs to (a topic name), ``name`` what it is (``drop``),
-    ``on`` its value after the input just applied. Reported by :attr:`Algorithm.flags_of`;
+    ``on`` its value after the input just applied. Reported by :attr:`Pictures.flags_of`;
     nothing reads it back.
     """
 
     lane: str
     name: str
     on: bool
+
+
+@attrs.frozen
+class Machine(Generic[C, S, I, O]):
+    """The machine itself (DRV-R11): what every adapter that runs an algorithm needs.
+
+    ``initial`` and ``step`` are the rule text (the spec's ``machine.py``); ``end`` is the
+    input that ends a finite run; ``config_type`` the config class a caller must hand in
+    (DRV-R9, :func:`check_config`). ``fast``, when set, is a faster implementation checked
+    against the rule text, which adapters that need throughput run through
+    :meth:`fast_path`. Kept apart from the codec and the feeding because the model checkers,
+    the lockstep and the benchmarks step a machine and read nothing else.
+    """
+
+    initial: Callable[[C], S]
+    step: Callable[[C, S, I], tuple[S, tuple[O, ...]]]
+    end: Callable[[C], I]
+    config_type: type | None = None
+    fast: Fast[C, S, I, O] | None = None
+
+    def fast_path(self) -> Machine[C, Any, I, O]:
+        """This machine running its fast implementation (itself when it has none).
+
+        Same outputs; the state is the fast path's private form (``fast.to_spec`` gives the
+        spec's). For the Spark adapter and the benchmarks.
+        """
+        if self.fast is None:
+            return self
+        return Machine(self.fast.initial, self.fast.step, self.end, self.config_type)
+
+
+@attrs.frozen
+class Codec(Generic[C, I, O]):
+    """The ``timealign.vector/1`` encoding of configs, inputs and outputs (DRV-R11,
+    ``spec/vectors.md``): what the vectors, the CLI's ``replay``/``check``, the conformance
+    harness and the Spark checkpoint read and write.
+
+    ``input_from_json`` and ``config_from_json`` raise
+    :class:`timealign.errors.InvalidInput` on bad data. ``output_from_json(raw, inputs)``
+    is the package's ``codec.output_from_json`` (decoding another implementation's output,
+    the run's inputs given for the ids it names); only the invariant checks of a run in
+    vector form need it, so it is optional.
+    """
+
+    config_from_json: Callable[[Mapping[str, Any]], C]
+    config_to_json: Callable[[C], JSON]
+    input_from_json: Callable[[Mapping[str, Any]], I]
+    input_to_json: Callable[[I], JSON]
+    output_to_json: Callable[[O], JSON]
+    output_from_json: Callable[[Mapping[str, Any], Sequence[I]], O] | None = None
 
 
 def _no_timer(_output: Any) -> int | None:
@@ -227,83 +277,37 @@ def _no_clock(_input: Any) -> int | None:
 
 
 @attrs.frozen
-class Algorithm(Generic[C, S, I, O]):
-    """The descriptor through which every adapter drives one algorithm.
+class Feeding(Generic[C, I, O]):
+    """How a driver turns adapter rows into inputs and delivers clocks (DRV-R11,
+    ``spec/drivers.md``): what :class:`timealign.drive.Driver` and the Spark replay read.
 
-    The JSON codec functions define the ``timealign.vector/1`` encoding of configs,
-    inputs and outputs (``spec/vectors.md``); ``input_from_json`` and
-    ``config_from_json`` raise :class:`timealign.errors.InvalidInput` on bad data.
-    ``inputs_from_records`` turns adapter rows (already in arrival order) into inputs,
-    lazily; ``end`` is the input that ends a finite run. ``record_run`` is set when the
-    mapping reads several rows as one input: consecutive rows with equal, non-None
-    ``record_run(row)`` form one run, and a driver fed in chunks never splits a run
-    (DRV-R8). ``initial`` and ``step`` are the rule text (the spec's ``machine.py``);
-    ``fast``, when set, is a faster implementation checked against it, which adapters that
-    need throughput run through :meth:`fast_path`. ``check(config, inputs, outputs)`` is
-    the package's ``invariants.check`` (every violation of the executable invariants, as
-    strings); ``output_from_json(raw, inputs)`` its ``codec.output_from_json`` (decoding
-    another implementation's output, the run's inputs given for the ids it names).
-
-    Two hooks serve pictures (``spec/plots.md``) and read, never decide:
-    ``timeline_records(config, input)`` lists the messages an input carries, as records (the
-    inverse of ``inputs_from_records``, for adapters that start from inputs, such as
-    vectors), ``slots_of(config, state)`` reports the slot grid of the active window
-    for machines that have one, and ``flags_of(config, state)`` the per-lane flags of the
-    state that decide what happens next (ApproximateTime's drop flags, PL-R20).
-
-    Two hooks serve adapters that move rows as columns (the Spark worker), each the
-    columnar form of a rule-text hook and checked against it by the tests, never a rule of
-    its own: ``inputs_from_columns(config, columns)`` is ``inputs_from_records`` over one
-    batch of :data:`Columns` (set only for a mapping that reads one row per input, as a
-    list of those inputs, row for row); ``accounts(outputs)`` is ``account`` of each output
-    as :data:`Accounts` (:func:`accounts_of`): the settled ones as tuples, apart from the
-    grouped ones.
-
-    ``traces`` is the package's conformance knowledge (``<algorithm>/traces.py``: explorer
-    instances, fuzz strategy, observability profiles, output -> rule map, targets), read by
-    ``timealign conform`` (spec/conformance.md).
+    ``inputs_from_records`` turns rows (already in arrival order) into inputs, lazily.
+    ``record_run`` is set when the mapping reads several rows as one input: consecutive
+    rows with equal, non-None ``record_run(row)`` form one run, and a driver fed in chunks
+    never splits a run (DRV-R8). A machine that needs wall-clock progress (the event-time
+    batcher) receives ``tick`` inputs and asks for them with timer outputs: ``timer_of``,
+    ``clock_of`` and ``tick`` say how to read and make those. ``inputs_from_columns(config,
+    columns)`` is ``inputs_from_records`` over one batch of :data:`Columns` (the Spark
+    worker's rows, never records), set only for a mapping that reads one row per input of
+    an unclocked machine, as a list of those inputs, row for row; the tests check it
+    against ``inputs_from_records``, it is never a rule of its own.
     """
 
-    name: str
-    initial: Callable[[C], S]
-    step: Callable[[C, S, I], tuple[S, tuple[O, ...]]]
-    end: Callable[[C], I]
-    account: Callable[[O], Account]
-    config_from_json: Callable[[Mapping[str, Any]], C]
-    config_to_json: Callable[[C], JSON]
-    input_from_json: Callable[[Mapping[str, Any]], I]
-    input_to_json: Callable[[I], JSON]
-    output_to_json: Callable[[O], JSON]
     inputs_from_records: Callable[[C, Iterable[Record]], Iterator[I]]
     timer_of: Callable[[O], int | None] = _no_timer
     clock_of: Callable[[I], int | None] = _no_clock
     tick: Callable[[int], I] | None = None
     record_run: Callable[[Record], object] | None = None
-    fast: Fast[C, S, I, O] | None = None
-    check: Callable[[C, Sequence[I], Sequence[tuple[int, O]]], list[str]] | None = None
-    output_from_json: Callable[[Mapping[str, Any], Sequence[I]], O] | None = None
-    timeline_records: Callable[[C, I], tuple[Record, ...]] | None = None
-    slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
-    flags_of: Callable[[C, S], tuple[Flag, ...]] | None = None
-    traces: Traces | None = None
     inputs_from_columns: Callable[[C, Columns], list[I]] | None = None
-    accounts: Callable[[Sequence[O]], Accounts] | None = None
-    config_type: type | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
-            raise TypeError(f"{self.name}: timer_of and clock_of need a tick input")
+            raise TypeError("timer_of and clock_of need a tick input")
         if self.inputs_from_columns is not None and (self.record_run is not None
                                                      or self.tick is not None):
             # one row per input, and no timers to fire between them (Driver.feed_columns)
-            raise TypeError(f"{self.name}: inputs_from_columns maps one row per input of an "
-                            f"unclocked machine")
-
-    def outcomes(self, outputs: Sequence[O]) -> Accounts:
-        """:attr:`accounts` of ``outputs``, or :attr:`account` of each (:func:`accounts_of`)."""
-        if self.accounts is not None:
-            return self.accounts(outputs)
-        return accounts_of(self.account, outputs)
+            raise TypeError("inputs_from_columns maps one row per input of an unclocked "
+                            "machine")
 
     @property
     def clocked(self) -> bool:
@@ -311,22 +315,95 @@ class Algorithm(Generic[C, S, I, O]):
         timer and clock lookups of the others."""
         return self.tick is not None
 
+
+@attrs.frozen
+class Accounting(Generic[O]):
+    """How each output settles messages (DRV-R11): what the no-loss checks, the Spark
+    outcome table and the census are built on.
+
+    ``account(output)`` explains one output; ``accounts(outputs)``, when set, is ``account``
+    of each output as :data:`Accounts` (:func:`accounts_of`: the settled ones as tuples,
+    apart from the grouped ones), the columnar form of ``account`` for the Spark worker,
+    checked against it by the tests.
+    """
+
+    account: Callable[[O], Account]
+    accounts: Callable[[Sequence[O]], Accounts] | None = None
+
+    def outcomes(self, outputs: Sequence[O]) -> Accounts:
+        """:attr:`accounts` of ``outputs``, or :attr:`account` of each (:func:`accounts_of`)."""
+        if self.accounts is not None:
+            return self.accounts(outputs)
+        return accounts_of(self.account, outputs)
+
+
+@attrs.frozen
+class Pictures(Generic[C, S, I]):
+    """What pictures read of a machine (DRV-R11, ``spec/plots.md``); they read, never
+    decide, and every hook is optional (a machine without them is drawn plainer).
+
+    ``timeline_records(config, input)`` lists the messages an input carries, as records
+    (the inverse of ``inputs_from_records``, for adapters that start from inputs, such as
+    vectors); ``slots_of(config, state)`` reports the slot grid of the active window for
+    machines that have one; ``flags_of(config, state)`` the per-lane flags of the state
+    that decide what happens next (ApproximateTime's drop flags, PL-R20).
+    """
+
+    timeline_records: Callable[[C, I], tuple[Record, ...]] | None = None
+    slots_of: Callable[[C, S], tuple[Slots, ...]] | None = None
+    flags_of: Callable[[C, S], tuple[Flag, ...]] | None = None
+
+
+@attrs.frozen
+class Checks(Generic[C, I, O]):
+    """What the algorithm knows about checking runs of itself (DRV-R11), all optional.
+
+    ``check(config, inputs, outputs)`` is the package's ``invariants.check`` (every
+    violation of the executable invariants, as strings: :func:`check_invariants`);
+    ``traces`` its conformance knowledge (``<algorithm>/traces.py``: explorer instances,
+    fuzz strategy, observability profiles, output -> rule map, targets), read by
+    ``timealign conform`` (spec/conformance.md).
+    """
+
+    check: Callable[[C, Sequence[I], Sequence[tuple[int, O]]], list[str]] | None = None
+    traces: Traces | None = None
+
+
+@attrs.frozen
+class Algorithm(Generic[C, S, I, O]):
+    """The descriptor through which every adapter drives one algorithm: its ``name`` and
+    its capabilities (DRV-R11, DRV-D10), each wired once in the algorithm's ``__init__``.
+
+    Each capability is the set of hooks one kind of adapter uses together (DRV-D10), so an
+    adapter function that needs one or two of them takes those, typed against them, and
+    each adapter reads only the capabilities it declares (DRV-R12); a test stub fills only
+    what it exercises: :class:`Machine` (stepping), :class:`Codec` (vector
+    form), :class:`Feeding` (rows and clocks into inputs), :class:`Accounting` (outputs
+    to settled messages), :class:`Pictures` and :class:`Checks` (both optional).
+    """
+
+    name: str
+    machine: Machine[C, S, I, O]
+    codec: Codec[C, I, O]
+    feeding: Feeding[C, I, O]
+    accounting: Accounting[O]
+    pictures: Pictures[C, S, I] = Pictures()
+    checks: Checks[C, I, O] = Checks()
+
     def fast_path(self) -> Algorithm[C, Any, I, O]:
-        """This descriptor running its fast implementation (itself when it has none).
-
-        Same outputs; the state is the fast path's private form (``fast.to_spec`` gives the
-        spec's). For the Spark adapter and the benchmarks.
-        """
-        if self.fast is None:
+        """This descriptor with its machine running its fast implementation
+        (:meth:`Machine.fast_path`; itself when it has none). For adapters that pass the
+        whole descriptor on (the Spark jobs, the vectors' ``fast`` run)."""
+        if self.machine.fast is None:
             return self
-        return attrs.evolve(self, initial=self.fast.initial, step=self.fast.step, fast=None)
+        return attrs.evolve(self, machine=self.machine.fast_path())
 
 
-def check_config(algorithm: Algorithm[C, S, I, O], config: C) -> C:
+def check_config(machine: Machine[C, S, I, O], config: C) -> C:
     """DRV-R9: ``config`` is the algorithm's config object (``config_from_json`` builds
     one), not a dict or ``None``: :class:`InvalidInput` naming ``config``, where the first
     field read would have raised ``AttributeError`` deep inside ``initial``."""
-    wanted = algorithm.config_type
+    wanted = machine.config_type
     if wanted is not None and type(config) is not wanted:
         raise InvalidInput("config", "DRV-R9", f"must be a {wanted.__module__}."
                            f"{wanted.__qualname__} (build it with the algorithm's "
@@ -341,10 +418,10 @@ def iter_outputs(
     state: S | None = None,
 ) -> Iterator[tuple[int, O]]:
     """Fold ``inputs`` through ``step``; yield each output with its input's index."""
-    check_config(algorithm, config)  # DRV-R9
-    current = algorithm.initial(config) if state is None else state
+    check_config(algorithm.machine, config)  # DRV-R9
+    current = algorithm.machine.initial(config) if state is None else state
     for index, item in enumerate(inputs):
-        current, outputs = algorithm.step(config, current, item)
+        current, outputs = algorithm.machine.step(config, current, item)
         for output in outputs:
             yield index, output
 
@@ -355,23 +432,24 @@ def run(
     inputs: Iterable[I],
 ) -> tuple[S, tuple[tuple[int, O], ...]]:
     """Replay ``inputs`` from the initial state; return the final state and all outputs."""
-    state = algorithm.initial(check_config(algorithm, config))  # DRV-R9
+    state = algorithm.machine.initial(check_config(algorithm.machine, config))  # DRV-R9
     produced: list[tuple[int, O]] = []
     for index, item in enumerate(inputs):
-        state, outputs = algorithm.step(config, state, item)
+        state, outputs = algorithm.machine.step(config, state, item)
         produced.extend((index, output) for output in outputs)
     return state, tuple(produced)
 
 
 def check_invariants(
-    algorithm: Algorithm[C, S, I, O], config: C, inputs: Sequence[I],
+    checks: Checks[C, I, O], config: C, inputs: Sequence[I],
     outputs: Sequence[tuple[int, O]],
 ) -> list[str]:
-    """Every violation of the algorithm's executable invariants over one finished run
-    (``outputs`` as ``(input index, output)``); ``[]`` for an algorithm without them."""
-    if algorithm.check is None:
+    """Every violation of the algorithm's executable invariants (its :class:`Checks`) over
+    one finished run (``outputs`` as ``(input index, output)``); ``[]`` for an algorithm
+    without them."""
+    if checks.check is None:
         return []
-    return algorithm.check(config, inputs, outputs)
+    return checks.check(config, inputs, outputs)
 
 
 def check_json_run(
@@ -383,13 +461,13 @@ def check_json_run(
     (the run goes on from the state before a refused input, VEC-R5); a refused config
     (VEC-R5) leaves no run to check. Raises
     :class:`timealign.errors.InvalidInput` on a part that does not decode."""
-    if algorithm.check is None or algorithm.output_from_json is None or any(
+    if algorithm.checks.check is None or algorithm.codec.output_from_json is None or any(
             o.get("kind") == "error" and o.get("input") is None for o in outputs):
         return []
     refused = {o.get("input") for o in outputs if o.get("kind") == "error"}
     kept = [k for k in range(len(inputs)) if k not in refused]
     renumber = {k: position for position, k in enumerate(kept)}
-    decoded = [algorithm.input_from_json(inputs[k]) for k in kept]
+    decoded = [algorithm.codec.input_from_json(inputs[k]) for k in kept]
     produced = []
     for position, raw in enumerate(outputs):
         if raw.get("kind") == "error":
@@ -398,8 +476,8 @@ def check_json_run(
             raise InvalidInput(f"outputs[{position}].input", "VEC-R4",
                                "must be the index of an input that was not refused",
                                raw.get("input"))
-        produced.append((renumber[raw["input"]], algorithm.output_from_json(raw, decoded)))
-    return algorithm.check(algorithm.config_from_json(config), decoded, produced)
+        produced.append((renumber[raw["input"]], algorithm.codec.output_from_json(raw, decoded)))
+    return algorithm.checks.check(algorithm.codec.config_from_json(config), decoded, produced)
 
 
 def run_json(
@@ -412,14 +490,15 @@ def run_json(
     state before it. The one loop behind ``timealign replay``/``check``, the vectors and the
     conformance harness."""
     try:
-        decoded = algorithm.config_from_json(config)
+        decoded = algorithm.codec.config_from_json(config)
     except InvalidInput as error:
         return [_error_output(None, error)]
-    state, step, encode = algorithm.initial(decoded), algorithm.step, algorithm.output_to_json
+    machine, codec = algorithm.machine, algorithm.codec
+    state, step, encode = machine.initial(decoded), machine.step, codec.output_to_json
     produced: list[JSON] = []
     for index, raw in enumerate(inputs):
         try:
-            state, outputs = step(decoded, state, algorithm.input_from_json(raw))
+            state, outputs = step(decoded, state, codec.input_from_json(raw))
         except InvalidInput as error:
             produced.append(_error_output(index, error))
             continue

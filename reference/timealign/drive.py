@@ -101,7 +101,10 @@ def _require_own_config(config: object, state: object) -> None:
 
 
 class Driver(Generic[C, S, I, O]):
-    """Drives one machine instance (one source) through rows, ticks and the end."""
+    """Drives one machine instance (one source) through rows, ticks and the end.
+
+    It takes the whole descriptor (its name names the machine in errors) and reads only its
+    ``machine`` and ``feeding`` capabilities (DRV-R11, DRV-R12)."""
 
     def __init__(
         self,
@@ -114,14 +117,14 @@ class Driver(Generic[C, S, I, O]):
         held_rows: Iterable[Record] = (),
     ) -> None:
         self.algorithm = algorithm
-        self.config = check_config(algorithm, config)  # DRV-R9
-        self.state: S = algorithm.initial(config) if state is None else state
+        self.config = check_config(algorithm.machine, config)  # DRV-R9
+        self.state: S = algorithm.machine.initial(config) if state is None else state
         _require_own_config(self.config, self.state)  # DRV-R10, at resume, not mid-stream
         self.timers: list[int] = sorted(set(timers))  # a heap of pending instants
         self._scheduled: set[int] = set(self.timers)  # the same instants, for O(1) lookup
         self.index = index
         self.arrival = arrival
-        self._clocked = algorithm.clocked
+        self._clocked = algorithm.feeding.clocked
         self.held_rows: list[Record] = list(held_rows)
 
     @classmethod
@@ -144,12 +147,12 @@ class Driver(Generic[C, S, I, O]):
 
     def _step(self, item: I) -> Step[I, O]:
         # DRV-R7: every input delivered gets the next index; its outputs carry that index.
-        self.state, outputs = self.algorithm.step(self.config, self.state, item)
+        self.state, outputs = self.algorithm.machine.step(self.config, self.state, item)
         index = self.index
         self.index += 1
         if self._clocked:  # DRV-D3: only a clocked machine asks for timers
             for output in outputs:
-                instant = self.algorithm.timer_of(output)
+                instant = self.algorithm.feeding.timer_of(output)
                 if instant is not None and instant not in self._scheduled:  # DRV-R4
                     self._scheduled.add(instant)
                     heapq.heappush(self.timers, instant)
@@ -157,7 +160,7 @@ class Driver(Generic[C, S, I, O]):
 
     def fire_until(self, instant: int | None) -> Iterator[Step[I, O]]:
         """Deliver, in order, every pending tick due at or before ``instant`` (all if None)."""
-        tick = self.algorithm.tick
+        tick = self.algorithm.feeding.tick
         if tick is None:
             return
         while self.timers and (instant is None or self.timers[0] <= instant):
@@ -172,7 +175,8 @@ class Driver(Generic[C, S, I, O]):
         generator is entered only when a timer is due (DRV-R3), and the timers an output
         asks for are recorded here as :meth:`_step` records them (DRV-R4)."""
         algorithm, config = self.algorithm, self.config
-        step, clock_of, timer_of = algorithm.step, algorithm.clock_of, algorithm.timer_of
+        step, feeding = algorithm.machine.step, algorithm.feeding
+        clock_of, timer_of = feeding.clock_of, feeding.timer_of
         timers, scheduled = self.timers, self._scheduled  # mutated in place, never rebound
         push = heapq.heappush
         for item in inputs:
@@ -226,7 +230,7 @@ class Driver(Generic[C, S, I, O]):
         the arrival of its input's row, as when rows are mapped one by one (SP-R8 reads it).
         Otherwise the rows are fed as records (:meth:`feed`). ``typed``: see
         :func:`columns_pass`."""
-        from_columns = self.algorithm.inputs_from_columns
+        from_columns = self.algorithm.feeding.inputs_from_columns
         if from_columns is None:
             return (step for step in self.feed(records_of(columns)) if step[2])
         return self._feed_columns(from_columns, columns, typed)
@@ -243,7 +247,7 @@ class Driver(Generic[C, S, I, O]):
         if len(inputs) != len(arrivals):
             raise TypeError(f"{self.algorithm.name}: inputs_from_columns must map one row "
                             f"per input ({len(arrivals)} rows, {len(inputs)} inputs)")
-        advance, config = self.algorithm.step, self.config
+        advance, config = self.algorithm.machine.step, self.config
         state = self.state
         start = self.index
         for index, item in enumerate(inputs, start):
@@ -263,7 +267,7 @@ class Driver(Generic[C, S, I, O]):
 
     def _runs(self, records: Iterable[Record]) -> Iterator[list[Record]]:
         """DRV-R8: the held rows and ``records`` as whole runs; the trailing run is held."""
-        run_of = self.algorithm.record_run
+        run_of = self.algorithm.feeding.record_run
         assert run_of is not None
         pending, self.held_rows = self.held_rows, []
         key = run_of(pending[-1]) if pending else None
@@ -283,7 +287,7 @@ class Driver(Generic[C, S, I, O]):
         """Deliver rows (in arrival order, DRV-R1) as the machine's inputs (DRV-R2); when
         the mapping reads runs of rows, map each whole run and hold the trailing one
         (DRV-R8). Lazy: nothing is read before the first step is asked for."""
-        if self.algorithm.record_run is None:
+        if self.algorithm.feeding.record_run is None:
             return self._map(records)  # one generator fewer on the hot path
         return self._feed_runs(records)
 
@@ -292,15 +296,15 @@ class Driver(Generic[C, S, I, O]):
             yield from self._map(run)
 
     def _map(self, records: Iterable[Record]) -> Iterator[Step[I, O]]:
-        inputs = self.algorithm.inputs_from_records(self.config, self._in_order(records))
+        inputs = self.algorithm.feeding.inputs_from_records(self.config, self._in_order(records))
         if self._clocked:
             return self.feed_inputs(inputs)
         return self._direct(inputs)
 
     def _direct(self, inputs: Iterable[I]) -> Iterator[Step[I, O]]:
         """DRV-D3: no clock to read, no timers to record: step directly (the hot loop of
-        every adapter; observe steps by wrapping Algorithm.step, not _step)."""
-        step, config = self.algorithm.step, self.config
+        every adapter; observe steps by wrapping Algorithm.machine.step, not _step)."""
+        step, config = self.algorithm.machine.step, self.config
         for item in inputs:
             self.state, outputs = step(config, self.state, item)
             index = self.index
@@ -313,7 +317,7 @@ class Driver(Generic[C, S, I, O]):
         held, self.held_rows = self.held_rows, []
         yield from self._map(held)
         yield from self.fire_until(None)
-        yield self._step(self.algorithm.end(self.config))
+        yield self._step(self.algorithm.machine.end(self.config))
 
 
 def drive(

@@ -1,7 +1,7 @@
 """Step an algorithm's rule text and its fast path together and compare them.
 
-The rule text (``Algorithm.initial``/``step``, the spec's ``machine.py``) is the reference;
-a fast path (``Algorithm.fast``) is trusted only as far as it agrees with it: equal
+The rule text (``Algorithm.machine.initial``/``step``, the spec's ``machine.py``) is the reference;
+a fast path (``Algorithm.machine.fast``) is trusted only as far as it agrees with it: equal
 outputs and an equal state (in the spec's form) after every input, and the same refusal
 (:class:`timealign.errors.InvalidInput`, same field and rule) of a bad input. The bounded
 explorers (``proofs/``) and the stateful and differential tests all check through here.
@@ -24,12 +24,12 @@ class Lockstep(Generic[C, S, I, O]):
     """One run of both implementations over the same inputs (mutable, owned by a test)."""
 
     def __init__(self, algorithm: Algorithm[C, S, I, O], config: C) -> None:
-        if algorithm.fast is None:
+        if algorithm.machine.fast is None:
             raise ValueError(f"{algorithm.name} has no fast path")
         self.algorithm = algorithm
-        self.fast = algorithm.fast
+        self.fast = algorithm.machine.fast
         self.config = config
-        self.state: S = algorithm.initial(config)
+        self.state: S = algorithm.machine.initial(config)
         self.fast_state: Any = self.fast.initial(config)
         self.index = 0
         self._compare_states("initial")
@@ -56,7 +56,7 @@ class Lockstep(Generic[C, S, I, O]):
         """
         refusals: list[InvalidInput | None] = []
         results: list[tuple[Any, tuple[O, ...]] | None] = []
-        for state, step in ((self.state, self.algorithm.step),
+        for state, step in ((self.state, self.algorithm.machine.step),
                             (self.fast_state, self.fast.step)):
             try:
                 results.append(step(self.config, state, item))

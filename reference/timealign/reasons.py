@@ -46,7 +46,8 @@ def rules(algorithm: str, outcome: str, reason: str | None) -> tuple[str, ...]:
     """The spec rules that produce rows of this (outcome, reason); ``()`` when unknown."""
     found = registry.get(algorithm) if algorithm in registry.names() else None
     table: dict[tuple[str, str | None], tuple[str, ...]] = (
-        dict(found.traces.rules) if found is not None and found.traces is not None else {})
+        dict(found.checks.traces.rules)
+        if found is not None and found.checks.traces is not None else {})
     kind = _GROUPING.get(algorithm, outcome) if outcome == "grouped" else outcome
     return table.get((kind, reason), table.get((kind, None), ()))
 
@@ -61,7 +62,7 @@ def cited() -> tuple[str, ...]:
     sections' text, so its rule links work without a source checkout)."""
     found: set[str] = set()
     for name in registry.names():
-        traces = registry.get(name).traces
+        traces = registry.get(name).checks.traces
         if traces is not None:
             found.update(rule for rules in dict(traces.rules).values() for rule in rules)
     for table in NORMAL.values():

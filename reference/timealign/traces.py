@@ -3,7 +3,7 @@
 Each algorithm package states, in its own ``traces.py``, the small instances the bounded
 explorer walks, its fuzz strategy, its observability profiles, which rules each output
 exercises, and its *targets*: the domains of real upstream implementations (CF-R18). It
-registers them on its descriptor (``Algorithm.traces``), so adding an algorithm or a
+registers them on its descriptor (``Algorithm.checks.traces``), so adding an algorithm or a
 target touches one package; the conformance harness (``timealign.conformance``) holds only
 the generic machinery that reads them. This module is the core's vocabulary for that
 knowledge: plain data and callables, no Hypothesis and no harness.

@@ -33,8 +33,8 @@ def test_at_r1_defaults_and_names() -> None:
     assert config.inter_message_lower_bounds == (0, 0, 0) and config.arithmetic == "ros2"
     named = Config(topics=["cam", "imu"], queue_size=1)
     assert named.topics == 2 and named.topic_names == ("cam", "imu")
-    assert ALGORITHM.config_to_json(named)["topics"] == ["cam", "imu"]
-    assert ALGORITHM.config_from_json(ALGORITHM.config_to_json(named)) == named
+    assert ALGORITHM.codec.config_to_json(named)["topics"] == ["cam", "imu"]
+    assert ALGORITHM.codec.config_from_json(ALGORITHM.codec.config_to_json(named)) == named
 
 
 @pytest.mark.parametrize(
@@ -67,14 +67,14 @@ def test_at_r1_bad_config_names_field_and_rule(kwargs: dict[str, object], field:
 
 
 def test_at_r1_json_nulls_and_unknown_keys() -> None:
-    config = ALGORITHM.config_from_json({"topics": 2, "queue_size": 3, "age_penalty": None,
+    config = ALGORITHM.codec.config_from_json({"topics": 2, "queue_size": 3, "age_penalty": None,
                                          "max_interval_duration": None,
                                          "inter_message_lower_bounds": None})
     assert config == Config(2, 3)
     with pytest.raises(InvalidInput, match="unknown"):
-        ALGORITHM.config_from_json({"topics": 2, "queue_size": 3, "penalty": 1})
+        ALGORITHM.codec.config_from_json({"topics": 2, "queue_size": 3, "penalty": 1})
     with pytest.raises(InvalidInput):
-        ALGORITHM.config_from_json({"topics": 2})
+        ALGORITHM.codec.config_from_json({"topics": 2})
 
 
 @pytest.mark.parametrize(
@@ -103,24 +103,25 @@ def test_at_r2_bad_input_rejected_state_unchanged(message: object, field: str) -
 
 
 def test_at_r2_json_inputs() -> None:
-    item = ALGORITHM.input_from_json({"op": "message", "topic": 1, "stamp": 4, "id": "x"})
+    item = ALGORITHM.codec.input_from_json({"op": "message", "topic": 1, "stamp": 4, "id": "x"})
     assert item == Message(1, 4, "x")
-    assert ALGORITHM.input_to_json(item) == {"op": "message", "topic": 1, "stamp": 4, "id": "x"}
-    assert ALGORITHM.input_from_json({"op": "end"}) == End()
+    assert ALGORITHM.codec.input_to_json(item) == {"op": "message", "topic": 1, "stamp": 4,
+                                                   "id": "x"}
+    assert ALGORITHM.codec.input_from_json({"op": "end"}) == End()
     with pytest.raises(InvalidInput):
-        ALGORITHM.input_from_json({"op": "tick"})
+        ALGORITHM.codec.input_from_json({"op": "tick"})
     with pytest.raises(InvalidInput):
-        ALGORITHM.input_from_json({"op": "message", "topic": 1})
+        ALGORITHM.codec.input_from_json({"op": "message", "topic": 1})
 
 
 def test_at_d21_records_map_topic_names() -> None:
     """AT-D21: rows name topics; unknown names are rejected."""
     config = Config(["cam", "imu"], 4)
     rows = [Record("c1", "cam", 10), Record("i1", "imu", 10)]
-    assert list(ALGORITHM.inputs_from_records(config, rows)) == [
+    assert list(ALGORITHM.feeding.inputs_from_records(config, rows)) == [
         Message(0, 10, "c1"), Message(1, 10, "i1")]
     with pytest.raises(InvalidInput) as caught:
-        list(ALGORITHM.inputs_from_records(config, [Record("x", "lidar", 1)]))
+        list(ALGORITHM.feeding.inputs_from_records(config, [Record("x", "lidar", 1)]))
     assert caught.value.rule == "AT-D21"
 
 
@@ -128,7 +129,7 @@ def test_at_d19_repeated_ids_are_reported_by_at_i2_not_remembered() -> None:
     """AT-D19, AT-I2: the row mapping keeps no id memory; the finished run reports reuse."""
     config = Config(["cam", "imu"], 4)
     rows = [Record("c1", "cam", 10), Record("c1", "imu", 10)]
-    inputs = [*ALGORITHM.inputs_from_records(config, rows), End()]
+    inputs = [*ALGORITHM.feeding.inputs_from_records(config, rows), End()]
     assert inputs[:2] == [Message(0, 10, "c1"), Message(1, 10, "c1")]
     _, outputs = run(ALGORITHM, config, inputs)
     problems = invariants.single_outcome(config, inputs, outputs)
@@ -138,11 +139,12 @@ def test_at_d19_repeated_ids_are_reported_by_at_i2_not_remembered() -> None:
 def test_at_d18_d20_accounting() -> None:
     """AT-D18, AT-D20, AT-R18: every output kind accounts as documented."""
     a, b = Message(0, 3, "a"), Message(1, 7, "b")
-    assert ALGORITHM.account(Published((a, b))) == Grouped(("a", "b"), 3, 7)
-    assert ALGORITHM.account(Dropped("a", "superseded")) == Settled("a", "dropped", "superseded")
-    assert ALGORITHM.account(Pending("a")) == Settled("a", "pending", "end_of_input")
-    assert ALGORITHM.account(Warned(0, "out_of_order")) is None
-    assert ALGORITHM.output_to_json(Warned(0, "out_of_order")) == {
+    assert ALGORITHM.accounting.account(Published((a, b))) == Grouped(("a", "b"), 3, 7)
+    assert ALGORITHM.accounting.account(Dropped("a", "superseded")) == Settled(
+        "a", "dropped", "superseded")
+    assert ALGORITHM.accounting.account(Pending("a")) == Settled("a", "pending", "end_of_input")
+    assert ALGORITHM.accounting.account(Warned(0, "out_of_order")) is None
+    assert ALGORITHM.codec.output_to_json(Warned(0, "out_of_order")) == {
         "kind": "warning", "topic": 0, "reason": "out_of_order"}
 
 
@@ -153,7 +155,7 @@ def test_at_d20_driver_accounts_every_message() -> None:
     settled = []
     for _, _, outputs in drive(ALGORITHM, config, rows):
         for output in outputs:
-            account = ALGORITHM.account(output)
+            account = ALGORITHM.accounting.account(output)
             if isinstance(account, Grouped):
                 settled.extend(account.ids)
             elif isinstance(account, Settled):

@@ -1,4 +1,4 @@
-"""Differential tests: the fast path (``ALGORITHM.fast``) against the rule text that
+"""Differential tests: the fast path (``ALGORITHM.machine.fast``) against the rule text that
 ALGORITHM runs, and both against the literal §17 transcription (literal_model.py), output for
 output, on random inputs (every AT-R rule of add/process/publish at once)."""
 
@@ -52,7 +52,7 @@ def test_at_reference_equals_literal_on_longer_runs(run: tuple[Config, list[Inpu
 
 def test_at_algorithm_runs_the_rule_text_and_registers_the_fast_path() -> None:
     """ALGORITHM (what the registry, replay and the vectors run) is machine.py; fast.py is
-    reached only through ALGORITHM.fast."""
-    assert ALGORITHM.step is machine.step
-    assert ALGORITHM.fast is not None and ALGORITHM.fast.step is fast.step
-    assert ALGORITHM.fast_path().step is fast.step
+    reached only through ALGORITHM.machine.fast."""
+    assert ALGORITHM.machine.step is machine.step
+    assert ALGORITHM.machine.fast is not None and ALGORITHM.machine.fast.step is fast.step
+    assert ALGORITHM.fast_path().machine.step is fast.step

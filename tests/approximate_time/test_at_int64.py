@@ -102,7 +102,7 @@ def test_at_d24_replay_and_check_of_extreme_values_stay_in_int64(
 def test_at_d24_extreme_config_emits_only_input_stamps() -> None:
     """AT-D24: under the most extreme config the published sets carry input stamps only
     (nothing emitted is derived), in both implementations (lockstep)."""
-    config = registry.get("approximate_time").config_from_json(
+    config = registry.get("approximate_time").codec.config_from_json(
         {**EXTREME, "inter_message_lower_bounds": [0, 0]})
     run = Lockstep(ALGORITHM, config)
     stamps = [0, TOP, TOP, 0, 1, TOP - 1]

@@ -211,14 +211,14 @@ def test_at_i6_predicate_catches_a_non_optimal_set() -> None:
 
 def test_at_decode_outputs_from_vector_form() -> None:
     """AT-I1, AT-I2: the predicates run on vector-form outputs of any implementation,
-    decoded by ``ALGORITHM.output_from_json`` (ids resolved to the run's messages)."""
+    decoded by ``ALGORITHM.codec.output_from_json`` (ids resolved to the run's messages)."""
     inputs: list[Input] = [M(0, 0, "a0"), M(1, 0, "b0"), End()]
     raw = [{"input": 1, "kind": "published", "ids": ["a0", "b0"]},
            {"input": 2, "kind": "dropped", "id": "zz", "reason": "superseded"},
            {"input": 2, "kind": "warning", "topic": 0, "reason": "out_of_order"},
            {"input": 2, "kind": "pending", "id": "a0"},
            {"input": 2, "kind": "error", "field": "x", "rule": "AT-R2"}]
-    decoded = [(o["input"], ALGORITHM.output_from_json(o, inputs)) for o in raw
+    decoded = [(o["input"], ALGORITHM.codec.output_from_json(o, inputs)) for o in raw
                if o["kind"] != "error"]
     assert decoded[0] == (1, Published((M(0, 0, "a0"), M(1, 0, "b0"))))
     assert isinstance(decoded[3][1], Pending) and len(decoded) == 4

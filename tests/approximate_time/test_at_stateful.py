@@ -88,7 +88,7 @@ class ApproximateTimeMachine(RuleBasedStateMachine):
     def every_invariant_holds(self) -> None:
         """AT-I1 to AT-I6, AT-I9, AT-I10 on the run so far and on the run closed now."""
         assert inv.check(self.config, self.inputs, self.outputs) == []
-        _, closing = ALGORITHM.step(self.config, self.state, End())
+        _, closing = ALGORITHM.machine.step(self.config, self.state, End())
         closed = self.outputs + [(len(self.inputs), o) for o in closing]
         assert inv.check(self.config, [*self.inputs, End()], closed) == []
 

@@ -30,7 +30,8 @@ def _rule_text(name: str) -> Algorithm[Any, Any, Any, Any]:
     import importlib
 
     module = importlib.import_module(f"timealign.{name}.machine")
-    return attrs.evolve(registry.get(name), step=module.step)
+    registered = registry.get(name)
+    return attrs.evolve(registered, machine=attrs.evolve(registered.machine, step=module.step))
 
 
 def _patch(module: Any, name: str, value: Any) -> None:
@@ -45,24 +46,24 @@ def _reordered(algorithm: Algorithm[Any, Any, Any, Any],
     """Decode every input, let ``arrange`` reorder or split them (each keeps the index of
     the input it came from), then step them in that order."""
     def run(config_json: JSON, inputs: list[JSON]) -> list[JSON]:
-        config = algorithm.config_from_json(config_json)
-        state = algorithm.initial(config)
+        config = algorithm.codec.config_from_json(config_json)
+        state = algorithm.machine.initial(config)
         produced: list[JSON] = []
         decoded: list[tuple[int, Any]] = []
         for index, raw in enumerate(inputs):
             try:
-                decoded.append((index, algorithm.input_from_json(raw)))
+                decoded.append((index, algorithm.codec.input_from_json(raw)))
             except InvalidInput as error:
                 produced.append({"input": index, "kind": "error", "field": error.field,
                                  "rule": error.rule})
         for index, item in arrange(decoded):
             try:
-                state, outputs = algorithm.step(config, state, item)
+                state, outputs = algorithm.machine.step(config, state, item)
             except InvalidInput as error:
                 produced.append({"input": index, "kind": "error", "field": error.field,
                                  "rule": error.rule})
                 continue
-            produced += [{"input": index, **algorithm.output_to_json(o)} for o in outputs]
+            produced += [{"input": index, **algorithm.codec.output_to_json(o)} for o in outputs]
         return produced
     return run
 
@@ -84,7 +85,7 @@ def at_tie_start_highest() -> Runner:
 def at_interval_not_strict() -> Runner:
     """Boundary off by one: a spread equal to max_interval_duration is refused (AT-R8)."""
     algorithm = _rule_text("approximate_time")
-    decode = algorithm.config_from_json
+    decode = algorithm.codec.config_from_json
 
     def config_from_json(raw: Any) -> Any:
         bound = raw.get("max_interval_duration")
@@ -92,7 +93,8 @@ def at_interval_not_strict() -> Runner:
             raw = {**raw, "max_interval_duration": bound - 1}
         return decode(raw)
 
-    return runner(attrs.evolve(algorithm, config_from_json=config_from_json))
+    return runner(attrs.evolve(algorithm, codec=attrs.evolve(algorithm.codec,
+                                                            config_from_json=config_from_json)))
 
 
 def at_round_not_trunc() -> Runner:
@@ -107,14 +109,15 @@ def at_round_not_trunc() -> Runner:
 def at_float_stamps() -> Runner:
     """A float used for time: stamps pass through a binary64 (AT-R2)."""
     algorithm = _rule_text("approximate_time")
-    decode = algorithm.input_from_json
+    decode = algorithm.codec.input_from_json
 
     def input_from_json(raw: Any) -> Any:
         if raw.get("op") == "message" and isinstance(raw.get("stamp"), int):
             raw = {**raw, "stamp": int(float(raw["stamp"]))}
         return decode(raw)
 
-    return runner(attrs.evolve(algorithm, input_from_json=input_from_json))
+    return runner(attrs.evolve(algorithm, codec=attrs.evolve(algorithm.codec,
+                                                            input_from_json=input_from_json)))
 
 
 def at_overflow_drops_newest() -> Runner:
@@ -137,7 +140,7 @@ def at_overflow_drops_newest() -> Runner:
 def at_overflow_at_queue_size() -> Runner:
     """Boundary off by one: overflow when deque + past reaches queue_size (AT-R5, AT-D4)."""
     algorithm = _rule_text("approximate_time")
-    decode = algorithm.config_from_json
+    decode = algorithm.codec.config_from_json
 
     def config_from_json(raw: Any) -> Any:
         size = raw.get("queue_size")
@@ -145,7 +148,8 @@ def at_overflow_at_queue_size() -> Runner:
             raw = {**raw, "queue_size": size - 1}
         return decode(raw)
 
-    return runner(attrs.evolve(algorithm, config_from_json=config_from_json))
+    return runner(attrs.evolve(algorithm, codec=attrs.evolve(algorithm.codec,
+                                                            config_from_json=config_from_json)))
 
 
 # --- Event-time batcher ------------------------------------------------------------------
@@ -269,7 +273,7 @@ def rb_timeout_exclusive() -> Runner:
 def rb_float_timestamps() -> Runner:
     """A float used for time: timestamps pass through a binary64 (RB-D3)."""
     algorithm = _rule_text("rate_aware_batcher")
-    decode = algorithm.input_from_json
+    decode = algorithm.codec.input_from_json
 
     def input_from_json(raw: Any) -> Any:
         if raw.get("op") == "poll" and isinstance(raw.get("messages"), list):
@@ -279,7 +283,8 @@ def rb_float_timestamps() -> Runner:
                 for m in raw["messages"]]}
         return decode(raw)
 
-    return runner(attrs.evolve(algorithm, input_from_json=input_from_json))
+    return runner(attrs.evolve(algorithm, codec=attrs.evolve(algorithm.codec,
+                                                            input_from_json=input_from_json)))
 
 
 def rb_evict_after_4() -> Runner:

@@ -65,10 +65,10 @@ def _float_stall_disagrees(config: JSON, inputs: list[JSON]) -> bool:
     disagrees with the integer one at some clock reading (RB-D17)."""
     from timealign.rate_aware_batcher import ALGORITHM, Poll
 
-    decoded = ALGORITHM.config_from_json(config)
-    state = ALGORITHM.initial(decoded)
+    decoded = ALGORITHM.codec.config_from_json(config)
+    state = ALGORITHM.machine.initial(decoded)
     for raw in inputs:
-        item = ALGORITHM.input_from_json(raw)
+        item = ALGORITHM.codec.input_from_json(raw)
         if isinstance(item, Poll) and item.now is not None and state.last_close is not None:
             length = state.batch_length
             exact = item.now - state.last_close >= 10 * length
@@ -79,7 +79,7 @@ def _float_stall_disagrees(config: JSON, inputs: list[JSON]) -> bool:
             # a float of another clock: a real upstream may go either way there.
             if abs(item.now - state.last_close - 10 * length) < 1_000:
                 return True
-        state, _ = ALGORITHM.step(decoded, state, item)
+        state, _ = ALGORITHM.machine.step(decoded, state, item)
     return False
 
 

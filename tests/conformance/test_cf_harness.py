@@ -46,12 +46,13 @@ def fast_paths() -> Iterator[tuple[str, Descriptor, Descriptor]]:
     """(name, rule text, fast path) of every algorithm with a separate fast step."""
     for name in registry.names():
         registered = registry.get(name)
-        if getattr(registered, "fast", None) is not None:  # registered beside the rule text
-            yield name, registered, registered.fast_path()  # type: ignore[attr-defined]
+        if registered.machine.fast is not None:  # registered beside the rule text
+            yield name, registered, registered.fast_path()
             continue
         rule_text = importlib.import_module(f"timealign.{name}.machine").step
-        if registered.step is not rule_text:  # the registry runs the fast step itself
-            yield name, attrs.evolve(registered, step=rule_text), registered
+        if registered.machine.step is not rule_text:  # the registry runs the fast step itself
+            yield name, attrs.evolve(registered, machine=attrs.evolve(registered.machine,
+                                                                      step=rule_text)), registered
 
 
 def test_there_is_a_fast_path_to_check() -> None:

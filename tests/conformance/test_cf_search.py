@@ -74,19 +74,19 @@ def test_where_narrows_the_explorer_and_fuzz_and_composes_with_the_target_cf_r31
     from timealign.conformance.where import parse
 
     where = parse(AT, ["age_penalty=0", "queue_size=5"],
-                  [AT.config_to_json(i.config) for i in instances(AT)])
+                  [AT.codec.config_to_json(i.config) for i in instances(AT)])
     assert where is not None and where.changes == {"age_penalty": 0.0, "queue_size": 5}
     explored = [v for _, _, v in traces(AT, 1, None, where)]
     assert explored and all(v.config["age_penalty"] == 0.0 and v.config["queue_size"] == 5
                             for v in explored)
-    target = AT.traces.targets["ros2"] if AT.traces else None
+    target = AT.checks.traces.targets["ros2"] if AT.checks.traces else None
     drawn = find(fuzzed(AT, 10, target, where), lambda v: len(v.inputs) > 3,
                  settings=settings(database=None, phases=[Phase.generate],
                                    suppress_health_check=list(HealthCheck)))
     assert drawn.config["age_penalty"] == 0.0 and drawn.config["queue_size"] == 5
-    assert where.outside(AT, {"topics": 2, "queue_size": 5, "age_penalty": 0}) is None
-    assert where.outside(AT, {"topics": 2, "queue_size": 5}) == WHERE  # default 0.1
-    assert "queue_size=5" in str(where.outside(AT, {"topics": 2, "queue_size": 4,
+    assert where.outside(AT.codec, {"topics": 2, "queue_size": 5, "age_penalty": 0}) is None
+    assert where.outside(AT.codec, {"topics": 2, "queue_size": 5}) == WHERE  # default 0.1
+    assert "queue_size=5" in str(where.outside(AT.codec, {"topics": 2, "queue_size": 4,
                                                      "age_penalty": 0}))
 
 
@@ -95,9 +95,9 @@ def test_where_topics_drops_lower_bounds_of_another_length_cf_r31() -> None:
     for three topics under ``topics=1``) lets that field fall back to its default."""
     from timealign.conformance.where import parse
 
-    where = parse(AT, ["topics=1"], [AT.config_to_json(i.config) for i in instances(AT)])
+    where = parse(AT, ["topics=1"], [AT.codec.config_to_json(i.config) for i in instances(AT)])
     assert where is not None
-    fitted = where.apply(AT, {"topics": 3, "queue_size": 2,
+    fitted = where.apply(AT.codec, {"topics": 3, "queue_size": 2,
                               "inter_message_lower_bounds": [1, 2, 3]})
     assert fitted == {"topics": 1, "queue_size": 2}
 
@@ -293,12 +293,12 @@ def test_explorer_refuses_an_instance_the_where_makes_invalid_cf_r31_cf_r35() ->
     from timealign.conformance.where import parse
 
     where = parse(AT, ["inter_message_lower_bounds=[1,1]"],
-                  [AT.config_to_json(i.config) for i in instances(AT)])
+                  [AT.codec.config_to_json(i.config) for i in instances(AT)])
     assert where is not None
     names = {name for name, _, _ in traces(AT, 1, None, where)}
     assert names and all(
         i.config.topics == 2 for i in instances(AT) if i.name in names)
     with pytest.raises(InvalidInput) as caught:
         parse(AT, ["inter_message_lower_bounds=[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]"],
-              [AT.config_to_json(i.config) for i in instances(AT)])
+              [AT.codec.config_to_json(i.config) for i in instances(AT)])
     assert caught.value.rule == "CF-R31"

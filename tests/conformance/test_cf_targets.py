@@ -158,5 +158,6 @@ def test_head_clock_readings_kept_off_the_stall_boundary_rb_d17_cf_r18() -> None
     assert near_stall(config, moved) is None
     outputs = run_reference(registry.get("rate_aware_batcher"),
                             {"batch_length_s": 1e-6, "profile": "esslivedata-head"},
-                            [registry.get("rate_aware_batcher").input_to_json(i) for i in moved])
+                            [registry.get("rate_aware_batcher").codec.input_to_json(i)
+                             for i in moved])
     assert not [o for o in outputs if o["kind"] == "error"]

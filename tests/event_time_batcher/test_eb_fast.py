@@ -29,13 +29,13 @@ def test_eb_r4_index_is_exact_after_every_input_of_every_vector() -> None:
     for path in vectors.files([ROOT / "vectors" / "event_time_batcher"]):
         for vector in vectors.load(path):
             try:
-                config = ALGORITHM.config_from_json(vector.config)
+                config = ALGORITHM.codec.config_from_json(vector.config)
             except ValueError:
                 continue  # a vector of a rejected config
             run = Lockstep(ALGORITHM, config)
             for raw in vector.inputs:
                 try:
-                    run.step(ALGORITHM.input_from_json(raw))
+                    run.step(ALGORITHM.codec.input_from_json(raw))
                 except ValueError:
                     continue  # refused by both (Lockstep checked it): the state is unchanged
                 assert _exact(run.fast_state), vector.name
@@ -68,21 +68,21 @@ def test_eb_r4_r9_a_state_stepped_twice_keeps_its_own_batches_and_ids() -> None:
     own members and ids: here each branch joins the same batch (EB-R9) with the other's
     key and id, and both equal the rule text's states and outputs."""
     config = Config(batching_window=50, max_message_delay=20)
-    fast = ALGORITHM.fast
+    fast = ALGORITHM.machine.fast
     assert fast is not None
     base_fast = fast.initial(config)
-    base_rule = ALGORITHM.initial(config)
+    base_rule = ALGORITHM.machine.initial(config)
     for item in (Message("a", 100, 100, "a1"), Message("b", 101, 101, "b1")):
         base_fast, _ = fast.step(config, base_fast, item)
-        base_rule, _ = ALGORITHM.step(config, base_rule, item)
+        base_rule, _ = ALGORITHM.machine.step(config, base_rule, item)
     branches = [Message("c", 102, 102, "x"), Message("d", 102, 102, "y"),
                 Message("c", 103, 103, "y"), Message("a", 110, 110, "x")]
     for item in branches:  # every branch from the same older state
         fast_state, fast_out = fast.step(config, base_fast, item)
-        rule_state, rule_out = ALGORITHM.step(config, base_rule, item)
+        rule_state, rule_out = ALGORITHM.machine.step(config, base_rule, item)
         assert fast.to_spec(fast_state) == rule_state and fast_out == rule_out, item
         assert _exact(fast_state) and _exact(base_fast)
         again = Message(item.key, item.event_time, item.at, "z")  # and one more from each
         assert (fast.to_spec(fast.step(config, fast_state, again)[0])
-                == ALGORITHM.step(config, rule_state, again)[0])
+                == ALGORITHM.machine.step(config, rule_state, again)[0])
     assert fast.to_spec(base_fast) == base_rule

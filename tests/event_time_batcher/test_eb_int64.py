@@ -27,7 +27,7 @@ TOP = 2**63 - 1
 def test_eb_r1_drv_d9_window_plus_delay_over_int64_is_refused_naming_the_field() -> None:
     """EB-R1, DRV-D9: W + D over int64 is refused by rule, naming max_message_delay."""
     with pytest.raises(InvalidInput) as caught:
-        registry.get("event_time_batcher").config_from_json(
+        registry.get("event_time_batcher").codec.config_from_json(
             {"batching_window": TOP, "max_message_delay": TOP})
     assert (caught.value.field, caught.value.rule) == ("max_message_delay", "EB-R1")
     Config(batching_window=TOP - 5, max_message_delay=5)  # exactly int64: accepted

@@ -7,7 +7,7 @@ around the acceptance band and around the event times already seen (duplicates, 
 every rule the reference's outputs must equal the literal model's (EB-R5 to EB-R16) and
 the run so far must satisfy every invariant EB-I1 to EB-I10. Bad inputs (time going back,
 a held id) must raise InvalidInput and leave the state as it was (EB-R3, EB-R4). The fast
-path (``ALGORITHM.fast``, compiled or pure) steps in lockstep with the rule text: equal
+path (``ALGORITHM.machine.fast``, compiled or pure) steps in lockstep with the rule text: equal
 states, outputs and refusals after every input.
 """
 

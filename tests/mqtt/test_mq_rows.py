@@ -9,7 +9,7 @@ from timealign.mqtt.rows import NOT, ROW, TICK, rerun, spool_rows
 from timealign.mqtt.spool import SPOOL_NAME, Spool, read_entries
 
 EB = registry.get("event_time_batcher")
-CONFIG = EB.config_from_json({"batching_window": 50_000_000, "max_message_delay": 20_000_000})
+CONFIG = EB.codec.config_from_json({"batching_window": 50_000_000, "max_message_delay": 20_000_000})
 MS = 1_000_000
 A, B = "te/device/a///m/env", "te/device/b///m/env"
 

@@ -85,11 +85,11 @@ def test_pl_r20_flags_come_from_the_machine_state_after_each_input() -> None:
     timeline = _timeline(LIVELOCK)
     [vector] = vectors.load(LIVELOCK)
     algorithm = registry.get("approximate_time")
-    config = algorithm.config_from_json(vector.config)
-    state = algorithm.initial(config)
+    config = algorithm.codec.config_from_json(vector.config)
+    state = algorithm.machine.initial(config)
     expected = []
     for index, raw in enumerate(vector.inputs):
-        state, _ = algorithm.step(config, state, algorithm.input_from_json(raw))
+        state, _ = algorithm.machine.step(config, state, algorithm.codec.input_from_json(raw))
         expected.append((index, tuple(state.dropped)))
     assert [(row.at, tuple(f.on for f in row.flags)) for row in timeline.flags] == expected
     assert [row.flags[1].on for row in timeline.flags[1:6]] == [True] * 5

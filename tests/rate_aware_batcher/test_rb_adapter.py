@@ -29,20 +29,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_registry_and_codecs_round_trip() -> None:
     assert registry.get("rate_aware_batcher") is ALGORITHM
-    config = ALGORITHM.config_from_json({"batch_length_s": 0.5, "timeout_s": 0.9})
+    config = ALGORITHM.codec.config_from_json({"batch_length_s": 0.5, "timeout_s": 0.9})
     assert (config.batch_length, config.factor) == (500_000_000, 0.9 / 0.5)
-    assert ALGORITHM.config_from_json(ALGORITHM.config_to_json(config)) == config
+    assert ALGORITHM.codec.config_from_json(ALGORITHM.codec.config_to_json(config)) == config
     for item in (Poll((Polled("log", "l", 5, "a"),)), SetBatchLength(2.0), End()):
-        assert ALGORITHM.input_from_json(ALGORITHM.input_to_json(item)) == item
-    assert ALGORITHM.output_to_json(Batch(1, 2, ("a",))) == {
+        assert ALGORITHM.codec.input_from_json(ALGORITHM.codec.input_to_json(item)) == item
+    assert ALGORITHM.codec.output_to_json(Batch(1, 2, ("a",))) == {
         "kind": "batch", "start": 1, "end": 2, "ids": ["a"]}
-    assert ALGORITHM.output_to_json(Pending("a")) == {"kind": "pending", "id": "a"}
+    assert ALGORITHM.codec.output_to_json(Pending("a")) == {"kind": "pending", "id": "a"}
 
 
 def test_account_rb_r16() -> None:
     """RB-R16."""
-    assert ALGORITHM.account(Batch(1, 2, ("a", "b"))) == Grouped(("a", "b"), 1, 2)
-    assert ALGORITHM.account(Pending("a")) == Settled("a", "pending", "end_of_input")
+    assert ALGORITHM.accounting.account(Batch(1, 2, ("a", "b"))) == Grouped(("a", "b"), 1, 2)
+    assert ALGORITHM.accounting.account(Pending("a")) == Settled("a", "pending", "end_of_input")
 
 
 def test_config_validation_rb_d1_rb_d2() -> None:
@@ -50,17 +50,17 @@ def test_config_validation_rb_d1_rb_d2() -> None:
     for bad in ({"batch_length_s": 0}, {"batch_length_s": -1.0}, {"batch_length_s": True},
                 {"batch_length_s": float("nan")}):
         with pytest.raises(InvalidInput) as error:
-            ALGORITHM.config_from_json(bad)
+            ALGORITHM.codec.config_from_json(bad)
         assert error.value.rule == "RB-D1"
     for bad in ({"timeout_s": 1.0, "timeout_factor": 1.0}, {"timeout_factor": float("inf")},
                 {"unknown": 1}):
         with pytest.raises(InvalidInput) as error:
-            ALGORITHM.config_from_json(bad)
+            ALGORITHM.codec.config_from_json(bad)
         assert error.value.rule == "RB-D2"
     assert Config(timeout_factor=5.0).factor == 5.0  # kept: hazard RB-H3
     for bad_config in ({"batch_length_s": 1e300}, {"timeout_factor": 1e300}):
         with pytest.raises(InvalidInput):  # int() of an infinite product would overflow
-            ALGORITHM.config_from_json(bad_config)
+            ALGORITHM.codec.config_from_json(bad_config)
     with pytest.raises(InvalidInput) as error:  # RB-D23: a finite timeout beyond int64
         Config(timeout_factor=1e290)
     assert (error.value.field, error.value.rule) == ("timeout_factor", "RB-D2")
@@ -80,10 +80,10 @@ def test_input_validation_rb_d3() -> None:
                                              "id": "a"}]},
                 {"op": "poll", "messages": [3]}):
         with pytest.raises(InvalidInput) as error:
-            ALGORITHM.input_from_json(bad)
+            ALGORITHM.codec.input_from_json(bad)
         assert error.value.rule == "RB-D3"
     with pytest.raises(InvalidInput):
-        ALGORITHM.input_from_json({"op": "tick"})
+        ALGORITHM.codec.input_from_json({"op": "tick"})
     with pytest.raises(InvalidInput):
         SetBatchLength(1e-12)
 
@@ -107,21 +107,21 @@ def test_records_group_into_polls_lazily_rb_d5() -> None:
             Record("c", "det", 3, kind="detector_events", poll=2),
             Record("d", "log", 4, kind="log"),
             Record("e", "log", 5, kind="log")]
-    polls = ALGORITHM.inputs_from_records(Config(), iter(rows))
+    polls = ALGORITHM.feeding.inputs_from_records(Config(), iter(rows))
     first = next(polls)  # lazily: one poll at a time
     assert [m.id for m in first.messages] == ["a", "b"]
     assert [[m.id for m in p.messages] for p in polls] == [["c"], ["d"], ["e"]]
     # RB-D22: a row without a kind is of upstream's kind `unknown`; a wrong kind is refused
-    (alone,) = ALGORITHM.inputs_from_records(Config(), [Record("x", "t", 1)])
+    (alone,) = ALGORITHM.feeding.inputs_from_records(Config(), [Record("x", "t", 1)])
     assert [m.kind for m in alone.messages] == ["unknown"]
     with pytest.raises(InvalidInput):
-        list(ALGORITHM.inputs_from_records(Config(), [Record("x", "t", 1, kind="det")]))
+        list(ALGORITHM.feeding.inputs_from_records(Config(), [Record("x", "t", 1, kind="det")]))
 
 
 def test_drive_settles_every_row() -> None:
     rows = [Record(f"r{k}", "det", 10**9 + k * 71_428_571, kind="detector_events", poll=k // 2)
             for k in range(60)]
-    settled = [ALGORITHM.account(o) for _, _, outputs in drive(ALGORITHM, Config(), rows)
+    settled = [ALGORITHM.accounting.account(o) for _, _, outputs in drive(ALGORITHM, Config(), rows)
                for o in outputs]
     ids = [i for a in settled if isinstance(a, Grouped) for i in a.ids]
     ids += [a.id for a in settled if isinstance(a, Settled)]

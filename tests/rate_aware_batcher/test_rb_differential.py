@@ -106,7 +106,7 @@ def test_only_invalid_input_escapes(raw_inputs: list[object],
     from timealign.rate_aware_batcher import ALGORITHM
 
     try:
-        config = ALGORITHM.config_from_json(raw_config)
+        config = ALGORITHM.codec.config_from_json(raw_config)
     except InvalidInput as error:
         assert error.rule.startswith(("RB-", "VEC-"))
         return
@@ -114,7 +114,7 @@ def test_only_invalid_input_escapes(raw_inputs: list[object],
     for raw in raw_inputs:
         before = run.state
         try:
-            item = ALGORITHM.input_from_json(raw)  # type: ignore[arg-type]
+            item = ALGORITHM.codec.input_from_json(raw)  # type: ignore[arg-type]
             run.step(item)
         except InvalidInput as error:
             assert error.rule.startswith(("RB-", "VEC-"))

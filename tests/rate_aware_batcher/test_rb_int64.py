@@ -32,12 +32,12 @@ def test_rb_d23_a_length_or_timeout_past_int64_is_a_refused_config(raw: dict[str
     batch_length_s; L = 9.2e9 s fits but its timeout (1.2 L) does not, refused naming the
     timeout; with a factor of 0.5 that length is accepted."""
     with pytest.raises(InvalidInput) as caught:
-        ALGORITHM.config_from_json(raw)
+        ALGORITHM.codec.config_from_json(raw)
     expected = ("batch_length_s", "RB-D1") if raw["batch_length_s"] > 9.25e9 else (
         "timeout_s", "RB-D2")
     assert (caught.value.field, caught.value.rule) == expected
-    config = ALGORITHM.config_from_json({"batch_length_s": 9.2e9, "timeout_factor": 0.5})
-    assert config.batch_length <= TOP and ALGORITHM.initial(config).timeout <= TOP
+    config = ALGORITHM.codec.config_from_json({"batch_length_s": 9.2e9, "timeout_factor": 0.5})
+    assert config.batch_length <= TOP and ALGORITHM.machine.initial(config).timeout <= TOP
 
 
 def test_rb_d23_set_batch_length_past_int64_is_refused() -> None:

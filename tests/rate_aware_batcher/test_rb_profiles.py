@@ -57,15 +57,15 @@ def test_every_case_matches_the_literal_model(name: str) -> None:
     """RB-R17: both profiles of every case agree with the independent literal model."""
     case = BY_NAME[name]
     try:
-        config = ALGORITHM.config_from_json(case.config)
+        config = ALGORITHM.codec.config_from_json(case.config)
     except InvalidInput:
         assert [o["input"] for o in vectors.reference_outputs(case)] == [None]
         return
-    state, model = ALGORITHM.initial(config), literal_model(config)
+    state, model = ALGORITHM.machine.initial(config), literal_model(config)
     for raw in case.inputs:
         try:
-            item = ALGORITHM.input_from_json(raw)
-            state, produced = ALGORITHM.step(config, state, item)
+            item = ALGORITHM.codec.input_from_json(raw)
+            state, produced = ALGORITHM.machine.step(config, state, item)
         except InvalidInput:
             continue
         assert list(produced) == literal_step(model, item)
@@ -81,10 +81,10 @@ def test_pairs_run_one_trace_in_both_profiles_rb_r17_rb_d16() -> None:
         assert card.inputs == head.inputs
         assert {**card.config, "profile": HEAD} == head.config
     assert Config().profile == "card" and not Config().head
-    assert ALGORITHM.config_to_json(Config()) == {"batch_length_s": 1.0, "timeout_s": None}
+    assert ALGORITHM.codec.config_to_json(Config()) == {"batch_length_s": 1.0, "timeout_s": None}
     head = Config(profile=HEAD, timeout_s=math.inf)
-    assert ALGORITHM.config_to_json(head)["timeout_s"] == "inf"
-    assert ALGORITHM.config_from_json(ALGORITHM.config_to_json(head)) == head
+    assert ALGORITHM.codec.config_to_json(head)["timeout_s"] == "inf"
+    assert ALGORITHM.codec.config_from_json(ALGORITHM.codec.config_to_json(head)) == head
     with pytest.raises(InvalidInput) as error:
         Config(profile="latest")
     assert (error.value.field, error.value.rule) == ("profile", "RB-R17")
@@ -104,11 +104,11 @@ def test_first_call_outlier_rb_r20_rb_r21_rb_r26_rb_i8() -> None:
     assert [len(b[3]) for b in head[2:]] == [13, 14, 14, 14]
     assert pending("first_call_outlier_head") == ["det210"]
     case = BY_NAME["first_call_outlier_head"]  # RB-I8: the HWM fell, at a due backstop
-    config = ALGORITHM.config_from_json(case.config)
-    inputs = [ALGORITHM.input_from_json(raw) for raw in case.inputs]
-    observed, state = [], ALGORITHM.initial(config)
+    config = ALGORITHM.codec.config_from_json(case.config)
+    inputs = [ALGORITHM.codec.input_from_json(raw) for raw in case.inputs]
+    observed, state = [], ALGORITHM.machine.initial(config)
     for item in inputs:
-        state, _ = ALGORITHM.step(config, state, item)
+        state, _ = ALGORITHM.machine.step(config, state, item)
         observed.append((state.hwm, state.last_close))
     assert invariants.hwm_monotone([h for h, _ in observed]) != []  # RB-I4 is card-only
     assert invariants.hwm_falls_only_at_backstop(config, inputs, observed) == []
@@ -210,13 +210,13 @@ def test_clock_readings_rb_r18_rb_d17() -> None:
     for name in ("clock_readings_card", "clock_readings_head"):
         assert errors(name) == [(3, "now", "RB-R18"), (4, "now", "RB-R18")]
     config = Config(profile=HEAD)
-    state = ALGORITHM.initial(config)
-    state, _ = ALGORITHM.step(config, state, Poll((Polled("log", "l", 0, "a"),), now=7))
+    state = ALGORITHM.machine.initial(config)
+    state, _ = ALGORITHM.machine.step(config, state, Poll((Polled("log", "l", 0, "a"),), now=7))
     assert (state.clock, state.last_close) == (7, 7)
-    state, _ = ALGORITHM.step(config, state, Poll((), None))
+    state, _ = ALGORITHM.machine.step(config, state, Poll((), None))
     assert state.clock == 7  # frozen
     with pytest.raises(InvalidInput) as error:
-        ALGORITHM.step(config, state, Poll((), now=6))
+        ALGORITHM.machine.step(config, state, Poll((), now=6))
     assert (error.value.field, error.value.rule) == ("now", "RB-R18")
     for bad in (1.5, True, "7", 2**63, -(2**63) - 1):
         with pytest.raises(InvalidInput) as error:
@@ -228,16 +228,16 @@ def test_first_reading_arms_the_backstop_rb_d17() -> None:
     """RB-D17: a bootstrap without a reading is armed at the first reading, so the
     backstop needs 10 L of clock after it, not after an unknown earlier instant."""
     config = Config(profile=HEAD)
-    state = ALGORITHM.initial(config)
+    state = ALGORITHM.machine.initial(config)
     year = 365 * 24 * 3600 * S
-    state, _ = ALGORITHM.step(config, state, Poll((Polled("log", "l", T0 + year, "x"),)))
+    state, _ = ALGORITHM.machine.step(config, state, Poll((Polled("log", "l", T0 + year, "x"),)))
     assert state.last_close is None
     late = Poll((Polled("log", "l", T0, "a"),), now=100 * S)
-    state, out = ALGORITHM.step(config, state, late)
+    state, out = ALGORITHM.machine.step(config, state, late)
     assert (out, state.last_close) == ((), 100 * S)
-    state, out = ALGORITHM.step(config, state, Poll((), now=110 * S - 1))
+    state, out = ALGORITHM.machine.step(config, state, Poll((), now=110 * S - 1))
     assert out == () and state.window == T0 + year
-    state, out = ALGORITHM.step(config, state, Poll((), now=110 * S))
+    state, out = ALGORITHM.machine.step(config, state, Poll((), now=110 * S))
     assert state.window == T0 and state.hwm == T0 and state.last_close == 110 * S
 
 
@@ -246,7 +246,7 @@ def test_spark_clock_is_the_last_rows_arrival_rb_d19() -> None:
     rows = [Record("a", "det", 10, arrival=100, kind="detector_events", poll=1),
             Record("b", "det", 20, arrival=105, kind="detector_events", poll=1),
             Record("c", "log", 30, arrival=111, kind="log", poll=None)]
-    polls = list(ALGORITHM.inputs_from_records(Config(profile=HEAD), rows))
+    polls = list(ALGORITHM.feeding.inputs_from_records(Config(profile=HEAD), rows))
     assert [(len(p.messages), p.now) for p in polls] == [(2, 105), (1, 111)]
     # the recorded form of a clocked trace replays the same (no empty polls were in it)
     assert batches("first_call_outlier_from_rows_head") == batches("first_call_outlier_head")
@@ -293,9 +293,9 @@ def _shift(inputs: list[Input], by: int) -> list[Input]:
 
 
 def _run(config: Config, inputs: list[Input]) -> list[Any]:
-    state, out = ALGORITHM.initial(config), []
+    state, out = ALGORITHM.machine.initial(config), []
     for k, item in enumerate(inputs):
-        state, produced = ALGORITHM.step(config, state, item)
+        state, produced = ALGORITHM.machine.step(config, state, item)
         out += [(k, o) for o in produced]
     return out
 
@@ -341,8 +341,8 @@ def test_a_close_arms_the_backstop_rb_r24() -> None:
     leave it where the first reading put it (no backstop there)."""
     for profile, armed in (("card", 0), (HEAD, 5_000)):
         config = Config(batch_length_s=1e-6, profile=profile)
-        state = ALGORITHM.initial(config)
-        state, _ = ALGORITHM.step(config, state, Poll((Polled("log", "l", 0, "a"),), now=0))
-        state, out = ALGORITHM.step(config, state, Poll((Polled("log", "l", 1_200, "b"),),
+        state = ALGORITHM.machine.initial(config)
+        state, _ = ALGORITHM.machine.step(config, state, Poll((Polled("log", "l", 0, "a"),), now=0))
+        state, out = ALGORITHM.machine.step(config, state, Poll((Polled("log", "l", 1_200, "b"),),
                                                         now=5_000))
         assert [type(o) for o in out] == [Batch] and state.last_close == armed

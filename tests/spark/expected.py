@@ -68,7 +68,7 @@ def expected_of_records(algorithm: Algorithm[Any, Any, Any, Any], config: Any,
         seq = 0
         inputs = inputs_of(algorithm, config, records)
         for index, output in timealign.iter_outputs(algorithm, config, inputs):
-            account = algorithm.account(output)
+            account = algorithm.accounting.account(output)
             if isinstance(account, Grouped):
                 groups.append((source, seq, list(account.ids), account.start, account.end,
                                index))

@@ -50,7 +50,8 @@ def _real() -> list[Case]:
             algorithm = registry.get(name)
         except (ImportError, ValueError):
             continue  # not landed on this branch yet
-        found.append(Case(name, algorithm, algorithm.config_from_json(raw), algorithm.clocked))
+        found.append(Case(name, algorithm, algorithm.codec.config_from_json(raw),
+                          algorithm.feeding.clocked))
     return found
 
 

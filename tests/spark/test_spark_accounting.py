@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.pairs_toy import PAIRS, TIMED_PAIRS, Msg, PairsConfig, PairsState
 from tests.spark.expected import source_records, table
 from tests.spark.machines import CASES, Case, make_fleet
-from timealign.algorithm import Grouped, Record, Settled
+from timealign.algorithm import Accounting, Grouped, Record, Settled
 from timealign.drive import Checkpoint, Driver
 from timealign.errors import InvalidInput
 from timealign.spark.checkpoint_codec import StateCodec
@@ -68,7 +68,7 @@ class Twice:
     mode: str
 
     def account(self, output: Any) -> Any:
-        output = PAIRS.account(output)
+        output = PAIRS.accounting.account(output)
         if self.mode == "ghost" and isinstance(output, Settled):
             return Settled("ghost", output.outcome, output.reason)
         if self.mode == "silent" and isinstance(output, Settled) and output.outcome == "pending":
@@ -79,7 +79,7 @@ class Twice:
 @pytest.mark.parametrize("mode", ["ghost", "silent"])
 def test_sp_r6_broken_accounting_fails_loudly(mode: str) -> None:
     """SP-R6: an id settled but never fed, or left unsettled at the end, is a LossError."""
-    broken = attrs.evolve(PAIRS, account=Twice(mode).account)
+    broken = attrs.evolve(PAIRS, accounting=Accounting(Twice(mode).account))
     with pytest.raises(LossError, match="SP-R6"):
         run_all(broken, rows(("a", "x", 0, 0), ("b", "x", 50, 1)))
 
@@ -225,7 +225,7 @@ def test_sp_r12_codec_resumes_every_machine(case: Case, tmp_path_factory: Any) -
     (records,) = source_records(folder).values()
     codec = StateCodec.for_algorithm(case.algorithm, case.config)
     running = case.algorithm.fast_path()
-    spec_type = type(case.algorithm.initial(case.config))
+    spec_type = type(case.algorithm.machine.initial(case.config))
     whole = SourceRun(running, case.config, "s")
     whole.feed_all(records)
     whole.finish()
@@ -257,9 +257,9 @@ def test_sp_r12_version_rule(name: str) -> None:
     algorithm without a fast path (same form) still decodes; garbage is InvalidInput too."""
     case = next(c for c in CASES if c.name == name)
     codec = StateCodec.for_algorithm(case.algorithm, case.config)
-    blob = codec.encode(Checkpoint(case.algorithm.fast_path().initial(case.config)), 0, [])
+    blob = codec.encode(Checkpoint(case.algorithm.fast_path().machine.initial(case.config)), 0, [])
     old = json.dumps({**json.loads(blob), "v": 1}).encode()
-    if case.algorithm.fast is None:
+    if case.algorithm.machine.fast is None:
         assert codec.decode(old) == codec.decode(blob)
     else:
         with pytest.raises(InvalidInput) as caught:

@@ -86,7 +86,7 @@ def _accounted(spark: SparkSession, command: str, out: str, paths: dict[str, str
     if command == "run":
         return int(spark.read.parquet(f"{out}/outcomes").count())
     algorithm = registry.get("approximate_time")
-    config = algorithm.config_from_json(AT)
+    config = algorithm.codec.config_from_json(AT)
     held = open_ids(spark, algorithm, config, paths["--checkpoint"]).count()
     return int(read_table(spark, out, "outcomes").count() + held)
 

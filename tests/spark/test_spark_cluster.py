@@ -55,7 +55,7 @@ def driver(cluster: Cluster, python: Path, args: list[str]) -> subprocess.Comple
     env.update({"PYSPARK_PYTHON": str(python), "SPARK_LOCAL_IP": "127.0.0.1"})
     return subprocess.run(
         [sys.executable, "-m", "timealign", *args, "--master", cluster.url, "--quiet", *SMALL,
-         "--config", json.dumps(CASE.algorithm.config_to_json(CASE.config))],
+         "--config", json.dumps(CASE.algorithm.codec.config_to_json(CASE.config))],
         env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
@@ -115,7 +115,7 @@ def test_sp_r17_spark_submit_form_ships_the_zip(spark: SparkSession, fleet: Path
          "--conf", f"spark.pyspark.driver.python={executor_python}",
          "--py-files", archive, entry, "run", CASE.name, "--input", str(fleet),
          "--output", str(tmp_path / "out"), "--quiet",
-         "--config", json.dumps(CASE.algorithm.config_to_json(CASE.config))],
+         "--config", json.dumps(CASE.algorithm.codec.config_to_json(CASE.config))],
         env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert not re.search(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (INFO|WARN) |^Using Spark's default "

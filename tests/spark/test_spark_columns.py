@@ -26,7 +26,7 @@ from tests.pairs_toy import PAIRS, PairsConfig
 from tests.spark.expected import source_records
 from tests.spark.machines import CASES, Case, make_fleet
 from timealign import registry
-from timealign.algorithm import Columns, Record, Settled, accounts_of, records_of
+from timealign.algorithm import Accounting, Columns, Record, Settled, accounts_of, records_of
 from timealign.drive import Driver, columns_pass
 from timealign.errors import InvalidInput
 from timealign.spark.generate import Plan
@@ -34,7 +34,7 @@ from timealign.spark.outcomes import DuplicateIdError, LossError, SourceRun
 from timealign.spark.replay import columns_from_batches, replay, rows_batch, to_batch
 
 AT = registry.get("approximate_time")
-AT_CONFIG = AT.config_from_json({"topics": ["camera", "lidar", "imu"], "queue_size": 3})
+AT_CONFIG = AT.codec.config_from_json({"topics": ["camera", "lidar", "imu"], "queue_size": 3})
 PAIRS_CONFIG = PairsConfig(window=5, timeout=10)
 
 
@@ -69,30 +69,30 @@ def test_drv_r2_at_columns_map_as_the_records_do(rows: list[tuple[str, str, int]
     gives, or refuses the batch as it does (an unknown topic)."""
     columns: Columns = ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
                         list(range(len(rows))), None, None)
-    assert AT.inputs_from_columns is not None
+    assert AT.feeding.inputs_from_columns is not None
     try:
-        expected = list(AT.inputs_from_records(AT_CONFIG, records_of(columns)))
+        expected = list(AT.feeding.inputs_from_records(AT_CONFIG, records_of(columns)))
     except InvalidInput as error:
         with pytest.raises(InvalidInput) as caught:
-            AT.inputs_from_columns(AT_CONFIG, columns)
+            AT.feeding.inputs_from_columns(AT_CONFIG, columns)
         assert (caught.value.field, caught.value.rule) == (error.field, error.rule)
         return
-    assert AT.inputs_from_columns(AT_CONFIG, columns) == expected
+    assert AT.feeding.inputs_from_columns(AT_CONFIG, columns) == expected
 
 
 def test_sp_r5_r6_at_accounts_equal_account_output_for_output(
         fleet_records: list[Record]) -> None:
     """SP-R5, SP-R6: ApproximateTime's ``accounts`` gives, step by step, the accounts its
     ``account`` gives (settled ones as tuples), over the fleet with every kind of output."""
-    assert AT.accounts is not None
+    assert AT.accounting.accounts is not None
     kinds = set()
     for fast in (AT, AT.fast_path()):
-        config = AT.config_from_json({"topics": ["camera", "lidar", "imu"], "queue_size": 30,
+        config = AT.codec.config_from_json({"topics": ["camera", "lidar", "imu"], "queue_size": 30,
                                       "max_interval_duration": 40_000_000,
                                       "inter_message_lower_bounds": [10**9, 0, 0]})
         for _, _, outputs in Driver(fast, config).feed(fleet_records):
             kinds.update(type(o).__name__ for o in outputs)
-            assert AT.accounts(outputs) == accounts_of(AT.account, outputs)
+            assert AT.accounting.accounts(outputs) == accounts_of(AT.accounting.account, outputs)
         _, _, outputs = list(Driver(fast, config).finish())[-1]
     assert kinds >= {"Published", "Dropped", "Warned"}
     held = list(Driver(AT, AT_CONFIG).feed(fleet_records[:2]))
@@ -101,7 +101,7 @@ def test_sp_r5_r6_at_accounts_equal_account_output_for_output(
     list(driver.feed(fleet_records[:2]))
     (_, _, pending), = list(driver.finish())
     assert {type(o).__name__ for o in pending} == {"Pending"}
-    assert AT.accounts(pending) == accounts_of(AT.account, pending)
+    assert AT.accounting.accounts(pending) == accounts_of(AT.accounting.account, pending)
 
 
 @given(st.lists(st.tuples(values, values, values, values), max_size=6),
@@ -129,7 +129,7 @@ def test_drv_r9_r1_column_checks_refuse_what_the_row_checks_refuse(
         with pytest.raises(InvalidInput) as caught:
             list(driver.feed_columns(columns, typed))
         assert (caught.value.field, caught.value.rule) == (error.field, error.rule)
-        assert driver.index == 0 and driver.state == AT.initial(AT_CONFIG)
+        assert driver.index == 0 and driver.state == AT.machine.initial(AT_CONFIG)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -155,7 +155,7 @@ def test_sp_r6_feed_columns_chunks_and_arrow_rows(fleet_records: list[Record]) -
     batch built column by column holds each table's rows of ``to_batch(take())``, in order
     (groups first; no table's order spans the two)."""
     fast = AT.fast_path()
-    config = AT.config_from_json({"topics": ["camera", "lidar", "imu"], "queue_size": 30})
+    config = AT.codec.config_from_json({"topics": ["camera", "lidar", "imu"], "queue_size": 30})
     whole = SourceRun(fast, config, "s")
     collections.deque(whole.feed_columns(pieces(fleet_records, 300), typed=True), 0)
     whole.finish()
@@ -220,7 +220,7 @@ class Ghost:
     """An account broken on purpose: one message settled under an id never fed."""
 
     def account(self, output: Any) -> Any:
-        found = PAIRS.account(output)
+        found = PAIRS.accounting.account(output)
         if isinstance(found, Settled):
             return Settled("ghost", found.outcome, found.reason)
         return found
@@ -231,11 +231,12 @@ def test_sp_r6_feed_columns_broken_accounting_fails_loudly(mode: str) -> None:
     """SP-R6: through the columnar path too, an id settled but never fed, or settled twice
     in one step, is a LossError."""
     if mode == "ghost":
-        broken = attrs.evolve(PAIRS, account=Ghost().account)
+        broken = attrs.evolve(PAIRS, accounting=Accounting(Ghost().account))
     else:
-        broken = attrs.evolve(PAIRS, accounts=lambda outputs: (
-            lambda settled, grouped: (settled + settled, grouped))(
-                *accounts_of(PAIRS.account, outputs)))
+        broken = attrs.evolve(PAIRS, accounting=Accounting(
+            PAIRS.accounting.account, accounts=lambda outputs: (
+                lambda settled, grouped: (settled + settled, grouped))(
+                    *accounts_of(PAIRS.accounting.account, outputs))))
     rows = [Record("a", "x", 0, 0), Record("b", "x", 50, 1), Record("c", "x", 99, 2)]
     run = SourceRun(broken, PAIRS_CONFIG, "r")
     with pytest.raises(LossError, match="SP-R6"):
@@ -264,7 +265,7 @@ def test_sp_r3_replay_of_arrow_batches_equals_the_row_path(fleet_records: list[R
     import gc
 
     fast = AT.fast_path()
-    config = AT.config_from_json({"topics": ["camera", "lidar", "imu"], "queue_size": 30})
+    config = AT.codec.config_from_json({"topics": ["camera", "lidar", "imu"], "queue_size": 30})
     ids, topics_, stamps, arrivals, _, _ = columns_of(fleet_records)
     table = pa.table({"id": ids, "topic": topics_, "stamp": stamps, "arrival": arrivals,
                       "kind": pa.nulls(len(ids), pa.string()),
@@ -289,6 +290,6 @@ def test_drv_r2_columns_only_for_unclocked_one_row_machines() -> None:
     per input (``record_run``) or a clock (ticks and timers fire between inputs), so the
     driver's columnar path never has timers to fire."""
     eb = registry.get("event_time_batcher")
-    assert eb.clocked
+    assert eb.feeding.clocked
     with pytest.raises(TypeError, match="unclocked"):
-        attrs.evolve(eb, inputs_from_columns=lambda config, columns: [])
+        attrs.evolve(eb.feeding, inputs_from_columns=lambda config, columns: [])

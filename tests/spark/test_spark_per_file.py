@@ -114,7 +114,7 @@ def test_sp_r18_r10_file_out_of_order_fails_naming_file_and_row(
     assert "below 35" in error and "SP-R10" in error
     assert "run without --sources-per-file to sort" in error  # the command's own flag
     with pytest.raises(OrderError) as caught:  # the library's entry names its parameter
-        run_batch(spark, REAL.algorithm, REAL.algorithm.config_from_json(json.loads(config)),
+        run_batch(spark, REAL.algorithm, REAL.algorithm.codec.config_from_json(json.loads(config)),
                   str(tmp_path / "in"), str(tmp_path / "out-lib"), per_file=True)
     assert "run without per_file=True to sort" in str(caught.value)
     assert "--sources-per-file" not in str(caught.value)
@@ -141,7 +141,7 @@ def test_sp_r18_source_must_be_constant_and_in_one_file(
     assert "--" not in str(caught.value)
     capsys.readouterr()
     assert main(["run", REAL.name, "--input", str(tmp_path / "spread"), "--output",
-                 str(tmp_path / "out3"), "--config", json.dumps(REAL.algorithm.config_to_json(
+                 str(tmp_path / "out3"), "--config", json.dumps(REAL.algorithm.codec.config_to_json(
                      REAL.config)), "--quiet", "--sources-per-file"]) == 2
     assert "with --sources-per-file every source" in capsys.readouterr().err
 
@@ -187,7 +187,8 @@ def test_sp_r10_r18_both_paths_step_the_fast_path(spark: SparkSession, tmp_path:
     """SP-R10, SP-R18: the shuffled and the per-file paths both run the algorithm's fast
     path (``Algorithm.fast_path``), never the rule text (the per-file path once ran the
     rule text, at twice the Python CPU per row)."""
-    flagged = attrs.evolve(PAIRS, fast=Fast(PAIRS.initial, _fast_step_that_says_so))
+    flagged = attrs.evolve(PAIRS, machine=attrs.evolve(
+        PAIRS.machine, fast=Fast(PAIRS.machine.initial, _fast_step_that_says_so)))
     write_robot(tmp_path / "in", "r1", ["a", "b"], [1, 2])
     with pytest.raises(InvalidInput, match="the fast path stepped this row"):
         run_batch(spark, flagged, PairsConfig(window=3), str(tmp_path / "in"),

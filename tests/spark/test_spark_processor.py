@@ -43,8 +43,8 @@ def test_sp_r11_one_state_value_per_source_sorted_rows() -> None:
     assert [list(ids) for ids in groups["ids"]] == [["a", "b"]]
     tester.testInPandas("r", frame(("c", "x", 100, 6)))
     (blob,) = tester.peekValueState(STATE_NAME, "r")
-    checkpoint, seq, open_ids, recent = StateCodec("pairs", type(PAIRS.initial(CONFIG))).decode(
-        blob)
+    codec = StateCodec("pairs", type(PAIRS.machine.initial(CONFIG)))
+    checkpoint, seq, open_ids, recent = codec.decode(blob)
     assert (seq, open_ids, checkpoint.arrival, checkpoint.index) == (1, ["c"], 6, 3)
     assert recent == ["a", "b"]  # SP-R22: the settled ids a stream remembers
 

@@ -108,7 +108,7 @@ def test_bag_r6_r7_sp_i2_run_equals_driver(spark: SparkSession, fleet: Path,
     assert report["not_configured"] == [{"topic": "/chatter", "rows": 39}]
     assert [s["bag"] for s in report["skipped_bags"]] == ["zz_cut"]
     algorithm = registry.get("approximate_time")
-    config = algorithm.config_from_json(CONFIG)
+    config = algorithm.codec.config_from_json(CONFIG)
     want = expected_of_records(algorithm, config, driver_records(fleet))
     got = spark_tables(spark.read.parquet(str(out / "groups")),
                        spark.read.parquet(str(out / "outcomes")))
@@ -121,7 +121,7 @@ def test_bag_r8_r7_stream_of_bags(spark: SparkSession, fleet: Path, tmp_path: Pa
     configured row has an outcome or is held in the state store, and the rows of the other
     topic are listed in `not_configured/`."""
     algorithm = registry.get("approximate_time")
-    config = algorithm.config_from_json(CONFIG)
+    config = algorithm.codec.config_from_json(CONFIG)
     out, checkpoint = tmp_path / "out", tmp_path / "ck"
     assert main(["stream", "approximate_time", "--format", "rosbag", "--source", str(fleet),
                  "--output", str(out), "--checkpoint", str(checkpoint), "--config",
@@ -219,7 +219,7 @@ def test_sp_r18_bag_r1_bags_per_file_equal_the_driver(spark: SparkSession, fleet
                  "--output", str(out), "--config", json.dumps(CONFIG), "--quiet",
                  "--sources-per-file"]) == 0
     algorithm = registry.get("approximate_time")
-    want = expected_of_records(algorithm, algorithm.config_from_json(CONFIG),
+    want = expected_of_records(algorithm, algorithm.codec.config_from_json(CONFIG),
                                driver_records(fleet))
     got = spark_tables(spark.read.parquet(str(out / "groups")),
                        spark.read.parquet(str(out / "outcomes")))

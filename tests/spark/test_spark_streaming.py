@@ -166,7 +166,7 @@ def test_sp_i4_r15_sigkill_and_restart_loses_and_duplicates_nothing(
         shutil.copy2(path, source / path.name)
     common = ["stream", KILLED.name, "--source", str(source), "--output", str(output),
               "--checkpoint", str(checkpoint), "--max-files-per-trigger", "1", "--quiet",
-              "--config", json.dumps(KILLED.algorithm.config_to_json(KILLED.config))]
+              "--config", json.dumps(KILLED.algorithm.codec.config_to_json(KILLED.config))]
     child = _child([*common, "--trigger-seconds", "0.2"])
     try:
         _wait_for(checkpoint / "commits" / "0", child, 240)

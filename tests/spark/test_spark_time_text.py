@@ -57,7 +57,7 @@ def _outcomes(spark: SparkSession, output: Path) -> list[tuple[object, ...]]:
 def test_sp_r36_iso_and_unit_numbers_equal_integer_ns(spark: SparkSession,
                                                       tmp_path: Path) -> None:
     at = registry.get("approximate_time")
-    config = at.config_from_json(CONFIG)
+    config = at.codec.config_from_json(CONFIG)
     stamps = _stamps(60)
     pq.write_table(pa.table({"id": [f"m{i}" for i in range(60)],
                              "topic": ["ab"[i % 2] for i in range(60)], "stamp": stamps,
@@ -110,6 +110,6 @@ def test_sp_r36_a_bad_value_past_the_first_rows_fails_the_job_naming_it(
     path = _csv(tmp_path / "late.csv", rows)
     check_time_columns(path, "csv", ColumnMap())  # the first 20 rows are fine
     with pytest.raises(InvalidInput, match="no zone") as caught:
-        run_batch(spark, at, at.config_from_json(CONFIG), path, str(tmp_path / "out"), "csv")
+        run_batch(spark, at, at.codec.config_from_json(CONFIG), path, str(tmp_path / "out"), "csv")
     assert caught.value.field == "arrival" and "late.csv" in caught.value.message
     assert json.dumps(caught.value.value) == '"2026-01-01 00:00:01"'

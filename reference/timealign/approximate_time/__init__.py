@@ -3,13 +3,22 @@
 ``spec/approximate_time.md`` is the source of truth; :mod:`.model` holds the config,
 inputs, outputs and state, :mod:`.machine` the rules (``initial``, the input check and
 ``step``: what ``ALGORITHM`` runs), :mod:`.fast` a faster transcription checked against
-them (``ALGORITHM.fast``), :mod:`.arithmetic` the contract-checked helpers,
+them (``ALGORITHM.machine.fast``), :mod:`.arithmetic` the contract-checked helpers,
 :mod:`.invariants` the executable properties, :mod:`.codec` the vector encoding.
 """
 
 from __future__ import annotations
 
-from timealign.algorithm import Algorithm, Fast
+from timealign.algorithm import (
+    Accounting,
+    Algorithm,
+    Checks,
+    Codec,
+    Fast,
+    Feeding,
+    Machine,
+    Pictures,
+)
 from timealign.approximate_time import fast, invariants
 from timealign.approximate_time.codec import (
     account,
@@ -47,25 +56,14 @@ RULE_PROFILES = ("arithmetic", ARITHMETICS)
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="approximate_time",
-    initial=initial,
-    step=step,
-    config_type=Config,
-    end=lambda config: End(),
-    account=account,
-    config_from_json=config_from_json,
-    config_to_json=config_to_json,
-    input_from_json=input_from_json,
-    input_to_json=input_to_json,
-    output_to_json=output_to_json,
-    inputs_from_records=inputs_from_records,
-    inputs_from_columns=inputs_from_columns,
-    accounts=accounts,
-    fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
-    check=invariants.check,
-    output_from_json=output_from_json,
-    timeline_records=timeline_records,
-    flags_of=flags_of,
-    traces=TRACES,
+    machine=Machine(initial, step, end=lambda config: End(), config_type=Config,
+                    fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec)),
+    codec=Codec(config_from_json, config_to_json, input_from_json, input_to_json,
+                output_to_json, output_from_json=output_from_json),
+    feeding=Feeding(inputs_from_records, inputs_from_columns=inputs_from_columns),
+    accounting=Accounting(account, accounts=accounts),
+    pictures=Pictures(timeline_records=timeline_records, flags_of=flags_of),
+    checks=Checks(check=invariants.check, traces=TRACES),
 )
 
 __all__ = [

@@ -161,7 +161,7 @@ _id_of, _stamp_of = attrgetter("id"), attrgetter("stamp")
 
 def accounts(outputs: Sequence[Output]) -> Accounts:
     """:func:`account` of each output, the settled ones as ``(id, outcome, reason)`` tuples
-    apart from the grouped ones (``Algorithm.accounts``): the Spark worker's form, where
+    apart from the grouped ones (``Algorithm.accounting.accounts``): the Spark worker's form, where
     most rows of a fleet are dropped one by one. Same accounts as :func:`account` (the tests
     compare them, :func:`timealign.algorithm.accounts_of`)."""
     settled: list[Outcome] = []

@@ -2,7 +2,7 @@
 same outputs), kept outside the rule text.
 
 ``machine.py`` is the readable rule text and what ``ALGORITHM`` (the registry) runs; this
-module is ``ALGORITHM.fast``, run by the Spark adapter and the benchmarks. It differs only
+module is ``ALGORITHM.machine.fast``, run by the Spark adapter and the benchmarks. It differs only
 in mechanics:
 
 - its state (:class:`FastState`) and each topic's *lane* (:class:`Lane`, ``P[k]`` then

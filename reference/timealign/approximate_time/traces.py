@@ -4,7 +4,7 @@ The explorer's alphabets (``proofs/explore_approximate_time.py`` walks them exha
 ``timealign conform --explore`` up to a depth), the fuzz strategy (:mod:`.strategies`),
 the observability profiles (CF-R11), the output -> rule map (CF-R14) and the targets
 (CF-R18): ROS 2 (rolling, and the nine-slot policy of Humble and Jazzy, AT-D22) and ROS 1
-``message_filters``. Registered as ``ALGORITHM.traces``.
+``message_filters``. Registered as ``ALGORITHM.checks.traces``.
 """
 
 from __future__ import annotations

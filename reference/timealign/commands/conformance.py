@@ -90,7 +90,7 @@ def _domain(algorithm: str, target: Any) -> str:
     from timealign.conformance.where import config_values
 
     reference = registry.get(algorithm)
-    configs = [reference.config_to_json(i.config) for i in target.instances]
+    configs = [reference.codec.config_to_json(i.config) for i in target.instances]
     return f"observe {target.observe}; explorer configs: {config_values(configs, most=6)}"
 
 

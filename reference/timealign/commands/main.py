@@ -106,7 +106,7 @@ def _refusal(vector: Vector) -> str:
     from timealign import registry
 
     try:
-        registry.get(vector.algorithm).config_from_json(vector.config)
+        registry.get(vector.algorithm).codec.config_from_json(vector.config)
     except InvalidInput as error:
         return f"config {error}"
     return "config refused"

@@ -173,7 +173,7 @@ def recorded_settings(args: argparse.Namespace, output: str, where: str
         ("time_unit", getattr(args, "time_unit", None))) if given]
     given = RunRecord(
         algorithm.name, record.config if args.config is None else
-        algorithm.config_to_json(load_config(algorithm, args.config)),
+        algorithm.codec.config_to_json(load_config(algorithm, args.config)),
         args.input or record.input, args.format or record.format, tuple(args.column),
         tuple(args.stamp), args.source_from, getattr(args, "skip_bad_files", False),
         getattr(args, "time_unit", None) or record.time_unit)

@@ -232,8 +232,8 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
     config = load_config(algorithm, args.config)
     from timealign.mqtt.verify import write_manifest
 
-    write_manifest(paths.output, algorithm.name, algorithm.config_to_json(config), args.source,
-                   paths.checkpoint)  # MQ-R11: what verify re-runs
+    write_manifest(paths.output, algorithm.name, algorithm.codec.config_to_json(config),
+                   args.source, paths.checkpoint)  # MQ-R11: what verify re-runs
     spark = _session(args, "stream")
     from timealign.mqtt.job import stream_mqtt
 
@@ -374,7 +374,7 @@ def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
     from timealign.mqtt.verify import verify_spool
 
     algorithm = registry.get(str(run["algorithm"]))
-    config = algorithm.config_from_json(run["config"])
+    config = algorithm.codec.config_from_json(run["config"])
     result = verify_spool(algorithm, config, args.output, str(run["checkpoint"]))
     print(f"verified: {result['rows']} rows of the spool up to the stream's last micro-batch, "
           f"each with exactly one outcome ({result['held']} still held by a machine); the "

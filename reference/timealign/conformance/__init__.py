@@ -56,7 +56,7 @@ def targets(algorithm: str | Algorithm[Any, Any, Any, Any]) -> dict[str, Target]
     """The targets of ``algorithm`` by name (CF-R18): the real upstreams it claims
     equality with, each on its own domain."""
     reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
-    return dict(reference.traces.targets) if reference.traces is not None else {}
+    return dict(reference.checks.traces.targets) if reference.checks.traces is not None else {}
 
 
 def find_target(algorithm: str | Algorithm[Any, Any, Any, Any], name: str) -> Target:
@@ -74,11 +74,11 @@ def probes(algorithm: str | Algorithm[Any, Any, Any, Any]) -> list[JSON]:
     """The configs of the explorer's instances (the algorithm's and its targets'), as JSON:
     where ``--where`` values are tried (CF-R31)."""
     reference = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
-    knowledge = reference.traces
+    knowledge = reference.checks.traces
     if knowledge is None:
         return []
     every = [*knowledge.instances, *(i for t in knowledge.targets.values() for i in t.instances)]
-    return [reference.config_to_json(i.config) for i in every]
+    return [reference.codec.config_to_json(i.config) for i in every]
 
 
 def check(

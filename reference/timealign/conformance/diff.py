@@ -74,7 +74,7 @@ def variant(algorithm: str | Algorithm[Any, Any, Any, Any], texts: Sequence[str]
         raise InvalidInput(option, "CF-R21", "needs at least one KEY=VALUE change", texts)
     probe = _probe_config(reference)
     try:
-        reference.config_from_json({**probe, **changes})
+        reference.codec.config_from_json({**probe, **changes})
     except InvalidInput as error:
         if "unknown" in error.message:
             raise InvalidInput(option, "CF-R21", f"not a config field of {reference.name}: "
@@ -94,7 +94,7 @@ def _refuse_impossible(reference: Algorithm[Any, Any, Any, Any], option: str, ke
     refusals = []
     for config in _probe_configs(reference):
         try:
-            reference.config_from_json({**config, key: value})
+            reference.codec.config_from_json({**config, key: value})
         except InvalidInput as error:
             if error.field.split("[")[0].split(".")[0] != key:
                 return
@@ -108,10 +108,10 @@ def _refuse_impossible(reference: Algorithm[Any, Any, Any, Any], option: str, ke
 
 
 def _probe_configs(reference: Algorithm[Any, Any, Any, Any]) -> list[JSON]:
-    knowledge = reference.traces
+    knowledge = reference.checks.traces
     if knowledge is None:
         return []
-    return [reference.config_to_json(instance.config) for instance in knowledge.instances]
+    return [reference.codec.config_to_json(instance.config) for instance in knowledge.instances]
 
 
 def _probe_config(reference: Algorithm[Any, Any, Any, Any]) -> JSON:
@@ -296,13 +296,14 @@ class Compare:
                         inputs: Sequence[JSON]) -> int | None:
         """The first input after which the two states or outputs differ; ``None`` when a
         variant refuses the config."""
-        step, decode = self.reference.step, self.reference.input_from_json
+        step, decode = self.reference.machine.step, self.reference.codec.input_from_json
         try:
-            first, second = (self.reference.config_from_json(config_a),
-                             self.reference.config_from_json(config_b))
+            first, second = (self.reference.codec.config_from_json(config_a),
+                             self.reference.codec.config_from_json(config_b))
         except InvalidInput:
             return None
-        state_a, state_b = self.reference.initial(first), self.reference.initial(second)
+        initial = self.reference.machine.initial
+        state_a, state_b = initial(first), initial(second)
         for index, raw in enumerate(inputs):
             next_a, out_a = _step(step, decode, first, state_a, raw)
             next_b, out_b = _step(step, decode, second, state_b, raw)
@@ -457,7 +458,7 @@ class _Collector:
 
 
 def _instances(reference: Algorithm[Any, Any, Any, Any]) -> list[Instance]:
-    knowledge = reference.traces
+    knowledge = reference.checks.traces
     if knowledge is None:
         return []
     chosen: dict[str, Instance] = {i.name: i for i in knowledge.instances}
@@ -469,12 +470,12 @@ def _instances(reference: Algorithm[Any, Any, Any, Any]) -> list[Instance]:
 
 def _explored(reference: Algorithm[Any, Any, Any, Any], depth: int) -> Iterator[Vector]:
     for instance in _instances(reference):
-        encoded = reference.config_to_json(instance.config)
-        closing = reference.end(instance.config)
+        encoded = reference.codec.config_to_json(instance.config)
+        closing = reference.machine.end(instance.config)
         for number, trace in enumerate(walk(instance.moves, depth)):
             yield Vector(algorithm=reference.name,
                          name=f"{instance.name.replace('/', '_')}_{number}", config=encoded,
-                         inputs=tuple(reference.input_to_json(i) for i in (*trace, closing)))
+                         inputs=tuple(reference.codec.input_to_json(i) for i in (*trace, closing)))
 
 
 def _fuzz(collector: _Collector, reference: Algorithm[Any, Any, Any, Any], count: int,
@@ -486,7 +487,7 @@ def _fuzz(collector: _Collector, reference: Algorithm[Any, Any, Any, Any], count
 
     from timealign.conformance.strategies import traces
 
-    knowledge = reference.traces
+    knowledge = reference.checks.traces
     targets = [None, *knowledge.targets.values()] if knowledge is not None else []
     chosen = settings(max_examples=count, database=None, deadline=None,
                       phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,

@@ -56,7 +56,7 @@ def citations(package: str) -> Mapping[Line, frozenset[str]]:
 
 def package_of(algorithm: Algorithm[Any, Any, Any, Any]) -> str:
     """The package holding an algorithm's rule text (``timealign.approximate_time``)."""
-    return algorithm.step.__module__.rpartition(".")[0]
+    return algorithm.machine.step.__module__.rpartition(".")[0]
 
 
 @contextmanager
@@ -100,20 +100,20 @@ def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
     try:
         if at is None:
             with _recording(found, calls):
-                algorithm.config_from_json(config)
+                algorithm.codec.config_from_json(config)
             return done()
-        decoded = algorithm.config_from_json(config)
+        decoded = algorithm.codec.config_from_json(config)
     except InvalidInput as error:
         return done(_refusal(error, family), error.rule)
-    state = algorithm.initial(decoded)
+    state = algorithm.machine.initial(decoded)
     for raw in inputs[:at]:
         try:
-            state, _ = algorithm.step(decoded, state, algorithm.input_from_json(raw))
+            state, _ = algorithm.machine.step(decoded, state, algorithm.codec.input_from_json(raw))
         except InvalidInput:
             continue
     try:
         with _recording(found, calls):
-            algorithm.step(decoded, state, algorithm.input_from_json(inputs[at]))
+            algorithm.machine.step(decoded, state, algorithm.codec.input_from_json(inputs[at]))
     except InvalidInput as error:
         return done(_refusal(error, family), error.rule)
     return done()
@@ -150,15 +150,16 @@ def run_executed(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
     calls: list[rulebook.Call] = []
     with _recording(found, calls, details=False):
         try:
-            decoded = algorithm.config_from_json(config)
+            decoded = algorithm.codec.config_from_json(config)
         except InvalidInput as error:
             decoded = None
             refused |= _refusal(error, family)
         if decoded is not None:
-            state = algorithm.initial(decoded)
+            state = algorithm.machine.initial(decoded)
             for raw in inputs:
                 try:
-                    state, _ = algorithm.step(decoded, state, algorithm.input_from_json(raw))
+                    state, _ = algorithm.machine.step(decoded, state,
+                                                      algorithm.codec.input_from_json(raw))
                 except InvalidInput as error:
                     refused |= _refusal(error, family)
     return Executed(frozenset(found), frozenset(refused))

@@ -4,7 +4,7 @@ compare what both report, shrink every divergence and report it by rule.
 Sources of traces (CF-R6 to CF-R8): the shipped or given vectors, random traces from the
 algorithm's strategies (Hypothesis finds and shrinks a divergence), and every trace of the
 bounded explorer's small instances up to a depth; each algorithm keeps its strategies,
-instances, profiles, rule map and targets in its own package (``Algorithm.traces``). With
+instances, profiles, rule map and targets in its own package (``Algorithm.checks.traces``). With
 a target (CF-R18) traces outside its domain are skipped and counted; refusals are
 reported as refusals (CF-R19, CF-R20). The reference is an :class:`Algorithm`
 descriptor (``timealign.registry.get(name)`` by default); the implementation is anything
@@ -409,7 +409,7 @@ class Judge:
         """Why ``vector`` lies outside the target (CF-R18) or the ``--where`` values
         (CF-R31), or ``None``."""
         if self.where is not None:
-            reason = self.where.outside(self.reference, vector.config)
+            reason = self.where.outside(self.reference.codec, vector.config)
             if reason is not None:
                 return reason
         if self.target is None:
@@ -529,7 +529,7 @@ def malformed(reference: Algorithm[Any, Any, Any, Any], inputs: int,
     back unchanged; under a profile ``seen``, an output of a kind it shows may carry only
     the fields it shows, as an upstream reports them), and a reason is one the algorithm
     gives for that kind."""
-    table = reference.traces.rules if reference.traces is not None else {}
+    table = reference.checks.traces.rules if reference.checks.traces is not None else {}
     reasons: dict[str, set[str]] = {}
     for kind, reason in table:
         if reason is not None:
@@ -556,11 +556,11 @@ def _malformed_output(reference: Algorithm[Any, Any, Any, Any], inputs: int,
             return None
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < inputs:
         return f"input must be the index of one of the trace's {counted(inputs, 'input')}"
-    if kind == "error" or reference.output_from_json is None:
+    if kind == "error" or reference.codec.output_from_json is None:
         return None
     try:
-        again = {"input": index, **reference.output_to_json(
-            reference.output_from_json(output, ()))}
+        again = {"input": index, **reference.codec.output_to_json(
+            reference.codec.output_from_json(output, ()))}
     except (InvalidInput, TypeError, ValueError) as error:
         shown = seen.get(kind) if seen is not None and isinstance(kind, str) else None
         if shown is not None and {*shown[0], "input", "kind"} == output.keys():

@@ -32,7 +32,7 @@ def instances(algorithm: Algorithm[Any, Any, Any, Any],
     """The instances of ``target``, or of the algorithm's whole domain without one."""
     if target is not None:
         return target.instances
-    return algorithm.traces.instances if algorithm.traces is not None else ()
+    return algorithm.checks.traces.instances if algorithm.checks.traces is not None else ()
 
 
 #: Traces of one instance sent before the next instance's turn at the same depth (CF-R35).
@@ -49,7 +49,7 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], depth: int,
     then refuses is left out)."""
     chosen = []
     for item in instances(algorithm, target):
-        config = item.config if where is None else where.decoded(algorithm, item.config)
+        config = item.config if where is None else where.decoded(algorithm.codec, item.config)
         if config is not None:
             chosen.append((item, config))
     numbers = [0] * len(chosen)
@@ -85,9 +85,9 @@ def _layer(moves: Moves, previous: list[Trace], kept: list[Trace] | None
 
 def _vector(algorithm: Algorithm[Any, Any, Any, Any], name: str, config: Any, trace: Trace,
             number: int, target: Target | None) -> Vector:
-    inputs = [*trace, algorithm.end(config)]
+    inputs = [*trace, algorithm.machine.end(config)]
     if target is not None:
         inputs = target.settle(config, inputs)
     return Vector(algorithm=algorithm.name, name=f"{name.replace('/', '_')}_{number}",
-                  config=algorithm.config_to_json(config),
-                  inputs=tuple(algorithm.input_to_json(i) for i in inputs))
+                  config=algorithm.codec.config_to_json(config),
+                  inputs=tuple(algorithm.codec.input_to_json(i) for i in inputs))

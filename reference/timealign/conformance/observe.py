@@ -34,7 +34,7 @@ def profiles(algorithm: str | Algorithm[Any, Any, Any, Any]) -> Mapping[str, Pro
     """The profiles of ``algorithm`` by name (its ``traces.profiles``; ``full`` only when
     it has none)."""
     found = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
-    return found.traces.profiles if found.traces is not None else {"full": None}
+    return found.checks.traces.profiles if found.checks.traces is not None else {"full": None}
 
 
 def profile(algorithm: str | Algorithm[Any, Any, Any, Any], name: str) -> Profile:

@@ -1,7 +1,7 @@
 """Which spec rules an output exercises, so a divergence can be named by rule (CF-R14).
 
 Each output kind (and reason) is produced by known rules of its algorithm's spec (the map
-lives with the algorithm, ``<algorithm>/traces.py``, as ``Algorithm.traces.rules``); an
+lives with the algorithm, ``<algorithm>/traces.py``, as ``Algorithm.checks.traces.rules``); an
 ``error`` output names its rule itself (VEC-R5). The harness takes the rules of the
 reference's and the implementation's outputs at the first diverging input, plus the
 ``rules`` a shipped vector declares.
@@ -32,7 +32,7 @@ def exercised(algorithm: str | Algorithm[Any, Any, Any, Any],
     """The sorted rule ids the given outputs exercise (CF-R14): an ``error`` names its
     rule, other outputs map through the algorithm's ``traces.rules``."""
     found_algorithm = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
-    table = found_algorithm.traces.rules if found_algorithm.traces is not None else {}
+    table = found_algorithm.checks.traces.rules if found_algorithm.checks.traces is not None else {}
     found: set[str] = set()
     for output in outputs:
         kind = str(output.get("kind"))

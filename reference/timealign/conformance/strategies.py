@@ -1,7 +1,7 @@
 """Random traces of any algorithm as vectors, for ``timealign conform --fuzz`` (CF-R7, CF-R9).
 
 The strategies themselves are each algorithm's (``<algorithm>/strategies.py``, reached
-through ``Algorithm.traces``; a target has its own, CF-R18): the stateful and
+through ``Algorithm.checks.traces``; a target has its own, CF-R18): the stateful and
 differential tests of the reference draw from the same ones. This module only encodes a
 drawn run as a vector. It needs Hypothesis (``pip install 'timealign[conform]'``).
 """
@@ -26,7 +26,7 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], size: int = 30,
     """Random traces of ``algorithm`` (up to ``size`` inputs) as vectors without outputs;
     with ``target``, only traces inside its domain; with ``where``, every config holds its
     values (CF-R31: set on the drawn config, before the target settles the inputs)."""
-    knowledge = algorithm.traces
+    knowledge = algorithm.checks.traces
     if knowledge is None:
         raise KeyError(f"no fuzz strategy for {algorithm.name!r}")
     drawn: st.SearchStrategy[Run] = (target.fuzz if target is not None else
@@ -35,17 +35,18 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], size: int = 30,
     def encode(run: Run) -> Vector:
         config, inputs = run
         if where is not None:
-            fitted = where.decoded(algorithm, config)
+            fitted = where.decoded(algorithm.codec, config)
             if fitted is None:  # refused with the values: sent as such (CF-R31)
                 return Vector(algorithm=algorithm.name, name=f"{algorithm.name}_fuzz",
-                              config=where.apply(algorithm, algorithm.config_to_json(config)),
-                              inputs=tuple(algorithm.input_to_json(i) for i in inputs))
+                              config=where.apply(algorithm.codec,
+                                                 algorithm.codec.config_to_json(config)),
+                              inputs=tuple(algorithm.codec.input_to_json(i) for i in inputs))
             config = fitted
         if target is not None:
             inputs = target.settle(config, inputs)
         return Vector(algorithm=algorithm.name, name=f"{algorithm.name}_fuzz",
-                      config=algorithm.config_to_json(config),
-                      inputs=tuple(algorithm.input_to_json(i) for i in inputs))
+                      config=algorithm.codec.config_to_json(config),
+                      inputs=tuple(algorithm.codec.input_to_json(i) for i in inputs))
 
     return drawn.map(encode)
 

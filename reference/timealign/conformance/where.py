@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from timealign import Algorithm
+from timealign.algorithm import Codec
 from timealign.errors import InvalidInput
 
 JSON = dict[str, Any]
@@ -39,13 +40,13 @@ class Where:
     changes: Mapping[str, Any]
     label: str
 
-    def apply(self, algorithm: Algorithm[Any, Any, Any, Any], config: JSON) -> JSON:
+    def apply(self, codec: Codec[Any, Any, Any], config: JSON) -> JSON:
         """``config`` (JSON) with the values set; a field the reference then refuses beside
         them (lower bounds of another length than ``topics``) falls back to its default."""
         fitted = {**config, **self.changes}
         for _ in range(len(fitted)):
             try:
-                algorithm.config_from_json(fitted)
+                codec.config_from_json(fitted)
             except InvalidInput as error:
                 field = error.field.split("[")[0].split(".")[0]
                 if field in fitted and field not in self.changes:
@@ -54,19 +55,18 @@ class Where:
             break
         return fitted
 
-    def decoded(self, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> Any:
+    def decoded(self, codec: Codec[Any, Any, Any], config: Any) -> Any:
         """A decoded config with the values set (:meth:`apply`), or ``None`` when the
         reference refuses the result."""
         try:
-            return algorithm.config_from_json(self.apply(algorithm, algorithm.config_to_json(
-                config)))
+            return codec.config_from_json(self.apply(codec, codec.config_to_json(config)))
         except InvalidInput:
             return None
 
-    def outside(self, algorithm: Algorithm[Any, Any, Any, Any], config: JSON) -> str | None:
+    def outside(self, codec: Codec[Any, Any, Any], config: JSON) -> str | None:
         """Why a trace's config does not hold the values (the reason a skipped vector is
         counted under), or ``None``."""
-        mine = _canonical(algorithm, config)
+        mine = _canonical(codec, config)
         for key, wanted in self.changes.items():
             got = mine.get(key) if mine is not None else config.get(key)
             if not _same(got, wanted):
@@ -74,10 +74,9 @@ class Where:
         return None
 
 
-def _canonical(algorithm: Algorithm[Any, Any, Any, Any], config: Mapping[str, Any]
-               ) -> JSON | None:
+def _canonical(codec: Codec[Any, Any, Any], config: Mapping[str, Any]) -> JSON | None:
     try:
-        return algorithm.config_to_json(algorithm.config_from_json(config))
+        return codec.config_to_json(codec.config_from_json(config))
     except InvalidInput:
         return None
 
@@ -108,7 +107,7 @@ def parse(algorithm: Algorithm[Any, Any, Any, Any], texts: Sequence[str],
         given[key.strip()] = value(raw.strip())
     if not given:
         return None
-    fields = set().union(*(algorithm.config_to_json(algorithm.config_from_json(p))
+    fields = set().union(*(algorithm.codec.config_to_json(algorithm.codec.config_from_json(p))
                            for p in probes)) if probes else set()
     for key in given:
         if fields and key not in fields:
@@ -118,9 +117,9 @@ def parse(algorithm: Algorithm[Any, Any, Any, Any], texts: Sequence[str],
     where = Where(given, " ".join(f"{k}={_shown(v)}" for k, v in given.items()))
     refusal: InvalidInput | None = None
     for probe in probes or [{}]:
-        fitted = where.apply(algorithm, probe)
+        fitted = where.apply(algorithm.codec, probe)
         try:
-            canonical = algorithm.config_to_json(algorithm.config_from_json(fitted))
+            canonical = algorithm.codec.config_to_json(algorithm.codec.config_from_json(fitted))
         except InvalidInput as error:
             refusal = refusal or error
             continue

@@ -5,7 +5,7 @@ The explorer's alphabet (``proofs/explore_event_time_batcher.py`` walks it exhau
 ``timealign conform --explore`` up to a depth), the fuzz strategy (:mod:`.strategies`),
 the observability profiles (CF-R12), the output -> rule map (CF-R14) and the target
 (CF-R18) ``thin-edge``: the thin-edge.io batcher, whose config is whole milliseconds.
-Registered as ``ALGORITHM.traces``.
+Registered as ``ALGORITHM.checks.traces``.
 """
 
 from __future__ import annotations

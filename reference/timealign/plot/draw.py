@@ -525,7 +525,7 @@ def _zoom(parent: Any, timeline: Timeline, width: float) -> list[Any]:
 
 def _flag_strip(parent: Any, rows: Sequence[Flags], arrival: str) -> list[Any]:
     """PL-R20: each flag of the machine's state after each input, as the descriptor
-    reports it (``Algorithm.flags_of``): filled where set, hollow where clear."""
+    reports it (``Algorithm.pictures.flags_of``): filled where set, hollow where clear."""
     names: list[tuple[str, str]] = []
     for row in rows:
         for flag in row.flags:

@@ -15,7 +15,16 @@ from typing import Any
 import attrs
 
 from timealign import registry
-from timealign.algorithm import Algorithm, Flag, Grouped, Record, Settled, Slots
+from timealign.algorithm import (
+    Algorithm,
+    Codec,
+    Flag,
+    Grouped,
+    Pictures,
+    Record,
+    Settled,
+    Slots,
+)
 from timealign.errors import InvalidInput
 from timealign.vectors import Vector
 
@@ -131,65 +140,73 @@ def from_vector(vector: Vector, observed: bool = False) -> Timeline:
     grid (PL-R16).
     """
     algorithm: Algorithm[Any, Any, Any, Any] = registry.get(vector.algorithm)
-    if algorithm.timeline_records is None:
+    if algorithm.pictures.timeline_records is None:
         raise InvalidInput("algorithm", "PL-R1", "this algorithm has no timeline_records hook",
                            vector.algorithm)
-    config = algorithm.config_from_json(vector.config)
-    state = algorithm.initial(config)
+    config = algorithm.codec.config_from_json(vector.config)
+    state = algorithm.machine.initial(config)
     records: list[Record] = []
     spans: list[Span] = []
     settled: dict[str, tuple[str, str | None]] = {}
     slots: list[Slots] = []
     flags: list[Flags] = []
     refused = 0
-    theirs = _observed(algorithm, vector) if observed else None
+    theirs = _observed(algorithm.codec, vector) if observed else None
     for index, raw in enumerate(vector.inputs):
         try:
-            item = algorithm.input_from_json(raw)
-            state, outputs = algorithm.step(config, state, item)
+            item = algorithm.codec.input_from_json(raw)
+            state, outputs = algorithm.machine.step(config, state, item)
         except InvalidInput:
             refused += 1
             continue
         # Unclocked machines read no time of arrival: the input index stands for it.
-        at = algorithm.clock_of(item) if algorithm.clocked else index
-        for record in algorithm.timeline_records(config, item):
-            records.append(record if algorithm.clocked else attrs.evolve(record, arrival=index))
+        at = algorithm.feeding.clock_of(item) if algorithm.feeding.clocked else index
+        for record in algorithm.pictures.timeline_records(config, item):
+            records.append(record if algorithm.feeding.clocked
+                           else attrs.evolve(record, arrival=index))
         if theirs is not None:
             outputs = theirs.get(index, ())
         for output in outputs:
-            account = algorithm.account(output)
+            account = algorithm.accounting.account(output)
             if isinstance(account, Grouped):
                 spans.append(Span(len(spans), account.start, account.end, account.ids, at))
             elif isinstance(account, Settled):
                 settled[account.id] = (account.outcome, account.reason)
-        if algorithm.slots_of is not None and theirs is None:
-            slots.extend(algorithm.slots_of(config, state))
-        if algorithm.flags_of is not None and theirs is None:  # the reference's state
-            flags.append(Flags(at if at is not None else index,
-                               algorithm.flags_of(config, state)))
+        if theirs is None:  # the reference's state: no picture of another's
+            _state_pictures(algorithm.pictures, config, state, at if at is not None else index,
+                            slots, flags)
     notes = [f"{refused} input(s) refused (VEC-R5), not drawn"] if refused else []
     return assemble(vector.name, records, spans, settled, slots,
-                    ARRIVAL_NS if algorithm.clocked else ARRIVAL_INDEX, notes,
+                    ARRIVAL_NS if algorithm.feeding.clocked else ARRIVAL_INDEX, notes,
                     algorithm=vector.algorithm, flags=flags)
 
 
-def _observed(algorithm: Algorithm[Any, Any, Any, Any], vector: Vector
-              ) -> dict[int, tuple[Any, ...]]:
+def _state_pictures(pictures: Pictures[Any, Any, Any], config: Any, state: Any, at: int,
+                    slots: list[Slots], flags: list[Flags]) -> None:
+    """Add what the machine's ``state`` shows after an input at ``at``: its slot grid and
+    its per-lane flags (PL-R20), for the machines whose :class:`Pictures` report them."""
+    if pictures.slots_of is not None:
+        slots.extend(pictures.slots_of(config, state))
+    if pictures.flags_of is not None:
+        flags.append(Flags(at, pictures.flags_of(config, state)))
+
+
+def _observed(codec: Codec[Any, Any, Any], vector: Vector) -> dict[int, tuple[Any, ...]]:
     """The vector's ``observed`` outputs by input index, decoded with the algorithm's codec
     (its ``error`` outputs left out, VEC-R5); :class:`InvalidInput` when it has none or
     one does not decode (PL-R16)."""
-    if vector.observed is None or algorithm.output_from_json is None:
+    if vector.observed is None or codec.output_from_json is None:
         raise InvalidInput("observed", "PL-R16", "the vector holds no observed outputs",
                            vector.name)
     decoded = []
     for raw in vector.inputs:
         try:
-            decoded.append(algorithm.input_from_json(raw))
+            decoded.append(codec.input_from_json(raw))
         except InvalidInput:
             continue
     found: dict[int, list[Any]] = {}
     for raw in vector.observed:
         index = raw.get("input")
         if raw.get("kind") != "error" and isinstance(index, int):
-            found.setdefault(index, []).append(algorithm.output_from_json(raw, decoded))
+            found.setdefault(index, []).append(codec.output_from_json(raw, decoded))
     return {index: tuple(outputs) for index, outputs in found.items()}

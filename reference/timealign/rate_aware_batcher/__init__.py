@@ -6,7 +6,7 @@ A pure machine: ``initial(config)`` and ``step(config, state, input)`` over the 
 emitting :class:`Batch` (at most one per poll) and, at the end, :class:`Pending` for every
 message still held. Spec: ``spec/rate_aware_batcher.md``; :mod:`.model` holds the config,
 inputs, outputs and state, :mod:`.machine` the rules (what ``ALGORITHM`` runs),
-:mod:`.fast` the same machine transcribed for throughput (``ALGORITHM.fast``),
+:mod:`.fast` the same machine transcribed for throughput (``ALGORITHM.machine.fast``),
 :mod:`.grid` and :mod:`.estimator` the contract-checked arithmetic, :mod:`.invariants`
 the executable properties, :mod:`.codec` the vector encoding.
 """
@@ -15,7 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from timealign.algorithm import Algorithm, Fast
+from timealign.algorithm import (
+    Accounting,
+    Algorithm,
+    Checks,
+    Codec,
+    Fast,
+    Feeding,
+    Machine,
+    Pictures,
+)
 from timealign.rate_aware_batcher import codec, fast, invariants
 from timealign.rate_aware_batcher.machine import initial, step
 from timealign.rate_aware_batcher.model import (
@@ -42,24 +51,15 @@ RULE_PROFILES = ("profile", PROFILES)
 
 ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     name="rate_aware_batcher",
-    initial=initial,
-    step=step,
-    config_type=Config,
-    end=codec.end,
-    account=codec.account,
-    config_from_json=codec.config_from_json,
-    config_to_json=codec.config_to_json,
-    input_from_json=codec.input_from_json,
-    input_to_json=codec.input_to_json,
-    output_to_json=codec.output_to_json,
-    inputs_from_records=codec.inputs_from_records,
-    record_run=codec.poll_of,
-    fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec),
-    check=invariants.check,
-    output_from_json=codec.output_from_json,
-    timeline_records=codec.timeline_records,
-    slots_of=codec.slots_of,
-    traces=TRACES,
+    machine=Machine(initial, step, end=codec.end, config_type=Config,
+                    fast=Fast(fast.initial, fast.step, fast.to_spec, fast.from_spec)),
+    codec=Codec(codec.config_from_json, codec.config_to_json, codec.input_from_json,
+                codec.input_to_json, codec.output_to_json,
+                output_from_json=codec.output_from_json),
+    feeding=Feeding(codec.inputs_from_records, record_run=codec.poll_of),
+    accounting=Accounting(codec.account),
+    pictures=Pictures(timeline_records=codec.timeline_records, slots_of=codec.slots_of),
+    checks=Checks(check=invariants.check, traces=TRACES),
 )
 
 __all__ = [

@@ -6,7 +6,7 @@ in ``seen`` and folded into the estimator only when it is read), converted to an
 spec's :class:`~timealign.rate_aware_batcher.model.State` by :func:`to_spec` and
 :func:`from_spec`. The bounded explorer steps both in lockstep (``proofs/``) and the
 differential tests compare them on random traces; the Spark adapter and the benchmarks run
-this one (``ALGORITHM.fast``).
+this one (``ALGORITHM.machine.fast``).
 
 The rules it follows, and the order in which a poll applies them, are the rule text's:
 see the theory of operation of :mod:`timealign.rate_aware_batcher.machine` and

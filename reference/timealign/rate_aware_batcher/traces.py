@@ -5,7 +5,7 @@ The explorer's alphabets and instances (``proofs/explore_rate_aware_batcher.py``
 them exhaustively, ``timealign conform --explore`` up to a depth), the fuzz strategy
 (:mod:`.strategies`), the observability profiles (CF-R13), the output -> rule map
 (CF-R14) and the targets (CF-R18): the ESS ``RateAwareMessageBatcher`` at the card
-revision and at head. Registered as ``ALGORITHM.traces``.
+revision and at head. Registered as ``ALGORITHM.checks.traces``.
 """
 
 from __future__ import annotations

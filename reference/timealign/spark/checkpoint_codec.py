@@ -18,7 +18,7 @@ binding holds the config, SP-R24): the blob keeps its digest, a blob of another 
 refused by name (``state.config``), and the decoded state gets the codec's config back.
 
 The state stored is always the spec's (the rule text's ``model.State``), whichever
-implementation runs: a fast path's private form is converted with ``Algorithm.fast``'s
+implementation runs: a fast path's private form is converted with ``Algorithm.machine.fast``'s
 ``to_spec``/``from_spec`` (:meth:`StateCodec.for_algorithm`), so a later speed change cannot
 break a stored checkpoint. Version 1 stored the running implementation's state as it was;
 for an algorithm with a fast path that was its private form, so a version-1 blob of such
@@ -63,7 +63,7 @@ def _same(state: Any) -> Any:
 
 def canonical_config(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> str:
     """The config as canonical JSON: sorted keys, no spaces (equal configs, equal text)."""
-    return json.dumps(algorithm.config_to_json(config), sort_keys=True, separators=(",", ":"))
+    return json.dumps(algorithm.codec.config_to_json(config), sort_keys=True, separators=(",", ":"))
 
 
 def config_digest(text: str) -> str:
@@ -147,13 +147,14 @@ class StateCodec:
     def for_algorithm(cls, algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> StateCodec:
         """The codec of ``algorithm``'s checkpoints: the spec's state (the rule text's),
         converted from and to the fast path's form when the driver runs the fast path."""
-        state_type = type(algorithm.initial(config))
+        state_type = type(algorithm.machine.initial(config))
         admits = _input_rule(algorithm, config)
         digest = config_digest(canonical_config(algorithm, config))
-        if algorithm.fast is None:
+        if algorithm.machine.fast is None:
             return cls(algorithm.name, state_type, admits=admits, config=config, digest=digest)
-        return cls(algorithm.name, state_type, algorithm.fast.to_spec, algorithm.fast.from_spec,
-                   admits, config, digest)
+        fast = algorithm.machine.fast
+        return cls(algorithm.name, state_type, fast.to_spec, fast.from_spec, admits, config,
+                   digest)
 
     def _encode_state(self, state: Any) -> Any:
         """The spec state without its ``config`` (DRV-R10: the blob keeps its digest); a
@@ -326,8 +327,8 @@ def _input_rule(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> Callab
         kind = type(value)
         if kind not in kinds:
             try:
-                kinds[kind] = type(algorithm.input_from_json(
-                    algorithm.input_to_json(value))) is kind
+                kinds[kind] = type(algorithm.codec.input_from_json(
+                    algorithm.codec.input_to_json(value))) is kind
             except Exception:  # not an input of this algorithm
                 kinds[kind] = False
         return kinds[kind]
@@ -336,7 +337,7 @@ def _input_rule(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> Callab
         if not is_input(value):
             return True
         try:
-            algorithm.step(config, algorithm.initial(config), value)
+            algorithm.machine.step(config, algorithm.machine.initial(config), value)
         except InvalidInput:
             return False
         return True

@@ -57,7 +57,7 @@ def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> A
     if not isinstance(raw, dict):
         raise InvalidInput("--config", "VEC-R1", "the config must be a JSON object", raw)
     try:
-        return algorithm.config_from_json(raw)
+        return algorithm.codec.config_from_json(raw)
     except InvalidInput as error:
         raise InvalidInput(f"--config {error.field}", error.rule, error.message,
                            error.value) from None
@@ -261,12 +261,12 @@ class RunRecord:
         """The record of a run's options (the path made absolute when local)."""
         from timealign.outputs import resolved
 
-        return cls(algorithm.name, algorithm.config_to_json(config), resolved(path), fmt,
+        return cls(algorithm.name, algorithm.codec.config_to_json(config), resolved(path), fmt,
                    tuple(columns), tuple(stamps), source_from, skip_bad_files, time_unit)
 
     def run_input(self, algorithm: Algorithm[Any, Any, Any, Any]) -> tuple[Any, RunInput]:
         """(config, :class:`RunInput`) as the run read its input."""
-        config = algorithm.config_from_json(self.config)
+        config = algorithm.codec.config_from_json(self.config)
         return config, RunInput.of(self.input, self.format, self.column, config, self.stamp,
                                    self.source_from, self.skip_bad_files, self.time_unit)
 

@@ -1,7 +1,7 @@
 """One source's replay as table rows: the groups and outcomes of ``spec/spark.md``.
 
 :class:`SourceRun` wraps a :class:`timealign.drive.Driver` and turns every output the
-machine explains through ``Algorithm.account`` into rows of the combined output: a row per
+machine explains through ``Accounting.account`` into rows of the combined output: a row per
 group (SP-R4) and a row per message settled otherwise (SP-R5); the outcome rows of grouped
 messages are derived from the group rows (:func:`with_members`). It also checks,
 incrementally and in memory bounded by what the machine holds, that every row fed is
@@ -167,8 +167,8 @@ class SourceRun:
         self._close: Callable[[str], None] = (
             self._close_open if self.recent is None else self._close_remembering)
         self.rows = Rows(source)
-        self._outcomes = (algorithm.accounts if algorithm.accounts is not None
-                          else algorithm.outcomes)  # the hook itself: one call per step
+        self._outcomes = (algorithm.accounting.accounts if algorithm.accounting.accounts is not None
+                          else algorithm.accounting.outcomes)  # the hook itself: one call per step
 
     def _opening(self, records: Iterable[Record]) -> Iterator[Record]:
         """Open each row's id as the mapping reads it (SP-R6): one dict insertion per row,
@@ -243,7 +243,7 @@ class SourceRun:
                             self._close(member)
         elif not settled:
             return
-        # Settled accounts come as (id, outcome, reason) tuples (Algorithm.accounts), the
+        # Settled accounts come as (id, outcome, reason) tuples (Algorithm.accounting.accounts), the
         # bulk of a fleet's outcomes: closed and kept a step at a time, as they come.
         if pop is None:
             for outcome in settled:
@@ -258,13 +258,13 @@ class SourceRun:
 
     def _at(self, item: Any) -> int | None:
         """SP-R8: the input's own clock (ticks), else the arrival of the last row read."""
-        clock = self.algorithm.clock_of(item)
+        clock = self.algorithm.feeding.clock_of(item)
         return clock if clock is not None else self.driver.arrival
 
     def feed(self, records: Iterable[Record], chunk: int = 0) -> Iterator[dict[str, list[Any]]]:
         """Feed rows in arrival order; yield the gathered rows every ``chunk`` rows (0: never,
         call :meth:`take` at the end)."""
-        clocked = self.algorithm.clocked
+        clocked = self.algorithm.feeding.clocked
         driver, rows, account = self.driver, self.rows, self._account
         # The hot loop of the batch job: steps without outputs (most rows of a batcher)
         # cost no call, and the buffer is measured only after a step that added rows.
@@ -284,7 +284,7 @@ class SourceRun:
         recently settled; a batch that repeats an id goes row by row instead, which raises
         :class:`DuplicateIdError` at that row. ``typed``: the columns' value types are
         vouched for (:func:`timealign.drive.columns_pass`)."""
-        clocked = self.algorithm.clocked
+        clocked = self.algorithm.feeding.clocked
         driver, rows, account, recent = self.driver, self.rows, self._account, self.recent
         for columns in batches:
             # The batch's ids, then the ids still open, in one new dict (the larger set is
@@ -313,7 +313,7 @@ class SourceRun:
     def fire_until(self, instant: int) -> None:
         """Deliver the ticks due at or before ``instant`` (a streaming timer expired)."""
         for step in self.driver.fire_until(instant):
-            self._account(step, self.algorithm.clock_of(step[1]))
+            self._account(step, self.algorithm.feeding.clock_of(step[1]))
 
     def finish(self) -> None:
         """End the source (SP-R7: remaining ticks, then the end input) and check that no

@@ -4,7 +4,7 @@ The timeline of a source (PL-R6) takes the messages from the run's input rows, a
 groups and outcomes from the tables the run wrote (``groups/``, ``outcomes/``): it shows
 what the run produced, not a recomputation. Only the slot grid, which no table holds, is
 read from the machine's state by replaying the source's rows through the driver up to the
-last row shown (``Algorithm.slots_of``). The report's figures (PL-R9) are aggregated by
+last row shown (``Algorithm.pictures.slots_of``). The report's figures (PL-R9) are aggregated by
 Spark; only small results reach Python.
 """
 
@@ -39,13 +39,13 @@ def _records(frame: DataFrame, source: str) -> list[Record]:
 def _slots(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: DataFrame,
            source: str, last_arrival: int, low: int, high: int) -> list[Slots]:
     """The slot grid of every window the source's replay gated on within [low, high]."""
-    if algorithm.slots_of is None:
+    if algorithm.pictures.slots_of is None:
         return []
     found: list[Slots] = []
     driver = Driver(algorithm, config)
     prefix = _records(rows.where(F.col("arrival") <= last_arrival), source)
     for _step in driver.feed(prefix):
-        found.extend(s for s in algorithm.slots_of(config, driver.state)
+        found.extend(s for s in algorithm.pictures.slots_of(config, driver.state)
                      if s.end >= low and s.start <= high)
     return found
 

@@ -316,7 +316,7 @@ def stream_job(
     # the query finish); without them timers fire in batches that carry data.
     spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled",
                    "false" if available_now else "true")
-    time_mode = "None" if algorithm.tick is None or tick_rows else "ProcessingTime"
+    time_mode = "None" if algorithm.feeding.tick is None or tick_rows else "ProcessingTime"
     combined = rows.groupBy("source").transformWithStateInPandas(
         MachineProcessor(algorithm, config, tick_rows), schema.COMBINED, "Append", time_mode)
     if set_aside is not None:

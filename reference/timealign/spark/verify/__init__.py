@@ -49,7 +49,7 @@ def _recording(
     path is seen."""
     inputs: list[Any] = []
     outputs: list[tuple[int, Any]] = []
-    step = algorithm.step
+    step = algorithm.machine.step
 
     def recording_step(config: Any, state: Any, item: Any) -> tuple[Any, tuple[Any, ...]]:
         state, produced = step(config, state, item)
@@ -57,7 +57,8 @@ def _recording(
         inputs.append(item)
         return state, produced
 
-    return attrs.evolve(algorithm, step=recording_step), inputs, outputs
+    return (attrs.evolve(algorithm, machine=attrs.evolve(algorithm.machine, step=recording_step)),
+            inputs, outputs)
 
 
 def verify_function(
@@ -72,7 +73,7 @@ def verify_function(
             source = source_of(key)
         recorded, inputs, outputs = _recording(algorithm)
         yield from replay(recorded, config, source, columns_from_batches(source, batches))
-        problems = check_invariants(algorithm, config, inputs, outputs)[:20]
+        problems = check_invariants(algorithm.checks, config, inputs, outputs)[:20]
         if not problems:
             return
         rows: dict[str, list[Any]] = {name: [None] * len(problems)
@@ -121,7 +122,7 @@ def verify_rows(
             raise VerificationFailed("; ".join(differences))
     finally:
         again.unpersist()
-    return {"rows": total, "invariants": int(algorithm.check is not None)}
+    return {"rows": total, "invariants": int(algorithm.checks.check is not None)}
 
 
 def _written(spark: SparkSession, output: str, table: str) -> DataFrame:
