@@ -22,7 +22,7 @@ from timealign.spark.batch import run_batch
 from timealign.spark.census import Census
 from timealign.spark.failures import OrderError
 from timealign.spark.generate import Plan
-from timealign.spark.outcomes import LossError
+from timealign.spark.outcomes import DuplicateIdError, LossError
 from timealign.spark.per_file import CENSUS, FileTally, checked, file_pieces
 
 REAL = next((c for c in CASES if c.name == "approximate_time"), CASES[0])
@@ -203,7 +203,8 @@ def test_sp_d23_the_per_file_census_comes_from_the_replay(
     """SP-D23, SP-R38, SP-R6: a file's census row counts the rows its replay was fed and the
     configured topics among them; the job's per-source counts and missing topics come from
     these rows, which reach neither table; rows that do not add up to the input's count
-    fail the run (LossError) before anything is published."""
+    fail the run (LossError) before anything is published. SP-R22: a repeated id still
+    fails the per-file job with the census's error, nothing published."""
     tally = FileTally(["camera", "imu"])
     batches = [pa.record_batch({"topic": ["camera", "gps"]}), pa.record_batch({"topic": ["imu"]})]
     assert [b.num_rows for b in tally.count(iter(batches))] == [2, 1]
@@ -222,6 +223,11 @@ def test_sp_d23_the_per_file_census_comes_from_the_replay(
         ("r1", i) for i in "abcdef"] + [("r2", "x"), ("r2", "y")]
     assert spark.read.parquet(str(tmp_path / "out" / "groups")).where(
         "source is null or seq is null").count() == 0
+    write_robot(tmp_path / "twice", "r1", ["a", "b", "a"], [1, 2, 3])  # SP-R22 unchanged
+    with pytest.raises(DuplicateIdError, match=r"source 'r1' id 'a' \(2 rows\)"):
+        run_batch(spark, REAL.algorithm, REAL.config, str(tmp_path / "twice"),
+                  str(tmp_path / "out2"), per_file=True)
+    assert not (tmp_path / "out2").exists() or not list((tmp_path / "out2").iterdir())
     census = Census(schema.read_input(spark, str(folder), "parquet", schema.ColumnMap(),
                                       source_from_file=True), one_file=True, folded=True)
     rows = [{"source": "r1", "file": "r1.parquet", "rows": 6, "topics": ["camera"]},
