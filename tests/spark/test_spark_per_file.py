@@ -19,9 +19,11 @@ from timealign.cli import main
 from timealign.errors import InvalidInput
 from timealign.spark import schema
 from timealign.spark.batch import run_batch
+from timealign.spark.census import Census
 from timealign.spark.failures import OrderError
 from timealign.spark.generate import Plan
-from timealign.spark.per_file import checked, file_pieces
+from timealign.spark.outcomes import DuplicateIdError, LossError
+from timealign.spark.per_file import CENSUS, FileTally, checked, file_pieces
 
 REAL = next((c for c in CASES if c.name == "approximate_time"), CASES[0])
 
@@ -138,6 +140,8 @@ def test_sp_r18_source_must_be_constant_and_in_one_file(
                   str(tmp_path / "out2"), per_file=True)
     assert "r1-more.parquet" in str(caught.value) and caught.value.rule == "SP-R18"
     assert "with per_file=True every source" in str(caught.value)
+    # SP-D23: found after the replay, yet nothing published and no staging left behind
+    assert not (tmp_path / "out2").exists() or not list((tmp_path / "out2").iterdir())
     assert "--" not in str(caught.value)
     capsys.readouterr()
     assert main(["run", REAL.name, "--input", str(tmp_path / "spread"), "--output",
@@ -193,3 +197,44 @@ def test_sp_r10_r18_both_paths_step_the_fast_path(spark: SparkSession, tmp_path:
     with pytest.raises(InvalidInput, match="the fast path stepped this row"):
         run_batch(spark, flagged, PairsConfig(window=3), str(tmp_path / "in"),
                   str(tmp_path / "out"), per_file=per_file)
+
+
+def test_sp_d23_the_per_file_census_comes_from_the_replay(
+        spark: SparkSession, tmp_path: Path) -> None:
+    """SP-D23, SP-R38, SP-R6: a file's census row counts the rows its replay was fed and the
+    configured topics among them; the job's per-source counts and missing topics come from
+    these rows, which reach neither table; rows that do not add up to the input's count
+    fail the run (LossError) before anything is published. SP-R22: a repeated id still
+    fails the per-file job with the census's error, nothing published."""
+    tally = FileTally(["camera", "imu"])
+    batches = [pa.record_batch({"topic": ["camera", "gps"]}), pa.record_batch({"topic": ["imu"]})]
+    assert [b.num_rows for b in tally.count(iter(batches))] == [2, 1]
+    assert tally.row("r1", "f.parquet").to_pylist() == [
+        {**dict.fromkeys(schema.ARROW_COMBINED.names), "table": CENSUS, "source": "r1",
+         "id": "f.parquet", "input": 3, "ids": ["camera", "imu"]}]
+    folder = tmp_path / "in"
+    write_robot(folder, "r1", ["a", "b", "c", "d", "e", "f"], [1, 2, 3, 4, 5, 6])
+    write_robot(folder, "r2", ["x", "y"], [1, 2])  # camera only: lacks lidar and imu
+    result = run_batch(spark, REAL.algorithm, REAL.config, str(folder),
+                       str(tmp_path / "out"), per_file=True)
+    assert (result.rows, result.missing_sources) == (8, 1)
+    assert result.missing_topics == ({"source": "r2", "topics": ["imu", "lidar"]},)
+    outcomes = spark.read.parquet(str(tmp_path / "out" / "outcomes"))
+    assert sorted((r["source"], r["id"]) for r in outcomes.collect()) == [
+        ("r1", i) for i in "abcdef"] + [("r2", "x"), ("r2", "y")]
+    assert spark.read.parquet(str(tmp_path / "out" / "groups")).where(
+        "source is null or seq is null").count() == 0
+    write_robot(tmp_path / "twice", "r1", ["a", "b", "a"], [1, 2, 3])  # SP-R22 unchanged
+    with pytest.raises(DuplicateIdError, match=r"source 'r1' id 'a' \(2 rows\)"):
+        run_batch(spark, REAL.algorithm, REAL.config, str(tmp_path / "twice"),
+                  str(tmp_path / "out2"), per_file=True)
+    assert not (tmp_path / "out2").exists() or not list((tmp_path / "out2").iterdir())
+    census = Census(schema.read_input(spark, str(folder), "parquet", schema.ColumnMap(),
+                                      source_from_file=True), one_file=True, folded=True)
+    rows = [{"source": "r1", "file": "r1.parquet", "rows": 6, "topics": ["camera"]},
+            {"source": "r2", "file": "r2.parquet", "rows": 1, "topics": ["camera"]}]
+    with pytest.raises(LossError, match=r"replay read 7 row\(s\) of an input of 8"):
+        census.take_files(rows, 8)
+    with pytest.raises(InvalidInput, match="every source must be in one file") as caught:
+        census.take_files([*rows, {**rows[1], "file": "r3.parquet"}], 8)  # r2 in two files
+    assert (caught.value.rule, caught.value.value) == ("SP-R18", "r2")

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 
 from timealign.algorithm import Algorithm
 from timealign.spark import schema
@@ -161,13 +161,16 @@ def run_rows(
     ``rows`` is one source, read whole by one task (SP-R18); ``dense`` false when the rows'
     positions may have gaps (bags, see :func:`timealign.spark.per_file.checked`).
     ``phase(name)`` is entered around each Spark job (census, replay, outcomes, reconcile,
-    publish), for the benchmark's split of where the time goes. ``per_file_option``: how
-    the caller names the per-file path in its errors (``--sources-per-file`` for the
-    command line). ``inventory``: what a table input holds, taken before it was read; the
-    census's count must equal it (SP-R42) before any replay work."""
+    publish), for the benchmark's split of where the time goes. The per-file path takes
+    its per-source census from the replay (SP-D23), checked before anything is published.
+    ``per_file_option``: how the caller names the per-file path in its errors
+    (``--sources-per-file`` for the command line). ``inventory``: what a table input
+    holds, taken before it was read; the census's count must equal it (SP-R42) before any
+    replay work."""
     staging = Staging(output)  # SP-R21: published only once the job has succeeded
-    census = Census(rows, one_file=per_file, option=per_file_option,
-                    topics=configured_topics(config))
+    topics = configured_topics(config)
+    census = Census(rows, one_file=per_file, option=per_file_option, topics=topics,
+                    folded=per_file)  # SP-D23: the per-file replay counts its sources
     try:
         with phase("census"):
             total = census.check_input()  # SP-R22 (and SP-R18), before any replay work
@@ -175,24 +178,30 @@ def run_rows(
                 inventory.reconcile(total, lambda: rows_per_file(
                     ((r[0], r[1]) for r in rows.groupBy(schema.FILE).count().collect()),
                     inventory.root))
-            missing, examples = census.missing_topics()  # SP-R38
         # Only the replay reads one file per task (SP-R18); the census above packs files.
         with session_conf(spark, ONE_FILE_PER_TASK if per_file else {}):
             replayed = (replay_files_frame(rows, algorithm, config, dense=dense,
-                                           option=per_file_option) if per_file
-                        else run_sources(rows, algorithm, config))
+                                           option=per_file_option, topics=topics)
+                        if per_file else run_sources(rows, algorithm, config))
             # Persisted once, read by the two writes; DISK_ONLY, not MEMORY_AND_DISK (why:
             # see benchmarks/README.md, "Persisting the replay").
             combined = replayed.persist(StorageLevel.DISK_ONLY)
             try:
                 with phase("replay"):  # the replay, persisted, then the groups table
                     schema.groups_of(combined).write.parquet(staging.path("groups"))
+                # SP-D23: the per-file census rows observed on the way to the outcomes
+                files = Observation() if per_file else None
                 with phase("outcomes"):
-                    schema.outcomes_of(combined).write.parquet(staging.path("outcomes"))
+                    written = combined if files is None else combined.observe(
+                        files, Census.metric())
+                    schema.outcomes_of(written).write.parquet(staging.path("outcomes"))
             finally:
                 combined.unpersist()
-        with phase("reconcile"):  # SP-R6, SP-D6
+        with phase("reconcile"):  # SP-D23, SP-R18 (per file); SP-R6, SP-D6
+            if files is not None:
+                census.take_files(files.get["files"], total)
             census.check_outcomes(spark.read.parquet(staging.path("outcomes")))
+            missing, examples = census.missing_topics()  # SP-R38
         with phase("publish"):
             publish(spark, staging, TABLES)
     except Exception as error:

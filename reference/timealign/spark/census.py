@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 
 from timealign.errors import InvalidInput
 from timealign.spark.outcomes import DuplicateIdError, LossError
-from timealign.spark.per_file import PER_FILE
+from timealign.spark.per_file import CENSUS, PER_FILE
 from timealign.spark.schema import FILE
 
 
@@ -74,25 +74,34 @@ MISSING_EXAMPLES = 20
 
 
 class Census:
-    """The batch job's look at its whole input before the replay (SP-R22, SP-R18, SP-R6).
+    """The batch job's look at its whole input (SP-R22, SP-R18, SP-R6).
 
-    Two aggregations: one over a 64-bit hash of (``source``, ``id``), whose largest count
-    says whether any id may repeat, and one per ``source``: its number of rows and, for the
-    per-file path, its smallest and largest file path (exact: the partial aggregation keeps
-    one pair per source and task). A hash count above one (a repeated id, or, rarely, two
-    ids with equal hashes) runs the exact check (:func:`check_unique_ids`), which raises
-    only for a real repeat. Hashes keep that shuffle to one long per row (measured at 10M
-    rows: about half the JVM time of grouping by the two strings). The per-source
-    result, a row per source, is cached for :meth:`check_outcomes` (call :meth:`close`
-    after)."""
+    Before the replay, an aggregation over a 64-bit hash of (``source``, ``id``), whose
+    largest count says whether any id may repeat, and whose sum is the number of rows. A
+    hash count above one (a repeated id, or, rarely, two ids with equal hashes) runs the
+    exact check (:func:`check_unique_ids`), which raises only for a real repeat. Hashes keep
+    that shuffle to one long per row (measured at 10M rows: about half the JVM time of
+    grouping by the two strings). Then the per-source counts: each source's rows and, for
+    the per-file path, its smallest and largest file path (exact: the partial aggregation
+    keeps one pair per source and task). The shuffled path aggregates them over the input,
+    before the replay; the per-file path (``folded``, SP-D23) takes them from the replay's
+    own census rows (:meth:`metric`, :meth:`take_files`), read as the outcomes table is
+    written, so that the input is scanned once for the census and once for the replay, not
+    twice and once. The per-source result, a row per source, is kept for
+    :meth:`check_outcomes` (call :meth:`close` after)."""
 
     def __init__(self, rows: DataFrame, one_file: bool = False,
                  key: Callable[..., Column] = F.xxhash64,
-                 option: str = PER_FILE, topics: Sequence[str] | None = None) -> None:
+                 option: str = PER_FILE, topics: Sequence[str] | None = None,
+                 folded: bool = False) -> None:
         self.rows = rows
         self.option = option  # how the caller names the per-file path (SP-R18's error)
         self.key = key  # the hash of (source, id); tests give one that always collides
         self.topics = None if topics is None else sorted(set(topics))
+        self.folded = folded
+        self.per_source: DataFrame | None = None
+        if folded:
+            return  # SP-D23: the per-source counts come from the replay (take_files)
         file = F.col(FILE) if one_file else F.lit(None).cast("string")
         # SP-R38: the configured topics each source has rows of (a set of at most the
         # config's topics per source, so the aggregation stays small)
@@ -106,29 +115,67 @@ class Census:
     def check_input(self) -> int:
         """The number of input rows; :class:`DuplicateIdError` (through
         :func:`check_unique_ids`, so that its wording is the verification's) when an id
-        repeats within a source, :class:`InvalidInput` (SP-R18) when a source spans files."""
-        most = self.rows.groupBy(self.key("source", "id").alias("key")).count() \
-            .agg(F.max("count").alias("most")).first()
-        if most and (most["most"] or 0) > 1:
+        repeats within a source; unless ``folded``, :class:`InvalidInput` (SP-R18) when a
+        source spans files (folded: :meth:`take_files`)."""
+        counts = self.rows.groupBy(self.key("source", "id").alias("key")).count() \
+            .agg(F.max("count").alias("most"), F.sum("count").alias("rows")).first()
+        if counts and (counts["most"] or 0) > 1:
             check_unique_ids(self.rows)
+        total = int(counts["rows"] or 0) if counts else 0
+        if not self.folded:
+            self._check_files()
+        return total
+
+    def _sources(self) -> DataFrame:
+        if self.per_source is None:
+            raise RuntimeError("the folded census has no per-source counts before "
+                               "take_files")
+        return self.per_source
+
+    def _check_files(self) -> None:
+        """SP-R18: with the per-file path, every source's rows are in one file."""
+        sources = self._sources()
         spread = F.col("first_file") != F.col("last_file")
-        totals = self.per_source.agg(F.sum("given").alias("given"),
-                                     F.sum(F.when(spread, 1).otherwise(0)).alias("spread")
-                                     ).first()
-        if totals and totals["spread"]:
-            split = self.per_source.where(spread).orderBy("source").limit(5).collect()
+        if sources.where(spread).limit(1).count():
+            split = sources.where(spread).orderBy("source").limit(5).collect()
             examples = [f"{r['source']!r} in {r['first_file']} and {r['last_file']}"
                         for r in split]
             raise InvalidInput("source", "SP-R18", f"with {self.option} every source "
                                f"must be in one file; e.g. {examples}", split[0]["source"])
-        return int(totals["given"] or 0) if totals else 0
+
+    @staticmethod
+    def metric() -> Column:
+        """SP-D23: the replay's census rows (:data:`timealign.spark.per_file.CENSUS`, one
+        per file), gathered by an ``Observation`` of the read that writes the outcomes
+        table, so no pass of its own reads them."""
+        return F.collect_list(F.when(F.col("table") == CENSUS, F.struct(
+            "source", F.col("id").alias("file"), F.col("input").alias("rows"),
+            F.col("ids").alias("topics")))).alias("files")
+
+    def take_files(self, files: Sequence[Any], total: int) -> None:
+        """SP-D23: the per-source counts from the replay's census rows (:meth:`metric`);
+        :class:`LossError` unless they add up to the ``total`` that :meth:`check_input`
+        counted in the input (a row the replay was not fed, or fed twice), then the SP-R18
+        check of :meth:`check_input`."""
+        per_source = sources_of_files(files)
+        read = sum(given for given, _, _, _ in per_source.values())
+        if read != total:
+            raise LossError(f"the replay read {read} row(s) of an input of {total} (counted "
+                            f"by the census); every input row is replayed once (SP-R6, "
+                            f"SP-D23)")
+        self.per_source = self.rows.sparkSession.createDataFrame(
+            [(source, given, first, last, sorted(topics))
+             for source, (given, first, last, topics) in sorted(per_source.items())],
+            "source string, given long, first_file string, last_file string, "
+            "topics array<string>")
+        self._check_files()
 
     def missing_topics(self) -> tuple[int, list[dict[str, Any]]]:
         """SP-R38: how many sources lack rows of a configured topic, and up to
         :data:`MISSING_EXAMPLES` of them with the topics they lack (sorted by source)."""
         if not self.topics:
             return 0, []
-        short = self.per_source.where(F.size("topics") < len(self.topics))
+        short = self._sources().where(F.size("topics") < len(self.topics))
         count = short.count()
         examples = [{"source": r["source"],
                      "topics": [t for t in self.topics if t not in set(r["topics"])]}
@@ -142,14 +189,27 @@ class Census:
         if open_ids is not None:
             settled = settled.unionByName(open_ids.select("source"))
         counted = settled.groupBy("source").agg(F.count(F.lit(1)).alias("settled"))
-        joined = self.per_source.select("source", "given").join(
+        joined = self._sources().select("source", "given").join(
             counted, "source", "full_outer").select(
             "source", F.coalesce("given", F.lit(0)).alias("given"),
             F.coalesce("settled", F.lit(0)).alias("settled"))
         return _differences(joined, ["source"], "source(s)")
 
     def close(self) -> None:
-        self.per_source.unpersist()
+        if self.per_source is not None:
+            self.per_source.unpersist()
+
+
+def sources_of_files(files: Sequence[Any]) -> dict[str, tuple[int, str, str, set[str]]]:
+    """SP-D23: the replay's census rows (``source``, ``file``, ``rows``, ``topics``) per
+    source: its rows, smallest and largest file, and the configured topics it has."""
+    sources: dict[str, tuple[int, str, str, set[str]]] = {}
+    for entry in files:
+        source, file = str(entry["source"]), str(entry["file"])
+        given, first, last, topics = sources.get(source, (0, file, file, set()))
+        sources[source] = (given + int(entry["rows"]), min(first, file), max(last, file),
+                           topics | set(entry["topics"] or ()))
+    return sources
 
 
 def check_counts(rows: DataFrame, outcomes: DataFrame,

@@ -9,13 +9,15 @@ file's rows in the order they are read, through the same replay as the shuffled 
 order check of SP-R10 still runs on every row; here a row out of order means the file is
 not in arrival order, and the job fails naming the file and the first offending row. The
 row positions must count 0, 1, 2, … within each file, which proves that the file was read
-whole, in order, by one task. That a source is in one file only is checked by the job's
-census before the replay (:class:`timealign.spark.census.Census` with ``one_file=True``).
+whole, in order, by one task. The job's census is taken in the same scan (SP-D23): after
+each file the task adds the file's :data:`CENSUS` row (its source, rows and configured
+topics), from which :class:`timealign.spark.census.Census` checks, before anything is
+published, that a source is in one file only and that every row read was replayed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, groupby, pairwise
 from typing import Any
 
@@ -115,11 +117,44 @@ def checked(file: str, batches: Iterator[pa.RecordBatch], source: str, dense: bo
         yield batch
 
 
+#: The combined output's table of the per-file census rows (SP-D23): a file's source, path
+#: (``id``), rows read (``input``) and configured topics seen (``ids``); no table of the
+#: run takes them (:func:`timealign.spark.schema.groups_of`, ``outcomes_of``).
+CENSUS = "census"
+
+
+class FileTally:
+    """What the replay read of one file, counted on the way in (SP-D23): its rows, and the
+    configured topics among them (SP-R38; each batch's distinct topics taken by Arrow until
+    every configured topic was seen, so the count is the rows the machine was fed)."""
+
+    def __init__(self, topics: Sequence[str] | None) -> None:
+        self.rows = 0
+        self.wanted = frozenset(topics or ())
+        self.seen: set[str] = set()
+
+    def count(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            self.rows += batch.num_rows
+            if len(self.seen) < len(self.wanted):
+                self.seen.update(t for t in pc.unique(batch.column("topic")).to_pylist()
+                                 if t in self.wanted)
+            yield batch
+
+    def row(self, source: str, file: str) -> pa.RecordBatch:
+        """The file's census row, in the combined output schema."""
+        values: dict[str, list[Any]] = {name: [None] for name in schema.ARROW_COMBINED.names}
+        values.update(table=[CENSUS], source=[source], id=[file], input=[self.rows],
+                      ids=[sorted(self.seen)])
+        return pa.RecordBatch.from_pydict(values, schema=schema.ARROW_COMBINED)
+
+
 def replay_files_function(
     algorithm: Algorithm[Any, Any, Any, Any], config: Any, dense: bool = True,
-    option: str = PER_FILE,
+    option: str = PER_FILE, topics: Sequence[str] | None = None,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function: replay every file of the task as one source
+    """The ``mapInArrow`` function: replay every file of the task as one source, then add
+    the file's census row (:class:`FileTally`; ``topics``: the configured ones, SP-R38)
     (``dense``: see :func:`checked`; ``option``: the per-file path in the caller's words)."""
 
     def disordered(source: str, batch: pa.RecordBatch, row: int,
@@ -133,15 +168,18 @@ def replay_files_function(
                 raise OrderError(f"file {file} reached its task in two runs (SP-R18)")
             done.add(file)
             source, rows = opened(file, pieces, dense, option)
+            tally = FileTally(topics)
             yield from replay(algorithm, config, source,
-                              columns_from_batches(source, rows, disordered))
+                              columns_from_batches(source, tally.count(rows), disordered))
+            yield tally.row(source, file)  # SP-D23: the file's census, after its replay
 
     return replay_task
 
 
 def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any],
                        config: Any, tasks: int | None = None, dense: bool = True,
-                       option: str = PER_FILE) -> DataFrame:
+                       option: str = PER_FILE, topics: Sequence[str] | None = None
+                       ) -> DataFrame:
     """The combined output of replaying each file of ``rows`` as one source, in the order
     read, on the algorithm's fast path (as :func:`timealign.spark.batch.run_sources`): no
     shuffle, no sort. The session must read one file per scan partition
@@ -150,7 +188,10 @@ def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any]
     that a thousand small files do not cost a thousand tasks, Python runs and output files
     (see benchmarks/README.md, "The per-file path"). ``dense`` false: the rows are a ROS
     bag data source's, one partition per bag, whose positions may have gaps
-    (:func:`checked`). ``option``: how the caller named the per-file path, for errors."""
+    (:func:`checked`). ``option``: how the caller named the per-file path, for errors.
+    Besides the two tables' rows, the frame holds one :data:`CENSUS` row per file
+    (:class:`FileTally`), which neither table takes."""
     count = tasks or 2 * rows.sparkSession.sparkContext.defaultParallelism
     return rows.coalesce(count).mapInArrow(
-        replay_files_function(algorithm.fast_path(), config, dense, option), schema.COMBINED)
+        replay_files_function(algorithm.fast_path(), config, dense, option, topics),
+        schema.COMBINED)
