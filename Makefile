@@ -32,7 +32,7 @@ DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: install test test-pure test-cluster conform-ros1 test-browser test-mqtt info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs architecture clean
+.PHONY: ros1-headers install test test-pure test-cluster conform-ros1 test-browser test-mqtt info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs architecture clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -101,12 +101,22 @@ ROS1_HEADERS := /usr/include/message_filters/sync_policies/approximate_time.h \
 CONFORM_ROS1_FUZZ ?= 2000
 CONFORM_ROS1_EXPLORE ?= 5
 
-$(ROS1_ADAPTER): examples/ros1_message_filters/adapter.cpp
+ROS1_BENCH := build/ros1_policy_bench
+
+# The ROS 1 policy's headers, installed as root when missing (apt-get).
+ros1-headers:
 	@for header in $(ROS1_HEADERS); do test -f $$header || missing=1; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing libmessage-filters-dev nlohmann-json3-dev (apt-get, needs root)"; \
 		$(APT_GET) update -q && $(APT_GET) install -y -q libmessage-filters-dev nlohmann-json3-dev; \
 	fi
+
+$(ROS1_ADAPTER): examples/ros1_message_filters/adapter.cpp examples/ros1_message_filters/ros1_policy.h | ros1-headers
+	mkdir -p build
+	$(CXX) -std=c++17 -O2 -o $@ $< $(ROS1_LIBS)
+
+# The same-run C++ baseline of bench_approximate_time.py (it builds this when it can).
+$(ROS1_BENCH): benchmarks/ros1_policy_bench.cpp examples/ros1_message_filters/ros1_policy.h | ros1-headers
 	mkdir -p build
 	$(CXX) -std=c++17 -O2 -o $@ $< $(ROS1_LIBS)
 

@@ -11,7 +11,13 @@ state ever held: the state holds at most N x (queue_size + 1) messages whatever 
 length, so memory is flat in the stream length (the peak varies only with the worst queue
 backlog the trace happens to contain).
 
-    python benchmarks/bench_approximate_time.py [--messages N]
+Beside the fast paths, in the same run and on the same trace, the real ROS 1 C++ policy
+(``ros1_policy_bench.cpp`` here, built into ``build/`` by ``make build/ros1_policy_bench``
+when a C++ compiler and Debian's libmessage-filters-dev headers are present): the issue's
+baseline is the ROS 2 policy (``CPP``, measured once in another session; different code),
+and the ROS 1 one stands in as the C++ figure measured under the same load.
+
+    python benchmarks/bench_approximate_time.py [--messages N] [--no-cpp]
 """
 
 from __future__ import annotations
@@ -20,9 +26,16 @@ import argparse
 import heapq
 import os
 import random
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from builds import fast_paths  # benchmarks/builds.py (scripts run from their folder)
@@ -31,6 +44,7 @@ from timealign import iter_outputs
 from timealign.algorithm import Algorithm
 from timealign.approximate_time import ALGORITHM, Config, Message, Published
 from timealign.approximate_time.fast import size
+from timealign.approximate_time.ros1 import DURATION_MAX, TIME_MAX
 
 RATES_HZ = (30, 10, 100)
 DELAY_NS = (3_000_000, 8_000_000, 1_000_000)
@@ -83,6 +97,62 @@ def throughput(messages: int, algorithm: Algorithm[Any, Any, Any, Any] = FAST
     return len(inputs) / (time.process_time() - started), published
 
 
+ROOT = Path(__file__).resolve().parent.parent
+CPP_BENCH = ROOT / "build" / "ros1_policy_bench"
+ROS1_HEADER = Path("/usr/include/message_filters/sync_policies/approximate_time.h")
+
+
+def build_cpp_bench() -> str | None:
+    """Build ``build/ros1_policy_bench`` (a Makefile target); ``None`` when it is ready,
+    otherwise why the C++ baseline cannot run here. Never installs anything: without
+    Debian's headers it says so rather than run ``apt-get`` from a benchmark."""
+    compiler = os.environ.get("CXX", "c++")
+    if shutil.which(compiler) is None:
+        return f"no C++ compiler ({compiler})"
+    if not ROS1_HEADER.is_file():
+        return f"no {ROS1_HEADER} (apt-get install libmessage-filters-dev)"
+    if shutil.which("make") is None:
+        return "no make"
+    done = subprocess.run(["make", "-s", "build/ros1_policy_bench"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    return None if done.returncode == 0 else f"build failed: {done.stderr.strip()[-300:]}"
+
+
+def ros1_range_problem(inputs: Sequence[Message], config: Config) -> str | None:
+    """Why this trace or config is outside ROS 1's 32-bit time (AT-R19), or ``None``."""
+    low = min(item.stamp for item in inputs)
+    high = max(item.stamp for item in inputs)
+    if low < 0 or high > TIME_MAX:
+        return f"stamps {low}..{high} ns leave ROS 1 Time's unsigned 32-bit seconds"
+    if config.max_interval_duration > DURATION_MAX:
+        return "max_interval_duration leaves ROS 1 Duration's signed 32-bit seconds"
+    return None
+
+
+def write_cpp_trace(path: Path, inputs: Sequence[Message], config: Config) -> None:
+    """The trace in ``ros1_policy_bench.cpp``'s little-endian format: header, then the
+    topic indexes (u32), then the stamps (i64 ns)."""
+    topics = array("I", (item.topic for item in inputs))
+    stamps = array("q", (item.stamp for item in inputs))
+    if sys.byteorder != "little":
+        topics.byteswap()
+        stamps.byteswap()
+    with path.open("wb") as out:
+        out.write(struct.pack("<4sIIqdQ", b"TAT1", config.topics, config.queue_size,
+                              config.max_interval_duration, config.age_penalty, len(inputs)))
+        out.write(topics.tobytes())
+        out.write(stamps.tobytes())
+
+
+def run_cpp_bench(path: Path, repetitions: int = 1) -> tuple[float, int]:
+    """Messages per CPU second of the ROS 1 policy's ``add()`` calls and the sets it
+    published, from one run of the C++ program over the trace file."""
+    done = subprocess.run([str(CPP_BENCH), str(path), str(repetitions)],
+                          capture_output=True, text=True, check=True)
+    fields = dict(pair.split("=", 1) for pair in done.stdout.split())
+    return float(fields["msgs_per_cpu_s"]), int(fields["sets"])
+
+
 def peak_memory(messages: int) -> tuple[int, int]:
     """Peak traced bytes while stepping over a lazy trace, and the most messages held."""
     for _ in iter_outputs(FAST, CONFIG, trace(2_000)):
@@ -111,26 +181,59 @@ def calibration() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--no-cpp", action="store_true",
+                        help="skip the same-run ROS 1 C++ baseline")
     args = parser.parse_args()
     print(f"calibration: a 10M-iteration Python loop takes {calibration():.2f} s CPU here")
-    # Compiled and pure builds of the fast path, alternated in the same run (best of
-    # ROUNDS each): on a shared machine only figures from one run compare.
-    best: dict[str, float] = {}
-    for _ in range(ROUNDS):
-        for build, algorithm in fast_paths(ALGORITHM):
-            rate, published = throughput(args.messages, algorithm)
-            best[build] = max(best.get(build, 0.0), rate)
+    inputs = list(trace(args.messages))
+    why_not = "--no-cpp" if args.no_cpp else (
+        ros1_range_problem(inputs, CONFIG) or build_cpp_bench())
+    with tempfile.TemporaryDirectory() as scratch:
+        trace_file = Path(scratch) / "trace.tat1"
+        if why_not is None:
+            write_cpp_trace(trace_file, inputs, CONFIG)
+        # Compiled and pure builds of the fast path and the ROS 1 C++ policy, alternated in
+        # the same run (best of ROUNDS each): on a shared machine only figures from one run
+        # compare.
+        best: dict[str, float] = {}
+        cpp_sets = 0
+        for _ in range(ROUNDS):
+            for build, algorithm in fast_paths(ALGORITHM):
+                rate, published = throughput(args.messages, algorithm)
+                best[build] = max(best.get(build, 0.0), rate)
+            if why_not is None:
+                rate, cpp_sets = run_cpp_bench(trace_file)
+                best["ROS 1 C++"] = max(best.get("ROS 1 C++", 0.0), rate)
     load = os.getloadavg()[0]
+    cpp = best.pop("ROS 1 C++", None)
     for build, rate in best.items():
         print(f"approximate_time: fast path, {build} build: {args.messages} messages, "
               f"{published} sets published, {rate:,.0f} msgs/s (best of {ROUNDS}, replay, "
               f"CPU time of one core, queue_size {CONFIG.queue_size}; load average "
               f"{load:.1f} on {os.cpu_count()} cores); target >= {TARGET:,} msgs/s: "
-              f"{'met' if rate >= TARGET else 'not met'}; 1/{CPP / rate:.2f} of the C++ "
-              f"policy's {CPP:,} (target >= 1/3, {TARGET_CPP:,.0f} msgs/s: "
-              f"{'met' if rate >= TARGET_CPP else 'not met'})")
+              f"{'met' if rate >= TARGET else 'not met'}; 1/{CPP / rate:.2f} of the ROS 2 C++ "
+              f"policy's {CPP:,} (constant, another session; target >= 1/3, "
+              f"{TARGET_CPP:,.0f} msgs/s: {'met' if rate >= TARGET_CPP else 'not met'})"
+              + ("" if cpp is None else f"; 1/{cpp / rate:.2f} of the ROS 1 C++ policy "
+                 "in this run"))
     if len(best) == 2:
         print(f"approximate_time: compiled / pure = {best['compiled'] / best['pure']:.2f}x")
+    if cpp is None:
+        print(f"C++ baseline: not run ({why_not}); the ROS 2 constant {CPP:,} stands")
+    else:
+        # The ROS 1 policy works in ROS 1 arithmetic (float64 age scaling, AT-R19); the
+        # timed fast path in ROS 2's (AT-D23): the set counts are compared with both.
+        ros1 = Config(topics=CONFIG.topic_names, queue_size=CONFIG.queue_size,
+                      age_penalty=CONFIG.age_penalty,
+                      max_interval_duration=CONFIG.max_interval_duration, arithmetic="ros1")
+        ros1_sets = sum(1 for _, output in iter_outputs(FAST, ros1, inputs)
+                        if isinstance(output, Published))
+        print(f"C++ baseline: ROS 1 message_filters ApproximateTime (noetic, Debian's "
+              f"libmessage-filters-dev), same trace, same run: {cpp:,.0f} msgs/s (best of "
+              f"{ROUNDS}, CPU time of its add() calls, messages built beforehand); "
+              f"{cpp_sets} sets published, fast path {published} (ros2 arithmetic, timed) "
+              f"and {ros1_sets} (ros1 arithmetic): "
+              f"{'agree' if cpp_sets == published == ros1_sets else 'DIFFER'}")
     rule_rate, _ = throughput(args.messages // 10, ALGORITHM)
     print(f"approximate_time: rule text (machine.py), {args.messages // 10} messages: "
           f"{rule_rate:,.0f} msgs/s")
