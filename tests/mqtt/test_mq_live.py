@@ -84,7 +84,9 @@ def _stream(broker: Broker, out: Path, ck: Path) -> subprocess.Popen[str]:
          "--source", f"mqtt://127.0.0.1:{broker.port}/te/+/+/+/+/m/+", "--format",
          "thin-edge", "--output", str(out), "--checkpoint", str(ck), "--config", CONFIG,
          "--trigger-seconds", "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        # SIGINT at its default: a test run started in the background inherits it ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _until(check: Callable[[], bool], what: str, limit: float = 300.0) -> None:
