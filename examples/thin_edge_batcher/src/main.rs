@@ -20,42 +20,18 @@ mod batchable;
 mod batcher;
 #[path = "../upstream/crates/common/batcher/src/config.rs"]
 mod config;
+mod event;
 
 use std::io::{BufRead, Write};
 use std::panic;
 
 use serde_json::{json, Value};
-use time::OffsetDateTime;
 
-use crate::batchable::Batchable;
 use crate::batcher::{Batcher, BatcherOutput};
 use crate::config::BatchConfigBuilder;
+use crate::event::{instant, Event};
 
 const NS_PER_MS: i64 = 1_000_000;
-
-/// A message of the trace: batched by `key` and `event_time`; `id` names it in outputs.
-#[derive(Debug)]
-struct Event {
-    key: String,
-    event_time: OffsetDateTime,
-    id: String,
-}
-
-impl Batchable for Event {
-    type Key = String;
-
-    fn key(&self) -> String {
-        self.key.clone()
-    }
-
-    fn event_time(&self) -> OffsetDateTime {
-        self.event_time
-    }
-}
-
-fn instant(ns: i64) -> Result<OffsetDateTime, String> {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ns)).map_err(|e| e.to_string())
-}
 
 fn int(value: &Value, field: &str) -> Result<i64, String> {
     value
