@@ -225,7 +225,11 @@ def main() -> int:
             seconds, run = driven(algorithm, config, records)
             kept[name] = min(kept.get(name, math.inf), seconds)
         if binary is not None:
-            fields = run_rust(binary, trace)
+            try:
+                fields = run_rust(binary, trace)
+            except RuntimeError as error:  # say why, keep the constant, finish the run
+                binary, why, rust = None, f"the bench binary failed: {error}", {}
+                continue
             if not rust or float(fields["seconds"]) < float(rust["seconds"]):
                 rust = fields
     folder.cleanup()
