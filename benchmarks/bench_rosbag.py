@@ -48,7 +48,7 @@ def write_bag(path: Path, messages: int, payload: int) -> None:
             raw[4:8] = (stamp // 10**9).to_bytes(4, "little")
             raw[8:12] = (stamp % 10**9).to_bytes(4, "little")
             log = stamp + 2_000_000 + rng.randrange(-500_000, 500_000)
-            writer.write(other if k % 4 == 3 else camera, log, raw)
+            writer.write(other if k % 4 == 3 else camera, log, bytes(raw))
 
 
 def read_rate(path: Path) -> tuple[int, float]:

@@ -92,8 +92,9 @@ def main() -> None:
     table = rows_of_one_robot(args.seconds)
     rows = table.num_rows
     batches = table.to_batches(max_chunksize=BATCH)
-    columns = [table[name].to_pylist() for name in ("id", "topic", "stamp", "arrival")]
-    records = list(records_from(*columns, [None] * rows, [None] * rows))
+    ids, topics, stamps, arrivals = (table[name].to_pylist()
+                                     for name in ("id", "topic", "stamp", "arrival"))
+    records = list(records_from(ids, topics, stamps, arrivals, [None] * rows, [None] * rows))
     batch_columns = list(columns_from_batches("robot", iter(batches)))
     inputs = list(fast.feeding.inputs_from_records(config, iter(records)))
     step, initial = fast.machine.step, fast.machine.initial

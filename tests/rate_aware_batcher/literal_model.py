@@ -268,7 +268,7 @@ class LiteralHeadBatcher(LiteralBatcher):
         self.now: int | None = None
         self.last_close: int | None = None
 
-    def batch(self, messages: list[Message],  # type: ignore[override]
+    def batch(self, messages: list[Message],
               now: int | None = None) -> tuple[int, int, list[str]] | None:
         if now is not None:
             if self.now is not None and now < self.now:
