@@ -333,7 +333,7 @@ CASES: list[Vector] = [
          "refused whole and the state is unchanged.",
          ["RB-D3"],
          [poll(msg("camera", "c", T0, "a")), poll(msg(DET, "d", -(2**63) - 1, "b")),
-          poll(msg(DET, "d", 1.5, "c")), poll(msg(DET, "d", T0, "")),
+          poll(msg(DET, "d", 1.5, "c")), poll(msg(DET, "d", T0, "")),  # type: ignore[arg-type]
           poll(msg(DET, "d", 2**63, "e")),
           poll(msg(DET, "d", T0, "ok")), END]),
     case("rejected_reused_id",

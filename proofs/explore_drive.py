@@ -84,11 +84,13 @@ def checker(algorithm: Algorithm[Any, Any, Any, Any]) -> Any:
         if set(settled) != fed:
             problems.append(f"SP-R6: unsettled {sorted(fed - set(settled))}")
         feeding = algorithm.feeding
-        requested = {feeding.timer_of(o) for _, _, out in steps for o in out} - {None}
+        requested = {t for _, _, out in steps for o in out
+                     if (t := feeding.timer_of(o)) is not None}
         tick_type = type(feeding.tick(0)) if feeding.tick is not None else None
-        ticks = [feeding.clock_of(item) for _, item, _ in steps if type(item) is tick_type]
-        if ticks != sorted(set(ticks)) or set(ticks) != requested:
-            problems.append(f"DRV-I1: ticks {ticks} for requested {sorted(requested)}")
+        clocks = [feeding.clock_of(item) for _, item, _ in steps if type(item) is tick_type]
+        ticks = [clock for clock in clocks if clock is not None]  # a tick without a clock: wrong
+        if ticks != clocks or ticks != sorted(set(ticks)) or set(ticks) != requested:
+            problems.append(f"DRV-I1: ticks {clocks} for requested {sorted(requested)}")
         if [index for index, _, _ in steps] != list(range(len(steps))):
             problems.append("DRV-R7: indices are not consecutive")
         if steps and steps[-1][1] != algorithm.machine.end(config):

@@ -114,7 +114,7 @@ def probes(item: Instance, depth: int = 6) -> tuple[int, int, int, list[Input]]:
         for move in item.moves(tuple(trace)):
             walk([*trace, move])
 
-    def delivered_of_trace(trace: list[Input], fresh: list[Input]) -> bool:
+    def delivered_of_trace(trace: list[Input], fresh: Sequence[Input]) -> bool:
         ids = {m.id for p in trace if isinstance(p, Poll) for m in p.messages}
         _, outputs = run(ALGORITHM, item.config, [*trace, *fresh])
         emitted = {i for _, o in outputs if isinstance(o, Batch) for i in o.ids}

@@ -122,6 +122,7 @@ def _decoded(algorithm: Algorithm[Any, Any, Any, Any], vector: vectors.Vector
         return None
     config = algorithm.codec.config_from_json(vector.config)
     inputs = [algorithm.codec.input_from_json(raw) for raw in vector.inputs]
+    assert algorithm.codec.output_from_json is not None
     return config, inputs, [(o["input"], algorithm.codec.output_from_json(o, inputs))
                             for o in produced]
 

@@ -193,6 +193,7 @@ def test_vec_r10_gzip_and_jsonl_lines(tmp_path: Path) -> None:
 def test_drv_r9_one_rule_for_rows(name: str, field: str, value: Any) -> None:
     """DRV-R9: every algorithm refuses the same bad row the same way, before its mapping."""
     algorithm = registry.get(name)
+    row: dict[str, Any]  # a bad value of any type goes in
     row = {"id": "a", "topic": "0", "stamp": 1, "arrival": 1, "kind": "log", "poll": 0}
     row[field] = value
     with pytest.raises(InvalidInput) as caught:

@@ -78,7 +78,7 @@ def test_drv_r11_a_hook_on_the_bundle_is_refused() -> None:
     with pytest.raises(TypeError):
         Algorithm(name="flat", step=algorithm.machine.step)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
-        attrs.evolve(algorithm, step=algorithm.machine.step)
+        attrs.evolve(algorithm, step=algorithm.machine.step)  # type: ignore[call-arg]
 
 
 def test_drv_d10_hooks_sit_with_what_their_readers_use_together() -> None:

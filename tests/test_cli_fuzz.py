@@ -198,7 +198,7 @@ def assert_paths_kept(tmp: Path, before: dict[str, str], after: dict[str, str],
                               f"({before.get(name)} -> {after.get(name)})"
 
 
-@settings(FUZZ, max_examples=max(4, settings.default.max_examples // 3))
+@settings(FUZZ, max_examples=max(4, settings().max_examples // 3))
 @given(command=st.sampled_from(sorted(PATH_COMMANDS)), data=st.data())
 def test_cli_r3_r4_generated_paths_of_the_spark_free_commands(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,

@@ -83,10 +83,10 @@ def _outcome(algorithm: Algorithm[Any, Any, Any, Any], config: Any, state: Any,
 
 AT_BAD: list[object] = [
     None, "m", 3, ATConfig(2, 3),
-    Message("0", 1, "a"), Message(True, 1, "a"), Message(2, 1, "a"), Message(-1, 1, "a"),
-    Message(0, 1.5, "a"), Message(0, True, "a"), Message(0, -1, "a"), Message(0, 2**63, "a"),
-    Message(0, 2**64, "a"), Message(0, "1", "a"), Message(0, 1, 5), Message(0, 1, ""),
-    Message(0, 1, None),
+    Message("0", 1, "a"), Message(True, 1, "a"), Message(2, 1, "a"), Message(-1, 1, "a"),  # type: ignore[arg-type]
+    Message(0, 1.5, "a"), Message(0, True, "a"), Message(0, -1, "a"), Message(0, 2**63, "a"),  # type: ignore[arg-type]
+    Message(0, 2**64, "a"), Message(0, "1", "a"), Message(0, 1, 5), Message(0, 1, ""),  # type: ignore[arg-type]
+    Message(0, 1, None),  # type: ignore[arg-type]
 ]
 
 

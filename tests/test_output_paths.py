@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from timealign.cli import main
-from timealign.spark.paths import check_separate, overlap
+from timealign.outputs import overlap
+from timealign.spark.paths import check_separate
 
 CONFIG = '{"topics": ["a", "b"], "queue_size": 2}'
 

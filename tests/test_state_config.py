@@ -16,7 +16,7 @@ import pytest
 from timealign import registry
 from timealign.approximate_time import Config as ATConfig
 from timealign.approximate_time import End as ATEnd
-from timealign.approximate_time import Message
+from timealign.approximate_time import Message, Pending
 from timealign.approximate_time import initial as at_initial
 from timealign.approximate_time import step as at_step
 from timealign.drive import Checkpoint, Driver
@@ -65,6 +65,7 @@ def test_drv_r10_step_refuses_a_state_of_another_config(name: str, built: Any, o
     """DRV-R10: the rule text and the fast path refuse a state built under another config,
     naming the field and the rule; the state is untouched and goes on under its own."""
     algorithm = registry.get(name)
+    assert algorithm.machine.fast is not None
     for label, initial, step in _implementations(name):
         state = _run(step, built, initial(built), items)
         before = algorithm.machine.fast.to_spec(state) if label == "fast path" else state
@@ -108,7 +109,7 @@ def test_drv_r10_issue_example_two_topic_state_one_topic_config() -> None:
         assert (error.field, error.rule) == ("state", "DRV-R10")
         assert "another config" in str(error)
     _, pending = at_step(two, state, ATEnd())
-    assert [p.id for p in pending] == ["held"]  # the state is untouched: nothing lost
+    assert pending == (Pending("held"),)  # the state is untouched: nothing lost
 
 
 @pytest.mark.parametrize(("name", "built", "other", "items"), CASES, ids=IDS)
@@ -133,6 +134,7 @@ def test_drv_r10_checkpoint_decoded_under_another_config_is_refused(
     from timealign.spark.checkpoint_codec import StateCodec
 
     algorithm = registry.get(name)
+    assert algorithm.machine.fast is not None
     running = algorithm.fast_path()
     state = _run(running.machine.step, built, running.machine.initial(built), items)
     codec = StateCodec.for_algorithm(algorithm, built)

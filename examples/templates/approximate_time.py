@@ -42,7 +42,7 @@ def feed(instance: tuple[Any, Any], item: dict[str, Any]) -> tuple[Any, list[dic
     else:
         message = Message(item["topic"], item["stamp"], item["id"])
     state, produced = step(config, state, message)
-    outputs = []
+    outputs: list[dict[str, Any]] = []
     for out in produced:
         if isinstance(out, Published):
             outputs.append({"kind": "published", "ids": list(out.ids)})

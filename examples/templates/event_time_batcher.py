@@ -41,7 +41,7 @@ def feed(instance: tuple[Any, Any], item: dict[str, Any]) -> tuple[Any, list[dic
     # malformed input (an InvalidInput, a ValueError).
     event = input_from_json(item)
     state, produced = step(config, state, event)
-    outputs = []
+    outputs: list[dict[str, Any]] = []
     for out in produced:
         if isinstance(out, Batch):
             outputs.append({"kind": "batch", "start": out.start, "end": out.end,

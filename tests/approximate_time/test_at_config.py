@@ -13,6 +13,7 @@ from timealign.approximate_time import (
     Config,
     Dropped,
     End,
+    Input,
     Message,
     Pending,
     Published,
@@ -84,7 +85,7 @@ def test_at_r1_json_nulls_and_unknown_keys() -> None:
         (Message(-1, 0, "x"), "topic"),
         (Message(0, -1, "x"), "stamp"),
         (Message(0, 2**63, "x"), "stamp"),
-        (Message(0, True, "x"), "stamp"),  # type: ignore[arg-type]
+        (Message(0, True, "x"), "stamp"),
         (Message(0, 1.0, "x"), "stamp"),  # type: ignore[arg-type]
         (Message(0, 0, ""), "id"),
         (Message(0, 0, 7), "id"),  # type: ignore[arg-type]
@@ -152,7 +153,7 @@ def test_at_d20_driver_accounts_every_message() -> None:
     """AT-D20, AT-I2: driving rows through the generic driver settles every message."""
     config = Config(["cam", "imu"], 2)
     rows = [Record(f"m{k}", ("cam", "imu")[k % 3 == 0], k) for k in range(30)]
-    settled = []
+    settled: list[str] = []
     for _, _, outputs in drive(ALGORITHM, config, rows):
         for output in outputs:
             account = ALGORITHM.accounting.account(output)
@@ -166,6 +167,7 @@ def test_at_d20_driver_accounts_every_message() -> None:
 def test_at_r17_end_restarts_fresh() -> None:
     """AT-R17: End reports held messages and returns the initial state."""
     config = Config(2, 3)
-    state, outputs = run(ALGORITHM, config, [Message(0, 1, "a"), Message(0, 0, "b"), End()])
+    trace: list[Input] = [Message(0, 1, "a"), Message(0, 0, "b"), End()]
+    state, outputs = run(ALGORITHM, config, trace)
     assert state == initial(config)
     assert [o for _, o in outputs] == [Warned(0, "out_of_order"), Pending("a"), Pending("b")]

@@ -83,6 +83,7 @@ def test_at_d24_replay_and_check_of_extreme_values_stay_in_int64(
     of 1e300 (scaled ages far past int64, compared exactly), stamps 0 and 2**63 - 1:
     `replay` emits no value outside int64 (the virtual time 0 + 2**63 - 1 fits, 1 + it is
     refused by AT-R20), and `check` passes the vector with those outputs."""
+    inputs: list[dict[str, Any]]  # mixed values: the vector form
     inputs = [{"op": "message", "topic": 0, "stamp": 0, "id": "a"},
               {"op": "message", "topic": 1, "stamp": TOP, "id": "b"},
               {"op": "message", "topic": 0, "stamp": 1, "id": "c"},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -213,11 +214,13 @@ def test_at_decode_outputs_from_vector_form() -> None:
     """AT-I1, AT-I2: the predicates run on vector-form outputs of any implementation,
     decoded by ``ALGORITHM.codec.output_from_json`` (ids resolved to the run's messages)."""
     inputs: list[Input] = [M(0, 0, "a0"), M(1, 0, "b0"), End()]
+    raw: list[dict[str, Any]]  # mixed values: the vector form
     raw = [{"input": 1, "kind": "published", "ids": ["a0", "b0"]},
            {"input": 2, "kind": "dropped", "id": "zz", "reason": "superseded"},
            {"input": 2, "kind": "warning", "topic": 0, "reason": "out_of_order"},
            {"input": 2, "kind": "pending", "id": "a0"},
            {"input": 2, "kind": "error", "field": "x", "rule": "AT-R2"}]
+    assert ALGORITHM.codec.output_from_json is not None
     decoded = [(o["input"], ALGORITHM.codec.output_from_json(o, inputs)) for o in raw
                if o["kind"] != "error"]
     assert decoded[0] == (1, Published((M(0, 0, "a0"), M(1, 0, "b0"))))

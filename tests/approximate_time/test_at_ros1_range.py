@@ -54,12 +54,12 @@ def test_a_refused_message_changes_nothing_at_r19(steps: tuple[object, object]) 
         advance(config, state, Message(0, EPOCH, "a1"))  # type: ignore[operator]
     assert (caught.value.field, caught.value.rule) == ("stamp", "AT-R19")
     state, outputs = advance(config, state, Message(0, 5, "a2"))  # type: ignore[operator]
-    assert [o.ids for o in outputs] == [("a0", "b0")]  # type: ignore[attr-defined]
+    assert [o.ids for o in outputs] == [("a0", "b0")]
     # ros2 takes the same message (its durations are int64 ns).
     ros2 = Config(2, 10, age_penalty=0.5)
     state = make(ros2)  # type: ignore[operator]
-    for message in (Message(1, 1, "b0"), Message(0, 0, "a0"), Message(0, EPOCH, "a1"), End()):
-        state, _ = advance(ros2, state, message)  # type: ignore[operator]
+    for item in (Message(1, 1, "b0"), Message(0, 0, "a0"), Message(0, EPOCH, "a1"), End()):
+        state, _ = advance(ros2, state, item)  # type: ignore[operator]
 
 
 def test_the_pivot_time_is_in_play_at_r19() -> None:

@@ -141,7 +141,8 @@ def test_at_every_vector_has_unique_ids() -> None:
 
 
 def _is_ros2(name: str) -> bool:
-    return CASES[name].config.get("arithmetic", "ros2") == "ros2"
+    arithmetic: str = CASES[name].config.get("arithmetic", "ros2")
+    return arithmetic == "ros2"
 
 
 TWINS = sorted(name for name in CASES if _is_ros2(name) and name not in NO_ROS1_TWIN)

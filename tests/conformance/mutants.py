@@ -258,9 +258,9 @@ def rb_hwm_clamp_2l() -> Runner:
 
 def rb_timeout_exclusive() -> Runner:
     """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10)."""
-    from timealign.rate_aware_batcher import machine
+    from timealign.rate_aware_batcher import grid, machine
 
-    exact = machine.timeout_distance
+    exact = grid.timeout_distance  # the function machine.py imports and calls
 
     def late(factor: float, length: int) -> int | None:
         distance = exact(factor, length)

@@ -16,7 +16,7 @@ from timealign import registry, vectors
 from timealign.cli import main
 from timealign.conformance import Command, check, implementation, run_reference, targets
 from timealign.errors import InvalidInput
-from timealign.rate_aware_batcher import Config, End, Poll, Polled
+from timealign.rate_aware_batcher import Config, End, Input, Poll, Polled
 from timealign.rate_aware_batcher.traces import MARGIN, near_stall, off_stall_boundary
 from timealign.vectors import Vector
 
@@ -150,7 +150,7 @@ def test_head_clock_readings_kept_off_the_stall_boundary_rb_d17_cf_r18() -> None
     first = Poll((Polled("detector_events", "det", 1_000_000, "p0"),), 5_000)
     stall = Poll((Polled("log", "log", 1_000_100, "g1"),), 15_000)  # last close 5 000 + 10 L
     later = Poll((), 15_250)
-    trace = [first, stall, later, End()]
+    trace: list[Input] = [first, stall, later, End()]
     assert near_stall(config, trace) == 1
     moved = off_stall_boundary(config, trace)
     assert [p.now for p in moved if isinstance(p, Poll)] == [5_000, 15_000 + MARGIN,

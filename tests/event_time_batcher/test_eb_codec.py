@@ -59,6 +59,7 @@ def test_eb_r2_bad_json_inputs_name_the_field(raw: dict[str, object], field: str
                                     Rejected("a", "too_old"), Dropped("b", "overwritten")])
 def test_outputs_round_trip_and_account(output: Batch | Timer | Rejected | Dropped) -> None:
     raw = ALGORITHM.codec.output_to_json(output)
+    assert ALGORITHM.codec.output_from_json is not None
     assert output_from_json(raw) == output == ALGORITHM.codec.output_from_json(raw, [])
     account = ALGORITHM.accounting.account(output)
     if isinstance(output, Batch):

@@ -26,7 +26,8 @@ STEP = st.tuples(
 @st.composite
 def runs(draw: st.DrawFn) -> tuple[Config, list[Input]]:
     config = Config(draw(st.integers(0, 30)), draw(st.integers(0, 20)), draw(st.integers(0, 5)))
-    now, inputs = 0, []
+    now = 0
+    inputs: list[Input] = []
     for n, (op, key, advance, offset) in enumerate(draw(st.lists(STEP, max_size=40))):
         now += advance
         if op == "message":

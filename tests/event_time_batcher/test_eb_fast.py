@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from timealign import vectors
-from timealign.event_time_batcher import ALGORITHM, Config, Flush, Message, Tick
+from timealign.event_time_batcher import ALGORITHM, Config, Dropped, Flush, Message, Rejected, Tick
 from timealign.event_time_batcher.fast import FastState
 from timealign.lockstep import Lockstep
 
@@ -50,7 +50,7 @@ def test_eb_r4_an_overwritten_or_closed_id_may_come_again() -> None:
     run.step(Message("b", 100, 100, "x"))
     run.step(Message("a", 101, 101, "y"))
     outputs = run.step(Message("a", 100, 102, "z"))  # split at 100: z overwrites y above it
-    assert [(o.id, o.reason) for o in outputs if hasattr(o, "reason")] == \
+    assert [(o.id, o.reason) for o in outputs if isinstance(o, Rejected | Dropped)] == \
         [("y", "overwritten")]
     assert _exact(run.fast_state) and "y" not in run.fast_state.held
     run.step(Message("c", 110, 110, "y"))  # accepted again

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ from timealign.plot.report import (
     write,
 )
 
-SUMMARY = {
+SUMMARY: dict[str, Any] = {
     "rows": 1000, "sources": 60, "groups": 90, "seconds": 1.5, "rows_per_second": 667,
     "outcomes": [{"outcome": "grouped", "reason": None, "rows": 900},
                  {"outcome": "dropped", "reason": "superseded", "rows": 100}],

@@ -21,9 +21,14 @@ LENGTH = st.integers(1, 10**15)
 RATE = st.integers(1, 10**6 - 1)
 # Diffs around a few pulse periods with jitter and missing pulses, and wild ones.
 PERIOD = st.sampled_from([71_428_571, 200_000_000, 1_000_000_000, 10_000_000, 1_000, 7])
-JITTERED = PERIOD.flatmap(lambda p: st.lists(
-    st.tuples(st.integers(1, 4), st.integers(-p // 5, p // 5)).map(
-        lambda kj, p=p: max(1, kj[0] * p + kj[1])), max_size=32))
+
+
+def _jittered(p: int) -> st.SearchStrategy[list[int]]:
+    return st.lists(st.tuples(st.integers(1, 4), st.integers(-p // 5, p // 5)).map(
+        lambda kj: max(1, kj[0] * p + kj[1])), max_size=32)
+
+
+JITTERED = PERIOD.flatmap(_jittered)
 WILD = st.lists(st.integers(1, 2**64), max_size=32)
 
 

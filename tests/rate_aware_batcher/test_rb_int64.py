@@ -37,7 +37,8 @@ def test_rb_d23_a_length_or_timeout_past_int64_is_a_refused_config(raw: dict[str
         "timeout_s", "RB-D2")
     assert (caught.value.field, caught.value.rule) == expected
     config = ALGORITHM.codec.config_from_json({"batch_length_s": 9.2e9, "timeout_factor": 0.5})
-    assert config.batch_length <= TOP and ALGORITHM.machine.initial(config).timeout <= TOP
+    timeout = ALGORITHM.machine.initial(config).timeout
+    assert config.batch_length <= TOP and timeout is not None and timeout <= TOP
 
 
 def test_rb_d23_set_batch_length_past_int64_is_refused() -> None:

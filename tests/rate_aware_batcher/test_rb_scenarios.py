@@ -56,6 +56,7 @@ def test_every_case_satisfies_the_run_invariants(name: str) -> None:
     kept = [k for k in range(len(case.inputs)) if k not in errors]
     inputs = [input_from_json(case.inputs[k]) for k in kept]
     renumber = {k: n for n, k in enumerate(kept)}
+    assert ALGORITHM.codec.output_from_json is not None
     decoded = [(renumber[o["input"]], ALGORITHM.codec.output_from_json(o, inputs))
                for o in produced if o["kind"] != "error"]
     assert invariants.check(config, inputs, decoded) == []

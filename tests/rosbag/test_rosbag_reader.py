@@ -25,7 +25,15 @@ from tests.rosbag.bags import (
     write_rosbag2,
 )
 from timealign.errors import InvalidInput
-from timealign.rosbag.discovery import FLAGS, OPTIONS, Bag, Options, bags_under, source_of
+from timealign.rosbag.discovery import (
+    FLAGS,
+    OPTIONS,
+    Bag,
+    Naming,
+    Options,
+    bags_under,
+    source_of,
+)
 from timealign.rosbag.header import stamp_layout
 from timealign.rosbag.read import read_bag
 from timealign.rosbag.rows import BagError
@@ -34,7 +42,8 @@ LOG_CHATTER = Options(log_stamp_topics=frozenset({"/chatter"}))
 
 
 def rows_of(bag: Bag, options: Options = LOG_CHATTER) -> list[dict[str, Any]]:
-    return pa.Table.from_batches(list(read_bag(bag, options))).to_pylist()
+    rows: list[dict[str, Any]] = pa.Table.from_batches(list(read_bag(bag, options))).to_pylist()
+    return rows
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +131,7 @@ def test_bag_r15_errors_name_the_callers_options(fleet: Path, tmp_path: Path) ->
     from timealign.spark.bags import reader_options
     from timealign.spark.rosbag_source import options_of
 
+    cases: tuple[tuple[Naming, dict[str, str], tuple[str, str, str, str]], ...]
     cases = ((OPTIONS, {}, ("path", "stamp", "sourceFrom", '.option("logStampTopics", '
                                                             '"/chatter")')),
              (FLAGS, {"errorNames": "flags"}, ("--input", "--stamp", "--source-from",

@@ -11,11 +11,14 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from timealign.spark.generate import Plan
+
+if TYPE_CHECKING:  # pyspark is imported once the environment is set (spark below)
+    from pyspark.sql import SparkSession
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +31,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
+def spark() -> Iterator[SparkSession]:
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     os.environ["PYSPARK_PYTHON"] = sys.executable
     paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
@@ -50,7 +53,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def batch_output(spark: object, fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def batch_output(spark: SparkSession, fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """``batch_output(case)``: the folder of the batch job's tables for ``case`` over the
     fleet, computed once per session and shared by the tests that read it."""
     from timealign.spark.batch import run_batch

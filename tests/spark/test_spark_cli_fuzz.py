@@ -91,7 +91,7 @@ def _accounted(spark: SparkSession, command: str, out: str, paths: dict[str, str
     return int(read_table(spark, out, "outcomes").count() + held)
 
 
-@settings(SPARK_FUZZ, max_examples=max(6, settings.default.max_examples // 8))
+@settings(SPARK_FUZZ, max_examples=max(6, settings().max_examples // 8))
 @given(command=st.sampled_from(sorted(JOBS)), data=st.data())
 def test_cli_r3_r4_sp_r20_generated_paths_of_the_jobs(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -175,7 +175,7 @@ DAMAGE = st.one_of(
     st.tuples(st.just("cut"), st.integers(0, 10**9)))
 
 
-@settings(SPARK_FUZZ, max_examples=max(6, settings.default.max_examples // 10))
+@settings(SPARK_FUZZ, max_examples=max(6, settings().max_examples // 10))
 @given(fmt=st.sampled_from(["parquet", "csv", "mcap", "ros1"]), pick=st.integers(0, 1),
        damage=DAMAGE)
 def test_cli_r1_sp_r1_bag_r6_corrupted_input_folders(

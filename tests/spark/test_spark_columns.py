@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import collections
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -26,7 +26,15 @@ from tests.pairs_toy import PAIRS, PairsConfig
 from tests.spark.expected import source_records
 from tests.spark.machines import CASES, Case, make_fleet
 from timealign import registry
-from timealign.algorithm import Accounting, Columns, Record, Settled, accounts_of, records_of
+from timealign.algorithm import (
+    Accounting,
+    Accounts,
+    Columns,
+    Record,
+    Settled,
+    accounts_of,
+    records_of,
+)
 from timealign.drive import Driver, columns_pass
 from timealign.errors import InvalidInput
 from timealign.spark.generate import Plan
@@ -85,7 +93,7 @@ def test_sp_r5_r6_at_accounts_equal_account_output_for_output(
     """SP-R5, SP-R6: ApproximateTime's ``accounts`` gives, step by step, the accounts its
     ``account`` gives (settled ones as tuples), over the fleet with every kind of output."""
     assert AT.accounting.accounts is not None
-    kinds = set()
+    kinds: set[str] = set()
     for fast in (AT, AT.fast_path()):
         config = AT.codec.config_from_json({"topics": ["camera", "lidar", "imu"], "queue_size": 30,
                                       "max_interval_duration": 40_000_000,
@@ -179,7 +187,8 @@ def test_sp_r6_feed_columns_chunks_and_arrow_rows(fleet_records: list[Record]) -
 
 
 def to_batch_columns(batch: pa.RecordBatch) -> dict[str, list[Any]]:
-    return batch.to_pydict()
+    columns: dict[str, list[Any]] = batch.to_pydict()
+    return columns
 
 
 def outcome_of_rows(parts: list[list[Record]], columnar: bool) -> Any:
@@ -233,10 +242,12 @@ def test_sp_r6_feed_columns_broken_accounting_fails_loudly(mode: str) -> None:
     if mode == "ghost":
         broken = attrs.evolve(PAIRS, accounting=Accounting(Ghost().account))
     else:
+        def settled_twice(outputs: Sequence[Any]) -> Accounts:
+            settled, grouped = accounts_of(PAIRS.accounting.account, outputs)
+            return settled + settled, grouped
+
         broken = attrs.evolve(PAIRS, accounting=Accounting(
-            PAIRS.accounting.account, accounts=lambda outputs: (
-                lambda settled, grouped: (settled + settled, grouped))(
-                    *accounts_of(PAIRS.accounting.account, outputs))))
+            PAIRS.accounting.account, accounts=settled_twice))
     rows = [Record("a", "x", 0, 0), Record("b", "x", 50, 1), Record("c", "x", 99, 2)]
     run = SourceRun(broken, PAIRS_CONFIG, "r")
     with pytest.raises(LossError, match="SP-R6"):

@@ -100,7 +100,7 @@ def test_sp_r33_one_progress_line_per_change() -> None:
     """SP-R33: the line names the fraction, the phase and the time left."""
     out = io.StringIO()
     session = type("Session", (), {"sparkContext": _Context()})()
-    progress = StageWatch(session, "run", Progress(True), stream=out)  # type: ignore[arg-type]
+    progress = StageWatch(session, "run", Progress(True), stream=out)
     assert "starting" in progress.line()
     with progress.phase("replay"):
         line = progress.line()

@@ -38,7 +38,9 @@ def test_pl_r6_source_timeline_shows_what_the_run_wrote(
     timeline = source_timeline(RB.algorithm, RB.config, rows, str(output), source,
                                500_000_000, 1_500_000_000)
     mine = rows.where(F.col("source") == source)
-    first = mine.agg(F.min("stamp")).first()[0]
+    earliest = mine.agg(F.min("stamp")).first()
+    assert earliest is not None
+    first = earliest[0]
     wanted = (mine.where(F.col("stamp").between(first + 500_000_000, first + 1_500_000_000))
               .orderBy("arrival", "order_file", "order_row").collect())
     assert [m.id for m in timeline.marks] == [r["id"] for r in wanted]

@@ -107,7 +107,12 @@ def test_sp_r40_a_slow_spark_start_is_announced(
     from timealign.commands import run_input as cli
 
     monkeypatch.setattr(cli, "ANNOUNCE", 0.1)
-    monkeypatch.setattr(session, "build_session", lambda *a: time.sleep(0.5) or "spark")
+
+    def slow(*_: object) -> str:
+        time.sleep(0.5)
+        return "spark"
+
+    monkeypatch.setattr(session, "build_session", slow)
     args = argparse.Namespace(master=None, quiet=False)
     assert cli.start_session(args, "verify") == "spark"
     assert capsys.readouterr().err == "[timealign verify] starting Spark (local[*])\n"

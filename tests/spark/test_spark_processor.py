@@ -38,11 +38,13 @@ def outcomes(result: pd.DataFrame) -> list[tuple[Any, ...]]:
 def test_sp_r11_one_state_value_per_source_sorted_rows() -> None:
     """SP-R11: rows sorted by (arrival, input order); one blob per source, read back."""
     tester = TwsTester(MachineProcessor(PAIRS, CONFIG))
-    result = tester.testInPandas("r", frame(("b", "y", 2, 5), ("a", "x", 0, 4)))
+    result: pd.DataFrame = tester.testInPandas("r", frame(("b", "y", 2, 5), ("a", "x", 0, 4)))
     groups = result[result["table"] == "groups"]
     assert [list(ids) for ids in groups["ids"]] == [["a", "b"]]
     tester.testInPandas("r", frame(("c", "x", 100, 6)))
-    (blob,) = tester.peekValueState(STATE_NAME, "r")
+    stored = tester.peekValueState(STATE_NAME, "r")
+    assert stored is not None
+    (blob,) = stored
     codec = StateCodec("pairs", type(PAIRS.machine.initial(CONFIG)))
     checkpoint, seq, open_ids, recent = codec.decode(blob)
     assert (seq, open_ids, checkpoint.arrival, checkpoint.index) == (1, ["c"], 6, 3)
@@ -66,7 +68,7 @@ def test_sp_r13_timers_deliver_ticks_and_rearm() -> None:
     tester.testInPandas("r", frame(("a", "x", 0, 1_000_000)))
     assert list(tester.handle._timers.listTimers("r")) == [11]
     assert outcomes(tester.setProcessingTime(10)) == []
-    fired = tester.setProcessingTime(11)
+    fired: pd.DataFrame = tester.setProcessingTime(11)
     assert outcomes(fired) == [("a", "dropped", "TOY-timeout")]
     assert list(fired["at"]) == [11_000_000]
     assert list(tester.handle._timers.listTimers("r")) == []

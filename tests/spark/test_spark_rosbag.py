@@ -70,6 +70,7 @@ def test_bag_r15_data_source_and_command_line_name_their_own_options(
     run --format rosbag` naming its flags (`--stamp`, `--source-from`, `--input`), one
     line, exit 2."""
     register(spark)
+    cases: tuple[tuple[dict[str, str], str, str], ...]
     cases = (({"stamp": "sometimes"}, str(fleet), "stamp: must be header or log"),
              ({"sourceFrom": "regex:^zz"}, str(fleet), "sourceFrom regex:^zz does not match"),
              ({}, str(tmp_path / "missing"), "path: no such file or folder"))
@@ -80,12 +81,12 @@ def test_bag_r15_data_source_and_command_line_name_their_own_options(
     run = ["run", "approximate_time", "--format", "rosbag", "--config", json.dumps(CONFIG),
            "--output", str(tmp_path / "out"), "--quiet"]
     capsys.readouterr()
-    for options, words in ((["--input", str(fleet), "--stamp", "sometimes"],
-                            "--stamp: must be header, log or TOPIC=log"),
-                           (["--input", str(fleet), "--source-from", "regex:^zz"],
-                            "--source-from regex:^zz does not match"),
-                           (["--input", str(tmp_path / "missing")], "--input")):
-        assert main([*run, *options]) == 2
+    for flags, words in ((["--input", str(fleet), "--stamp", "sometimes"],
+                          "--stamp: must be header, log or TOPIC=log"),
+                         (["--input", str(fleet), "--source-from", "regex:^zz"],
+                          "--source-from regex:^zz does not match"),
+                         (["--input", str(tmp_path / "missing")], "--input")):
+        assert main([*run, *flags]) == 2
         err = capsys.readouterr().err
         assert words in err and len(err.splitlines()) == 1, err
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from timealign.spark import taken
+from timealign.spark import inventory, taken
 from timealign.spark.outcomes import LossError
 from timealign.spark.taken import TakenWatch
 
@@ -39,7 +39,7 @@ def test_sp_r54_every_poll_checks_new_logs_by_stat_and_digests_only_changes(
     (data / "a.csv").write_text("source,id\ns,1\n", encoding="utf-8")
     (data / "b.csv").write_text("source,id\ns,2\n", encoding="utf-8")
     digested: list[str] = []
-    real = taken.digest
+    real = inventory.digest  # the function taken.py imports and calls
 
     def counted(path: str) -> str:
         digested.append(Path(path).name)

@@ -92,9 +92,10 @@ def test_cli_r5_r7_the_bag_demo_twice_writes_what_was_asked(
     time); a length that gives no message is refused, nothing written."""
     pytest.importorskip("rosbags", reason="the spark extra is not installed")
     from timealign.commands import rosbag_demo as demo
+    from timealign.rosbag.demo import messages_per_robot
 
     argv = ["--output", str(tmp_path / "bags"), "--robots", "2", "--seconds", "0.5"]
-    wanted = 2 * demo.messages_per_robot(0.5)
+    wanted = 2 * messages_per_robot(0.5)
     for _ in range(2):
         assert demo.main(argv) == 0
         assert f"wrote {wanted} messages from 2 robots" in capsys.readouterr().out
