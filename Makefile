@@ -126,9 +126,10 @@ $(ROS1_BENCH): benchmarks/ros1_policy_bench.cpp benchmarks/policy_bench.h exampl
 # from git repositories of ros2/message_filters and ros2/rclcpp (ROS2_MF_GIT and
 # ROS2_RCLCPP_GIT: a clone's .git or a bare mirror) into build/ros2_src/, with
 # benchmarks/ros2_standin/ for the rest of rcl, rcutils and rclcpp. With a ROS 2 installation
-# instead, name its flags: make -B build/ros2_policy_bench \
-#   ROS2_CXXFLAGS="-I/opt/ros/rolling/include/rclcpp -I/opt/ros/rolling/include/message_filters ..." \
-#   ROS2_LIBS="-L/opt/ros/rolling/lib -lmessage_filters -lrclcpp ..."
+# instead, export its flags (the script's own `make` call must see them too), then
+# `make -B build/ros2_policy_bench`:
+#   export ROS2_CXXFLAGS="-I/opt/ros/rolling/include/rclcpp -I/opt/ros/rolling/include/message_filters ..."
+#   export ROS2_LIBS="-L/opt/ros/rolling/lib -lmessage_filters -lrclcpp ..."
 ROS2_BENCH := build/ros2_policy_bench
 ROS2_MF_GIT ?= /work/.mirror/ros2+message_filters/repo
 ROS2_MF_COMMIT := 361e42c78ee08a7b63397a143eae87fda7514d61
