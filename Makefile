@@ -116,9 +116,63 @@ $(ROS1_ADAPTER): examples/ros1_message_filters/adapter.cpp examples/ros1_message
 	$(CXX) -std=c++17 -O2 -o $@ $< $(ROS1_LIBS)
 
 # The same-run C++ baseline of bench_approximate_time.py (it builds this when it can).
-$(ROS1_BENCH): benchmarks/ros1_policy_bench.cpp examples/ros1_message_filters/ros1_policy.h | ros1-headers
+$(ROS1_BENCH): benchmarks/ros1_policy_bench.cpp benchmarks/policy_bench.h examples/ros1_message_filters/ros1_policy.h | ros1-headers
 	mkdir -p build
 	$(CXX) -std=c++17 -O2 -o $@ $< $(ROS1_LIBS)
+
+# The real ROS 2 C++ policy, issue 35's baseline, beside the fast path in the same run
+# (bench_approximate_time.py builds this when it can; benchmarks/README.md). By default from
+# upstream's unmodified sources at the pinned commits (spec/approximate_time.md), extracted
+# from git repositories of ros2/message_filters and ros2/rclcpp (ROS2_MF_GIT and
+# ROS2_RCLCPP_GIT: a clone's .git or a bare mirror) into build/ros2_src/, with
+# benchmarks/ros2_standin/ for the rest of rcl, rcutils and rclcpp. With a ROS 2 installation
+# instead, export its flags (the script's own `make` call must see them too), then
+# `make -B build/ros2_policy_bench`:
+#   export ROS2_CXXFLAGS="-I/opt/ros/rolling/include/rclcpp -I/opt/ros/rolling/include/message_filters ..."
+#   export ROS2_LIBS="-L/opt/ros/rolling/lib -lmessage_filters -lrclcpp ..."
+ROS2_BENCH := build/ros2_policy_bench
+ROS2_MF_GIT ?= /work/.mirror/ros2+message_filters/repo
+ROS2_MF_COMMIT := 361e42c78ee08a7b63397a143eae87fda7514d61
+ROS2_RCLCPP_GIT ?= /work/.mirror/ros2+rclcpp/repo
+ROS2_RCLCPP_COMMIT := a0a2a067d84fd6a38ab4f71b691d51ca5aa97ba5
+ROS2_SRC := build/ros2_src
+ROS2_EXTRACTED := $(ROS2_SRC)/.extracted-$(ROS2_MF_COMMIT)-$(ROS2_RCLCPP_COMMIT)
+ROS2_STANDIN := $(wildcard benchmarks/ros2_standin/*/*.h* benchmarks/ros2_standin/*/*/*.h*)
+ROS2_BENCH_DEPS := benchmarks/ros2_policy_bench.cpp benchmarks/policy_bench.h \
+	examples/ros2_message_filters/ros2_policy.h
+ROS2_RCLCPP_FILES := rclcpp/include/rclcpp/time.hpp rclcpp/include/rclcpp/duration.hpp \
+	rclcpp/src/rclcpp/time.cpp rclcpp/src/rclcpp/duration.cpp
+
+ifneq ($(strip $(ROS2_CXXFLAGS)),)
+$(ROS2_BENCH): $(ROS2_BENCH_DEPS)
+	mkdir -p build
+	$(CXX) -std=c++17 -O2 $(ROS2_CXXFLAGS) -o $@ $< $(ROS2_LIBS)
+else
+# Only these files: the policy's headers and connection.cpp, rclcpp's Time and Duration.
+$(ROS2_EXTRACTED):
+	@for pinned in "$(ROS2_MF_GIT) $(ROS2_MF_COMMIT) ros2/message_filters ROS2_MF_GIT" \
+		"$(ROS2_RCLCPP_GIT) $(ROS2_RCLCPP_COMMIT) ros2/rclcpp ROS2_RCLCPP_GIT"; do \
+		set -- $$pinned; \
+		git --git-dir="$$1" cat-file -e "$$2^{commit}" 2>/dev/null || { \
+			echo "no $$3 @$$2 in $$1 (set $$4 to a git repository holding it, or ROS2_CXXFLAGS and ROS2_LIBS to a ROS 2 installation)" >&2; \
+			exit 1; }; \
+	done
+	rm -rf $(ROS2_SRC) && mkdir -p $(ROS2_SRC)/message_filters $(ROS2_SRC)/rclcpp
+	git --git-dir="$(ROS2_MF_GIT)" archive $(ROS2_MF_COMMIT) include src/connection.cpp \
+		| tar -x -C $(ROS2_SRC)/message_filters
+	git --git-dir="$(ROS2_RCLCPP_GIT)" archive $(ROS2_RCLCPP_COMMIT) $(ROS2_RCLCPP_FILES) \
+		| tar -x -C $(ROS2_SRC)/rclcpp
+	touch $@
+
+ROS2_INCLUDES := -I$(ROS2_SRC)/rclcpp/rclcpp/include -Ibenchmarks/ros2_standin \
+	-I$(ROS2_SRC)/message_filters/include
+ROS2_UPSTREAM_SOURCES := $(ROS2_SRC)/message_filters/src/connection.cpp \
+	$(ROS2_SRC)/rclcpp/rclcpp/src/rclcpp/time.cpp $(ROS2_SRC)/rclcpp/rclcpp/src/rclcpp/duration.cpp
+
+# Separate translation units, as in the shared libraries; -O2 like the ROS 1 baseline.
+$(ROS2_BENCH): $(ROS2_BENCH_DEPS) $(ROS2_STANDIN) $(ROS2_EXTRACTED)
+	$(CXX) -std=c++17 -O2 $(ROS2_INCLUDES) -o $@ $< $(ROS2_UPSTREAM_SOURCES)
+endif
 
 conform-ros1: $(CONFORM_STAMP) $(ROS1_ADAPTER)
 	$(BIN)/timealign conform approximate_time --target ros1 --cmd ./$(ROS1_ADAPTER) \

@@ -16,16 +16,7 @@
 // output tagged with the index of the input that produced it, or {"name": N, "error": "..."}
 // when the trace cannot run here at all. Flush after every line; diagnostics go to stderr.
 
-#ifndef TIMEALIGN_MF_VARIADIC
-#if __has_include(<message_filters/sync_policies/approximate_time.hpp>)
-#define TIMEALIGN_MF_VARIADIC 1
-#else
-#define TIMEALIGN_MF_VARIADIC 0
-#endif
-#endif
-
 #include <cstdint>
-#include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -33,95 +24,20 @@
 #include <string>
 #include <utility>
 
-#include <type_traits>
-
-#if TIMEALIGN_MF_VARIADIC
-#include <message_filters/message_traits.hpp>
-#include <message_filters/sync_policies/approximate_time.hpp>
-#include <message_filters/synchronizer.hpp>
-#else
-#include <message_filters/message_traits.h>
-#include <message_filters/null_types.h>
-#include <message_filters/sync_policies/approximate_time.h>
-#include <message_filters/synchronizer.h>
-#endif
 #include <nlohmann/json.hpp>
-#include <rclcpp/duration.hpp>
-#include <rclcpp/time.hpp>
+
+#include "ros2_policy.h"
 
 using json = nlohmann::json;
 
-// A header-less message, as in upstream's own tests: the policy reads the stamp through the
-// TimeStamp trait. (A std_msgs Header would cap stamps at int32 seconds.)
-struct Stamped {
-  rclcpp::Time stamp;
-  std::string id;
-};
-
-namespace message_filters {
-namespace message_traits {
-template <>
-struct TimeStamp<Stamped> {
-  static rclcpp::Time value(const Stamped& m) { return m.stamp; }
-};
-}  // namespace message_traits
-}  // namespace message_filters
-
 namespace {
 
-using Ptr = std::shared_ptr<Stamped const>;
-
-#if TIMEALIGN_MF_VARIADIC
-// The variadic policy: the topic count is a compile-time constant, N copies of Stamped.
-constexpr std::size_t kMinTopics = 1;
-constexpr const char* kTopicRange = "this build (variadic approximate_time.hpp) synchronizes 1 to 9 topics";
-template <std::size_t N>
-using Slots = std::make_index_sequence<N>;
-template <std::size_t I, std::size_t N>
-using Slot = Stamped;
-#else
-// The nine-slot policy: slots 0..N-1 are Stamped, the rest NullType; M0 and M1 are
-// mandatory, so at least two topics.
-constexpr std::size_t kMinTopics = 2;
-constexpr const char* kTopicRange =
-    "this build (nine-slot approximate_time.h, ROS 2 Humble/Jazzy) synchronizes 2 to 9 topics";
-template <std::size_t N>
-using Slots = std::make_index_sequence<9>;
-template <std::size_t I, std::size_t N>
-using Slot = std::conditional_t<(I < N), Stamped, message_filters::NullType>;
-#endif
-template <std::size_t N, class Indices>
-struct Types;
-template <std::size_t N, std::size_t... Is>
-struct Types<N, std::index_sequence<Is...>> {
-  using Policy = message_filters::sync_policies::ApproximateTime<Slot<Is, N>...>;
-  using Callback = std::function<void(const std::shared_ptr<Slot<Is, N> const>&...)>;
-};
-template <std::size_t N>
-using Policy = typename Types<N, Slots<N>>::Policy;
-template <std::size_t N>
-using Callback = typename Types<N, Slots<N>>::Callback;
-template <std::size_t N>
-using Sync = message_filters::Synchronizer<Policy<N>>;
+using namespace ros2_policy;
 
 // A callback argument: a message's id; a NullType slot (nine-slot policy) holds nothing.
 void collect(json& ids, const Ptr& message) { ids.push_back(message->id); }
 template <class T>
 void collect(json&, const std::shared_ptr<T const>&) {}
-
-// Feed message `msg` to slot `topic` (a run-time index) of a synchronizer with N slots.
-template <std::size_t N, std::size_t I = 0>
-void add_at(Sync<N>& sync, std::size_t topic, const Ptr& msg) {
-  if constexpr (I < N) {
-    if (topic == I) {
-      sync.template add<static_cast<int>(I)>(msg);
-    } else {
-      add_at<N, I + 1>(sync, topic, msg);
-    }
-  } else {
-    throw std::invalid_argument("topic index out of range");
-  }
-}
 
 std::size_t topic_count(const json& config) {
   const json& topics = config.at("topics");

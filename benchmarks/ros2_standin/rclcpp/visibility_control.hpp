@@ -1,0 +1,6 @@
+// timealign's stand-in (see ../README.md): static linking, so no symbol visibility to set.
+#ifndef TIMEALIGN_STANDIN_RCLCPP_VISIBILITY_CONTROL_HPP
+#define TIMEALIGN_STANDIN_RCLCPP_VISIBILITY_CONTROL_HPP
+#define RCLCPP_PUBLIC
+#define RCLCPP_PUBLIC_TYPE
+#endif  // TIMEALIGN_STANDIN_RCLCPP_VISIBILITY_CONTROL_HPP
