@@ -51,6 +51,7 @@ HOOKS = {
 
 #: Hooks that every registered algorithm of this reference fills beyond the required ones.
 FILLED = {"machine": ("config_type", "fast"), "codec": ("output_from_json",),
+          "feeding": ("inputs_from_columns",),
           "checks": ("check", "traces"), "pictures": ("timeline_records",)}
 
 

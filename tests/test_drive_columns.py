@@ -156,8 +156,8 @@ BAD = [("id", ""), ("topic", "radar"), ("topic", ""), ("stamp", -1), ("stamp", T
 def test_drv_r13_a_bad_row_raises_the_row_paths_error(
         algorithm: Algorithm[Any, Any, Any, Any], rows: list[Record], cut: int, at: int,
         bad: tuple[str, Any]) -> None:
-    """DRV-R13, DRV-R9, DRV-R1: a batch with a row the row path refuses raises the row
-    path's error (same field, rule and text) and leaves the driver as it was before the
+    """DRV-R13, DRV-D11, DRV-R9, DRV-R1: a batch with a row the row path refuses raises the
+    row path's error (same field, rule and text) and leaves the driver as it was before the
     batch, held rows included, when the checks or the mapping refuse the row; when the
     machine's step refuses its input, the driver is where the row path leaves it (the
     steps before it taken). A batch the row path accepts is fed as it is."""

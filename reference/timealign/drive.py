@@ -267,7 +267,7 @@ class Driver(Generic[C, S, I, O]):
         return self._feed_columns(from_columns, columns, typed)
 
     def _refuse(self, columns: Columns, error: InvalidInput | None = None) -> None:
-        """DRV-R13: raise what :meth:`feed` raises over these rows, from a copy of this
+        """DRV-D11: raise what :meth:`feed` raises over these rows, from a copy of this
         driver (this one stays as it was); ``error`` (the columnar mapping's) if it raises
         nothing."""
         probe = Driver.resume(self.algorithm, self.config, self.checkpoint())
