@@ -336,44 +336,69 @@ class Driver(Generic[C, S, I, O]):
             raise TypeError(f"{self.algorithm.name}: inputs_from_columns must map one input "
                             f"per row or run ({len(lasts)} expected, {len(inputs)} mapped)")
         self.held_rows = []
-        yield from self._step_batch(inputs, lasts, columns[3])
+        stepped = self._step_clocked if self._clocked else self._step_direct
+        yield from stepped(inputs, lasts, columns[3])
         self.held_rows = kept
 
-    def _step_batch(self, inputs: list[I], lasts: Sequence[int], arrivals: Sequence[int]
+    def _step_clocked(self, inputs: list[I], lasts: Sequence[int], arrivals: Sequence[int]
                     ) -> Iterator[Step[I, O]]:
-        """Step a batch's inputs as :meth:`feed_inputs` does (for a clocked machine the
-        ticks due at or before an input's clock fire before it, DRV-R3, and each timer an
-        output asks for is recorded once, DRV-R4; DRV-D3: the others read no clock). The
+        """Step a batch's inputs as :meth:`feed_inputs` does: the ticks due at or before
+        an input's clock are stepped before it, one at a time (a tick's own timer may fall
+        due too, DRV-R3), and each timer an output asks for is recorded once (DRV-R4). The
+        ticks are stepped in this loop rather than through :meth:`fire_until` (a generator
+        and a call per tick: the event-time batcher has nearly a tick per message). The
         state is kept in locals and written back at each yield, at a refused input (the
         state before it) and at the end; ``lasts`` gives each input's last row."""
-        advance, config, clocked = self.algorithm.machine.step, self.config, self._clocked
-        clock_of, timer_of = self.algorithm.feeding.clock_of, self.algorithm.feeding.timer_of
+        advance, config = self.algorithm.machine.step, self.config
+        feeding = self.algorithm.feeding
+        clock_of, timer_of, tick = feeding.clock_of, feeding.timer_of, feeding.tick
         timers, scheduled = self.timers, self._scheduled  # mutated in place, never rebound
-        push = heapq.heappush
+        push, pop = heapq.heappush, heapq.heappop
         state, index = self.state, self.index
         for item, last in zip(inputs, lasts, strict=True):
-            if clocked:
-                clock = clock_of(item)
-                if clock is not None and timers and timers[0] <= clock:
+            clock = clock_of(item)
+            current = item
+            while True:
+                if clock is not None and timers and timers[0] <= clock:  # DRV-R3
+                    due = pop(timers)
+                    scheduled.discard(due)
+                    current = tick(due)  # type: ignore[misc]  # clocked: tick is set
+                try:
+                    state, outputs = advance(config, state, current)
+                except BaseException:
                     self.state, self.index, self.arrival = state, index, arrivals[last]
-                    for step in self.fire_until(clock):
-                        if step[2]:
-                            yield step
-                    state, index = self.state, self.index
+                    raise
+                index += 1
+                if outputs:
+                    for output in outputs:
+                        instant = timer_of(output)
+                        if instant is not None and instant not in scheduled:  # DRV-R4
+                            scheduled.add(instant)
+                            push(timers, instant)
+                    # a consumer stopping at this yield leaves the driver after it
+                    self.state, self.index, self.arrival = state, index, arrivals[last]
+                    yield index - 1, current, outputs
+                if current is item:
+                    break
+                current = item
+        self.state, self.index = state, index
+        if lasts:
+            self.arrival = arrivals[lasts[-1]]
+
+    def _step_direct(self, inputs: list[I], lasts: Sequence[int], arrivals: Sequence[int]
+                     ) -> Iterator[Step[I, O]]:
+        """:meth:`_step_clocked` for a machine without a clock (DRV-D3), the Spark worker's
+        hot loop for ApproximateTime: one step per input, nothing else."""
+        advance, config = self.algorithm.machine.step, self.config
+        state, index = self.state, self.index
+        for item, last in zip(inputs, lasts, strict=True):
             try:
                 state, outputs = advance(config, state, item)
             except BaseException:
                 self.state, self.index, self.arrival = state, index, arrivals[last]
                 raise
             index += 1
-            if outputs:
-                if clocked:
-                    for output in outputs:
-                        instant = timer_of(output)
-                        if instant is not None and instant not in scheduled:  # DRV-R4
-                            scheduled.add(instant)
-                            push(timers, instant)
-                # a consumer stopping at this yield leaves the driver after it
+            if outputs:  # a consumer stopping at this yield leaves the driver after it
                 self.state, self.index, self.arrival = state, index, arrivals[last]
                 yield index - 1, item, outputs
         self.state, self.index = state, index
