@@ -1,18 +1,21 @@
-"""The driver alone over one robot's rows: a batch of columns mapped at once (DRV-R13)
-against the same rows fed as records (issue 35, target 3); no Spark, no accounting.
+"""The Spark worker's replay loop over one robot's rows: a batch of columns mapped at once
+(DRV-R13) against the same rows made records (issue 35, target 3); no Spark, no Arrow.
 
 One robot of the Spark benchmark's fleet (``timealign.spark.generate``), in batches of
-10,000 rows (Spark's default ``maxRecordsPerBatch``), driven by each algorithm's fast path:
+10,000 rows (Spark's default ``maxRecordsPerBatch``), run by each algorithm's fast path
+twice: with its columnar mapping (``columns``), and with the mapping removed from its
+``feeding`` (``records``: ``Driver.feed_columns`` then makes a ``Record`` per row and feeds
+those, as it did for the batchers before DRV-R13). Two layers, each measured both ways:
 
-- records: what ``Driver.feed_columns`` did for a machine without a columnar mapping (the
-  batchers before DRV-R13): a ``Record`` per row (``records_of``), then ``Driver.feed``,
-  keeping the steps with outputs;
-- columns: ``Driver.feed_columns`` (the columns checked at once, the machine's
-  ``inputs_from_columns``, the ticks fired between its inputs, a poll cut by a batch held).
+- driver: ``Driver.feed_columns`` over the batches, then ``finish``;
+- worker: ``SourceRun.feed_columns`` (the driver plus the accounting and the output rows,
+  SP-R6), then ``finish``: the worker's replay without Arrow in and out;
+- replay: ``timealign.spark.replay.replay`` over the batches as Arrow record batches (the
+  worker's whole Python half, ``columns_from_batches`` in, the combined output out).
 
-The rate-aware batcher runs twice: on the fleet's rows as the Spark benchmark generates them
-(no kind, no poll: every row a poll of its own, RB-D22) and with the kinds and polls of
-``tests/spark/machines.py`` (a poll per 100 ms of arrivals, about 20 rows each). Printed:
+The rate-aware batcher runs on the fleet's rows as the Spark benchmark generates them (no
+kind, no poll: every row a poll of its own, RB-D22) and with the kinds and polls of
+``tests/spark/machines.py`` (a poll per 100 ms of arrivals, about 14 rows each). Printed:
 CPU microseconds per row (one core, best of five, alternated), the ratio, the load average.
 
     .venv/bin/python benchmarks/bench_drive_columns.py [--seconds S]
@@ -21,7 +24,9 @@ CPU microseconds per row (one core, best of five, alternated), the ratio, the lo
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
+import itertools
 import math
 import os
 import tempfile
@@ -30,12 +35,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from timealign import registry
-from timealign.algorithm import Columns, records_of
+from timealign.algorithm import Algorithm, Columns
 from timealign.drive import Driver
+from timealign.spark import schema
 from timealign.spark.generate import Plan, generate
+from timealign.spark.outcomes import SourceRun
+from timealign.spark.replay import CHUNK, columns_from_batches, replay
 
 BATCH = 10_000
 ROUNDS = 5
@@ -65,6 +75,19 @@ def robot_columns(seconds: float, polled: bool) -> list[Columns]:
             for a in range(0, len(ids), BATCH)]
 
 
+def arrow_batch(columns: Columns, start: int) -> pa.RecordBatch:
+    """A batch of columns as the worker receives it (the input columns, then the order)."""
+    ids, topics, stamps, arrivals, kinds, polls = columns
+    count = len(ids)
+    return pa.RecordBatch.from_pydict({
+        "id": pa.array(ids, pa.string()), "topic": pa.array(topics, pa.string()),
+        "stamp": pa.array(stamps, pa.int64()), "arrival": pa.array(arrivals, pa.int64()),
+        "kind": pa.array(kinds or [None] * count, pa.string()),
+        "poll": pa.array(polls or [None] * count, pa.int64()),
+        schema.FILE: pa.array(["f"] * count), schema.POSITION: pa.array(
+            range(start, start + count), pa.int64())})
+
+
 def cpu(work: Callable[[], Any]) -> float:
     gc.collect()
     gc.disable()
@@ -77,30 +100,51 @@ def cpu(work: Callable[[], Any]) -> float:
 
 
 def measure(name: str, batches: list[Columns], label: str) -> None:
-    algorithm = registry.get(name).fast_path()
-    config = algorithm.codec.config_from_json(CONFIGS[name])
+    columnar = registry.get(name).fast_path()
+    ways = {"columns": columnar,
+            "records": attrs.evolve(columnar, feeding=attrs.evolve(
+                columnar.feeding, inputs_from_columns=None, column_runs=None))}
+    config = columnar.codec.config_from_json(CONFIGS[name])
     rows = sum(len(columns[0]) for columns in batches)
 
-    def by_records() -> list[Any]:
-        driver = Driver(algorithm, config)
-        steps = [step for columns in batches
-                 for step in driver.feed(records_of(columns)) if step[2]]
-        return steps + list(driver.finish())
+    def driver(algorithm: Algorithm[Any, Any, Any, Any]) -> Callable[[], list[Any]]:
+        def run() -> list[Any]:
+            driver = Driver(algorithm, config)
+            steps = [step for columns in batches for step in driver.feed_columns(columns, True)]
+            return steps + list(driver.finish())
+        return run
 
-    def by_columns() -> list[Any]:
-        driver = Driver(algorithm, config)
-        steps = [step for columns in batches for step in driver.feed_columns(columns, True)]
-        return steps + list(driver.finish())
+    def worker(algorithm: Algorithm[Any, Any, Any, Any]) -> Callable[[], object]:
+        def run() -> object:
+            source = SourceRun(algorithm, config, "robot")
+            collections.deque(source.feed_columns(batches, CHUNK, typed=True), maxlen=0)
+            source.finish()
+            return source.rows.take_parts()
+        return run
 
-    assert by_records() == by_columns()  # DRV-R13, before timing anything
-    best = {"records": math.inf, "columns": math.inf}
+    arrow = [arrow_batch(columns, start) for start, columns in
+             zip(itertools.accumulate((len(c[0]) for c in batches), initial=0), batches,
+                 strict=False)]
+
+    def replayed(algorithm: Algorithm[Any, Any, Any, Any]) -> Callable[[], object]:
+        def run() -> object:
+            return list(replay(algorithm, config, "robot",
+                               columns_from_batches("robot", iter(arrow))))
+        return run
+
+    layers: dict[str, Callable[[Algorithm[Any, Any, Any, Any]], Callable[[], object]]] = {
+        "driver": driver, "worker": worker, "replay": replayed}
+    for layer, make in layers.items():  # DRV-R13: the same, before timing anything
+        assert make(ways["columns"])() == make(ways["records"])(), (name, layer)
+    best = {(layer, way): math.inf for layer in layers for way in ways}
     for _ in range(ROUNDS):
-        best["records"] = min(best["records"], cpu(by_records))
-        best["columns"] = min(best["columns"], cpu(by_columns))
-    per_row = {way: seconds / rows * 1e6 for way, seconds in best.items()}
-    print(f"  {label:<38} {rows:>9,} rows  records {per_row['records']:5.2f} us/row  "
-          f"columns {per_row['columns']:5.2f} us/row  "
-          f"({best['records'] / best['columns']:.2f}x)", flush=True)
+        for (layer, way) in best:
+            best[layer, way] = min(best[layer, way], cpu(layers[layer](ways[way])))
+    for layer in layers:
+        records, columns = best[layer, "records"], best[layer, "columns"]
+        print(f"  {label:<40} {layer:<6} {rows:>7,} rows  records {records / rows * 1e6:5.2f}"
+              f" us/row  columns {columns / rows * 1e6:5.2f} us/row  ({records / columns:.2f}x)",
+              flush=True)
 
 
 def main() -> None:
