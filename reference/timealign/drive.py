@@ -296,8 +296,8 @@ class Driver(Generic[C, S, I, O]):
         if held:
             count = len(columns[3])
             columns = _joined(held, columns)
-            keys = [*map(feeding.record_run, held), *(itertools.repeat(None, count) if keys is None
-                                                      else keys)]
+            following = itertools.repeat(None, count) if keys is None else keys
+            keys = [*map(feeding.record_run, held), *following]
         elif keys is None:  # every row stands alone, none is held
             return columns, range(len(columns[3])), []
         tail = len(keys)
