@@ -43,6 +43,7 @@ HOOKS = {
     "config_from_json", "config_to_json", "input_from_json", "input_to_json",
     "output_to_json", "output_from_json",
     "inputs_from_records", "timer_of", "clock_of", "tick", "record_run", "inputs_from_columns",
+    "column_runs",
     "account", "accounts",
     "timeline_records", "slots_of", "flags_of",
     "check", "traces",
@@ -50,6 +51,7 @@ HOOKS = {
 
 #: Hooks that every registered algorithm of this reference fills beyond the required ones.
 FILLED = {"machine": ("config_type", "fast"), "codec": ("output_from_json",),
+          "feeding": ("inputs_from_columns",),
           "checks": ("check", "traces"), "pictures": ("timeline_records",)}
 
 
@@ -89,7 +91,8 @@ def test_drv_d10_hooks_sit_with_what_their_readers_use_together() -> None:
              for hook in _hooks(capability)}
     pairs = [("end", "step"), ("fast", "step"), ("config_type", "step"),
              ("output_from_json", "output_to_json"),
-             ("inputs_from_columns", "inputs_from_records"), ("accounts", "account"),
+             ("inputs_from_columns", "inputs_from_records"), ("column_runs", "record_run"),
+             ("accounts", "account"),
              ("traces", "check")]
     assert [where[a] == where[b] for a, b in pairs] == [True] * len(pairs), where
 

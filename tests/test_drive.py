@@ -190,7 +190,8 @@ def test_drv_r8_without_runs_a_cut_would_split_a_poll() -> None:
     records = poll_records([("camera", False, False, 1), ("lidar", False, False, 2)])
     whole = list(drive(RB, RB_CONFIG, records))
     assert chunked(RB, records, [1]) == whole
-    unruned = attrs.evolve(RB, feeding=attrs.evolve(RB.feeding, record_run=None))
+    unruned = attrs.evolve(RB, feeding=attrs.evolve(RB.feeding, record_run=None,
+                                                    column_runs=None))
     assert chunked(unruned, records, [1]) != whole
     driver = Driver(RB, RB_CONFIG)
     assert list(driver.feed(records)) == [] and driver.checkpoint().held_rows == tuple(records)

@@ -16,7 +16,7 @@ is what the no-loss checks and the Spark outcome table are built on.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import repeat
+from itertools import groupby, repeat
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -129,6 +129,22 @@ def records_of(columns: Columns) -> Iterator[Record]:
     ids, topics, stamps, arrivals, kinds, polls = columns
     return records(ids, topics, stamps, arrivals, repeat(None) if kinds is None else kinds,
                    repeat(None) if polls is None else polls)
+
+
+def run_ends(keys: Iterable[object]) -> list[int]:
+    """DRV-R8 over a batch's run keys (``Feeding.column_runs``): the index of the last row
+    of each run (consecutive rows with equal keys; a None key stands alone), a run's rows
+    counted at C speed."""
+    ends: list[int] = []
+    position = 0
+    for key, rows in groupby(keys):
+        size = len(list(rows))
+        if key is None:
+            ends.extend(range(position, position + size))
+        else:
+            ends.append(position + size - 1)
+        position += size
+    return ends
 
 
 def accounts_of(account: Callable[[Any], Account], outputs: Iterable[Any]) -> Accounts:
@@ -288,9 +304,14 @@ class Feeding(Generic[C, I, O]):
     batcher) receives ``tick`` inputs and asks for them with timer outputs: ``timer_of``,
     ``clock_of`` and ``tick`` say how to read and make those. ``inputs_from_columns(config,
     columns)`` is ``inputs_from_records`` over one batch of :data:`Columns` (the Spark
-    worker's rows, never records), set only for a mapping that reads one row per input of
-    an unclocked machine, as a list of those inputs, row for row; the tests check it
-    against ``inputs_from_records``, it is never a rule of its own.
+    worker's rows, never records) that holds whole runs only, as a list: an input per row,
+    or, with ``record_run``, an input per run of the batch, in order (DRV-R13). It may
+    assume the rows passed the driver's checks (DRV-R9, DRV-R1), and refuses a row that its
+    row form refuses (any ``InvalidInput``: the driver then finds the row form's error).
+    ``column_runs(columns)``, required with both ``record_run`` and ``inputs_from_columns``,
+    is ``record_run`` of each row of such a batch, row for row (``None``: every row stands
+    alone), for the driver to cut the batch into runs. The tests check both against their
+    row forms; neither is a rule of its own.
     """
 
     inputs_from_records: Callable[[C, Iterable[Record]], Iterator[I]]
@@ -299,15 +320,16 @@ class Feeding(Generic[C, I, O]):
     tick: Callable[[int], I] | None = None
     record_run: Callable[[Record], object] | None = None
     inputs_from_columns: Callable[[C, Columns], list[I]] | None = None
+    column_runs: Callable[[Columns], Sequence[object] | None] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.tick is None and (self.timer_of is not _no_timer or self.clock_of is not _no_clock):
             raise TypeError("timer_of and clock_of need a tick input")
-        if self.inputs_from_columns is not None and (self.record_run is not None
-                                                     or self.tick is not None):
-            # one row per input, and no timers to fire between them (Driver.feed_columns)
-            raise TypeError("inputs_from_columns maps one row per input of an unclocked "
-                            "machine")
+        if (self.column_runs is not None) != (self.inputs_from_columns is not None
+                                              and self.record_run is not None):
+            # DRV-R13: the driver cuts a batch into whole runs before the mapping reads it
+            raise TypeError("column_runs goes with record_run and inputs_from_columns: a "
+                            "columnar mapping of runs needs the runs of a batch")
 
     @property
     def clocked(self) -> bool:

@@ -23,7 +23,18 @@ from typing import Any, Generic
 
 import attrs
 
-from timealign.algorithm import Algorithm, C, Columns, I, O, Record, S, check_config, records_of
+from timealign.algorithm import (
+    Algorithm,
+    C,
+    Columns,
+    I,
+    O,
+    Record,
+    S,
+    check_config,
+    records_of,
+    run_ends,
+)
 from timealign.errors import INT64_MAX, InvalidInput, foreign_state, require, require_ns
 
 Step = tuple[int, I, tuple[O, ...]]
@@ -77,6 +88,23 @@ def columns_pass(columns: Columns, previous: int | None, typed: bool = False) ->
             and (not arrivals or (arrivals[0] >= 0 and arrivals[-1] <= INT64_MAX
                                   and (previous is None or previous <= arrivals[0])))
             and (not stamps or (min(stamps) >= 0 and (typed or max(stamps) <= INT64_MAX))))
+
+
+def _joined(held: Sequence[Record], columns: Columns) -> Columns:
+    """The held rows (DRV-R8) in front of a batch of columns."""
+    ids, topics, stamps, arrivals, kinds, polls = columns
+    count = len(arrivals)
+    return ([r.id for r in held] + list(ids), [r.topic for r in held] + list(topics),
+            [r.stamp for r in held] + list(stamps), [r.arrival for r in held] + list(arrivals),
+            [r.kind for r in held] + (list(kinds) if kinds is not None else [None] * count),
+            [r.poll for r in held] + (list(polls) if polls is not None else [None] * count))
+
+
+def _sliced(columns: Columns, start: int, stop: int | None) -> Columns:
+    ids, topics, stamps, arrivals, kinds, polls = columns
+    return (ids[start:stop], topics[start:stop], stamps[start:stop], arrivals[start:stop],
+            None if kinds is None else kinds[start:stop],
+            None if polls is None else polls[start:stop])
 
 
 @attrs.frozen
@@ -222,12 +250,15 @@ class Driver(Generic[C, S, I, O]):
         """:meth:`feed` over one batch of rows given as columns (in arrival order), yielding
         only the steps with outputs (a columnar consumer has nothing to do for the others).
 
-        When the machine maps one row per input (``inputs_from_columns``, only ever set for
-        an unclocked machine, so no timer fires between the inputs), DRV-R9 and DRV-R1
-        are checked on the whole columns (:func:`columns_pass`; a batch that fails goes row
-        by row through :meth:`_in_order`, which raises for the first bad row, naming its
-        field) and the batch is mapped at once; while a step is yielded, :attr:`arrival` is
-        the arrival of its input's row, as when rows are mapped one by one (SP-R8 reads it).
+        When the machine has a columnar mapping (``inputs_from_columns``), the batch is
+        mapped at once (DRV-R13): DRV-R9 and DRV-R1 are checked on the whole columns
+        (:func:`columns_pass`), a run-reading machine's held rows are put in front and its
+        trailing run is held back as records (DRV-R8), and the inputs are stepped with the
+        ticks due before each (DRV-R3, DRV-R4) as :meth:`feed_inputs` delivers them. While a
+        step is yielded, :attr:`arrival` is the arrival of its input's last row, as when
+        rows are mapped one by one (SP-R8 reads it). A batch that fails the checks or that
+        the mapping refuses is refused whole: the row path's error, found by feeding its
+        rows to a copy of this driver, and this driver as it was before the batch.
         Otherwise the rows are fed as records (:meth:`feed`). ``typed``: see
         :func:`columns_pass`."""
         from_columns = self.algorithm.feeding.inputs_from_columns
@@ -235,35 +266,144 @@ class Driver(Generic[C, S, I, O]):
             return (step for step in self.feed(records_of(columns)) if step[2])
         return self._feed_columns(from_columns, columns, typed)
 
+    def _refuse(self, columns: Columns, error: InvalidInput | None = None) -> None:
+        """DRV-D11: raise what :meth:`feed` raises over these rows, from a copy of this
+        driver (this one stays as it was); ``error`` (the columnar mapping's) if it raises
+        nothing."""
+        probe = Driver.resume(self.algorithm, self.config, self.checkpoint())
+        for _ in probe.feed(records_of(columns)):
+            pass
+        if error is not None:
+            raise error
+
+    def _held_in_order(self) -> bool:
+        """DRV-R1 over the held rows (a chunk fed as records holds its rows unchecked)."""
+        previous = self.arrival
+        for record in self.held_rows:
+            if previous is not None and record.arrival < previous:
+                return False
+            previous = record.arrival
+        return True
+
+    def _whole_runs(self, columns: Columns) -> tuple[Columns, Sequence[int], list[Record]]:
+        """DRV-R8 over a batch: the held rows and the batch's rows but its trailing run (the
+        rows to map, whole runs only), the index of each run's last row among them, and
+        the trailing run to hold (as records: they belong to the checkpoint, DRV-R6)."""
+        feeding = self.algorithm.feeding
+        assert feeding.column_runs is not None and feeding.record_run is not None
+        keys = feeding.column_runs(columns)
+        held = self.held_rows
+        if held:
+            count = len(columns[3])
+            columns = _joined(held, columns)
+            following = itertools.repeat(None, count) if keys is None else keys
+            keys = [*map(feeding.record_run, held), *following]
+        elif keys is None:  # every row stands alone, none is held
+            return columns, range(len(columns[3])), []
+        tail = len(keys)
+        last = keys[-1]
+        if last is not None:  # the trailing run may continue in the next batch
+            tail -= 1
+            while tail and keys[tail - 1] == last:
+                tail -= 1
+        kept: list[Record] = []
+        if tail < len(keys):
+            kept = list(records_of(_sliced(columns, tail, None)))
+            columns, keys = _sliced(columns, 0, tail), keys[:tail]
+        return columns, run_ends(keys), kept
+
     def _feed_columns(self, from_columns: Any, columns: Columns, typed: bool
                       ) -> Iterator[Step[I, O]]:
-        arrivals = columns[3]
-        if not arrivals:
+        if not columns[3]:
             return
-        if not columns_pass(columns, self.arrival, typed):
-            for _ in self._in_order(records_of(columns)):  # raises for the first bad row
-                pass
-        inputs: list[I] = from_columns(self.config, columns)  # an unclocked machine's
-        if len(inputs) != len(arrivals):
-            raise TypeError(f"{self.algorithm.name}: inputs_from_columns must map one row "
-                            f"per input ({len(arrivals)} rows, {len(inputs)} inputs)")
+        held = self.held_rows
+        if not (columns_pass(columns, held[-1].arrival if held else self.arrival, typed)
+                and self._held_in_order()):
+            self._refuse(columns)  # raises for the first bad row, as feed does
+        batch, runs = columns, self.algorithm.feeding.column_runs
+        lasts: Sequence[int]
+        if runs is None:
+            kept: list[Record] = []
+            lasts = range(len(columns[3]))
+        else:
+            columns, lasts, kept = self._whole_runs(columns)
+        try:
+            inputs: list[I] = from_columns(self.config, columns) if lasts else []
+        except InvalidInput as error:  # a row the mapping refuses: the row path's error
+            self._refuse(batch, error)
+            raise
+        if len(inputs) != len(lasts):
+            raise TypeError(f"{self.algorithm.name}: inputs_from_columns must map one input "
+                            f"per row or run ({len(lasts)} expected, {len(inputs)} mapped)")
+        self.held_rows = []
+        stepped = self._step_clocked if self._clocked else self._step_direct
+        yield from stepped(inputs, lasts, columns[3])
+        self.held_rows = kept
+
+    def _step_clocked(self, inputs: list[I], lasts: Sequence[int], arrivals: Sequence[int]
+                    ) -> Iterator[Step[I, O]]:
+        """Step a batch's inputs as :meth:`feed_inputs` does: the ticks due at or before
+        an input's clock are stepped before it, one at a time (a tick's own timer may fall
+        due too, DRV-R3), and each timer an output asks for is recorded once (DRV-R4). The
+        ticks are stepped in this loop rather than through :meth:`fire_until` (a generator
+        and a call per tick: the event-time batcher has nearly a tick per message). The
+        state is kept in locals and written back at each yield, at a refused input (the
+        state before it) and at the end; ``lasts`` gives each input's last row."""
         advance, config = self.algorithm.machine.step, self.config
-        state = self.state
-        start = self.index
-        for index, item in enumerate(inputs, start):
+        feeding = self.algorithm.feeding
+        clock_of, timer_of, tick = feeding.clock_of, feeding.timer_of, feeding.tick
+        timers, scheduled = self.timers, self._scheduled  # mutated in place, never rebound
+        push, pop = heapq.heappush, heapq.heappop
+        state, index = self.state, self.index
+        for item, last in zip(inputs, lasts, strict=True):
+            clock = clock_of(item)
+            current = item
+            while True:
+                if clock is not None and timers and timers[0] <= clock:  # DRV-R3
+                    due = pop(timers)
+                    scheduled.discard(due)
+                    current = tick(due)  # type: ignore[misc]  # clocked: tick is set
+                try:
+                    state, outputs = advance(config, state, current)
+                except BaseException:
+                    self.state, self.index, self.arrival = state, index, arrivals[last]
+                    raise
+                index += 1
+                if outputs:
+                    for output in outputs:
+                        instant = timer_of(output)
+                        if instant is not None and instant not in scheduled:  # DRV-R4
+                            scheduled.add(instant)
+                            push(timers, instant)
+                    # a consumer stopping at this yield leaves the driver after it
+                    self.state, self.index, self.arrival = state, index, arrivals[last]
+                    yield index - 1, current, outputs
+                if current is item:
+                    break
+                current = item
+        self.state, self.index = state, index
+        if lasts:
+            self.arrival = arrivals[lasts[-1]]
+
+    def _step_direct(self, inputs: list[I], lasts: Sequence[int], arrivals: Sequence[int]
+                     ) -> Iterator[Step[I, O]]:
+        """:meth:`_step_clocked` for a machine without a clock (DRV-D3), the Spark worker's
+        hot loop for ApproximateTime: one step per input, nothing else."""
+        advance, config = self.algorithm.machine.step, self.config
+        state, index = self.state, self.index
+        for item, last in zip(inputs, lasts, strict=True):
             try:
                 state, outputs = advance(config, state, item)
-            except BaseException:  # the driver keeps the state before the input refused
-                self.state, self.index = state, index
-                if index > start:
-                    self.arrival = arrivals[index - start - 1]
+            except BaseException:
+                self.state, self.index, self.arrival = state, index, arrivals[last]
                 raise
+            index += 1
             if outputs:  # a consumer stopping at this yield leaves the driver after it
-                self.state, self.index = state, index + 1
-                self.arrival = arrivals[index - start]
-                yield index, item, outputs
-        self.state, self.index = state, start + len(inputs)
-        self.arrival = arrivals[-1]
+                self.state, self.index, self.arrival = state, index, arrivals[last]
+                yield index - 1, item, outputs
+        self.state, self.index = state, index
+        if lasts:
+            self.arrival = arrivals[lasts[-1]]
 
     def _runs(self, records: Iterable[Record]) -> Iterator[list[Record]]:
         """DRV-R8: the held rows and ``records`` as whole runs; the trailing run is held."""

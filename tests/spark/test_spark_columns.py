@@ -294,13 +294,3 @@ def test_sp_r3_replay_of_arrow_batches_equals_the_row_path(fleet_records: list[R
     for name in ("groups", "outcomes"):
         assert got.filter(pc.equal(got["table"], name)).to_pylist() == \
             expected.filter(pc.equal(expected["table"], name)).to_pylist()
-
-
-def test_drv_r2_columns_only_for_unclocked_one_row_machines() -> None:
-    """DRV-R2, DRV-R3: the columnar mapping is refused on a machine that reads several rows
-    per input (``record_run``) or a clock (ticks and timers fire between inputs), so the
-    driver's columnar path never has timers to fire."""
-    eb = registry.get("event_time_batcher")
-    assert eb.feeding.clocked
-    with pytest.raises(TypeError, match="unclocked"):
-        attrs.evolve(eb.feeding, inputs_from_columns=lambda config, columns: [])

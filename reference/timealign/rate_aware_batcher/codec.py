@@ -11,14 +11,30 @@ optional),
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
-from timealign.algorithm import JSON, Account, Grouped, Record, Slots, settled
+import attrs
+
+from timealign.algorithm import (
+    JSON,
+    Account,
+    Columns,
+    Grouped,
+    Record,
+    Slots,
+    records_of,
+    run_ends,
+    settled,
+    slot_setters,
+)
 from timealign.errors import InvalidInput, output_fields, require
 from timealign.rate_aware_batcher.grid import slot_instants
 from timealign.rate_aware_batcher.model import (
     CARD,
+    STREAM_KINDS,
     Batch,
     Config,
     End,
@@ -169,6 +185,53 @@ def inputs_from_records(_config: Config, records: Iterable[Record]) -> Iterator[
         arrival = record.arrival
     if current:
         yield Poll(tuple(current), arrival)
+
+
+def poll_runs(columns: Columns) -> Sequence[int | None] | None:
+    """:func:`poll_of` of each row of a batch of columns (DRV-R13): its poll column."""
+    return columns[5]
+
+
+_KNOWN_KINDS = frozenset(STREAM_KINDS)
+_set_kind, _set_name, _set_timestamp, _set_polled_id = slot_setters(
+    Polled, ("kind", "name", "timestamp", "id"))
+# A poll is built by slot too: its converters check a tuple of messages and a clock reading
+# (RB-D3, RB-R18), which the mapping below builds from checked rows only.
+if [field.name for field in attrs.fields(Poll)] != ["messages", "now"]:
+    raise TypeError(f"Poll is built by slot: its fields changed ({attrs.fields(Poll)})")
+_set_messages, _set_now = Poll.__dict__["messages"].__set__, Poll.__dict__["now"].__set__
+
+
+def inputs_from_columns(config: Config, columns: Columns) -> list[Input]:
+    """:func:`inputs_from_records` over one batch of whole polls given as columns
+    (DRV-R13): a message per row, built by filling its slots column by column, then a poll
+    per run of rows (:func:`timealign.algorithm.run_ends`; ``now`` the arrival of its last
+    row, RB-D19). The driver has checked the rows' types and times (DRV-R9), so only RB-D3's
+    kinds and non-empty ids are left to test; a batch with another goes through the row
+    mapping, which raises RB-D3 for the first such row."""
+    ids, names, stamps, arrivals, kinds, polls = columns
+    count = len(ids)
+    named: Iterable[Any] = repeat(UNKNOWN_KIND, count)
+    if kinds is not None:
+        named = [UNKNOWN_KIND if kind is None else kind for kind in kinds] \
+            if None in kinds else kinds  # RB-D22
+    if not ((kinds is None or _KNOWN_KINDS.issuperset(named)) and all(ids)):
+        return list(inputs_from_records(config, records_of(columns)))  # raises RB-D3
+    messages: list[Polled] = list(map(object.__new__, repeat(Polled, count)))
+    deque(map(_set_kind, messages, named), 0)
+    deque(map(_set_name, messages, names), 0)
+    deque(map(_set_timestamp, messages, stamps), 0)
+    deque(map(_set_polled_id, messages, ids), 0)
+    new = object.__new__
+    made: list[Input] = []
+    start = 0
+    for last in range(count) if polls is None else run_ends(polls):
+        poll = new(Poll)
+        _set_messages(poll, tuple(messages[start:last + 1]))
+        _set_now(poll, arrivals[last])
+        made.append(poll)
+        start = last + 1
+    return made
 
 
 def timeline_records(_config: Config, item: Input) -> tuple[Record, ...]:
