@@ -298,18 +298,20 @@ def step(config: object, state: object,
     if params is None or params.config is not config:
         params = _Params(config)
     # AT-R2 with exact type tests (they also rule out bools); for two ints,
-    # ``(topic | when) >> 63 == 0`` holds exactly when both are in [0, INT64_MAX]. The
-    # fields are read through an untyped view: compiled (mypyc), reading a field declared
-    # ``int`` checks its type and would raise TypeError before AT-R2 could name the field.
+    # ``(topic | stamp) >> 63 == 0`` holds exactly when both are in [0, INT64_MAX] (-1
+    # stands for a field of the wrong type). The fields are read through an untyped view:
+    # compiled (mypyc), reading a field declared ``int`` checks its type and would raise
+    # TypeError before AT-R2 could name the field. Each is converted to a machine integer
+    # once, into ``i`` and ``stamp`` (compiled, every use of an ``object`` narrowed by
+    # ``type(x) is int`` converts it again).
     fields: Any = item
     topic: object = fields.topic
     when: object = fields.stamp
     boxed: Any = when  # kept as it came: the stamp lists hold the message's own int
     name: object = fields.id
-    if (type(topic) is int and type(when) is int and not (topic | when) >> 63
-            and topic < params.topics and type(name) is str and name):
-        i, stamp = topic, when
-    else:
+    i = topic if type(topic) is int else -1
+    stamp = when if type(when) is int else -1
+    if (i | stamp) >> 63 or i >= params.topics or type(name) is not str or not name:
         check_message(config, item)  # raises AT-R2
         raise AssertionError(f"AT-R2 accepted {item!r}")  # pragma: no cover
     if stamp > params.short and stamp > params.latest[i]:
