@@ -21,7 +21,9 @@ whole Spark process tree; and the load average at the job's start and end (``loa
 (``benchmarks/README.md``). On 2 cores
 ``local[1]`` already uses both (the JVM task and its Python worker run side by side), so
 wall-clock ratios between masters say little; the CPU per row does. Each session first
-runs both paths on 20k rows, so that start-up and JIT compilation stay out of the figures.
+runs both paths on ``--warm`` rows (20k by default), so that start-up and JIT compilation
+stay out of the figures; 20k rows is not enough for the JIT (the first measured job then
+costs up to 1.6 times the third), so comparisons and target runs pass a larger ``--warm``.
 The targets of the per-file path (issue 35) are checked at the end, for every size.
 
     python benchmarks/bench_spark.py                      # quick: 200k messages, 100 sources
@@ -45,6 +47,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -241,15 +244,52 @@ def heap_peak(spark: Any, reset: bool = False) -> tuple[int, int]:
     return peak, management.getMemoryMXBean().getHeapMemoryUsage().getMax()
 
 
+@attrs.frozen
+class Variant:
+    """A variant of the per-file job, for ``--tasks-per-core``, ``--open-cost`` and
+    ``--arrow-batch`` (SP-D24, SP-D25): the replay's tasks per core (``coalesce``,
+    :data:`timealign.spark.per_file.TASKS_PER_CORE`), the file scans'
+    ``spark.sql.files.openCostInBytes`` outside the replay (the census's hash count and the
+    reconcile's read) and ``spark.sql.execution.arrow.maxRecordsPerBatch``; None: the
+    code's own."""
+
+    tasks_per_core: int | None = None
+    open_cost: str | None = None
+    arrow_batch: str | None = None
+
+    def label(self) -> str:
+        """The path's name in the printed lines: ``per-file``, with what differs."""
+        return " ".join(["per-file",
+                         *([f"t{self.tasks_per_core}"] if self.tasks_per_core else []),
+                         *([f"oc{self.open_cost}"] if self.open_cost else []),
+                         *([f"ab{self.arrow_batch}"] if self.arrow_batch else [])])
+
+    @contextmanager
+    def applied(self, spark: Any) -> Iterator[None]:
+        from timealign.spark import per_file
+        from timealign.spark.batch import session_conf
+
+        before = per_file.TASKS_PER_CORE
+        per_file.TASKS_PER_CORE = self.tasks_per_core or before
+        settings = {key: value for key, value in (
+            ("spark.sql.files.openCostInBytes", self.open_cost),
+            ("spark.sql.execution.arrow.maxRecordsPerBatch", self.arrow_batch)) if value}
+        try:
+            with session_conf(spark, settings):
+                yield
+        finally:
+            per_file.TASKS_PER_CORE = before
+
+
 def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output: str,
-              per_file: bool) -> dict[str, Any]:
+              per_file: bool, variant: Variant = Variant()) -> dict[str, Any]:
     """(b): the batch job end to end on ``spark``."""
     from timealign.spark.batch import run_batch
 
     algorithm = registry.get(algorithm_name)
     load, clock = os.getloadavg()[0], time.strftime("%H:%M", time.gmtime())
     heap_peak(spark, reset=True)
-    with Sampler() as sampler:
+    with Sampler() as sampler, variant.applied(spark):
         phases = Phases(sampler)
         started = time.perf_counter()
         result = run_batch(spark, algorithm, algorithm.codec.config_from_json(config), folder,
@@ -398,6 +438,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table-from", nargs="+", metavar="RESULTS",
                         help="print the growth table from the results.jsonl of earlier runs "
                              "(each run appends its cells to WORKDIR/results.jsonl)")
+    parser.add_argument("--tasks-per-core", nargs="+", type=int, default=[None],
+                        help="run the per-file path with each of these replay tasks per "
+                             "core (default: the code's, 2; SP-D24)")
+    parser.add_argument("--open-cost", nargs="+", default=[None],
+                        help="run the per-file path with each of these "
+                             "spark.sql.files.openCostInBytes for the scans outside the "
+                             "replay, e.g. 4m 0 (default: Spark's, 4m; SP-D24)")
+    parser.add_argument("--arrow-batch", nargs="+", default=[None],
+                        help="run the per-file path with each of these "
+                             "spark.sql.execution.arrow.maxRecordsPerBatch (default: the "
+                             "code's)")
+    parser.add_argument("--warm", default="20k:10",
+                        help="MESSAGES:SOURCES of each session's warm-up job per path, run "
+                             "before the measured ones (default 20k:10; the JVM's JIT still "
+                             "compiles during the first measured jobs after it: see "
+                             "benchmarks/README.md, \"Many small files in one task\")")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.table_from:
@@ -439,8 +495,13 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER, flush=True)
     results: dict[tuple[str, str, str], dict[str, Any]] = {}
     warm = {"shuffled": base / "warm-mixed", "per-file": base / "warm-robots"}
-    generate(Plan.for_messages(20_000, 10), warm["shuffled"])
-    generate(Plan.for_messages(20_000, 10, per_robot=True), warm["per-file"])
+    warm_messages, warm_sources = parse_size(args.warm)
+    generate(Plan.for_messages(warm_messages, warm_sources), warm["shuffled"])
+    generate(Plan.for_messages(warm_messages, warm_sources, per_robot=True), warm["per-file"])
+    runs = [(path, variant) for path in args.paths
+            for variant in ([Variant(t, c, b) for t in args.tasks_per_core
+                             for c in args.open_cost for b in args.arrow_batch]
+                            if path == "per-file" else [Variant()])]
     try:
         for master in args.masters:
             spark = masters.session(master)
@@ -450,14 +511,15 @@ def main(argv: list[str] | None = None) -> int:
             for size in args.sizes:
                 _, sources = parse_size(size)
                 replay = replays[size]
-                for path in args.paths:
+                for path, variant in runs:
                     job = spark_job(spark, args.algorithm, config, str(data[size][path]),
-                                    str(base / "out"), path == "per-file")
+                                    str(base / "out"), path == "per-file", variant)
                     assert job["rows"] == replay["rows"]
-                    results[(size, master, path)] = job
-                    print(line(sources, master, path, job, replay), flush=True)
+                    label = variant.label() if path == "per-file" else path
+                    results[(size, master, label)] = job
+                    print(line(sources, master, label, job, replay), flush=True)
                     with open(base / "results.jsonl", "a") as log:
-                        log.write(json.dumps({"size": size, "master": master, "path": path,
+                        log.write(json.dumps({"size": size, "master": master, "path": label,
                                               "job": job, "replay": replay}) + "\n")
                     print("    CPU us/row by phase (JVM+Python): " + ", ".join(
                         f"{name} {jvm / job['rows'] * 1e6:.1f}+{py / job['rows'] * 1e6:.1f}"
@@ -488,14 +550,15 @@ def targets(sizes: list[str], replays: dict[str, dict[str, Any]],
         per_row = replay["cpu"] / replay["rows"]
         ceiling = cpu_target(sources)
         for (at, master, path), job in sorted(results.items()):
-            if at != size or path != "per-file":
+            if at != size or not path.startswith("per-file"):
                 continue
             ratio = (job["jvm_cpu"] + job["python_cpu"]) / job["rows"] / per_row
-            print(f"  {master}: CPU per row {ratio:.2f}x replay's (target <= {ceiling}): "
+            label = f"{master}, {path}" if path != "per-file" else master
+            print(f"  {label}: CPU per row {ratio:.2f}x replay's (target <= {ceiling}): "
                   f"{'met' if ratio <= ceiling else 'NOT met'}")
             if master == "local[2]" and sources > 1:
                 speed = replay["seconds"] / job["seconds"]
-                print(f"  local[2]: {speed:.2f}x plain replay's speed (target >= 1.0): "
+                print(f"  {label}: {speed:.2f}x plain replay's speed (target >= 1.0): "
                       f"{'met' if speed >= 1.0 else 'NOT met'}")
     peaks = {at: job["worker_peak_bytes"] for (at, master, path), job in results.items()
              if master == "local[2]" and path == "per-file"}

@@ -18,12 +18,20 @@ from timealign.algorithm import Fast
 from timealign.cli import main
 from timealign.errors import InvalidInput
 from timealign.spark import schema
-from timealign.spark.batch import run_batch
+from timealign.spark.batch import run_batch, session_conf
 from timealign.spark.census import Census
 from timealign.spark.failures import OrderError
 from timealign.spark.generate import Plan
 from timealign.spark.outcomes import DuplicateIdError, LossError
-from timealign.spark.per_file import CENSUS, FileTally, checked, file_pieces
+from timealign.spark.per_file import (
+    CENSUS,
+    ONE_FILE_PER_TASK,
+    TASKS_PER_CORE,
+    FileTally,
+    checked,
+    file_pieces,
+    replay_files_frame,
+)
 
 REAL = next((c for c in CASES if c.name == "approximate_time"), CASES[0])
 
@@ -238,3 +246,26 @@ def test_sp_d23_the_per_file_census_comes_from_the_replay(
     with pytest.raises(InvalidInput, match="every source must be in one file") as caught:
         census.take_files([*rows, {**rows[1], "file": "r3.parquet"}], 8)  # r2 in two files
     assert (caught.value.rule, caught.value.value) == ("SP-R18", "r2")
+
+
+def test_sp_d24_sp_r18_whole_files_packed_into_two_tasks_per_core(
+        spark: SparkSession, robot_files: Path) -> None:
+    """SP-D24, SP-R18: the replay's scan reads each file as one partition, and ``coalesce``
+    packs those into two tasks per core, each file whole in one of them (its census row
+    once, counting all its rows); the census's scan keeps Spark's packing by bytes."""
+    rows = schema.read_input(spark, str(robot_files), "parquet", schema.ColumnMap(),
+                             source_from_file=True)
+    files = len(list(robot_files.glob("*.parquet")))
+    tasks = TASKS_PER_CORE * spark.sparkContext.defaultParallelism
+    assert (TASKS_PER_CORE, files) == (2, 12) and tasks < files
+    # a new frame each time: a frame's rdd, planned once, is kept with it
+    assert rows.select("*").rdd.getNumPartitions() < files  # packed by bytes
+    with session_conf(spark, ONE_FILE_PER_TASK):
+        assert rows.select("*").rdd.getNumPartitions() == files
+        replayed = replay_files_frame(rows, REAL.algorithm, REAL.config)
+        assert replayed.rdd.getNumPartitions() == tasks
+        census = replayed.where(replayed["table"] == CENSUS).select("id", "input").collect()
+    per_file = {Path(r["id"]).name: r["input"] for r in census}
+    assert len(census) == len(per_file) == files
+    assert per_file == {p.name: pq.read_metadata(p).num_rows
+                        for p in robot_files.glob("*.parquet")}

@@ -45,6 +45,9 @@ ONE_FILE_PER_TASK: dict[str, str] = {
 #: flag, ``--sources-per-file`` (the caller's words, as BAG-R15 for the bag reader).
 PER_FILE = "per_file=True"
 
+#: Replay tasks per core of the per-file path (``coalesce``; SP-D24 says why this many).
+TASKS_PER_CORE = 2
+
 
 def file_disordered(source: str, batch: pa.RecordBatch, row: int,
                     previous: tuple[Any, ...] | None, option: str = PER_FILE) -> str:
@@ -184,14 +187,14 @@ def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any]
     read, on the algorithm's fast path (as :func:`timealign.spark.batch.run_sources`): no
     shuffle, no sort. The session must read one file per scan partition
     (:data:`ONE_FILE_PER_TASK`) while the frame is computed; ``coalesce`` then gives each of
-    ``tasks`` tasks (default: two per core) several whole files, one after the other, so
-    that a thousand small files do not cost a thousand tasks, Python runs and output files
-    (see benchmarks/README.md, "The per-file path"). ``dense`` false: the rows are a ROS
-    bag data source's, one partition per bag, whose positions may have gaps
-    (:func:`checked`). ``option``: how the caller named the per-file path, for errors.
+    ``tasks`` tasks (default: :data:`TASKS_PER_CORE` per core) several whole files, one
+    after the other, so that a thousand small files do not cost a thousand tasks, Python
+    runs and output files (SP-D24; benchmarks/README.md, "The per-file path"). ``dense``
+    false: the rows are a ROS bag data source's, one partition per bag, whose positions may
+    have gaps (:func:`checked`). ``option``: how the caller named the per-file path, for errors.
     Besides the two tables' rows, the frame holds one :data:`CENSUS` row per file
     (:class:`FileTally`), which neither table takes."""
-    count = tasks or 2 * rows.sparkSession.sparkContext.defaultParallelism
+    count = tasks or TASKS_PER_CORE * rows.sparkSession.sparkContext.defaultParallelism
     return rows.coalesce(count).mapInArrow(
         replay_files_function(algorithm.fast_path(), config, dense, option, topics),
         schema.COMBINED)
