@@ -84,6 +84,7 @@ def bare_step(algorithm: AnyAlgorithm, config: Config, records: list[Record]) ->
     """CPU seconds of ``step`` over the stream, inputs built inside the loop, a tick every
     10 ms of processing time."""
     step = algorithm.machine.step
+    gc.collect()  # as before the driver's runs: no garbage of an earlier run timed here
     started = time.process_time()
     state = algorithm.machine.initial(config)
     now = 0
@@ -219,6 +220,10 @@ def main() -> int:
     run: list[Any] = []
     for _ in range(ROUNDS):
         for name, algorithm in implementations:
+            # the previous kept run (about a million tracked objects) would otherwise stay
+            # alive through the next measurements, and every full collection in them would
+            # traverse it: the later builds' figures, the driver's most, paid for it
+            run = []
             bare[name] = min(bare.get(name, math.inf), bare_step(algorithm, config, records))
             alone[name] = min(alone.get(name, math.inf), step_alone(algorithm, config, inputs))
             under[name] = min(under.get(name, math.inf), streamed(algorithm, config, records))
