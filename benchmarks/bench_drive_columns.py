@@ -29,6 +29,7 @@ import gc
 import itertools
 import math
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -47,16 +48,11 @@ from timealign.spark.generate import Plan, generate
 from timealign.spark.outcomes import SourceRun
 from timealign.spark.replay import CHUNK, columns_from_batches, replay
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the Spark tests' machines
+from tests.spark.machines import KINDS, POLL_NS, REAL_CONFIGS
+
 BATCH = 10_000
 ROUNDS = 5
-CONFIGS: dict[str, dict[str, Any]] = {  # tests/spark/machines.py's, tuned to the fleet
-    "approximate_time": {"topics": ["camera", "lidar", "imu"], "queue_size": 30,
-                         "max_interval_duration": 40_000_000},
-    "event_time_batcher": {"batching_window": 100_000_000, "max_message_delay": 50_000_000},
-    "rate_aware_batcher": {"batch_length_s": 0.5},
-}
-KINDS = {"camera": "area_detector", "lidar": "detector_events", "imu": "log"}
-POLL_NS = 100_000_000
 
 
 def robot_columns(seconds: float, polled: bool) -> list[Columns]:
@@ -104,7 +100,7 @@ def measure(name: str, batches: list[Columns], label: str) -> None:
     ways = {"columns": columnar,
             "records": attrs.evolve(columnar, feeding=attrs.evolve(
                 columnar.feeding, inputs_from_columns=None, column_runs=None))}
-    config = columnar.codec.config_from_json(CONFIGS[name])
+    config = columnar.codec.config_from_json(REAL_CONFIGS[name])
     rows = sum(len(columns[0]) for columns in batches)
 
     def driver(algorithm: Algorithm[Any, Any, Any, Any]) -> Callable[[], list[Any]]:
