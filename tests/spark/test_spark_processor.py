@@ -12,7 +12,7 @@ from timealign import registry
 from timealign.algorithm import Record
 from timealign.spark.checkpoint_codec import StateCodec
 from timealign.spark.outcomes import SourceRun
-from timealign.spark.streaming import READ, STATE_NAME, TICK_KIND, MachineProcessor
+from timealign.spark.streaming import STATE_NAME, TICK_KIND, MachineProcessor
 
 CONFIG = PairsConfig(window=5, timeout=10_000_000)  # 10 ms
 
@@ -104,6 +104,8 @@ def test_sp_r33_a_call_counts_the_rows_it_read_not_the_ticks() -> None:
     rows it was given, tick rows (MQ-R8) left out; a call of tick rows only adds none. The
     micro-batch line adds them up, so it counts the rows the machines read, not Spark's
     input rows (which counted tick rows, and a source read twice)."""
+    from timealign.spark.streaming import READ
+
     tester = TwsTester(MachineProcessor(TIMED_PAIRS, CONFIG, tick_rows=True))
     rows = frame(("a", "x", 0, 1_000_000), ("t1", "", 0, 2_000_000), ("b", "y", 1, 3_000_000))
     rows.loc[1, "kind"] = TICK_KIND

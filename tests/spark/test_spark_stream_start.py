@@ -14,7 +14,6 @@ import pytest
 
 from tests.spark.machines import REAL_CONFIGS
 from timealign.spark.schema import ColumnMap
-from timealign.spark.streaming import first_files
 
 CONFIG = json.dumps(REAL_CONFIGS["approximate_time"])
 
@@ -23,6 +22,8 @@ def test_sp_r61_an_empty_folder_is_waited_for() -> None:
     """SP-R61: with --available-now an empty folder has nothing to take (no wait); else the
     stream says it waits, and starts once a file is there."""
     import tempfile
+
+    from timealign.spark.streaming import first_files
 
     with tempfile.TemporaryDirectory() as folder:
         said: list[str] = []
