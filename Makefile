@@ -209,8 +209,8 @@ vectors: $(STAMP)
 figures: $(STAMP)
 	$(BIN)/python -m cases.figures
 
-# spec/index.md and each spec section's cross-reference line (code, tests, vectors per id);
-# a test fails when they are stale.
+# spec/index.md, the cross-reference of the spec ids (code, tests, vectors per id); a test
+# fails when it is stale.
 spec-index: $(STAMP)
 	$(BIN)/python -m tools.spec_index
 
