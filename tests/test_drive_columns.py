@@ -26,7 +26,6 @@ from timealign.algorithm import Algorithm, Columns, Feeding, Record, records_of
 from timealign.drive import Checkpoint, Driver
 from timealign.errors import InvalidInput
 
-AT = registry.get("approximate_time")
 EB = registry.get("event_time_batcher")
 RB = registry.get("rate_aware_batcher")
 
@@ -40,7 +39,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "rate_aware_batcher": {"batch_length_s": 0.05},
 }
 KINDS = ["area_detector", "detector_events", "log", None]
-ALGORITHMS = [AT, EB, RB]
+ALGORITHMS = [registry.get(name) for name in registry.names()]
 FAST = [algorithm.fast_path() for algorithm in ALGORITHMS]
 
 
