@@ -47,7 +47,7 @@ def stated(rule: str, pattern: str) -> re.Match[str]:
 
 def power_bound(text: str) -> int:
     """``2^63 − 1`` as the spec writes it, as an integer."""
-    match = re.fullmatch(r"2\^(\d+) − 1", text)
+    match = re.fullmatch(r"2\^(\d+) ?− ?1", text)
     assert match is not None, text
     return int(2 ** int(match.group(1)) - 1)
 
@@ -152,3 +152,46 @@ def test_eb_r2_message_times_take_exactly_the_stated_range(field: str) -> None:
     tick = {"op": "tick", "at": tick_high}
     assert not _refused(read, tick, "at", "EB-R2")
     assert _refused(read, {**tick, "at": tick_high + 1}, "at", "EB-R2")
+
+
+def test_at_r1_config_takes_exactly_the_stated_ranges() -> None:
+    """AT-R1: at most the stated number of topics (the count and the name list alike), a
+    `queue_size` from 1, `max_interval_duration` and each lower bound in the stated range:
+    each edge accepted, one past it refused naming the field."""
+    topics = int(stated("AT-R1", r"N is at most ([\d,]+)")[1].replace(",", ""))
+    interval = power_bound(stated("AT-R1", r"`max_interval_duration` is an int ns in "
+                                           r"`?\[0, (2\^\d+ ?− ?1)\]")[1])
+    bounds = power_bound(stated("AT-R1", r"`inter_message_lower_bounds` is a list of exactly N "
+                                         r"ints in `?\[0, (2\^\d+ ?− ?1)\]")[1])
+    assert stated("AT-R1", r"`queue_size` is an int ≥ (\d+)")[1] == "1"
+    read = registry.get("approximate_time").codec.config_from_json
+    base: JSON = {"topics": 2, "queue_size": 1}
+    for count in (topics, [f"t{k}" for k in range(topics)]):
+        assert not _refused(read, {**base, "topics": count}, "topics", "AT-R1")
+    for count in (topics + 1, [f"t{k}" for k in range(topics + 1)]):
+        assert _refused(read, {**base, "topics": count}, "topics", "AT-R1")
+    assert _refused(read, {**base, "queue_size": 0}, "queue_size", "AT-R1")
+    for value in (0, interval):
+        assert not _refused(read, {**base, "max_interval_duration": value},
+                            "max_interval_duration", "AT-R1")
+    for value in (-1, interval + 1):
+        assert _refused(read, {**base, "max_interval_duration": value},
+                        "max_interval_duration", "AT-R1")
+    for value in (0, bounds):
+        assert not _refused(read, {**base, "inter_message_lower_bounds": [value, 0]},
+                            "inter_message_lower_bounds[0]", "AT-R1")
+    for value in (-1, bounds + 1):
+        assert _refused(read, {**base, "inter_message_lower_bounds": [value, 0]},
+                        "inter_message_lower_bounds[0]", "AT-R1")
+
+
+def test_rb_r18_clock_reading_takes_exactly_the_signed_64_bit_range() -> None:
+    """RB-R18: a poll's clock reading is any integer of the stated signed 64-bit range; one
+    past either end refuses the poll naming `now`."""
+    stated("RB-R18", r"JSON `\"now\"`: an integer in the signed 64-bit range")
+    low, high = -2**63, 2**63 - 1
+    read = registry.get("rate_aware_batcher").codec.input_from_json
+    for value in (low, high):
+        assert not _refused(read, {"op": "poll", "messages": [], "now": value}, "now", "RB-R18")
+    for value in (low - 1, high + 1):
+        assert _refused(read, {"op": "poll", "messages": [], "now": value}, "now", "RB-R18")
