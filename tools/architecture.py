@@ -133,12 +133,15 @@ def rooms() -> list[str]:
 
 
 def tracked(folder: str) -> list[Path]:
-    """The files git tracks under ``folder`` (every file when git cannot say)."""
-    done = subprocess.run(["git", "ls-files", "-z", "--", folder], cwd=ROOT,
+    """The files of ``folder`` that git tracks or would track (not ignored: no build
+    output, no cache), every file when git cannot say."""
+    done = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                           "--exclude-standard", "--", folder], cwd=ROOT,
                           capture_output=True, check=False)
     if done.returncode != 0:
         return sorted(p for p in (ROOT / folder).rglob("*") if p.is_file())
-    return sorted(ROOT / name for name in done.stdout.decode().split("\0") if name)
+    return sorted(ROOT / name for name in set(done.stdout.decode().split("\0"))
+                  if name and (ROOT / name).is_file())
 
 
 def _imported(node: ast.AST) -> list[str]:
