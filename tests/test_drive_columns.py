@@ -186,14 +186,17 @@ def test_drv_r13_a_bad_row_raises_the_row_paths_error(
     same_driver(algorithm, columnar, by_rows)
 
 
-@pytest.mark.parametrize("algorithm", [EB, RB], ids=["event_time_batcher",
-                                                     "rate_aware_batcher"])
+#: The algorithms whose feeding maps a batch of columns at once (DRV-R13).
+COLUMNAR = [a for a in ALGORITHMS if a.feeding.inputs_from_columns is not None]
+
+
+@pytest.mark.parametrize("algorithm", COLUMNAR, ids=[a.name for a in COLUMNAR])
 @settings(max_examples=60, deadline=None)
 @given(fleets())
 def test_drv_r13_columnar_mapping_maps_as_the_records_do(
         algorithm: Algorithm[Any, Any, Any, Any], rows: list[Record]) -> None:
-    """DRV-R2, DRV-R13: the batchers' columnar mappings give their row mappings' inputs
-    over a batch of whole runs (rows that passed DRV-R9), or the same error."""
+    """DRV-R2, DRV-R13: each columnar mapping gives its row mapping's inputs over a batch
+    of whole runs (rows that passed DRV-R9), or the same error."""
     feeding = algorithm.feeding
     assert feeding.inputs_from_columns is not None
     config = algorithm.codec.config_from_json(CONFIGS[algorithm.name])
