@@ -474,9 +474,11 @@ class Judge:
 
     def unstable(self, first: Verdict, second: Verdict) -> Verdict:
         """``first``, or the failed verdict of CF-R37 when ``second`` (the same trace asked
-        again) was answered otherwise."""
+        again) was answered otherwise as the profile sees it: a batch's ids in another
+        order, under a profile comparing them as a set, are the same answer."""
         if first.status == second.status and first.message == second.message \
-                and jsontext.same(list(first.observed), list(second.observed)):
+                and jsontext.same(observe.project(self.profile, first.observed),
+                                  observe.project(self.profile, second.observed)):
             return first
         return Verdict("failed", first.expected, first.observed, answered=True, message=(
             "answered the same trace differently when asked again (CF-R37; state leaking "
