@@ -34,6 +34,7 @@ from timealign.conformance.harness import (
     check_fuzz,
     check_vectors,
     implementation,
+    interruption,
     run_reference,
     save,
 )
@@ -139,9 +140,14 @@ def check(
     for name, source in sources:
         if report.never_answered() or report.interrupted:  # CF-R27, CF-R34: not asked
             report.not_run.append(name)
-        else:
+            continue
+        try:
             report.sources.append(source())
             ticker.finished(report.sources[-1])
+        except KeyboardInterrupt as halt:  # between two traces' sources (CF-R34)
+            report.signal = interruption(halt)
+            if not any(s.source == name for s in report.sources):
+                report.not_run.append(name)
     if save_to is not None:
         save(report, save_to)
     return report

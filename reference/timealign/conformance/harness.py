@@ -31,7 +31,14 @@ from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
 from timealign.conformance.protocol import STDERR_MARK, Answer, Failed, Outputs, Refused
 from timealign.conformance.where import Where, config_values
-from timealign.errors import EXIT_DIFFERENT, EXIT_OK, EXIT_REFUSED, EXIT_UNANSWERED, InvalidInput
+from timealign.errors import (
+    EXIT_DIFFERENT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNANSWERED,
+    InvalidInput,
+)
 from timealign.outputs import filled, resolved
 from timealign.progress import Progress as Progress  # re-exported: the harness API
 from timealign.progress import counted
@@ -158,6 +165,7 @@ class SourceReport:
     differences: list[Difference] = attrs.Factory(list)
     note: str = ""
     stopped: str = ""  # "budget" or "interrupted" when the source was cut (CF-R33, CF-R34)
+    signal: str = ""  # what interrupted it: "Ctrl-C" or a signal's name (CF-R34)
     #: CF-R38: status -> the name of every trace of that status (differ, refused, failed)
     named: dict[str, list[str]] = attrs.Factory(dict)
     garbled: int = 0  # failed traces the command answered with an unusable line (CF-R27)
@@ -237,9 +245,10 @@ class SourceReport:
         self.note = (self.note + "; " if self.note else "") + said
         return True
 
-    def cut(self, how: str, said: str) -> None:
-        """Mark the source as cut short (CF-R33: ``budget``, CF-R34: ``interrupted``)."""
-        self.stopped = how
+    def cut(self, how: str, said: str, signal: str = "") -> None:
+        """Mark the source as cut short (CF-R33: ``budget``, CF-R34: ``interrupted`` by
+        ``signal``)."""
+        self.stopped, self.signal = how, signal
         self.note = (self.note + "; " if self.note else "") + said
 
     def skipped_text(self) -> str:
@@ -267,6 +276,7 @@ class Report:
     sources: list[SourceReport] = attrs.Factory(list)
     target: str | None = None
     not_run: list[str] = attrs.Factory(list)  # sources left out: never answered (CF-R27)
+    signal: str = ""  # what interrupted the run between two sources (CF-R34)
 
     @property
     def ok(self) -> bool:
@@ -282,8 +292,14 @@ class Report:
 
     @property
     def interrupted(self) -> bool:
-        """Ctrl-C ended the run: the report covers what was checked (CF-R34)."""
-        return any(s.stopped == "interrupted" for s in self.sources)
+        """Ctrl-C or a signal ended the run: the report covers what was checked (CF-R34)."""
+        return bool(self.signal) or any(s.stopped == "interrupted" for s in self.sources)
+
+    @property
+    def interrupted_by(self) -> str:
+        """What ended the run early (CF-R34): ``Ctrl-C``, ``SIGTERM``; empty when nothing."""
+        return self.signal or next((s.signal or "Ctrl-C" for s in self.sources
+                                    if s.stopped == "interrupted"), "")
 
     def never_answered(self) -> bool:
         """CF-R27: the command under test failed every trace it was asked without writing
@@ -293,8 +309,10 @@ class Report:
             s.agree or s.differ or s.refused or s.garbled for s in self.sources)
 
     def exit_code(self) -> int:
-        """CF-R39: 0 every trace agreed; 1 a trace differed; else 6 a trace failed; else 5
-        a trace was refused."""
+        """CF-R39: 130 the run was interrupted (CF-R34); else 0 every trace agreed; 1 a
+        trace differed; else 6 a trace failed; else 5 a trace was refused."""
+        if self.interrupted:
+            return EXIT_INTERRUPTED
         if any(s.differ for s in self.sources):
             return EXIT_DIFFERENT
         if any(s.failed for s in self.sources):
@@ -324,7 +342,8 @@ class Report:
             lines.append(f"  {s.source:8} run {s.run:6}  agree {s.agree:6}  differ {s.differ:4}"
                          f"{refused}  failed {s.failed:4}{'  (' + notes + ')' if notes else ''}")
         for name in self.not_run:
-            lines.append(f"  {name:8} not run: " + ("interrupted (Ctrl-C)" if self.interrupted
+            lines.append(f"  {name:8} not run: " + (f"interrupted ({self.interrupted_by})"
+                                                    if self.interrupted
                                                     else "the command never answered"))
         never = self.never_answered()
         for s in self.sources:
@@ -354,7 +373,8 @@ class Report:
                 lines.append(f"- {s.source}: and {len(names)} more {status} "
                              f"(see --report), the first {names[0]}")
         if self.interrupted:
-            lines.append("interrupted (Ctrl-C): the report covers the traces checked so far")
+            lines.append(f"interrupted ({self.interrupted_by}): the report covers the traces "
+                         "checked so far")
         lines.extend(self.verdict())
         return "\n".join(lines)
 
@@ -671,11 +691,18 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
                                                            len(vector.inputs)))
             if report.given_up(aimed):
                 break
-    except KeyboardInterrupt:
-        report.cut("interrupted", f"interrupted (Ctrl-C) after "
+    except KeyboardInterrupt as halt:
+        report.cut("interrupted", f"interrupted ({interruption(halt)}) after "
                                   f"{report.run + sum(report.skipped.values())} of {len(chosen)} "
-                                  "vectors")
+                                  "vectors", interruption(halt))
     return report
+
+
+def interruption(stop: KeyboardInterrupt) -> str:
+    """What interrupted a run, as its report says (CF-R34): ``Ctrl-C`` for SIGINT, else the
+    signal's name the command's handler raised it with (``SIGTERM``)."""
+    said = stop.args[0] if stop.args and isinstance(stop.args[0], str) else ""
+    return said or "Ctrl-C"
 
 
 class _OutOfBudget(BaseException):
@@ -781,9 +808,9 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
                 if again.status == "differ":  # else a command answering otherwise twice
                     vector, verdict = minimal, judge.unstable(again, judge(minimal))  # CF-R37
             record(vector, verdict, key, since[0][1])
-    except KeyboardInterrupt:
-        report.cut("interrupted", f"interrupted (Ctrl-C) after {report.run} of "
-                                  f"{counted(count, 'trace')}")
+    except KeyboardInterrupt as halt:
+        report.cut("interrupted", f"interrupted ({interruption(halt)}) after {report.run} of "
+                                  f"{counted(count, 'trace')}", interruption(halt))
     if stop == "budget":
         report.cut("budget", f"cut by --budget {budget:g} s after {report.run} of "
                              f"{counted(count, 'trace')}")
@@ -844,9 +871,10 @@ def check_explore(judge: Judge, depth: int, progress: Progress,
                                                            len(vector.inputs)))
             if report.given_up(aimed):
                 break
-    except KeyboardInterrupt:
-        report.cut("interrupted", f"interrupted (Ctrl-C) after "
-                                  f"{counted(report.run, 'trace')}: {_reached(level)}")
+    except KeyboardInterrupt as halt:
+        report.cut("interrupted", f"interrupted ({interruption(halt)}) after "
+                                  f"{counted(report.run, 'trace')}: {_reached(level)}",
+                   interruption(halt))
     report.note = f"depth {depth}" + (f"; {report.note}" if report.note else "")
     return report
 
