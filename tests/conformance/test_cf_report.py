@@ -168,6 +168,21 @@ def test_an_adapter_answering_nothing_has_every_differing_vector_named_cf_r38(
            f"{expected[10]}" in out
 
 
+def test_max_differences_applies_to_the_suite_cf_r38_cf_r32(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CF-R38, CF-R32: ``--max-differences`` sets how many suite vectors are detailed, as it
+    does for fuzz and explore: with 100 every differing vector is detailed and none is left
+    as "and N more"; with 3, three are."""
+    expected = [v.name for v in shipped("approximate_time")
+                if run_reference(AT, v.config, v.inputs)]
+    for most, shown in ((100, len(expected)), (3, 3)):
+        code, out, body = conform(["--cmd", f"{MISBEHAVING} silent", "--max-differences",
+                                   str(most)], tmp_path, capsys)
+        details = body["sources"]["vectors"]["differences"]
+        assert code == 1 and [d["name"] for d in details] == expected[:shown]
+        assert ("more differ (see --report)" in out) == (shown < len(expected)), out
+
+
 def test_refusals_do_not_take_the_places_of_differences_cf_r38() -> None:
     """CF-R38: an implementation refusing every other vector and differing on the others:
     10 differences are detailed beside 10 refusals, and every trace is named."""

@@ -283,7 +283,9 @@ def register(commands: Any) -> None:
                              "vectors without it are skipped, generated traces carry it")
     parser.add_argument("--max-differences", type=options.integer(1, MAX_TRACES), default=10,
                         metavar="N",
-                        help="distinct differences fuzz and explore each collect (default 10)")
+                        help="differences each source details (default 10): the suite's "
+                             "differing, refused and failed vectors each, the distinct ones "
+                             "of fuzz and explore; the rest are named in --report")
     parser.add_argument("--budget", type=options.number(0.001, MAX_BUDGET), metavar="SECONDS",
                         help="fuzz and explore each stop after SECONDS (wall clock) and report "
                              "what they covered")

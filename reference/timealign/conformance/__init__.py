@@ -110,8 +110,9 @@ def check(
     names a real upstream (CF-R18, :func:`targets`): only traces inside its domain are
     generated and compared, and ``observe`` defaults to its profile (``full`` without a
     target). ``where`` (``["age_penalty=0"]``) narrows every source to configs holding
-    those values (CF-R31). Fuzz and explore each collect up to ``max_differences``
-    distinct differences (CF-R32) and stop after ``budget`` seconds (CF-R33). Ctrl-C
+    those values (CF-R31). The suite details up to ``max_differences`` traces per status
+    (CF-R38), fuzz and explore each up to ``max_differences`` distinct differences (CF-R32);
+    fuzz and explore stop after ``budget`` seconds (CF-R33). Ctrl-C
     ends the run with the report of what was checked, ``Report.interrupted`` (CF-R34).
     ``source_lines``: one line on stderr as each source finishes, also without
     ``progress`` (CF-R15).
@@ -131,7 +132,8 @@ def check(
     ticker = Progress(progress, finished=source_lines)
     chosen = shipped(reference.name) if vectors is None else list(vectors)
     sources: list[tuple[str, Callable[[], SourceReport]]] = \
-        ([("vectors", lambda: check_vectors(judge, chosen, ticker))] if chosen else []) \
+        ([("vectors", lambda: check_vectors(judge, chosen, ticker,
+                                                            most=max_differences))] if chosen else []) \
         + ([("fuzz", lambda: check_fuzz(judge, fuzz, seed, ticker, size,
                                         most=max_differences, budget=budget))]
            if fuzz else []) \

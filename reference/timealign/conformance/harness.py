@@ -47,12 +47,13 @@ from timealign.vectors import Vector
 
 JSON = dict[str, Any]
 Implementation = Callable[[JSON, list[JSON]], list[JSON]]
-DETAILED = 10  # traces per source and status shrunk, detailed and saved; the rest named
 FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed traces (CF-R5)
 REFUSALS_IN_A_ROW = 10  # ... or refused traces (CF-R20)
 SAFE_NAME = 80  # characters of a vector name kept in a saved file's name (CF-R16)
 STDERR_LINES = 5  # last lines of the command's stderr a failure shows (CF-R27)
-MAX_DIFFERENCES = 10  # distinct differences fuzz and explore collect by default (CF-R32)
+#: differences each source details by default (CF-R32, CF-R38): the suite's traces per
+#: status, fuzz's and explore's distinct ones; the rest are named
+MAX_DIFFERENCES = 10
 SHRINK_SECONDS = 20.0  # Hypothesis's shrinking of one difference (CF-R7)
 Clock = Callable[[], float]  # seconds; the budgets' wall clock, at this edge only (CF-R33)
 
@@ -201,11 +202,10 @@ class SourceReport:
         if verdict.status == "refused":
             self.refused_configs.append(dict(vector.config))
 
-    def detail(self, status: str) -> bool:
+    def detail(self, status: str, most: int = MAX_DIFFERENCES) -> bool:
         """Whether a trace of ``status`` is still detailed (shrunk, shown, saved): up to
-        :data:`DETAILED` per status, so refusals never take the places of differences
-        (CF-R38)."""
-        return sum(d.status == status for d in self.differences) < DETAILED
+        ``most`` per status, so refusals never take the places of differences (CF-R38)."""
+        return sum(d.status == status for d in self.differences) < most
 
     def more(self) -> list[tuple[str, list[str]]]:
         """(status, names) of the named traces not detailed, per status (CF-R38)."""
@@ -667,9 +667,9 @@ def cause(judge: Judge, vector: Vector, verdict: Verdict) -> tuple[str, ...]:
 
 
 def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
-                  reduce: bool = True) -> SourceReport:
-    """CF-R6: every vector; each divergence shrunk by input deletion. Ctrl-C ends the
-    source with what was checked (CF-R34)."""
+                  reduce: bool = True, most: int = MAX_DIFFERENCES) -> SourceReport:
+    """CF-R6: every vector; up to ``most`` divergences per status detailed (CF-R38), each
+    shrunk by input deletion. Ctrl-C ends the source with what was checked (CF-R34)."""
     report = SourceReport("vectors")
     chosen = list(vectors)
     aimed = judge.target.name if judge.target is not None else None
@@ -679,7 +679,7 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
             report.count(verdict, vector.name)
             report.refusing(vector, verdict)
             progress(report, len(chosen))
-            if verdict.status not in ("agree", "skipped") and report.detail(verdict.status):
+            if verdict.status not in ("agree", "skipped") and report.detail(verdict.status, most):
                 minimal = vector
                 if verdict.status == "differ" and reduce:
                     minimal = shrink(vector, lambda candidate: judge(candidate).status == "differ")
