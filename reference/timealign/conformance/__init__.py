@@ -132,8 +132,8 @@ def check(
     ticker = Progress(progress, finished=source_lines)
     chosen = shipped(reference.name) if vectors is None else list(vectors)
     sources: list[tuple[str, Callable[[], SourceReport]]] = \
-        ([("vectors", lambda: check_vectors(judge, chosen, ticker,
-                                                            most=max_differences))] if chosen else []) \
+        ([("vectors", lambda: check_vectors(judge, chosen, ticker, most=max_differences))]
+         if chosen else []) \
         + ([("fuzz", lambda: check_fuzz(judge, fuzz, seed, ticker, size,
                                         most=max_differences, budget=budget))]
            if fuzz else []) \
