@@ -324,6 +324,28 @@ def test_explorer_interleaves_instances_depth_by_depth_cf_r35() -> None:
         assert len(mine) == sum(1 for _ in walk(item.moves, 2))
 
 
+def test_explorer_instance_names_follow_where_cf_r31() -> None:
+    """CF-R31: after ``--where queue_size=9`` no ApproximateTime instance is still named
+    ``q1`` (its name spells the values it now runs with, ``at/n2-q9-any-order``), an
+    instance already at 9 keeps its name; an instance whose name spells no value gets the
+    values appended (``eb/two-keys-batching_window7``). The traces' vector names follow."""
+    from timealign.conformance import probes
+    from timealign.conformance.where import parse
+
+    where = parse(AT, ["queue_size=9"], probes(AT))
+    walked = list(traces(AT, 1, None, where))
+    names = {name for name, _, _ in walked}
+    assert not any("q1" in name or "q2" in name for name in names), names
+    assert {"at/n2-q9-any-order", "at/n3-q9-ties", "at/n2-bounds"} <= names, names
+    for name, _, vector in walked:
+        assert vector.name.startswith(name.replace("/", "_") + "_")
+        assert vector.config["queue_size"] == 9
+    eb = registry.get("event_time_batcher")
+    narrowed = parse(eb, ["batching_window=7"], probes(eb))
+    assert "eb/two-keys-batching_window7" in {name for name, _, _ in traces(eb, 1, None,
+                                                                           narrowed)}
+
+
 def test_explorer_refuses_an_instance_the_where_makes_invalid_cf_r31_cf_r35() -> None:
     """CF-R31: an instance whose config the reference refuses with the values is left out."""
     from timealign.conformance.where import parse
