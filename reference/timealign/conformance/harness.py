@@ -527,10 +527,12 @@ class Judge:
         named = set() if verdict.status == "failed" else (  # nothing compared (CF-R27)
             set(vector.rules) | set(rules.exercised(self.reference, raw_want + shown_got)))
         named_rules = tuple(sorted(named, key=rules.order))
-        # CF-R16, VEC-R15: the trace keeps its description and rules (the rules of the
-        # difference added), and what the implementation answered beside the reference's
+        # CF-R16, VEC-R15: the trace keeps its description (one of its own once shrunk) and
+        # rules (the rules of the difference added), and what the implementation answered
+        # beside the reference's
         saved = attrs.evolve(
             vector, outputs=verdict.expected,
+            description=described(source, vector, at, original_size),
             rules=vector.rules + tuple(r for r in named_rules if r not in vector.rules),
             observed=verdict.observed if verdict.status == "differ" else None,
             first_diverging_input=at if verdict.status == "differ" else None,
@@ -539,6 +541,32 @@ class Judge:
         item = vector.inputs[at] if isinstance(at, int) and 0 <= at < len(vector.inputs) else None
         return Difference(source, verdict.status, saved, at, item, tuple(shown_want),
                           tuple(shown_got), verdict.message, named_rules, original_size)
+
+
+#: inputs a generated description spells out; the rest are counted (CF-R16)
+DESCRIBED_INPUTS = 12
+
+
+def described(source: str, vector: Vector, at: int | None, original_size: int) -> str:
+    """CF-R16: the description of a difference's trace: its own while it is the trace as
+    found; once shrunk, one generated from the inputs it kept (the one it had before, which
+    may name inputs shrinking removed, kept after ``shrunk from``)."""
+    if len(vector.inputs) >= original_size:
+        return vector.description
+    shown = [_input_text(item) for item in vector.inputs[:DESCRIBED_INPUTS]]
+    if len(vector.inputs) > DESCRIBED_INPUTS:
+        shown.append(f"and {len(vector.inputs) - DESCRIBED_INPUTS} more")
+    where = "at the config" if at is None else f"first at input {at}"
+    text = (f"Found by timealign conform ({source}), shrunk to {len(vector.inputs)} of "
+            f"{counted(original_size, 'input')}, differing {where}: {'; '.join(shown)}.")
+    return text + (f" Shrunk from: {vector.description}" if vector.description else "")
+
+
+def _input_text(item: JSON) -> str:
+    """One input as a description spells it: ``message topic 0, stamp 5, id a2``."""
+    fields = ", ".join(f"{key} {value if isinstance(value, str) else json.dumps(value)}"
+                       for key, value in item.items() if key != "op")
+    return f"{item.get('op', 'input')}" + (f" {fields}" if fields else "")
 
 
 def malformed(reference: Algorithm[Any, Any, Any, Any], inputs: int,
