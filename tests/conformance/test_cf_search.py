@@ -183,6 +183,47 @@ def test_explore_keeps_the_first_trace_of_each_cause_cf_r32() -> None:
     assert [len(f) for f in firsts] == sorted(len(f) for f in firsts)
 
 
+def test_failures_of_one_kind_are_one_group_whatever_they_quote_cf_r32() -> None:
+    """CF-R32: a port failing every trace of queue size 3 with a message quoting the trace's
+    length is one failed group, whatever length it quotes: one entry, with every failed
+    trace counted alike, beside both seeded faults, and the search goes on past it (it
+    never fills the places of distinct differences)."""
+    def failing(config: JSON, inputs: list[JSON]) -> list[JSON]:
+        if config.get("queue_size") == 3:
+            raise ValueError(f"queue size 3 is not supported ({len(inputs)} inputs)")
+        return two_faults(config, inputs)
+
+    report = check("approximate_time", failing, vectors=[], fuzz=300, seed=2,
+                   max_differences=4)
+    [fuzz] = report.sources
+    failed = [d for d in fuzz.differences if d.status == "failed"]
+    assert len(failed) == 1 and failed[0].alike == fuzz.failed > 1, report.text()
+    reasons = {o["reason"] for d in fuzz.differences for o in d.expected
+               if o.get("kind") == "dropped"}
+    assert {"superseded", "queue_overflow"} <= reasons, report.text()
+    assert f"and {fuzz.failed - 1} more traces alike" in report.text()
+
+
+def test_the_grouping_is_one_function_a_judge_is_given_cf_r32() -> None:
+    """CF-R32: fuzz and explore group differences by the judge's one grouping function:
+    with every differing trace in one group, each source reports one entry, its first
+    (explore: shortest) trace, with every differing trace counted alike; by default
+    (:func:`cause`) every differing trace is counted in exactly one entry."""
+    def one(_judge: Judge, _vector: Any, verdict: Any) -> str:
+        return str(verdict.status)
+
+    judge = Judge(AT, InProcess(two_faults), grouping=one)
+    explore = check_explore(judge, 3, Progress(False))
+    fuzz = check_fuzz(judge, 200, 2, Progress(False))
+    for source in (explore, fuzz):
+        [entry] = source.differences
+        assert entry.alike == source.differ > 1, source.note
+    assert len(explore.differences[0].vector.inputs) == 3  # two moves and the end: shortest
+    grouped = check_explore(Judge(AT, InProcess(two_faults)), 3, Progress(False))
+    assert len(grouped.differences) >= 2 and "distinct differences" in grouped.note
+    assert sum(d.alike for d in grouped.differences) == grouped.differ
+
+
 # --- --budget (CF-R33) and Ctrl-C (CF-R34) -----------------------------------------------
 
 def test_budget_cuts_fuzz_and_explore_and_says_so_cf_r33() -> None:

@@ -19,7 +19,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from random import Random
 from typing import Any, Protocol
@@ -143,9 +143,11 @@ class Difference:
     rules: tuple[str, ...]
     original_size: int
     saved: str = ""
+    alike: int = 1  # the traces of the run in its group, itself included (CF-R32)
 
     def to_json(self) -> JSON:
         return {"source": self.source, "status": self.status, "name": self.vector.name,
+                "alike": self.alike,
                 "inputs": len(self.vector.inputs), "original_inputs": self.original_size,
                 "at": self.at, "input": self.input, "expected": list(self.expected),
                 "observed": list(self.observed), "message": self.message,
@@ -362,6 +364,9 @@ class Report:
                                  + (f": {json.dumps(d.input)}" if d.input is not None else ""))
                     if d.message:
                         lines.append(f"    {d.message}")
+                if d.alike > 1:  # CF-R32: the others of its group
+                    others = counted(d.alike - 1, "more trace", "more traces")
+                    lines.append(f"    and {others} alike")
                 lines.append(f"    expected {json.dumps(list(d.expected))}")
                 if d.status == "differ":
                     lines.append(f"    observed {json.dumps(list(d.observed))}")
@@ -414,16 +419,27 @@ def _failure(line: str, indent: str) -> list[str]:
     return [f"{how}; its stderr ends:", *(f"{indent}{text}" for text in tail)]
 
 
+#: How differences are grouped (CF-R32): two traces of one group are one difference.
+Grouping = Callable[["Judge", Vector, "Verdict"], Hashable]
+
+
 class Judge:
     """Runs traces through reference and implementation and compares them (CF-R10); with a
     target, traces outside its domain are skipped without asking (CF-R18)."""
 
     def __init__(self, reference: Algorithm[Any, Any, Any, Any], subject: Subject,
                  profile: str = "full", target: Target | None = None,
-                 where: Where | None = None) -> None:
+                 where: Where | None = None, grouping: Grouping | None = None) -> None:
         self.reference, self.subject, self.target = reference, subject, target
         self.where = where
         self.profile = observe.profile(reference, profile)
+        self.grouping: Grouping = grouping if grouping is not None else cause
+
+    def group(self, vector: Vector, verdict: Verdict) -> Hashable:
+        """The group of a trace that did not agree (CF-R32): fuzz and explore report one
+        entry per group, with its smallest trace, and go on past a group already found.
+        One function (``grouping``, :func:`cause` by default) decides it."""
+        return self.grouping(self, vector, verdict)
 
     def outside(self, vector: Vector, expected: tuple[JSON, ...]) -> str | None:
         """Why ``vector`` lies outside the target (CF-R18) or the ``--where`` values
@@ -671,12 +687,13 @@ def shrink(vector: Vector, diverges: Callable[[Vector], bool]) -> Vector:
 
 
 def cause(judge: Judge, vector: Vector, verdict: Verdict) -> tuple[str, ...]:
-    """What makes two differences distinct (CF-R32): for a refused or failed trace its
-    status and message; else the kind of difference (at the config, an input the reference
+    """What makes two differences distinct (CF-R32), the default grouping of a
+    :class:`Judge`: for a refused or failed trace its status and the gist of its message
+    (:func:`gist`); else the kind of difference (at the config, an input the reference
     refuses, or which outputs are missing or extra at the first diverging input, by kind
     and reason) and the rules those outputs name (CF-R14)."""
     if verdict.status in ("failed", "refused"):
-        return verdict.status, verdict.message.partition(STDERR_MARK)[0]
+        return verdict.status, gist(verdict.message)
     at = verdict.at
     if at is None or verdict.message:  # the config, or an input the reference refuses
         refused = [o for o in verdict.expected if o.get("input") == at
@@ -692,6 +709,19 @@ def cause(judge: Judge, vector: Vector, verdict: Verdict) -> tuple[str, ...]:
              for sign, found in (("-", missing), ("+", extra)) for o in found}
     return (verdict.status, *sorted(kinds), "rules:",
             *rules.exercised(judge.reference, missing + extra))
+
+
+#: What a failure or refusal message quotes, which :func:`gist` leaves out: a JSON object or
+#: list, a quoted text, a number
+_QUOTED = re.compile(r"\{.*\}|\[.*\]|'[^']*'|\"[^\"]*\"|\d+(?:\.\d+)?")
+
+
+def gist(message: str) -> str:
+    """A failure's or refusal's message without what it quotes (CF-R32): the command's
+    stderr (CF-R27), the answers and outputs it shows, names and numbers; so the failures
+    of one kind (``answered the same trace differently when asked again``, ``malformed
+    answer: output K {...}: input must be ...``) are one group, whatever they quote."""
+    return _QUOTED.sub("_", message.partition(STDERR_MARK)[0])
 
 
 def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
@@ -758,7 +788,8 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     strategy = traces(judge.reference, size, judge.target, judge.where)
     aimed = judge.target.name if judge.target is not None else None
     deadline = None if budget is None else clock() + budget
-    found: dict[tuple[str, ...], Difference] = {}
+    found: dict[Hashable, Difference] = {}
+    alike: Counter[Hashable] = Counter()  # the traces of each group generated (CF-R32)
     stop = ""
 
     def named(vector: Vector) -> Vector:
@@ -768,10 +799,21 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     def spent() -> bool:
         return deadline is not None and clock() >= deadline
 
-    def record(vector: Vector, verdict: Verdict, key: tuple[str, ...], size: int) -> None:
+    def record(vector: Vector, verdict: Verdict, key: Hashable, size: int) -> None:
         found[key] = judge.difference("fuzz", named(vector), verdict, size)
+        alike[key] += 1
         report.differences.append(found[key])
         report.named.setdefault(verdict.status, []).append(found[key].vector.name)  # CF-R38
+
+    def again_in(key: Hashable, vector: Vector, verdict: Verdict) -> None:
+        """A generated trace of a group already found: counted, and in the group's place
+        when it differs with fewer inputs than the group's trace (CF-R32)."""
+        alike[key] += 1
+        entry = found[key]
+        if verdict.status == "differ" and len(vector.inputs) < len(entry.vector.inputs):
+            smaller = judge.difference("fuzz", attrs.evolve(vector, name=entry.vector.name),
+                                       verdict, len(vector.inputs))
+            report.differences[report.differences.index(entry)] = found[key] = smaller
 
     hit: list[tuple[Vector, Verdict]] = []  # the round's smallest new difference
     since: list[tuple[float, int]] = []  # when it was found, and its size
@@ -788,20 +830,23 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
         asked[0] += 1
         vector = attrs.evolve(vector, name=f"{judge.reference.name}_fuzz_{asked[0]}")
         verdict = judge(vector)
+        key = judge.group(vector, verdict) if verdict.status == "differ" else None
         if not since:  # generating: every trace counts (shrink steps do not)
             verdict = judge.again(vector, verdict)  # CF-R37: a divergence answered alike
             report.count(verdict)
             report.refusing(vector, verdict)
             progress(report, count)
-            if verdict.status in ("failed", "refused"):
-                key = cause(judge, vector, verdict)
-                if key not in found:  # reported as sent, never shrunk (CF-R19)
+            if verdict.status in ("differ", "failed", "refused"):
+                key = judge.group(vector, verdict)
+                if key in found:  # a group found: the search goes on past it (CF-R32)
+                    again_in(key, vector, verdict)
+                elif verdict.status != "differ":  # reported as sent, never shrunk (CF-R19)
                     record(vector, verdict, key, len(vector.inputs))
                     if len(found) >= most:
                         raise _OutOfBudget("enough")
             if report.given_up(aimed):
                 raise _OutOfBudget("given up")
-        if verdict.status != "differ" or cause(judge, vector, verdict) in found:
+        if verdict.status != "differ" or key in found:
             return False
         since[:] = since or [(clock(), len(vector.inputs))]
         hit[:] = [(vector, verdict)]
@@ -829,7 +874,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
             if not hit:
                 continue
             vector, verdict = hit[-1]
-            key = cause(judge, vector, verdict)
+            key = judge.group(vector, verdict)
             if not spent():
                 minimal = shrink(vector, _keeps(judge, key, spent))
                 again = judge(minimal)
@@ -842,6 +887,9 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     if stop == "budget":
         report.cut("budget", f"cut by --budget {budget:g} s after {report.run} of "
                              f"{counted(count, 'trace')}")
+    for key, entry in found.items():
+        report.differences[report.differences.index(entry)] = attrs.evolve(
+            entry, alike=alike[key])
     notes = [f"seed {seed}"]
     if found:
         notes.append(counted(len(found), "distinct difference") + (
@@ -850,15 +898,15 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     return report
 
 
-def _keeps(judge: Judge, key: tuple[str, ...], spent: Callable[[], bool]
+def _keeps(judge: Judge, key: Hashable, spent: Callable[[], bool]
            ) -> Callable[[Vector], bool]:
-    """Whether a smaller trace still differs by the same cause (CF-R32), while the budget
+    """Whether a smaller trace still differs in the same group (CF-R32), while the budget
     lasts (CF-R33)."""
     def keeps(vector: Vector) -> bool:
         if spent():
             return False
         verdict = judge(vector)
-        return verdict.status == "differ" and cause(judge, vector, verdict) == key
+        return verdict.status == "differ" and judge.group(vector, verdict) == key
     return keeps
 
 
@@ -872,7 +920,9 @@ def check_explore(judge: Judge, depth: int, progress: Progress,
     from timealign.conformance.instances import traces
 
     report = SourceReport("explore")
-    seen: set[tuple[str, ...]] = set()
+    seen: dict[Hashable, int] = {}  # group -> its entry's place in report.differences
+    alike: Counter[Hashable] = Counter()  # the traces of each group (CF-R32)
+    beyond: set[Hashable] = set()  # groups found after --max-differences
     aimed = judge.target.name if judge.target is not None else None
     deadline = None if budget is None else clock() + budget
     level = 0
@@ -884,26 +934,36 @@ def check_explore(judge: Judge, depth: int, progress: Progress,
                                      f"{counted(report.run, 'trace')}: {_reached(level)}")
                 break
             verdict = judge(vector)
-            key = None
-            if verdict.status not in ("agree", "skipped") and len(report.differences) < most:
-                key = cause(judge, vector, verdict)
-                if key not in seen:  # CF-R37: a trace detailed is asked again
-                    verdict = judge.again(vector, verdict)
-                    key = cause(judge, vector, verdict)
+            grouped = verdict.status not in ("agree", "skipped")
+            key = judge.group(vector, verdict) if grouped else None
+            if grouped and key not in seen and len(report.differences) < most:
+                verdict = judge.again(vector, verdict)  # CF-R37: a trace detailed is asked again
+                key = judge.group(vector, verdict)
+                if key not in seen:
+                    seen[key] = len(report.differences)
+                    report.differences.append(judge.difference("explore", vector, verdict,
+                                                               len(vector.inputs)))
             report.count(verdict, vector.name)
             report.refusing(vector, verdict)
             progress(report)
-            if key is not None and key not in seen:
-                seen.add(key)
-                report.differences.append(judge.difference("explore", vector, verdict,
-                                                           len(vector.inputs)))
+            if grouped:
+                alike[key] += 1
+                if key not in seen:
+                    beyond.add(key)
             if report.given_up(aimed):
                 break
     except KeyboardInterrupt as halt:
         report.cut("interrupted", f"interrupted ({interruption(halt)}) after "
                                   f"{counted(report.run, 'trace')}: {_reached(level)}",
                    interruption(halt))
-    report.note = f"depth {depth}" + (f"; {report.note}" if report.note else "")
+    for key, place in seen.items():
+        report.differences[place] = attrs.evolve(report.differences[place], alike=alike[key])
+    groups = ""
+    if seen:
+        groups = f"; {counted(len(seen), 'distinct difference')}" + (
+            f" (--max-differences {most} reached: {len(beyond)} more not detailed)"
+            if beyond else "")
+    report.note = f"depth {depth}{groups}" + (f"; {report.note}" if report.note else "")
     return report
 
 
