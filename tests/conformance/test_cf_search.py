@@ -368,8 +368,10 @@ def test_explorer_interleaves_instances_depth_by_depth_cf_r35() -> None:
 def test_explorer_instance_names_follow_where_cf_r31() -> None:
     """CF-R31: after ``--where queue_size=9`` no ApproximateTime instance is still named
     ``q1`` (its name spells the values it now runs with, ``at/n2-q9-any-order``), an
-    instance already at 9 keeps its name; an instance whose name spells no value gets the
-    values appended (``eb/two-keys-batching_window7``). The traces' vector names follow."""
+    instance already at 9 keeps its name; a name spelling none of the values changed gets
+    them appended (``eb/two-keys-batching_window7``), one spelling them is spelled anew
+    (``eb/zero-window`` as ``eb/window-7``, ``rb/factor-3.5`` as ``rb/factor-2``). The
+    traces' vector names follow."""
     from timealign.conformance import probes
     from timealign.conformance.where import parse
 
@@ -381,10 +383,18 @@ def test_explorer_instance_names_follow_where_cf_r31() -> None:
     for name, _, vector in walked:
         assert vector.name.startswith(name.replace("/", "_") + "_")
         assert vector.config["queue_size"] == 9
-    eb = registry.get("event_time_batcher")
-    narrowed = parse(eb, ["batching_window=7"], probes(eb))
-    assert "eb/two-keys-batching_window7" in {name for name, _, _ in traces(eb, 1, None,
-                                                                           narrowed)}
+    penalty = {name for name, _, _ in traces(AT, 1, None, parse(AT, ["age_penalty=0"],
+                                                                  probes(AT)))}
+    assert "at/n2-q1-any-order-age_penalty0.0" in penalty, penalty  # spelled by no name
+    for algorithm, value, expected in (
+            ("event_time_batcher", "batching_window=7",
+             {"eb/two-keys-batching_window7", "eb/window-7"}),  # was eb/zero-window
+            ("rate_aware_batcher", "timeout_factor=2",
+             {"rb/factor-2", "rb/far-outliers-timeout_factor2"})):  # was rb/factor-3.5
+        other = registry.get(algorithm)
+        narrowed = parse(other, [value], probes(other))
+        walked_names = {name for name, _, _ in traces(other, 1, None, narrowed)}
+        assert expected <= walked_names, walked_names
 
 
 def test_explorer_refuses_an_instance_the_where_makes_invalid_cf_r31_cf_r35() -> None:

@@ -79,16 +79,17 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], depth: int,
 def renamed(algorithm: Algorithm[Any, Any, Any, Any], item: Instance, config: Any,
             where: Where | None) -> Instance:
     """``item`` named for ``config``, the config ``where`` made of it (CF-R31): unchanged when
-    the values were already its own; else its ``named(config)``, or (a name that spells no
-    value) its name with the values appended, so that no name keeps a value the trace does
-    not carry (``at/n2-q1-...`` after ``--where queue_size=9``)."""
+    the values were already its own; else its ``named(config)``, or, when that spells none
+    of the values changed (or it has none), its name with the values appended: no name
+    keeps a value the trace does not carry (``at/n2-q1-...`` after ``--where
+    queue_size=9``), and none hides the values it runs with."""
     codec = algorithm.codec
     if where is None or codec.config_to_json(config) == codec.config_to_json(item.config):
         return item
-    if item.named is not None:
-        return attrs.evolve(item, name=item.named(config))
-    values = "-".join(f"{key}{_shown(value)}" for key, value in where.changes.items())
-    return attrs.evolve(item, name=f"{item.name}-{values}")
+    name = item.named(config) if item.named is not None else item.name
+    if item.named is None or name == item.named(item.config):  # it spells none of them
+        name += "-" + "-".join(f"{key}{_shown(value)}" for key, value in where.changes.items())
+    return attrs.evolve(item, name=name)
 
 
 def _shown(value: Any) -> str:
