@@ -1,4 +1,4 @@
-"""A stream's start (SP-R61): on an empty folder it waits for the first file (or, with
+"""A stream's start (SP-R55): on an empty folder it waits for the first file (or, with
 --available-now, stops at once), and a start that fails leaves nothing behind."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ CONFIG = json.dumps(REAL_CONFIGS["approximate_time"])
 
 
 def test_sp_r61_an_empty_folder_is_waited_for() -> None:
-    """SP-R61: with --available-now an empty folder has nothing to take (no wait); else the
+    """SP-R55: with --available-now an empty folder has nothing to take (no wait); else the
     stream says it waits, and starts once a file is there."""
     import tempfile
 
@@ -37,7 +37,7 @@ def test_sp_r61_an_empty_folder_is_waited_for() -> None:
         finally:
             timer.cancel()
         assert said == [f"[timealign stream] no parquet file in {folder} yet: waiting for the "
-                        f"first one, to take the columns from (SP-R61)"]
+                        f"first one, to take the columns from (SP-R55)"]
 
 
 def _stream(source: Path, base: Path, *more: str) -> list[str]:
@@ -48,7 +48,7 @@ def _stream(source: Path, base: Path, *more: str) -> list[str]:
 
 def test_sp_r61_a_stream_starts_on_an_empty_folder(
         spark: object, fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R61 (issue 42 item 3): `stream --available-now` on an empty folder stops with 0
+    """SP-R55 (issue 42 item 3): `stream --available-now` on an empty folder stops with 0
     micro-batches and exit 0 (it exited 2 after Spark started); the same stream run again
     once files came takes them all."""
     from timealign.cli import main
@@ -71,7 +71,7 @@ def test_sp_r61_a_stream_starts_on_an_empty_folder(
 
 def test_sp_r61_a_failed_start_leaves_nothing_behind(
         spark: object, fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R61: a stream that fails before its first micro-batch (a column missing, found
+    """SP-R55: a stream that fails before its first micro-batch (a column missing, found
     once Spark reads the files) leaves neither its output folder nor its checkpoint; in an
     output folder that was there (empty), what it added goes."""
     from timealign.cli import main
@@ -89,7 +89,7 @@ def test_sp_r61_a_failed_start_leaves_nothing_behind(
 
 def test_sp_r62_late_files_are_named_and_a_copy_is_taken_at_once(
         spark: object, fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R62 (issue 42 item 3): files whose modification times are not in name order
+    """SP-R56 (issue 42 item 3): files whose modification times are not in name order
     (`cp -r`), split over micro-batches, have late rows: the batch line and the summary
     name each late file, why, and the way to take a copy at once. That way: a copy made
     under a name starting with "." is not taken; renamed, it is taken whole in one
@@ -116,7 +116,7 @@ def test_sp_r62_late_files_are_named_and_a_copy_is_taken_at_once(
     assert sum(entry["rows"] for entry in late) == rejected > 0
     assert all(entry["first_arrival"] < entry["after"] for entry in late)
     assert f"late file {late[0]['file']}: {late[0]['rows']} rows of source " in printed.out
-    assert "under a name starting with '.', then rename it (SP-R62)" in printed.out
+    assert "under a name starting with '.', then rename it (SP-R56)" in printed.out
     assert any(f"(late: {source}/" in line for line in printed.err.splitlines()
                if "needs a look: rejected (late_file) " in line)
     # the way: copy under a hidden name (not taken), then rename (taken whole)

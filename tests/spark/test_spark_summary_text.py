@@ -107,7 +107,7 @@ def test_sp_r38_fail_on_needs_a_look_exits_1_only_when_asked() -> None:
 
 
 def test_sp_r62_a_stream_summary_names_its_late_files() -> None:
-    """SP-R62: the late files, most rows first, each with its rows, source, earliest
+    """SP-R56: the late files, most rows first, each with its rows, source, earliest
     arrival and the arrival it came after; then the way to take a copy at once. Past
     LATE_SHOWN files the printed summary says how many more (the JSON has them all)."""
     from timealign.spark.summary import LATE_SHOWN, with_late_files
@@ -123,5 +123,5 @@ def test_sp_r62_a_stream_summary_names_its_late_files() -> None:
             f"({1000 * last + 500} ns): the file was taken after a file of later rows "
             f"(SP-R14, SP-R46)") in text
     assert "in/part-00000.parquet" not in text and "… and 2 more late files" in text
-    assert "under a name starting with '.', then rename it (SP-R62)" in text
+    assert "under a name starting with '.', then rename it (SP-R56)" in text
     assert with_late_files(summary, []) is summary

@@ -55,7 +55,7 @@ def test_sp_r1_every_configured_column_exists(spark: SparkSession, tmp_path: Pat
     `source=src_typo` merged every source into ""; both are refused (exit 2) by `run`,
     `stream` and `verify` before the job runs, naming the column and the input's columns."""
     data = _table(tmp_path / "in" / "a.parquet").parent
-    # verify is given the output of a finished run (a failed stream leaves none, SP-R61)
+    # verify is given the output of a finished run (a failed stream leaves none, SP-R55)
     finished = tmp_path / "finished"
     assert main(["run", "pairs", "--input", str(data), "--output", str(finished), "--config",
                  CONFIG, "--quiet", "--column", "source=src"]) == 0, capsys.readouterr().err
@@ -83,7 +83,7 @@ def test_sp_r1_every_configured_column_exists(spark: SparkSession, tmp_path: Pat
             assert got == 2, (name, err)
             assert f"--column {typo}" in err and repr(column) in err and "SP-R1" in err, err
             assert "'recv'" in err and "'src'" in err, err  # the input's columns
-            # no table; a failed stream leaves neither output nor checkpoint (SP-R61)
+            # no table; a failed stream leaves neither output nor checkpoint (SP-R55)
             assert not out.exists() or {p.name for p in out.iterdir()} <= {
                 "_timealign.json"}, (name, list(out.iterdir()))
             assert name != "stream" or not (out.exists() or (tmp_path / f"ck-{column}").exists())

@@ -268,7 +268,7 @@ def _stream(args: argparse.Namespace) -> int:
     watch = TakenWatch(paths.checkpoint, _taken(paths.output), args.format == "rosbag") \
         if local_files else None
     taken = None if watch is None else watch.check()
-    before = _entries((paths.output, paths.checkpoint))  # SP-R61: undone if it cannot start
+    before = _entries((paths.output, paths.checkpoint))  # SP-R55: undone if it cannot start
     try:
         algorithm, config, source, spark = _setup(args, "stream", paths.input)
         record, began = _record(args, algorithm, config, paths.input), time.time()
@@ -319,13 +319,13 @@ def _stream(args: argparse.Namespace) -> int:
 
 
 def _entries(folders: Sequence[str]) -> dict[str, set[str] | None]:
-    """SP-R61: the names each local folder holds (None: the folder is not there yet)."""
+    """SP-R55: the names each local folder holds (None: the folder is not there yet)."""
     return {folder: (set(map(str, Path(folder).iterdir())) if Path(folder).is_dir() else None)
             for folder in folders if "://" not in folder}
 
 
 def _undo_start(before: dict[str, set[str] | None], checkpoint: str) -> None:
-    """SP-R61: a stream that failed before its first micro-batch was planned (no
+    """SP-R55: a stream that failed before its first micro-batch was planned (no
     ``offsets/`` entry in its checkpoint) leaves nothing behind: what this run added to
     its output and checkpoint folders is removed (a folder it made, whole), nothing else."""
     import shutil

@@ -59,7 +59,7 @@ INTEGER_COLUMNS = frozenset({"seq", "start", "end", "at", "input"})
 #: The ``kind`` of a tick row: the clock reached the row's ``arrival`` (a stream whose
 #: ticks are recorded with its input, MQ-R8); never fed to the machine as a row.
 TICK_KIND = "timealign:tick"
-#: The table of the files whose rows a stream rejected as late (SP-R62), one row per
+#: The table of the files whose rows a stream rejected as late (SP-R56), one row per
 #: (micro-batch, source, file): written to ``late_files/batch=N``, named by the summary.
 LATE_FILES = "late_files"
 #: The ``table`` of the row a processor call adds for the rows it read (its ``input``
@@ -92,7 +92,7 @@ def _local(uri: str) -> str:
 
 
 def _late_rows(source: str, late: pd.DataFrame, behind: int) -> pd.DataFrame:
-    """SP-R62: per file, the combined row of its rows rejected late: ``id`` the file,
+    """SP-R56: per file, the combined row of its rows rejected late: ``id`` the file,
     ``input`` its late rows, ``start`` the earliest of their arrivals, ``end`` the arrival
     of the source's last row taken, which they came after."""
     files = late[schema.FILE].map(lambda f: _local(str(f).split("\x00")[0]))
@@ -184,7 +184,7 @@ class MachineProcessor(StatefulProcessor):
 
     def _feed(self, run: SourceRun, frame: pd.DataFrame, lates: list[pd.DataFrame]) -> None:
         """Feed rows in order; a row arriving before the machine's last is late (SP-R14),
-        and its file is added to ``lates`` (SP-R62)."""
+        and its file is added to ``lates`` (SP-R56)."""
         last = run.driver.last_arrival
         late = frame["arrival"] < last if last is not None else frame["arrival"] < 0
         if last is not None and late.any():
@@ -223,7 +223,7 @@ def name_ordered(source_dir: str) -> tuple[str, dict[str, str]]:
 
 def first_files(source_dir: str, fmt: str, columns: schema.ColumnMap, available_now: bool,
                 seconds: float, say: Callable[[str], object] | None) -> bool:
-    """SP-R61: whether the watched folder holds files to take the schema from, waiting for
+    """SP-R55: whether the watched folder holds files to take the schema from, waiting for
     the first one (checked every ``seconds``) unless ``available_now`` (False then: nothing
     to process). A path that is not a local folder is left to Spark."""
     if "://" in source_dir or GLOB_CHARACTERS & set(source_dir) or \
@@ -235,7 +235,7 @@ def first_files(source_dir: str, fmt: str, columns: schema.ColumnMap, available_
             return False
         if not waited and say is not None:
             say(f"[timealign stream] no {fmt} file in {source_dir} yet: waiting for the "
-                f"first one, to take the columns from (SP-R61)")
+                f"first one, to take the columns from (SP-R55)")
         waited = True
         time.sleep(max(seconds, 0.2))
     if waited:  # a file that just appeared may still be being written: one more interval
@@ -275,7 +275,7 @@ class BatchCount:
     read: int
     settled: int
     outcomes: tuple[tuple[str, str | None, int], ...] = ()
-    late_files: tuple[str, ...] = ()  # SP-R62: the files whose rows were late
+    late_files: tuple[str, ...] = ()  # SP-R56: the files whose rows were late
 
 
 #: Per micro-batch id, its counts.
@@ -305,14 +305,14 @@ def batch_count(frame: DataFrame, set_aside: str | None) -> BatchCount:
             settled += int(row["rows"])
             outcomes.append((str(row["outcome"]), row["reason"], int(row["rows"])))
     late: tuple[str, ...] = ()
-    if any(row["table"] == LATE_FILES for row in counted):  # SP-R62: few rows, named
+    if any(row["table"] == LATE_FILES for row in counted):  # SP-R56: few rows, named
         late = tuple(sorted({str(r["id"]) for r in frame.where(table == LATE_FILES).select(
             "id").collect()}))
     return BatchCount(read, settled, tuple(sorted(outcomes, key=repr)), late)
 
 
 def late_files_of(combined: DataFrame) -> DataFrame:
-    """SP-R62: the ``late_files`` table: (source, file, rows, first_arrival, after)."""
+    """SP-R56: the ``late_files`` table: (source, file, rows, first_arrival, after)."""
     return combined.where(F.col("table") == LATE_FILES).select(
         "source", F.col("id").alias("file"), F.col("input").alias("rows"),
         F.col("start").alias("first_arrival"), F.col("end").alias("after"))
@@ -338,7 +338,7 @@ def write_batch(output: str, set_aside: str | None = None, tally: Tally | None =
                     "source", "id", F.col("reason").alias(aside_column)).write.mode(
                     "overwrite").parquet(f"{output}/{set_aside}/batch={batch_id}")
             count = batch_count(frame, set_aside)
-            if count.late_files:  # SP-R62
+            if count.late_files:  # SP-R56
                 late_files_of(frame).write.mode("overwrite").parquet(
                     f"{output}/{LATE_FILES}/batch={batch_id}")
             if tally is not None:
@@ -356,7 +356,7 @@ def batch_line(algorithm: str, batch: int, count: BatchCount) -> str:
             for outcome, reason, rows in count.outcomes
             if not reasons.normal(algorithm, outcome)]
     verdict = f"needs a look: {', '.join(look)}" if look else "nothing needs a look"
-    if count.late_files:  # SP-R62
+    if count.late_files:  # SP-R56
         shown = ", ".join(count.late_files[:3])
         more = len(count.late_files) - 3
         verdict += f" (late: {shown}{f' and {more} more' if more > 0 else ''})"
@@ -419,7 +419,7 @@ def stream_job(
             "new files by modification time, then name (SP-R46)"
         print(f"[timealign stream] watching {paths.input} ({fmt}; {order})",
               file=sys.stderr, flush=True)
-    if rows is None:  # SP-R61: the columns come from the first files; none yet: wait
+    if rows is None:  # SP-R55: the columns come from the first files; none yet: wait
         columns = columns or schema.ColumnMap()
         if not first_files(paths.input, fmt, columns, available_now, trigger_seconds,
                            (lambda line: print(line, file=sys.stderr, flush=True))
@@ -488,7 +488,7 @@ def read_table(spark: SparkSession, output: str, table: str) -> DataFrame:
 
 
 def late_files(spark: SparkSession, output: str) -> list[dict[str, Any]]:
-    """SP-R62: the rows of a stream's ``late_files`` table, none when it has none."""
+    """SP-R56: the rows of a stream's ``late_files`` table, none when it has none."""
     if "://" not in output and not Path(output, LATE_FILES).is_dir():
         return []
     try:

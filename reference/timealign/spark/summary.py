@@ -90,7 +90,7 @@ def verdict(summary: dict[str, Any], algorithm: str) -> dict[str, Any]:
 
 
 def with_late_files(summary: dict[str, Any], late: list[dict[str, Any]]) -> dict[str, Any]:
-    """A stream's summary naming the files whose rows it rejected as late (SP-R62): per
+    """A stream's summary naming the files whose rows it rejected as late (SP-R56): per
     file and source, the rows, the earliest of their arrivals and the arrival of the
     source's last row taken before them (most rows first)."""
     if not late:
@@ -137,7 +137,7 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
         figures = "  ".join(f"{name} {_ms(value)}" for name, value in summary[key].items())
         lines.append(f"{title} (ms): {figures}")
     late = summary.get("late_files", [])
-    for file in late[:LATE_SHOWN]:  # SP-R62
+    for file in late[:LATE_SHOWN]:  # SP-R56
         lines.append(f"  late file {file['file']}: {file['rows']} rows of source "
                      f"{file['source']!r} arrive from {file['first_arrival']} ns, before the "
                      f"source's last row already taken ({file['after']} ns): the file was "
@@ -147,7 +147,7 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
                      "them all)")
     if late:
         lines.append("  to take a copy of files at once, copy it into the watched folder "
-                     "under a name starting with '.', then rename it (SP-R62)")
+                     "under a name starting with '.', then rename it (SP-R56)")
     for other in summary.get("not_configured", []):  # BAG-R7
         lines.append(f"  not configured: topic {other['topic']}: {other['rows']} rows")
     for skipped in summary.get("skipped_bags", []):  # BAG-R6
@@ -167,7 +167,7 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
     return "\n".join(first + lines)
 
 
-#: SP-R62: the late files the printed summary names (the JSON summary has them all).
+#: SP-R56: the late files the printed summary names (the JSON summary has them all).
 LATE_SHOWN = 10
 
 
