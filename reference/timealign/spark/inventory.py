@@ -27,15 +27,17 @@ import csv
 import gzip
 import hashlib
 import io
+import json
 import os
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, cast
 from urllib.parse import unquote, urlparse
 
 import attrs
 
+from timealign import jsontext
 from timealign.errors import InvalidInput
 from timealign.progress import Progress
 from timealign.spark.outcomes import LossError
@@ -299,8 +301,7 @@ def _text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
                 records = sum(1 for record in csv.reader(text) if record)
                 rows, how = max(records - 1, 0), "CSV records (header aside)"
             else:
-                rows = sum(1 for line in text if line.strip())
-                how = "JSON lines (blank lines aside)"
+                rows, how = _json_objects(text, path), "JSON lines (blank lines aside)"
             sha = hashed.hexdigest()
     except _READ_ERRORS as error:
         raise _damaged(path, error) from None
@@ -308,6 +309,41 @@ def _text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
         hashed.close()
     READ_WHOLE.add(key)
     return rows, how, sha
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _json_objects(lines: Iterable[str], path: str) -> int:
+    """SP-R62: the rows of a JSON lines file, each non-blank line one JSON object. A line
+    that is JSON but not one object (two objects, an array, a number) is refused naming the
+    file and the line, before Spark reads it: Spark's reader took the first of two objects
+    on a line and dropped the second without a word, and read an array as one row per
+    element, so the rows read and the rows counted differed. A line that is not JSON at all
+    is left to Spark's reader, which refuses it naming the file (``FAILFAST``; single quotes
+    refused, :func:`timealign.spark.schema.reader_options`, so that a line of two objects
+    Python cannot parse is no line Spark reads in part)."""
+    rows = 0
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            value, end = _DECODER.raw_decode(text)
+        except ValueError:  # not JSON: Spark's reader refuses it naming the file (FAILFAST)
+            problem = ""
+        else:
+            problem = ("holds more than one JSON value (one object per line)" if end < len(
+                text) else "" if isinstance(value, dict) else
+                f"holds a JSON {jsontext.kind(value)}, not an object")
+        if problem:
+            from timealign.spark.paths import PathError
+
+            raise PathError("input", "SP-R62", [
+                f"cannot read the file {path}: its line {number} {problem}; a JSON lines "
+                f"file holds one JSON object per line: fix that line"], f"{path}:{number}")
+        rows += 1
+    return rows
 
 
 def _table_unit(root: str, file: str, fmt: str, seen: Callable[[int], None]) -> Unit:
@@ -336,9 +372,12 @@ def _relative(root: str, file: str) -> str:
 
 
 def _bag_files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.rglob("*") if p.is_file())
+    """The files of a bag; anything but a regular file is refused by name (SP-R60)."""
+    from timealign.spark.paths import regular
+
+    if not path.is_dir():
+        return [Path(regular(str(path)))]
+    return sorted(Path(regular(str(p))) for p in path.rglob("*") if not p.is_dir())
 
 
 def _bag_unit(root: str, path: Path, relative: str, seen: Callable[[int], None]) -> Unit:
