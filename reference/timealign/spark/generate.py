@@ -90,7 +90,16 @@ def planned(plan: Plan) -> int:
 
 
 def _memory() -> int | None:
-    """The memory available to this process now (bytes), None where it cannot be read."""
+    """The memory available to this process now (bytes): Linux's ``MemAvailable`` (free
+    memory plus what the page cache would give back), else the free pages; None where
+    neither can be read."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, OSError, ValueError):

@@ -134,7 +134,7 @@ def _stray(folder: str) -> str | None:
     files, in a stream's ``batch=N`` folders too; names starting with "." or "_" are
     Spark's own: checksums, ``_SUCCESS``)."""
     for at, subfolders, names in os.walk(folder):
-        subfolders.sort()
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
         for name in sorted(names):
             if not name.startswith((".", "_")) and not name.endswith(".parquet"):
                 return os.path.relpath(os.path.join(at, name), os.path.dirname(folder))
@@ -177,7 +177,7 @@ def _unchecked(folder: str) -> str | None:
     (``.NAME.crc``: ``crc\\0``, the bytes per checksum, then a big-endian CRC-32 per piece),
     as Spark's local file system finds when it reads it; relative to ``folder``."""
     for at, subfolders, names in os.walk(folder):
-        subfolders.sort()
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
         for name in sorted(names):
             crc = os.path.join(at, f".{name}.crc")
             if name.startswith(".") or not os.path.isfile(crc):
