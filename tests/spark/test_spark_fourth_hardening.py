@@ -63,6 +63,7 @@ def test_sp_r62_a_json_line_holds_one_object(tmp_path: Path,
         err = _one_line(capsys.readouterr().err)
         assert got == 2, (case, err)
         assert "a.jsonl" in err and "line 4" in err and "SP-R62" in err, (case, err)
+        assert "damaged" not in err and "SP-R1" not in err, err
         assert not out.exists(), case
 
 
@@ -290,3 +291,21 @@ def test_cli_r21_a_run_on_a_full_disk(spark: SparkSession, full_disk: Path, tmp_
     left = sorted(p.name for p in full_disk.rglob("*"))
     assert not [name for name in left if name.endswith("timealign-lock")], left
     assert not [name for name in left if name in ("groups", "outcomes")], left
+
+
+def test_sp_r62_a_stream_stops_at_a_json_line_of_two_objects(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R62: a stream takes no inventory before it reads, so a JSON line holding two
+    objects lost the second with exit 0; the stream checks every file it took (SP-R45) and
+    now stops with exit 3, naming the file and the line."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    first = '{"source": "s", "id": "o1", "topic": "a", "stamp": 1}'
+    second = '{"source": "s", "id": "o2", "topic": "b", "stamp": 2}'
+    (folder / "a.jsonl").write_text(f"{first} {second}\n", encoding="utf-8")
+    got = main(["stream", "approximate_time", "--source", str(folder), "--format", "json",
+                "--output", str(tmp_path / "out"), "--checkpoint", str(tmp_path / "ck"),
+                "--config", AT, "--quiet", "--available-now"])
+    err = capsys.readouterr().err
+    assert got == 3, err
+    assert "a.jsonl" in err and "line 1" in err and "SP-R62" in err, err

@@ -284,7 +284,7 @@ def stat_key(path: str) -> tuple[str, int, int]:
     return os.path.realpath(path), status.st_size, status.st_mtime_ns
 
 
-def _text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
+def text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
         int | None, str, str]:
     """(rows, how counted, SHA-256) of a CSV or JSON lines file, from one read of its bytes
     (SP-R52): the bytes feed the digest and, decompressed, the count."""
@@ -303,6 +303,8 @@ def _text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
             else:
                 rows, how = _json_objects(text, path), "JSON lines (blank lines aside)"
             sha = hashed.hexdigest()
+    except InvalidInput:  # a JSON line that is not one object (SP-R62): its own words
+        raise
     except _READ_ERRORS as error:
         raise _damaged(path, error) from None
     finally:
@@ -351,7 +353,7 @@ def _table_unit(root: str, file: str, fmt: str, seen: Callable[[int], None]) -> 
 
     relative = _relative(root, file)
     if fmt != "parquet":
-        rows, how, sha = _text_rows(file, fmt, seen)
+        rows, how, sha = text_rows(file, fmt, seen)
         return Unit(relative, rows, how, (Stored(relative, os.path.getsize(file), sha),))
     stored = Stored(relative, os.path.getsize(file), digest(file, seen))
     footer = pq.read_metadata(file)
