@@ -1,7 +1,7 @@
 """The reproducers of the fourth hardening round (issue 43) about what reaches a job from
-files: two objects on a JSON line (SP-R62), RFC 4180 quotes in CSV (SP-R63), a storage file a
-rosbag2 folder does not list (BAG-R30), FIFOs and devices (SP-R60), linked subfolders
-(SP-R61), a full disk (CLI-R21), `generate` too large for memory (CLI-R20), `verify` of a
+files: two objects on a JSON line (SP-R72), RFC 4180 quotes in CSV (SP-R73), a storage file a
+rosbag2 folder does not list (BAG-R30), FIFOs and devices (SP-R70), linked subfolders
+(SP-R71), a full disk (CLI-R21), `generate` too large for memory (CLI-R20), `verify` of a
 table changed after the run (SP-R4) and a `--config` naming a key twice (VEC-R20). A refused
 case costs no Spark job; the cases that run one share it."""
 
@@ -46,7 +46,7 @@ def _run(folder: Path, out: Path, fmt: str = "parquet", config: str = AT) -> lis
 
 def test_sp_r62_a_json_line_holds_one_object(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R62: `{"id":"o1",...} {"id":"o2",...}` on one line used to end with exit 0, "no
+    """SP-R72: `{"id":"o1",...} {"id":"o2",...}` on one line used to end with exit 0, "no
     loss: every one of 2 rows" and no outcome for o2; a line holding an array gave exit 3
     ("read more rows than the input holds"). Each is refused before Spark starts, exit 2,
     naming the file and the line; so is a scalar line and trailing text after an object."""
@@ -62,7 +62,7 @@ def test_sp_r62_a_json_line_holds_one_object(tmp_path: Path,
         got = main(_run(folder, out, "json"))
         err = _one_line(capsys.readouterr().err)
         assert got == 2, (case, err)
-        assert "a.jsonl" in err and "line 4" in err and "SP-R62" in err, (case, err)
+        assert "a.jsonl" in err and "line 4" in err and "SP-R72" in err, (case, err)
         assert "damaged" not in err and "SP-R1" not in err, err
         assert not out.exists(), case
 
@@ -90,7 +90,7 @@ def _fifo_case(tmp_path: Path, case: str) -> tuple[list[str], str]:
 
 
 def test_sp_r60_fifos_and_devices_are_refused_before_they_are_opened(tmp_path: Path) -> None:
-    """SP-R60: a FIFO in a CSV input folder used to hang `run` forever (blocked in open() of
+    """SP-R70: a FIFO in a CSV input folder used to hang `run` forever (blocked in open() of
     the header check), a link to /dev/zero grew memory until MemoryError. Only regular files
     are read: each is exit 2 within seconds, naming the file, with no output written. In a
     process of its own, so that a hang fails the test instead of the suite."""
@@ -100,13 +100,13 @@ def test_sp_r60_fifos_and_devices_are_refused_before_they_are_opened(tmp_path: P
                              text=True, timeout=120, check=False)
         assert ran.returncode == 2, (case, ran.stderr)
         err = _one_line(ran.stderr)
-        assert name in err and "SP-R60" in err and "not a regular file" in err, (case, err)
+        assert name in err and "SP-R70" in err and "not a regular file" in err, (case, err)
         assert not (tmp_path / f"out-{case}").exists(), case
 
 
 def test_sp_r61_a_linked_subfolder_is_refused(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R61: Spark's recursive listing follows a linked subfolder and the inventory's walk
+    """SP-R71: Spark's recursive listing follows a linked subfolder and the inventory's walk
     did not, so its rows were "read but not in the inventory" (exit 3 blaming SP-R42). A
     linked folder is refused by name, exit 2, by `run` and `verify` alike; a linked file is
     read as its target (as Spark reads it)."""
@@ -119,13 +119,13 @@ def test_sp_r61_a_linked_subfolder_is_refused(tmp_path: Path,
     out = tmp_path / "out"
     assert main(_run(folder, out)) == 2
     err = _one_line(capsys.readouterr().err)
-    assert "more" in err and "SP-R61" in err and "is a link" in err, err
+    assert "more" in err and "SP-R71" in err and "is a link" in err, err
     assert not out.exists()
     out.mkdir()
     assert main(["verify", "--algorithm", "approximate_time", "--input", str(folder),
                         "--config", AT, str(out)]) == 2
     err = _one_line(capsys.readouterr().err)
-    assert "SP-R61" in err, err
+    assert "SP-R71" in err, err
 
 
 def test_bag_r30_a_storage_file_the_metadata_does_not_list_is_refused(
@@ -243,7 +243,7 @@ def _table_run(spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_sp_r63_sp_r4_csv_quotes_and_verify_of_a_changed_table(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R63: a CSV id written with an RFC 4180 doubled quote, `"q""2"`, came back as
+    """SP-R73: a CSV id written with an RFC 4180 doubled quote, `"q""2"`, came back as
     `"q""2"`, so joining outcomes back on (source, id) failed; it is `q"2` now, a backslash
     stays a character, a quoted comma stays inside its field. SP-R4: `verify` of that
     run with a stray `notes.txt` in a table, or with a part file rewritten after the run
@@ -295,7 +295,7 @@ def test_cli_r21_a_run_on_a_full_disk(spark: SparkSession, full_disk: Path, tmp_
 
 def test_sp_r62_a_stream_stops_at_a_json_line_of_two_objects(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """SP-R62: a stream takes no inventory before it reads, so a JSON line holding two
+    """SP-R72: a stream takes no inventory before it reads, so a JSON line holding two
     objects lost the second with exit 0; the stream checks every file it took (SP-R45) and
     now stops with exit 3, naming the file and the line."""
     folder = tmp_path / "in"
@@ -308,4 +308,4 @@ def test_sp_r62_a_stream_stops_at_a_json_line_of_two_objects(
                 "--config", AT, "--quiet", "--available-now"])
     err = capsys.readouterr().err
     assert got == 3, err
-    assert "a.jsonl" in err and "line 1" in err and "SP-R62" in err, err
+    assert "a.jsonl" in err and "line 1" in err and "SP-R72" in err, err

@@ -1,4 +1,4 @@
-"""The input readers under generated inputs (SP-R41, SP-R42, SP-R60 to SP-R63, BAG-R30,
+"""The input readers under generated inputs (SP-R41, SP-R42, SP-R70 to SP-R73, BAG-R30,
 SP-I1): for every generated input of every file format, the inventory's count equals an
 independent reader's count, and `run` gives every row exactly one outcome, or refuses the
 input naming a file (exit 2).
@@ -43,7 +43,7 @@ BAG_CONFIG = {"topics": ["/imu", "/camera_info"], "queue_size": 10,
               "max_interval_duration": 8_000_000}
 
 #: Ids as people write them, hostile to a text format: quotes, commas, backslashes, braces,
-#: spaces, any letter; no control character (a CSV line break inside quotes is SP-R63's
+#: spaces, any letter; no control character (a CSV line break inside quotes is SP-R73's
 #: limit: Spark reads CSV line by line).
 IDS = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1,
               max_size=12).filter(lambda text: text.strip() == text)
@@ -116,7 +116,7 @@ def _write_csv(folder: Path, data: st.DataObject) -> Written:
     return Written(frozenset(frame["id"]), len(frame))
 
 
-#: Defects of a JSON line the run must refuse (SP-R62), each a line from two rows' objects.
+#: Defects of a JSON line the run must refuse (SP-R72), each a line from two rows' objects.
 JSON_DEFECTS: dict[str, Callable[[str, str], str]] = {
     "two objects": lambda a, b: f"{a} {b}",
     "glued objects": lambda a, b: f"{a}{b}",
@@ -210,7 +210,7 @@ def _inventory_rows(folder: Path, fmt: str) -> int:
 def test_sp_r41_r42_sp_i1_every_generated_input_is_counted_read_or_refused(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
         data: st.DataObject) -> None:
-    """SP-R41, SP-R42, SP-R60, SP-R62, SP-R63, BAG-R30, SP-I1: a generated input of every
+    """SP-R41, SP-R42, SP-R70, SP-R72, SP-R73, BAG-R30, SP-I1: a generated input of every
     format is either refused, exit 2, naming a file (a defect it carries must be refused),
     or its inventory count equals an independent reader's count, `run` exits 0, and every
     row has exactly one outcome: the outcome ids are the ids written (text formats), the

@@ -303,7 +303,7 @@ def text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
             else:
                 rows, how = _json_objects(text, path), "JSON lines (blank lines aside)"
             sha = hashed.hexdigest()
-    except InvalidInput:  # a JSON line that is not one object (SP-R62): its own words
+    except InvalidInput:  # a JSON line that is not one object (SP-R72): its own words
         raise
     except _READ_ERRORS as error:
         raise _damaged(path, error) from None
@@ -317,7 +317,7 @@ _DECODER = json.JSONDecoder()
 
 
 def _json_objects(lines: Iterable[str], path: str) -> int:
-    """SP-R62: the rows of a JSON lines file, each non-blank line one JSON object. A line
+    """SP-R72: the rows of a JSON lines file, each non-blank line one JSON object. A line
     that is JSON but not one object (two objects, an array, a number) is refused naming the
     file and the line, before Spark reads it: Spark's reader took the first of two objects
     on a line and dropped the second without a word, and read an array as one row per
@@ -341,7 +341,7 @@ def _json_objects(lines: Iterable[str], path: str) -> int:
         if problem:
             from timealign.spark.paths import PathError
 
-            raise PathError("input", "SP-R62", [
+            raise PathError("input", "SP-R72", [
                 f"cannot read the file {path}: its line {number} {problem}; a JSON lines "
                 f"file holds one JSON object per line: fix that line"], f"{path}:{number}")
         rows += 1
@@ -374,7 +374,7 @@ def _relative(root: str, file: str) -> str:
 
 
 def _bag_files(path: Path) -> list[Path]:
-    """The files of a bag; anything but a regular file is refused by name (SP-R60)."""
+    """The files of a bag; anything but a regular file is refused by name (SP-R70)."""
     from timealign.spark.paths import regular
 
     if not path.is_dir():

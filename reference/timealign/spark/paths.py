@@ -169,10 +169,10 @@ class JobPaths:
         return table_paths(self.output)
 
 
-# --- SP-R60, SP-R61: what an input folder may hold -----------------------------------------
+# --- SP-R70, SP-R71: what an input folder may hold -----------------------------------------
 
 def _kind(mode: int) -> str | None:
-    """What a file of this mode is when it is not a regular file (SP-R60)."""
+    """What a file of this mode is when it is not a regular file (SP-R70)."""
     if stat.S_ISREG(mode):
         return None
     return ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(
@@ -182,18 +182,18 @@ def _kind(mode: int) -> str | None:
 def regular(file: str) -> str:
     """``file`` when it is a regular file (a link to one counts); anything else (a FIFO,
     whose opening waits for a writer forever; a device such as ``/dev/zero``, which never
-    ends; a socket), and a link to such, is refused by name before it is opened (SP-R60)."""
+    ends; a socket), and a link to such, is refused by name before it is opened (SP-R70)."""
     try:
         mode = os.stat(file).st_mode
     except OSError as error:  # a dangling link, a file gone since it was listed
-        raise PathError("input", "SP-R60", [f"cannot read the file {file}: "
+        raise PathError("input", "SP-R70", [f"cannot read the file {file}: "
                                             f"{error.strerror}; fix or remove it"], file) from None
     if stat.S_ISDIR(mode):
         return file
     what = _kind(mode)
     if what is not None:
         linked = " (through a link)" if os.path.islink(file) else ""
-        raise PathError("input", "SP-R60", [
+        raise PathError("input", "SP-R70", [
             f"the file {file} is {what}{linked}, not a regular file: only regular files are "
             f"read, as a FIFO or a device never ends; remove it from ", "{input}"], file)
     return file
@@ -202,7 +202,7 @@ def regular(file: str) -> str:
 def walk_files(root: str) -> list[str]:
     """The files of the folder ``root`` and its subfolders in path order, names starting
     with "." or "_" left out (Spark's own, SP-R1): each a regular file or refused by name
-    (SP-R60). A subfolder reached through a link is refused by name (SP-R61): Spark's
+    (SP-R70). A subfolder reached through a link is refused by name (SP-R71): Spark's
     recursive listing follows it, where a walk that does not would count fewer rows than
     the run reads (SP-R42), and one that does can loop on a link to a folder above."""
     found: list[str] = []
@@ -211,7 +211,7 @@ def walk_files(root: str) -> list[str]:
         for name in subfolders:
             linked = os.path.join(folder, name)
             if os.path.islink(linked):
-                raise PathError("input", "SP-R61", [
+                raise PathError("input", "SP-R71", [
                     f"the folder {linked} is a link (to {os.path.realpath(linked)}): a "
                     f"linked folder inside ", "{input}", " is not read; copy it in or give "
                     "the folder it links to as an input of its own"], linked)

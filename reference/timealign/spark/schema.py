@@ -249,9 +249,9 @@ def reader_options(fmt: str) -> dict[str, str]:
     if check_format(fmt) == "parquet":
         return {}
     fail = {"mode": "FAILFAST"}
-    if fmt == "csv":  # SP-R63: RFC 4180 quoting, as Python's csv module counts the records
+    if fmt == "csv":  # SP-R73: RFC 4180 quoting, as Python's csv module counts the records
         return {"header": "true", "quote": '"', "escape": '"', **fail}
-    # SP-R62: standard JSON, as the inventory checks each line (Spark's default also took
+    # SP-R72: standard JSON, as the inventory checks each line (Spark's default also took
     # single-quoted strings)
     return {"prefersDecimal": "true", "allowSingleQuotes": "false", **fail}
 
@@ -526,7 +526,7 @@ def check_time_columns(path: str, fmt: str, columns: ColumnMap) -> None:
     check_format(fmt)  # SP-R1: an unknown format is refused first, naming --format
     if "://" in path or not os.path.exists(path):
         return
-    # SP-R60, SP-R61: nothing but a regular file is opened, here as in input_files
+    # SP-R70, SP-R71: nothing but a regular file is opened, here as in input_files
     files = [f for f in walk_files(path) if f.lower().endswith(SUFFIXES[fmt])] \
         if os.path.isdir(path) else [regular(path)]
     if not files:

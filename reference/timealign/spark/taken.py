@@ -45,13 +45,13 @@ def _local(location: str) -> str:
     return os.path.realpath(local)
 
 
-#: The names of JSON lines files (SP-R62), compressed or not.
+#: The names of JSON lines files (SP-R72), compressed or not.
 _JSON = (".json", ".jsonl", ".ndjson")
 
 
 def _first_digest(path: str) -> str:
     """The SHA-256 of a file the stream took, when first seen; a JSON lines file is parsed
-    in the same read (SP-R62): a line holding two objects or an array, of which Spark's
+    in the same read (SP-R72): a line holding two objects or an array, of which Spark's
     reader read only the first object or one row per element, stops the stream
     (``LossError``, exit 3) naming the file and the line, since a stream takes no inventory
     before it reads (SP-R41)."""
@@ -66,10 +66,10 @@ def _first_digest(path: str) -> str:
     try:
         return text_rows(path, "json", lambda _: None)[2]
     except PathError as error:
-        if error.rule != "SP-R62":
+        if error.rule != "SP-R72":
             raise
         raise LossError(f"{error.message}; the stream read part of that line only, so rows "
-                        f"of it have no outcome (SP-R62)") from None
+                        f"of it have no outcome (SP-R72)") from None
 
 
 class TakenWatch:
