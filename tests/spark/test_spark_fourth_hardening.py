@@ -44,7 +44,7 @@ def _run(folder: Path, out: Path, fmt: str = "parquet", config: str = AT) -> lis
             "--config", config, "--format", fmt, "--quiet"]
 
 
-def test_sp_r62_a_json_line_holds_one_object(tmp_path: Path,
+def test_sp_r72_a_json_line_holds_one_object(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     """SP-R72: `{"id":"o1",...} {"id":"o2",...}` on one line used to end with exit 0, "no
     loss: every one of 2 rows" and no outcome for o2; a line holding an array gave exit 3
@@ -89,7 +89,7 @@ def _fifo_case(tmp_path: Path, case: str) -> tuple[list[str], str]:
     return _run(folder, tmp_path / f"out-{case}", fmt, config), odd.name
 
 
-def test_sp_r60_fifos_and_devices_are_refused_before_they_are_opened(tmp_path: Path) -> None:
+def test_sp_r70_fifos_and_devices_are_refused_before_they_are_opened(tmp_path: Path) -> None:
     """SP-R70: a FIFO in a CSV input folder used to hang `run` forever (blocked in open() of
     the header check), a link to /dev/zero grew memory until MemoryError. Only regular files
     are read: each is exit 2 within seconds, naming the file, with no output written. In a
@@ -104,7 +104,7 @@ def test_sp_r60_fifos_and_devices_are_refused_before_they_are_opened(tmp_path: P
         assert not (tmp_path / f"out-{case}").exists(), case
 
 
-def test_sp_r61_a_linked_subfolder_is_refused(tmp_path: Path,
+def test_sp_r71_a_linked_subfolder_is_refused(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """SP-R71: Spark's recursive listing follows a linked subfolder and the inventory's walk
     did not, so its rows were "read but not in the inventory" (exit 3 blaming SP-R42). A
@@ -241,7 +241,7 @@ def _table_run(spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixtur
     return out
 
 
-def test_sp_r63_sp_r4_csv_quotes_and_verify_of_a_changed_table(
+def test_sp_r73_sp_r4_csv_quotes_and_verify_of_a_changed_table(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SP-R73: a CSV id written with an RFC 4180 doubled quote, `"q""2"`, came back as
     `"q""2"`, so joining outcomes back on (source, id) failed; it is `q"2` now, a backslash
@@ -293,7 +293,7 @@ def test_cli_r21_a_run_on_a_full_disk(spark: SparkSession, full_disk: Path, tmp_
     assert not [name for name in left if name in ("groups", "outcomes")], left
 
 
-def test_sp_r62_a_stream_stops_at_a_json_line_of_two_objects(
+def test_sp_r72_a_stream_stops_at_a_json_line_of_two_objects(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SP-R72: a stream takes no inventory before it reads, so a JSON line holding two
     objects lost the second with exit 0; the stream checks every file it took (SP-R45) and
