@@ -58,7 +58,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -336,21 +336,25 @@ class Variant:
     tasks_per_core: int | None = None
     open_cost: str | None = None
     arrow_batch: str | None = None
+    first_row_path: str | None = None  # SP-D25: "on" (the code's) or "off"
 
     def label(self) -> str:
         """The path's name in the printed lines: ``per-file``, with what differs."""
         return " ".join(["per-file",
                          *([f"t{self.tasks_per_core}"] if self.tasks_per_core else []),
                          *([f"oc{self.open_cost}"] if self.open_cost else []),
-                         *([f"ab{self.arrow_batch}"] if self.arrow_batch else [])])
+                         *([f"ab{self.arrow_batch}"] if self.arrow_batch else []),
+                         *([f"path-{self.first_row_path}"] if self.first_row_path else [])])
 
     @contextmanager
     def applied(self, spark: Any) -> Iterator[None]:
         from timealign.spark import per_file
         from timealign.spark.batch import session_conf
 
-        before = per_file.TASKS_PER_CORE
+        before, path_before = per_file.TASKS_PER_CORE, per_file.FIRST_ROW_PATH
         per_file.TASKS_PER_CORE = self.tasks_per_core or before
+        if self.first_row_path:
+            per_file.FIRST_ROW_PATH = self.first_row_path == "on"
         settings = {key: value for key, value in (
             ("spark.sql.files.openCostInBytes", self.open_cost),
             ("spark.sql.execution.arrow.maxRecordsPerBatch", self.arrow_batch)) if value}
@@ -358,7 +362,7 @@ class Variant:
             with session_conf(spark, settings):
                 yield
         finally:
-            per_file.TASKS_PER_CORE = before
+            per_file.TASKS_PER_CORE, per_file.FIRST_ROW_PATH = before, path_before
 
 
 def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output: str,
@@ -382,6 +386,78 @@ def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output:
             "heap_max_bytes": heap_max, "jvm_cpu": sampler.jvm_cpu,
             "python_cpu": sampler.python_cpu, "phases": phases.cpu,
             "load": (load, os.getloadavg()[0]), "clock": clock, "commit": head_commit()}
+
+
+def _drain(batches: Iterator[Any]) -> Iterator[Any]:
+    """A ``mapInArrow`` step that takes every batch and returns nothing: the scan and the
+    Arrow transfer to a Python worker, no replay (:func:`cost_split`)."""
+    for _ in batches:
+        pass
+    yield from ()
+
+
+def cost_split(spark: Any, algorithm_name: str, config: Any, folder: str,
+               tasks: int = 200) -> dict[str, dict[str, float]]:
+    """Issue 44's per-task costs of the per-file job, each a Spark job of its own measured as
+    the job is (:class:`Sampler`: wall, JVM CPU, Python CPU): ``tasks`` empty Python tasks
+    (a task's start, per task), then over the input, each written to Spark's ``noop`` sink:
+    the scan with the replay's projection (one file per task, SP-R18, SP-D25), the scan and
+    the Arrow transfer to the Python workers (:func:`_drain`), and the replay itself
+    (:func:`timealign.spark.per_file.replay_files_frame`, no persist, no table written). The
+    differences are the transfer and the replay; the job's phases give the rest."""
+    from pyspark.sql import functions as F
+
+    from timealign.spark import per_file, schema
+    from timealign.spark.batch import session_conf
+
+    algorithm = registry.get(algorithm_name)
+    parsed = algorithm.codec.config_from_json(config)
+    rows = schema.read_input(spark, folder, "parquet", schema.ColumnMap(),
+                             source_from_file=True)
+    count = per_file.TASKS_PER_CORE * spark.sparkContext.defaultParallelism
+    projected = rows.withColumn(schema.FILE, F.when(F.col(schema.POSITION) == 0,
+                                                    F.col(schema.FILE))) \
+        if per_file.FIRST_ROW_PATH else rows
+
+    def noop(frame: Any) -> None:
+        frame.write.format("noop").mode("overwrite").save()
+
+    steps: dict[str, Callable[[], object]] = {
+        "tasks": lambda: spark.sparkContext.parallelize(range(tasks), tasks)
+        .map(lambda x: x).count(),
+        "scan": lambda: noop(projected.coalesce(count)),
+        "scan+transfer": lambda: noop(projected.coalesce(count).mapInArrow(
+            _drain, schema.COMBINED)),
+        "scan+transfer+replay": lambda: noop(per_file.replay_files_frame(
+            rows, algorithm, parsed)),
+    }
+    costs: dict[str, dict[str, float]] = {}
+    with session_conf(spark, per_file.ONE_FILE_PER_TASK):
+        for name, run in steps.items():
+            with Sampler() as sampler:
+                started = time.perf_counter()
+                run()
+                seconds = time.perf_counter() - started
+            costs[name] = {"seconds": seconds, "jvm": sampler.jvm_cpu,
+                           "python": sampler.python_cpu, "load": os.getloadavg()[0]}
+    return costs
+
+
+def print_costs(size: str, master: str, rows: int, tasks: int,
+                costs: dict[str, dict[str, float]]) -> None:
+    """The per-task costs of :func:`cost_split`: per task for the empty tasks, per row (µs)
+    for the scans."""
+    empty = costs["tasks"]
+    print(f"    costs at {size} on {master}: {tasks} empty Python tasks "
+          f"{empty['seconds'] / tasks * 1e3:.1f} ms wall each, "
+          f"{(empty['jvm'] + empty['python']) / tasks * 1e3:.1f} ms CPU each "
+          f"(JVM {empty['jvm']:.1f} s + Python {empty['python']:.1f} s, load "
+          f"{empty['load']:.1f})", flush=True)
+    for name in ("scan", "scan+transfer", "scan+transfer+replay"):
+        cost = costs[name]
+        print(f"    costs at {size} on {master}: {name}: {cost['seconds']:.1f} s wall, CPU "
+              f"{cost['jvm'] / rows * 1e6:.2f} + {cost['python'] / rows * 1e6:.2f} us/row "
+              f"(JVM + Python), load {cost['load']:.1f}", flush=True)
 
 
 class Masters:
@@ -541,11 +617,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the per-file path with each of these "
                              "spark.sql.execution.arrow.maxRecordsPerBatch (default: the "
                              "code's)")
+    parser.add_argument("--first-row-path", nargs="+", default=[None], choices=["on", "off"],
+                        help="run the per-file path with the file's path on each file's "
+                             "first row only (on, the code's, SP-D25) or on every row "
+                             "(off, the code before issue 44), in this order, e.g. on off "
+                             "on off")
     parser.add_argument("--warm", default="20k:10",
                         help="MESSAGES:SOURCES of each session's warm-up job per path, run "
                              "before the measured ones (default 20k:10; the JVM's JIT still "
                              "compiles during the first measured jobs after it: see "
                              "benchmarks/README.md, \"Many small files in one task\")")
+    parser.add_argument("--costs", nargs="*", default=[], metavar="MASTER",
+                        help="on these masters, after each size's per-file job, split its "
+                             "costs into a task's start, the scan, the Arrow transfer and "
+                             "the replay (issue 44; four more Spark jobs per size)")
     parser.add_argument("--scale-table", action="store_true",
                         help="print the scale-out table (issue 44) in Markdown at the end")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
@@ -608,12 +693,16 @@ def main(argv: list[str] | None = None) -> int:
     generate(Plan.for_messages(warm_messages, warm_sources), warm["shuffled"])
     generate(Plan.for_messages(warm_messages, warm_sources, per_robot=True), warm["per-file"])
     runs = [(path, variant) for path in args.paths
-            for variant in ([Variant(t, c, b) for t in args.tasks_per_core
+            for variant in ([Variant(t, c, b, f) for f in args.first_row_path
+                             for t in args.tasks_per_core
                              for c in args.open_cost for b in args.arrow_batch]
                             if path == "per-file" else [Variant()])]
     try:
         for master in args.masters:
+            started = time.perf_counter()
             spark = masters.session(master)
+            print(f"{master}: session started in {time.perf_counter() - started:.1f} s (load "
+                  f"{os.getloadavg()[0]:.1f}; not in the jobs' wall times below)", flush=True)
             for path in args.paths:  # start-up and JIT warm-up stay out of the figures
                 spark_job(spark, args.algorithm, config, str(warm[path]), str(base / "out"),
                           path == "per-file")
@@ -640,6 +729,10 @@ def main(argv: list[str] | None = None) -> int:
                     if path == "per-file":
                         print("    " + against_baseline(size, job, job["baseline"]),
                               flush=True)
+                    if path == "per-file" and master in args.costs and variant == Variant():
+                        job["costs"] = cost_split(spark, args.algorithm, config,
+                                                  str(data[size][path]))
+                        print_costs(size, master, job["rows"], 200, job["costs"])
     finally:
         masters.close()
     targets(args.sizes, replays, results)
