@@ -26,6 +26,7 @@ from bench_approximate_time import CONFIG as AT_CONFIG  # scripts run from their
 from bench_approximate_time import trace
 from bench_event_time_batcher import inputs_of, stream
 
+from timealign import iter_outputs
 from timealign.approximate_time import ALGORITHM as AT
 from timealign.event_time_batcher import ALGORITHM as EB
 from timealign.event_time_batcher import Config as EBConfig
@@ -47,10 +48,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=40_000)
     parser.add_argument("--no-step", action="store_true",
                         help="build the inputs only (the baseline run to subtract)")
+    parser.add_argument("--fold", action="store_true",
+                        help="step through iter_outputs and count the outputs, as "
+                             "bench_approximate_time.py's throughput line does")
     args = parser.parse_args(argv)
     fast, config, inputs = workload(args.machine, args.messages)
     gc.collect()
     if args.no_step:
+        return 0
+    if args.fold:
+        algorithm = (AT if args.machine == "at" else EB).fast_path()
+        started = time.process_time()
+        outputs = sum(1 for _ in iter_outputs(algorithm, config, inputs))
+        seconds = time.process_time() - started
+        print(f"{args.machine}: {len(inputs)} inputs folded, {outputs} outputs, "
+              f"{len(inputs) / seconds:,.0f} per CPU second", file=sys.stderr)
         return 0
     step = fast.step
     started = time.process_time()
