@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_step:
         return 0
     if args.fold:
-        algorithm = (AT if args.machine == "at" else EB).fast_path()
+        algorithm: Any = (AT if args.machine == "at" else EB).fast_path()
         started = time.process_time()
         outputs = sum(1 for _ in iter_outputs(algorithm, config, inputs))
         seconds = time.process_time() - started
