@@ -18,7 +18,7 @@ from timealign.spark.schema import ColumnMap
 CONFIG = json.dumps(REAL_CONFIGS["approximate_time"])
 
 
-def test_sp_r61_an_empty_folder_is_waited_for() -> None:
+def test_sp_r55_an_empty_folder_is_waited_for() -> None:
     """SP-R55: with --available-now an empty folder has nothing to take (no wait); else the
     stream says it waits, and starts once a file is there."""
     import tempfile
@@ -46,7 +46,7 @@ def _stream(source: Path, base: Path, *more: str) -> list[str]:
             "--config", CONFIG, *more]
 
 
-def test_sp_r61_a_stream_starts_on_an_empty_folder(
+def test_sp_r55_a_stream_starts_on_an_empty_folder(
         spark: object, fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SP-R55 (issue 42 item 3): `stream --available-now` on an empty folder stops with 0
     micro-batches and exit 0 (it exited 2 after Spark started); the same stream run again
@@ -69,7 +69,7 @@ def test_sp_r61_a_stream_starts_on_an_empty_folder(
     assert f"rows {rows} read = " in printed.out
 
 
-def test_sp_r61_a_failed_start_leaves_nothing_behind(
+def test_sp_r55_a_failed_start_leaves_nothing_behind(
         spark: object, fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SP-R55: a stream that fails before its first micro-batch (a column missing, found
     once Spark reads the files) leaves neither its output folder nor its checkpoint; in an
@@ -87,7 +87,7 @@ def test_sp_r61_a_failed_start_leaves_nothing_behind(
     assert list((tmp_path / "out").iterdir()) == [] and not (tmp_path / "ck").exists()
 
 
-def test_sp_r62_late_files_are_named_and_a_copy_is_taken_at_once(
+def test_sp_r56_late_files_are_named_and_a_copy_is_taken_at_once(
         spark: object, fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SP-R56 (issue 42 item 3): files whose modification times are not in name order
     (`cp -r`), split over micro-batches, have late rows: the batch line and the summary

@@ -106,7 +106,7 @@ def test_sp_r38_fail_on_needs_a_look_exits_1_only_when_asked() -> None:
     assert failed_on(parser.parse_args([]), look, "timealign run") == 0
 
 
-def test_sp_r62_a_stream_summary_names_its_late_files() -> None:
+def test_sp_r56_a_stream_summary_names_its_late_files() -> None:
     """SP-R56: the late files, most rows first, each with its rows, source, earliest
     arrival and the arrival it came after; then the way to take a copy at once. Past
     LATE_SHOWN files the printed summary says how many more (the JSON has them all)."""
