@@ -12,6 +12,7 @@ from timealign import registry, rulebook
 from timealign.algorithm import run_json
 from timealign.conformance.fired import package_of
 from timealign.conformance.suites import shipped
+from timealign.errors import InvalidInput
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The algorithms whose rule text is registered rule functions.
@@ -25,11 +26,23 @@ def _ran(name: str, profile: str | None) -> set[rulebook.Rule]:
     known = rulebook.profiles_of(package_of(reference))
     assert (known is None) == (profile is None)
     calls: list[rulebook.Call] = []
+    chosen = [vector.config if known is None else {**vector.config, known[0]: profile}
+              for vector in shipped(name)]
+    usable = reference.codec.config_from_json(next(c for c in chosen if _decodes(name, c)))
     with rulebook.calls(calls, details=False):
-        for vector in shipped(name):
-            config = vector.config if known is None else {**vector.config, known[0]: profile}
+        for vector, config in zip(shipped(name), chosen, strict=True):
             run_json(reference, config, vector.inputs)
+        with pytest.raises(InvalidInput):  # an input no codec makes: the API's refusal
+            reference.machine.step(usable, reference.machine.initial(usable), object())
     return {c.rule for c in calls}
+
+
+def _decodes(name: str, config: dict[str, object]) -> bool:
+    try:
+        registry.get(name).codec.config_from_json(config)
+    except InvalidInput:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("name", CONVERTED)
@@ -64,13 +77,14 @@ def test_every_rule_of_the_spec_has_a_rule_function_and_back_cf_r23(name: str) -
 
 def test_head_only_rules_are_head_only_rb_r17() -> None:
     """The registry says which profile runs RB-R21, RB-R23 and RB-R27 (the issue's
-    misread ones), and that the shared rules run in both."""
+    misread ones), that the shared rules run in both (RB-D2 and RB-D3 too: head refuses
+    with both, issue 40), and that RB-D8's bump is the card's alone (head's is RB-R23)."""
     found = rulebook.by_profile("timealign.rate_aware_batcher")
     for rule in ("RB-R19", "RB-R20", "RB-R21", "RB-R22", "RB-R23", "RB-R24", "RB-R25",
                  "RB-R26", "RB-R27"):
         assert found[rule] == ("esslivedata-head",), rule
-    assert found["RB-D2"] == ("card",)
-    for rule in ("RB-R8", "RB-R11", "RB-R14", "RB-R18"):
+    assert found["RB-D8"] == ("card",)
+    for rule in ("RB-R8", "RB-R11", "RB-R14", "RB-R18", "RB-D2", "RB-D3"):
         assert found[rule] == ("card", "esslivedata-head"), rule
 
 
