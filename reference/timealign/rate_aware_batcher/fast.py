@@ -198,6 +198,8 @@ def mode_of(profile: str) -> Mode:
                 raise LookupError(f"the fast path has no form of {chosen.__qualname__} "
                                   f"(slot {slot}): run the rule text")
             flags[field] = forms[chosen]
+        if len(_MODES) > 16:  # a swap resolves anew: keep only the recent tables
+            _MODES.clear()
         found = _MODES[rules] = Mode(**flags)
     return found
 

@@ -48,19 +48,14 @@ _KINDS = frozenset(STREAM_KINDS)
 ABSENT_BATCHES_FOR_EVICTION = 5
 
 
-def _seconds(value: object, field: str, rule: str) -> float:
-    """A finite number of seconds as a float (``bool`` is refused); called only by rule
-    functions registered as ``rule``."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    require(ok and math.isfinite(value), field, rule,  # type: ignore[arg-type]
-            "must be a finite number of seconds", value)
-    return float(value)  # type: ignore[arg-type]
-
-
 @rule("RB-D1")
 def batch_length_ns(seconds: object, field: str) -> int:
-    """Upstream ``Duration.from_seconds`` of a batch length, refused unless >= 1 ns (RB-D1)."""
-    value = _seconds(seconds, field, "RB-D1")
+    """Upstream ``Duration.from_seconds`` of a batch length: a finite number of seconds
+    (``bool`` refused), refused unless >= 1 ns (RB-D1)."""
+    ok = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    require(ok and math.isfinite(seconds), field, "RB-D1",  # type: ignore[arg-type]
+            "must be a finite number of seconds", seconds)
+    value = float(seconds)  # type: ignore[arg-type]
     require(math.isfinite(value * 1_000_000_000), field, "RB-D1", "is too large", seconds)
     length = from_seconds(value)
     require(length >= 1, field, "RB-D1", "must be at least 1 ns once truncated", seconds)
