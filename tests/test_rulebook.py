@@ -104,7 +104,7 @@ def test_recording_restores_the_previous_profiler_and_costs_nothing_unrecorded()
     assert sys.getprofile() is previous
 
 
-# --- profiles are override tables (issue 40, CF-R27) ---------------------------------------
+# --- profiles are override tables (issue 40, CF-R40) ---------------------------------------
 
 #: The rule text of each algorithm: the modules whose functions are rules (not the codec,
 #: the checks or the conformance knowledge), and its fast path.
@@ -125,7 +125,7 @@ def _modules(name: str) -> list[Path]:
 
 
 @pytest.mark.parametrize("name", BOOKED)
-def test_a_profile_is_the_base_plus_its_table_cf_r27(name: str) -> None:
+def test_a_profile_is_the_base_plus_its_table_cf_r40(name: str) -> None:
     """Run under profile A with every slot where B's table differs swapped to B's function,
     each shipped vector gives B's outputs: nothing but the table tells the profiles apart
     (a rule that differs between profiles without a table entry fails here)."""
@@ -174,7 +174,7 @@ def _profile_reads(path: Path, key: str, names: tuple[str, ...]) -> list[str]:
 
 
 @pytest.mark.parametrize("name", BOOKED)
-def test_no_profile_flag_is_read_outside_the_tables_cf_r27(name: str) -> None:
+def test_no_profile_flag_is_read_outside_the_tables_cf_r40(name: str) -> None:
     """The rule text and the fast path decide nothing by the profile's name: they resolve
     the profile's table (``BOOK.rules(config.<key>)``) and call its functions."""
     book = _book(name)
@@ -183,7 +183,7 @@ def test_no_profile_flag_is_read_outside_the_tables_cf_r27(name: str) -> None:
     assert not reads
 
 
-def test_the_profile_check_finds_a_flag_read_cf_r27(tmp_path: Path) -> None:
+def test_the_profile_check_finds_a_flag_read_cf_r40(tmp_path: Path) -> None:
     """The check above is not blind: a branch on the profile is found."""
     module = tmp_path / "machine.py"
     module.write_text("def f(config):\n    if config.profile == HEAD:\n        return 1\n"
@@ -193,7 +193,7 @@ def test_the_profile_check_finds_a_flag_read_cf_r27(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", BOOKED)
-def test_profiles_of_slots_and_replacements_follow_the_tables_cf_r27(name: str) -> None:
+def test_profiles_of_slots_and_replacements_follow_the_tables_cf_r40(name: str) -> None:
     """A slot's base runs under the profiles whose table leaves it, a replacement under
     those naming it; the base profile's table is empty."""
     book = _book(name)
@@ -210,7 +210,7 @@ def test_profiles_of_slots_and_replacements_follow_the_tables_cf_r27(name: str) 
                 assert found is not None and profile in (found.profiles or ())
 
 
-def test_a_variant_is_swapped_in_by_name_over_any_profile_cf_r27() -> None:
+def test_a_variant_is_swapped_in_by_name_over_any_profile_cf_r40() -> None:
     """A variant (a table no config names) runs only while swapped in, over whatever
     profile the config names; it changes no rule's profiles; a table naming a function
     that is not a slot, or one with other parameters, is refused."""

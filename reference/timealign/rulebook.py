@@ -1,6 +1,6 @@
 """Rules as first-class objects: each rule function of a machine's rule text carries the
 spec id it enacts and the profiles it runs under (CF-R23, CF-R24), and a profile is a named
-table of overrides of those functions (CF-R27).
+table of overrides of those functions (CF-R40).
 
 ``@rule(rule_id)`` registers the function and returns it unchanged, so the rule text pays
 nothing per step; what a step fired is recorded only when asked (:func:`calls`), from the

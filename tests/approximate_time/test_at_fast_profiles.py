@@ -1,4 +1,4 @@
-"""The fast path enacts each arithmetic's table (AT-R16, AT-R19, CF-R27): the scaling is
+"""The fast path enacts each arithmetic's table (AT-R16, AT-R19, CF-R40): the scaling is
 the table's function, the time check the fast form of the table's, and a check it has no
 form of is refused."""
 

@@ -1,4 +1,4 @@
-"""The fast path enacts each profile's table (RB-R17, CF-R27): its fast forms cover every
+"""The fast path enacts each profile's table (RB-R17, CF-R40): its fast forms cover every
 slot of the rule text and every function a table puts there, and it refuses a table it has
 no form of rather than run something else."""
 

@@ -10,8 +10,8 @@ named by the rules at its *first diverging input* (the first input after which t
 states or outputs differ, :mod:`.fired`).
 
 Its *cause* is named counterfactually where the two variants are two profiles of the
-algorithm's :class:`~timealign.rulebook.Book` (and nothing else differs): the trace is run
-under A with one of B's overrides swapped in (:meth:`~timealign.rulebook.Book.swapped`),
+algorithm's :class:`~timealign.rulebook.Book` (CF-R40) and nothing else differs: the trace
+is run under A with one of B's overrides swapped in (:meth:`~timealign.rulebook.Book.swapped`),
 each slot where the two tables differ in turn, then pairs of them within
 :data:`PAIR_BUDGET`; the override(s) whose swap makes A's outputs B's are the cause (the
 rule of B's function, in place of A's). Otherwise (other config changes, or no swap
@@ -307,7 +307,8 @@ class Compare:
             only_a = frozenset(rules.exercised(self.reference, shown))
         swapped = self.counterfactual(config_a, vector.inputs, outputs_a, outputs_b)
         if swapped:
-            cause, values = self.swap_cause(swapped, config_a, config_b, vector.inputs)
+            cause, values = self.swap_cause(swapped, config_a, config_b, vector.inputs,
+                                            (ran_a.calls, ran_b.calls))
         else:
             cause = _cause(ran_a, ran_b, only_a, only_b)
             values = _values(ran_a, ran_b, cause)
@@ -340,10 +341,13 @@ class Compare:
         return ()
 
     def swap_cause(self, swapped: tuple[str, ...], config_a: JSON, config_b: JSON,
-                   inputs: Sequence[JSON]) -> tuple[tuple[str | None, str | None],
-                                                    tuple[str, ...]]:
-        """The rules of A's and B's functions in the swapped slots, and the first call of
-        each under its own variant (its plain arguments and result)."""
+                   inputs: Sequence[JSON],
+                   there: tuple[Sequence[rulebook.Call], Sequence[rulebook.Call]]
+                   ) -> tuple[tuple[str | None, str | None], tuple[str, ...]]:
+        """The rules of A's and B's functions in the swapped slots, and per slot the first
+        pair of their calls (A's under A, B's under B; their plain arguments and results)
+        whose values differ: among the calls ``there`` (at the first diverging input) when
+        both sides call it there, else over the whole run."""
         assert self.book is not None and self.profiles is not None
         ids: list[list[str]] = [[], []]
         made: list[dict[str, list[rulebook.Call]]] = []  # per side: slot -> its calls
@@ -359,13 +363,18 @@ class Compare:
                 run_json(self.reference, config, inputs)
             made.append({s: [c for c in calls if slot_of.get(c.rule.code) == s]
                          for s in swapped})
+            for slot in swapped:
+                near = [c for c in there[side] if slot_of.get(c.rule.code) == slot]
+                if near:
+                    made[side][f"there {slot}"] = near
         shown: list[str] = []
         for slot in swapped:  # the first call whose values differ between the sides
-            pairs = list(itertools.zip_longest(made[0][slot], made[1][slot]))
-            chosen = next((p for p in pairs if p[0] is None or p[1] is None
-                           or (p[0].arguments, p[0].result) != (p[1].arguments,
-                                                                p[1].result)),
-                          pairs[0] if pairs else (None, None))
+            key = f"there {slot}" if all(f"there {slot}" in m for m in made) else slot
+            pairs = list(itertools.zip_longest(made[0][key], made[1][key]))
+            both = [p for p in pairs if p[0] is not None and p[1] is not None]
+            chosen = next((p for p in both if (p[0].arguments, p[0].result)
+                           != (p[1].arguments, p[1].result)),
+                          both[0] if both else pairs[0] if pairs else (None, None))
             shown += [f"{side}: {_call_text(call)}"
                       for side, call in zip("AB", chosen, strict=True) if call is not None]
         return ((", ".join(ids[0]), ", ".join(ids[1])), tuple(shown))
