@@ -124,13 +124,15 @@ class Resolved:
 class Book:
     """The slots and tables of one algorithm's rule text (see the module docstring).
 
-    ``key`` is the config field naming a profile; ``profiles`` its values, the first the
-    base (its table is empty). A profile's table is declared once, after every function it
-    names exists; :meth:`rules` resolves a profile (cached), with any swapped-in table
-    applied on top.
+    ``module`` is the declaring module's ``__name__`` (the book is its package's); ``key``
+    is the config field naming a profile; ``profiles`` its values, the first the base (its
+    table is empty). A profile's table is declared once, after every function it names
+    exists; :meth:`rules` resolves a profile (cached), with any swapped-in table applied on
+    top.
     """
 
-    def __init__(self, package: str, key: str, profiles: tuple[str, ...]) -> None:
+    def __init__(self, module: str, key: str, profiles: tuple[str, ...]) -> None:
+        package = module.rpartition(".")[0]
         self.package, self.key, self.profiles = package, key, profiles
         self.slots: dict[str, Callable[..., Any]] = {}
         self.tables: dict[str, Table] = {}

@@ -21,7 +21,7 @@ NS_PER_S = 1_000_000_000
 ARITHMETICS = ("ros2", "ros1")
 #: The rule functions an arithmetic may replace and each one's table (AT-R16, AT-R19):
 #: ros2's is empty, ros1's is declared at the end of ``machine.py``.
-BOOK = Book("timealign.approximate_time", "arithmetic", ARITHMETICS)
+BOOK = Book(__name__, "arithmetic", ARITHMETICS)
 
 
 @rule("AT-R6")

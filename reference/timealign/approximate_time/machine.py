@@ -106,7 +106,7 @@ def _require_virtual_time_fits(config: Config, message: Message) -> None:
             "time, must fit in int64 ns (at most 2**63 - 1)", message.stamp)
 
 
-def scaler(config: Config) -> Callable[[int], int]:
+def _scaler(config: Config) -> Callable[[int], int]:
     """``scale(d)`` of the configured arithmetic's table (AT-D23 ros2, AT-R16 ros1)."""
     scale = BOOK.rules(config.arithmetic).of(scale_ros2)
     numerator, denominator = config.scale_numerator, config.scale_denominator
@@ -201,7 +201,7 @@ class _Sync:
     def __init__(self, config: Config, state: State) -> None:
         self.n = config.topics
         self.config = state.config
-        self.scale = scaler(config)
+        self.scale = _scaler(config)
         self.bounds = config.inter_message_lower_bounds
         self.max_interval = config.max_interval_duration
         self.held = [list(state.held(k)) for k in range(self.n)]

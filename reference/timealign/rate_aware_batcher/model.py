@@ -29,7 +29,7 @@ HEAD = "esslivedata-head"
 PROFILES = (CARD, HEAD)
 #: The rule functions a profile may replace and each profile's table (RB-R17): the
 #: card's is empty, head's is declared at the end of ``machine.py``.
-BOOK = Book("timealign.rate_aware_batcher", "profile", PROFILES)
+BOOK = Book(__name__, "profile", PROFILES)
 #: Head's timeout factors lie in (0, MAX_HEAD_TIMEOUT_FACTOR] or are +inf (RB-R19).
 MAX_HEAD_TIMEOUT_FACTOR = 3.0
 
