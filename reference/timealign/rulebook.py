@@ -137,7 +137,9 @@ class Book:
         self.slots: dict[str, Callable[..., Any]] = {}
         self.tables: dict[str, Table] = {}
         self._swapped: tuple[Table, ...] = ()
-        self._resolved: dict[str, Resolved] = {}
+        #: The profiles resolved so far (emptied, never replaced, when a table or a swap
+        #: changes them): a fast path reads it to skip a call per step.
+        self.resolved: dict[str, Resolved] = {}
         _BOOKS[package] = self
 
     def slot(self, function: F) -> F:
@@ -145,7 +147,7 @@ class Book:
         above ``@rule``); the rule text calls it through :meth:`Resolved.of`."""
         _registered_rule(function, "a slot")
         self.slots[function.__name__] = function
-        self._resolved.clear()
+        self.resolved.clear()
         return function
 
     def _table(self, name: str, kind: str,
@@ -165,7 +167,7 @@ class Book:
             named[base.__name__] = replacement
         table = Table(name, kind, named)
         self.tables[name] = table
-        self._resolved.clear()
+        self.resolved.clear()
         self._derive_profiles()
         return table
 
@@ -188,7 +190,7 @@ class Book:
     def rules(self, profile: str) -> Resolved:
         """The rule functions of ``profile``: the base, its table, then any swapped-in
         table."""
-        found = self._resolved.get(profile)
+        found = self.resolved.get(profile)
         if found is None:
             table = self.tables.get(profile)
             if table is None or table.kind != "profile":
@@ -198,7 +200,7 @@ class Book:
             for each in (table, *self._swapped):
                 for slot, replacement in each.entries.items():
                     functions[self.slots[slot]] = replacement
-            found = self._resolved[profile] = Resolved(profile, functions)
+            found = self.resolved[profile] = Resolved(profile, functions)
         return found
 
     def entry(self, table: str, slot: str) -> Callable[..., Any]:
@@ -227,12 +229,12 @@ class Book:
                 raise LookupError(f"not slots of {self.package}: {unknown}")
         previous = self._swapped
         self._swapped = (*previous, *chosen)
-        self._resolved.clear()
+        self.resolved.clear()
         try:
             yield
         finally:
             self._swapped = previous
-            self._resolved.clear()
+            self.resolved.clear()
 
     def _derive_profiles(self) -> None:
         """The profiles of each slot's base and of each profile's replacement: a base runs

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, Final, NamedTuple, NoReturn
 
 from timealign.errors import INT64_MAX, foreign_state, wrong_object
 from timealign.rate_aware_batcher import estimator
@@ -181,6 +181,9 @@ FORMS: dict[str, tuple[str | None, dict[Any, bool]]] = {
     "_no_backstop": ("backstop", {_no_backstop: False, _backstop: True}),
 }
 _MODES: dict[Any, Mode] = {}
+#: The book's cache of resolved profiles (a dict emptied on every swap, never replaced):
+#: read directly, a poll finds its mode with two dictionary lookups.
+_RESOLVED: Final = BOOK.resolved
 
 
 def mode_of(profile: str) -> Mode:
@@ -523,7 +526,7 @@ def _poll(
     with the clock reading already applied (``clock``, ``last_close``: RB-R18)."""
     pending_length: int | None  # declared: mypyc infers None from the reset below
     _, timeout, pending_length, start, hwm, _, _, _, _, held, _, _, _, bound = state
-    mode = _MODES.get(BOOK.rules(config.profile)) or mode_of(config.profile)
+    mode = _MODES.get(_RESOLVED.get(config.profile)) or mode_of(config.profile)
     latest = 0
     if messages:  # one pass: the ids, the newest stamp and RB-R27's kinds
         ids: list[str] = []
