@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -265,7 +266,8 @@ def _refusal_sites(path: Path) -> list[tuple[int, str, str | None]]:
                     and child.func.id in _REFUSING):
                 position = _REFUSING[child.func.id]
                 argument = child.args[position] if len(child.args) > position else None
-                rule_id = argument.value if isinstance(argument, ast.Constant) else None
+                rule_id = argument.value if isinstance(argument, ast.Constant) and \
+                    isinstance(argument.value, str) else None
                 found.append((child.lineno, ".".join(stack), rule_id))
             walk(child, stack)
 
@@ -340,8 +342,9 @@ def test_head_refusals_of_the_issue_are_raised_by_their_rules_rb_d2_rb_d3() -> N
     RB-D2 function, and an unknown kind with RB-D3 inside an RB-D3 function."""
     from timealign.rate_aware_batcher import Config, Polled
 
-    cases = [lambda: Config(9e9, timeout_factor=3.0, profile="esslivedata-head"),
-             lambda: Polled("foo", "x", 0, "a")]
+    cases: list[Callable[[], object]] = [
+        lambda: Config(9e9, timeout_factor=3.0, profile="esslivedata-head"),
+        lambda: Polled("foo", "x", 0, "a")]
     for make, rule_id in zip(cases, ("RB-D2", "RB-D3"), strict=True):
         with pytest.raises(InvalidInput) as caught:
             make()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from timealign.approximate_time import Config, Message, fast, machine
+from timealign.approximate_time import Config, Message, State, fast
 from timealign.approximate_time.arithmetic import ARITHMETICS, BOOK, scale_ros2
 from timealign.errors import InvalidInput
 from timealign.rulebook import rule
@@ -28,7 +28,7 @@ def test_fast_forms_cover_every_time_check_of_the_tables_at_r19() -> None:
 
 def test_fast_path_scales_with_the_table_and_refuses_an_unknown_check_at_r16() -> None:
     @rule("AT-R20")
-    def never(config: Config, state: machine.State, message: Message) -> None:
+    def never(config: Config, state: State, message: Message) -> None:
         del config, state, message
 
     config = Config(2, 3)

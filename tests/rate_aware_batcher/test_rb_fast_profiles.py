@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from timealign.rate_aware_batcher import Config, Poll, Polled, fast, machine
+from timealign.rate_aware_batcher import Config, Poll, Polled, Stream, fast
 from timealign.rate_aware_batcher.model import BOOK, PROFILES
 from timealign.rulebook import rule
 
@@ -31,7 +31,7 @@ def test_fast_path_refuses_a_swapped_function_it_has_no_form_of_rb_r17() -> None
     """A variant swapped into the rule text has no fast form: the fast path says so."""
 
     @rule("RB-D8")
-    def bump_never(stream: machine.Stream, slot: int) -> machine.Stream:
+    def bump_never(stream: Stream, slot: int) -> Stream:
         del slot
         return stream
 
