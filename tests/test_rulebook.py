@@ -155,7 +155,10 @@ def _profile_reads(path: Path, key: str, names: tuple[str, ...]) -> list[str]:
             allowed.add(id(node.func))  # BOOK.profile(...) declares a table
             called = node.func.attr if isinstance(node.func, ast.Attribute) else \
                 node.func.id if isinstance(node.func, ast.Name) else ""
-            if called in ("rules", "mode_of", "check_profile"):
+            receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+            if called in ("rules", "mode_of", "check_profile") or (
+                    called == "get" and isinstance(receiver, ast.Name)
+                    and receiver.id == "_RESOLVED"):  # the book's cache, read directly
                 allowed.update(id(a) for a in node.args)
         if isinstance(node, ast.FunctionDef) and node.name == "head":  # Config.head itself
             allowed.update(id(n) for n in ast.walk(node))
