@@ -17,7 +17,7 @@ from timealign.approximate_time.arithmetic import (
     scale_ros2,
     start_boundary,
 )
-from timealign.approximate_time.machine import scaler
+from timealign.approximate_time.machine import _scaler as scaler
 from timealign.approximate_time.model import Config
 
 stamps = st.lists(st.integers(0, 5), min_size=1, max_size=6).map(tuple)

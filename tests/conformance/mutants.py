@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from itertools import groupby
 from typing import Any
 
@@ -32,6 +33,10 @@ def _rule_text(name: str) -> Algorithm[Any, Any, Any, Any]:
     module = importlib.import_module(f"timealign.{name}.machine")
     registered = registry.get(name)
     return attrs.evolve(registered, machine=attrs.evolve(registered.machine, step=module.step))
+
+
+#: Swaps of rule functions kept for the life of the process (a mutant serves until killed).
+_KEPT = ExitStack()
 
 
 def _patch(module: Any, name: str, value: Any) -> None:
@@ -98,11 +103,16 @@ def at_interval_not_strict() -> Runner:
 
 
 def at_round_not_trunc() -> Runner:
-    """Rounding instead of truncation in the age-penalty product (AT-D23)."""
-    from timealign.approximate_time import machine
+    """Rounding instead of truncation in the age-penalty product (AT-D23): a variant of the
+    slot ``scale_ros2`` swapped into the rule text for the life of the process."""
+    from timealign.approximate_time.arithmetic import BOOK, scale_ros2
+    from timealign.rulebook import rule
 
-    _patch(machine, "scale_ros2", lambda d, num, den: (2 * d * num + den) // (2 * den))
-    machine.scaler.cache_clear()
+    @rule("AT-D23")
+    def rounded(d: int, numerator: int, denominator: int) -> int:
+        return (2 * d * numerator + denominator) // (2 * denominator)
+
+    _KEPT.enter_context(BOOK.swapped(BOOK.variant("round_not_trunc", {scale_ros2: rounded})))
     return runner(_rule_text("approximate_time"))
 
 

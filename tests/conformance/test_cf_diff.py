@@ -43,9 +43,10 @@ def test_ros1_rounding_found_and_named_by_at_d23_and_at_r16_cf_r22_cf_r23_cf_r24
     assert not report.ok
     [found] = report.divergences
     assert "AT-D23" in found.only_a and "AT-R16" in found.only_b
-    assert found.cause == ("AT-D23", "AT-R16")
-    assert found.values == ("A: scale_ros2(d=2, numerator=5, denominator=4) = 2 (AT-D23)",
-                            "B: scale_ros1(d=2, factor=1.25) = 3 (AT-R16)")
+    assert found.cause == ("AT-D23", "AT-R16") and found.swapped == ("scale_ros2",)
+    assert found.values == (
+        "A: scale_ros2(d=2, numerator=5, denominator=4) = 2 (AT-D23)",
+        "B: scale_ros1_ratio(d=2, numerator=5, denominator=4) = 3 (AT-R16)")
     assert len(found.vector.inputs) <= 8 and found.original_size == 4
     assert found.outputs_a != found.outputs_b
     assert "arithmetic" not in found.vector.config  # each variant sets it
@@ -55,29 +56,31 @@ def test_ros1_rounding_found_and_named_by_at_d23_and_at_r16_cf_r22_cf_r23_cf_r24
 
 
 def test_head_anchor_and_backstop_found_within_8_inputs_cf_r22_cf_r23() -> None:
-    """Each difference is one cause, the first rule only one side runs (the head's
-    bootstrap at the anchor, RB-R21, calling RB-R20; the backstop RB-R26), with the values
-    where the sides part."""
+    """Each difference is one cause, the override of head whose swap into the card makes
+    the outputs head's (the head's bootstrap at the anchor, RB-R21 in place of RB-R8,
+    calling RB-R20; the backstop RB-R26), with the values of the cause's calls."""
     report = diff(RB, CARD, HEAD, vectors=_suite(
         RB, "first_call_outlier_card", "first_call_outlier_minority_card"))
     by_cause = {d.cause: d for d in report.divergences}
     assert len(by_cause) == len(report.divergences)
-    anchor = by_cause[(None, "RB-R21")]
+    anchor = by_cause[("RB-R8", "RB-R21")]
     assert "RB-R20" in anchor.only_b and anchor.observable == anchor.at == 0
     assert any(v.startswith("A: _bootstrap_at_newest(") and "(RB-R8)" in v
                for v in anchor.values)
     assert any(v.startswith("B: _bootstrap_at_anchor(") and "(RB-R21)" in v
                for v in anchor.values)
-    backstop = by_cause[(None, "RB-R26")]
+    backstop = by_cause[("RB-R10", "RB-R26")]
     for found in (anchor, backstop):
         assert len(found.vector.inputs) <= 8
     assert report.census["RB-R26"] == "b" and report.census["RB-R20"] == "b"
-    assert "RB-R21 (only B)" in report.text()
+    assert "RB-R21 (B) in place of RB-R8 (A)" in report.text()
 
 
 def test_refusal_is_named_by_its_rules_cf_r23() -> None:
+    """A refusal is named by its error's rule, never by ids its message mentions (the card's
+    RB-D3 message names RB-R27: issue 40)."""
     report = diff(RB, CARD, HEAD, vectors=_suite(RB, "head_stream_kinds_card"))
-    refused = [d for d in report.divergences if d.only_a == ("RB-R27", "RB-D3")]
+    refused = [d for d in report.divergences if d.only_a == ("RB-D3",)]
     assert refused and not refused[0].only_b
     assert len(refused[0].vector.inputs) == 1
     config = diff(RB, CARD, HEAD, vectors=_suite(RB, "hazard_timeout_factor_above_3"))
@@ -174,6 +177,33 @@ def test_causes_name_head_rules_refusal_sides_and_order_only_differences_cf_r23_
                                    {"op": "poll", "messages": [*det[1:], far_mon]}))
     epoch = diff(RB, CARD, HEAD, vectors=[trace])
     [ridden] = epoch.divergences
-    assert ridden.cause == (None, "RB-R22") and ridden.order_only
+    assert ridden.cause == ("RB-R11", "RB-R22") and ridden.order_only
     assert ridden.outputs_a != ridden.outputs_b
     assert "order only" in epoch.text()
+
+
+def test_causes_are_named_by_the_swap_that_removes_them_one_entry_each_cf_r23() -> None:
+    """Issue 40: card vs head's window jump (a close without a gating stream) is RB-R25's,
+    not RB-R24's whose call comes first but changes no output; the two factor refusals
+    (card refuses inf, head refuses 3.5) are one cause, one entry; RB-R8 runs in both."""
+    report = diff(RB, CARD, HEAD, vectors=_suite(
+        RB, "timeout_factor_config", "rejected_infinite_timeout",
+        "hazard_timeout_factor_above_3"))
+    assert len({d.swapped for d in report.divergences}) == len(report.divergences)
+    jump = next(d for d in report.divergences if d.cause[1] == "RB-R25")
+    assert jump.swapped == ("_end_at_window",) and jump.cause == ("RB-R14", "RB-R25")
+    assert "RB-R24" in jump.only_b  # it runs there, first, and is not the cause
+    assert any(v.startswith("B: _close_without_gating(") for v in jump.values)
+    [factor] = [d for d in report.divergences if d.swapped == ("_check_factor",)]
+    assert factor.cause == ("RB-D2", "RB-R19") and len(factor.vector.inputs) == 0
+    assert report.census.get("RB-R8", "both") == "both"
+    assert "RB-D1" not in report.census or report.census["RB-D1"] == "both"
+
+
+def test_a_pair_is_swapped_when_no_single_override_removes_the_difference_cf_r23() -> None:
+    """The stall backstop (RB-R26) fires only on a clock the closes arm (RB-R24): the card
+    with either alone still differs from head, with both it does not."""
+    report = diff(RB, CARD, HEAD, vectors=_suite(RB, "far_ahead_gridded_card"))
+    pairs = [d for d in report.divergences if len(d.swapped) == 2]
+    assert pairs and pairs[0].swapped == ("_keep_last_close", "_no_backstop")
+    assert pairs[0].cause == ("RB-R14, RB-R10", "RB-R24, RB-R26")

@@ -36,7 +36,6 @@ from timealign.approximate_time.codec import (
 )
 from timealign.approximate_time.machine import initial, step
 from timealign.approximate_time.model import (
-    ARITHMETICS,
     Config,
     Dropped,
     End,
@@ -49,10 +48,6 @@ from timealign.approximate_time.model import (
     Warned,
 )
 from timealign.approximate_time.traces import TRACES
-
-#: The config key naming a profile and its values: what the rule functions' profiles mean
-#: (:mod:`timealign.rulebook`; the arithmetics, AT-D23 and AT-R16).
-RULE_PROFILES = ("arithmetic", ARITHMETICS)
 
 ALGORITHM: Algorithm[Config, State, Input, Output] = Algorithm(
     name="approximate_time",

@@ -14,9 +14,14 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from timealign.rulebook import rule
+from timealign.rulebook import Book, rule
 
 NS_PER_S = 1_000_000_000
+#: The arithmetics, ApproximateTime's profiles (AT-R1): ROS 2's (the default) and ROS 1's.
+ARITHMETICS = ("ros2", "ros1")
+#: The rule functions an arithmetic may replace and each one's table (AT-R16, AT-R19):
+#: ros2's is empty, ros1's is declared at the end of ``machine.py``.
+BOOK = Book(__name__, "arithmetic", ARITHMETICS)
 
 
 @rule("AT-R6")
@@ -68,7 +73,8 @@ def scale_factor(age_penalty: float) -> tuple[int, int]:
     return numerator, denominator
 
 
-@rule("AT-D23", profiles=("ros2",))
+@BOOK.slot
+@rule("AT-D23")
 def scale_ros2(d: int, numerator: int, denominator: int) -> int:
     """ROS 2 ``Duration * double``: ``trunc(d * num / den)`` computed exactly (AT-D23).
 
@@ -104,6 +110,13 @@ def scale_ros1(d: int, factor: float) -> int:
     if fraction - rounded >= 0.5:
         rounded += 1
     return whole * NS_PER_S + rounded  # a carry of 1e9 ns normalises into the seconds
+
+
+@rule("AT-R16")
+def scale_ros1_ratio(d: int, numerator: int, denominator: int) -> int:
+    """ROS 1's scaling in the place of ROS 2's: the factor is the binary64 ``1.0 +
+    age_penalty`` that ``numerator / denominator`` holds exactly."""
+    return scale_ros1(d, numerator / denominator)
 
 
 def exact_scale(d: int, age_penalty: float) -> Fraction:

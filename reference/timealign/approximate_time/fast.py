@@ -18,7 +18,11 @@ in mechanics:
   sees its own prefix unchanged, and no state ever changes once built. :func:`to_spec`
   and :func:`from_spec` convert to and from the spec's state;
 - the config's fields the step reads are read once per config (:class:`_Params`, kept in
-  the state and rebuilt when a step is handed another config object);
+  the state and rebuilt when a step is handed another config object), and so is its
+  arithmetic's table (:data:`timealign.approximate_time.arithmetic.BOOK`): the scaling is
+  the table's function (ROS 2's exact product inlined where positive), its time check the
+  fast form :data:`TIME_CHECKS` maps the table's function to (a function it has no form of
+  is refused), never an arithmetic flag;
 - the common path (a message queued behind others) uses exact-type checks and builds one
   lane, the list of lanes and the state; AT-R20's limit is compared with an unboxed bound
   first (``_Params.short``), as the limits themselves are too large for mypyc's unboxed
@@ -55,7 +59,8 @@ from typing import Any, Final, final
 import attrs
 
 from timealign.approximate_time import ros1
-from timealign.approximate_time.machine import check_message, scaler
+from timealign.approximate_time.arithmetic import BOOK, scale_ros2
+from timealign.approximate_time.machine import _check_ros1, _time_fits, check_message
 from timealign.approximate_time.model import (
     CLOSER_THAN_BOUND,
     INT64_MAX,
@@ -131,13 +136,14 @@ class _Params:
 
     __slots__ = (
         "bounds",
+        "checked",
         "config",
         "denominator",
+        "exact",
         "latest",
         "max_interval",
         "numerator",
         "queue_size",
-        "ros1",
         "scale",
         "short",
         "topics",
@@ -156,10 +162,19 @@ class _Params:
         # ``short`` is unboxed, so the common case is one machine comparison.
         self.short: int = min((*self.latest, _SHORT_MAX))
         self.max_interval: int = config.max_interval_duration
-        self.ros1: bool = config.arithmetic == "ros1"
+        rules = BOOK.rules(config.arithmetic)
         self.numerator: int = config.scale_numerator
         self.denominator: int = config.scale_denominator
-        self.scale: Callable[[int], int] = scaler(config)
+        scale = rules.of(scale_ros2)
+        # ROS 2's scaling is inlined as the exact product; any other is called
+        self.exact: bool = scale is scale_ros2
+        numerator, denominator = self.numerator, self.denominator
+        self.scale: Callable[[int], int] = lambda d: scale(d, numerator, denominator)
+        check = rules.of(_time_fits)
+        if check not in TIME_CHECKS:
+            raise LookupError(f"the fast path has no form of {check.__qualname__} "
+                              "(slot _time_fits): run the rule text")
+        self.checked: bool = TIME_CHECKS[check]
 
 
 @final
@@ -265,7 +280,13 @@ class _Build:
 
 
 
-def _check_ros1(config: Config, state: FastState, topic: int, stamp: int) -> None:
+#: The slot ``_time_fits`` of the rule text: each function a table may put in it -> whether
+#: the step calls :func:`_check_time` (the fast form of ros1's ``_check_ros1``) or
+#: nothing (ROS 2's: AT-R2 and AT-R20 already hold it).
+TIME_CHECKS: dict[Any, bool] = {_time_fits: False, _check_ros1: True}
+
+
+def _check_time(config: Config, state: FastState, topic: int, stamp: int) -> None:
     """AT-R19 over the stamps in play: every held message and the pivot time."""
     in_play = [m.stamp for held in state.lanes for m in messages(held)]
     if state.pivot != NO_PIVOT:
@@ -317,8 +338,8 @@ def step(config: object, state: object,
     if stamp > params.short and stamp > params.latest[i]:
         check_message(config, item)  # raises AT-R20
         raise AssertionError(f"AT-R20 accepted {item!r}")  # pragma: no cover
-    if params.ros1:  # AT-R19: ROS 1's 32-bit time, a slow path
-        _check_ros1(config, state, i, stamp)
+    if params.checked:  # AT-R19: ROS 1's 32-bit time, a slow path
+        _check_time(config, state, i, stamp)
     lanes = state.lanes
     old = lanes[i]
     msgs, stamps, held, split = old.msgs, old.stamps, old.end, old.split
@@ -408,7 +429,7 @@ def _process(params: _Params, msgs: list[list[Message]], stamps: list[list[Any]]
             return carry
         fronts.append(stamps[k][sp[k]])
     max_interval = params.max_interval
-    exact = not params.ros1
+    exact = params.exact
     numerator, denominator = params.numerator, params.denominator
     # Whether a drop flag may be set: AT-R7 clears all but the end's, so after it only the
     # end's flag can be, and nothing in the loop sets one.
@@ -510,7 +531,7 @@ def _virtual_search(params: _Params, stamps: list[list[Any]], sp: list[int], hi:
     """AT-R13: True when the candidate is proven optimal (the caller publishes); else
     every virtual move is undone and False."""
     bounds = params.bounds
-    exact = not params.ros1
+    exact = params.exact
     numerator, denominator = params.numerator, params.denominator
     saved = sp[:]
     n = len(stamps)

@@ -15,11 +15,16 @@ place, one per upstream operation, so they read like the upstream code; ``_freez
 back into an immutable :class:`State` (``D[k]`` and ``P[k]`` as tuples). Every message the
 upstream code discards silently is reported as a :class:`Dropped` output at the moment it
 is discarded (AT-R18, AT-D18).
+
+The arithmetics (AT-R1) are forks of one rule text: ``ros2`` is the base and ``ros1`` a
+table of replaced functions (:data:`ROS1_TABLE`, at the end of this module; the slots are
+the functions marked ``@BOOK.slot``): its scaling (AT-R16), its 32-bit time check of each
+message and of the config (AT-R19). The rule text calls a slot through its config's table
+and reads no arithmetic flag.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from operator import lt
 
@@ -27,8 +32,9 @@ from attrs import evolve
 
 from timealign.approximate_time import ros1
 from timealign.approximate_time.arithmetic import (
+    BOOK,
     end_boundary,
-    scale_ros1,
+    scale_ros1_ratio,
     scale_ros2,
     start_boundary,
 )
@@ -51,6 +57,7 @@ from timealign.approximate_time.model import (
     Published,
     State,
     Warned,
+    _durations_fit,
 )
 from timealign.errors import InvalidInput, foreign_state, require, require_ns, wrong_object
 from timealign.rulebook import rule
@@ -99,14 +106,11 @@ def _require_virtual_time_fits(config: Config, message: Message) -> None:
             "time, must fit in int64 ns (at most 2**63 - 1)", message.stamp)
 
 
-@functools.lru_cache(maxsize=64)
-def scaler(config: Config) -> Callable[[int], int]:
-    """``scale(d)`` of the configured arithmetic (AT-D23 ros2, AT-R16 ros1)."""
-    if config.arithmetic == "ros1":
-        factor = config.scale_numerator / config.scale_denominator
-        return lambda d: scale_ros1(d, factor)
+def _scaler(config: Config) -> Callable[[int], int]:
+    """``scale(d)`` of the configured arithmetic's table (AT-D23 ros2, AT-R16 ros1)."""
+    scale = BOOK.rules(config.arithmetic).of(scale_ros2)
     numerator, denominator = config.scale_numerator, config.scale_denominator
-    return lambda d: scale_ros2(d, numerator, denominator)
+    return lambda d: scale(d, numerator, denominator)
 
 
 def step(config: Config, state: State, item: Input) -> Step:
@@ -118,8 +122,8 @@ def step(config: Config, state: State, item: Input) -> Step:
     if type(item) is End:
         return _end(config, state)
     message = check_message(config, item)  # AT-R2, before anything changes
-    if config.arithmetic == "ros1":  # AT-R19: ROS 1's 32-bit time, before anything changes
-        _check_ros1(config, state, message)
+    # ros1: ROS 1's 32-bit time (AT-R19), before anything changes
+    BOOK.rules(config.arithmetic).of(_time_fits)(config, state, message)
     i = message.topic
     old = state.deques[i]
     deques = (*state.deques[:i], (*old, message), *state.deques[i + 1:])
@@ -152,6 +156,15 @@ def _fills_the_last_empty_deque(deques: tuple[tuple[Message, ...], ...]) -> bool
     return all(deques)
 
 
+@BOOK.slot
+@rule("AT-R20")
+def _time_fits(config: Config, state: State, message: Message) -> None:
+    """ROS 2's time is int64 ns: AT-R2 and AT-R20 already hold every time and duration the
+    policy computes (ros1 replaces this with its 32-bit check, AT-R19)."""
+    del config, state, message
+
+
+@rule("AT-R19")
 def _check_ros1(config: Config, state: State, message: Message) -> None:
     """AT-R19 over the stamps in play: every held message and the pivot time."""
     in_play = [m.stamp for k in range(config.topics) for m in state.held(k)]
@@ -188,7 +201,7 @@ class _Sync:
     def __init__(self, config: Config, state: State) -> None:
         self.n = config.topics
         self.config = state.config
-        self.scale = scaler(config)
+        self.scale = _scaler(config)
         self.bounds = config.inter_message_lower_bounds
         self.max_interval = config.max_interval_duration
         self.held = [list(state.held(k)) for k in range(self.n)]
@@ -380,3 +393,13 @@ def _overflow(sync: _Sync, i: int) -> None:
     if sync.pivot != NO_PIVOT:
         _clear_pivot(sync)
         _process(sync)
+
+
+#: ROS 2's arithmetic (AT-D23): the base, nothing replaced.
+ROS2_TABLE = BOOK.profile("ros2", {})
+#: ROS 1's arithmetic: the base with these functions replaced.
+ROS1_TABLE = BOOK.profile("ros1", {
+    scale_ros2: scale_ros1_ratio,  # AT-D23 -> AT-R16: through seconds in double
+    _time_fits: _check_ros1,  # AT-R20 -> AT-R19: a message within 32-bit time
+    _durations_fit: ros1.refuse_config,  # AT-R1 -> AT-R19: a config within it
+})

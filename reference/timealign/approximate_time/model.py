@@ -13,15 +13,13 @@ from collections.abc import Sequence
 
 import attrs
 
-from timealign.approximate_time import ros1
-from timealign.approximate_time.arithmetic import scale_factor
+from timealign.approximate_time.arithmetic import ARITHMETICS, BOOK, scale_factor
 from timealign.errors import require, require_count, require_ns
 from timealign.rulebook import rule
 
 INT64_MAX = 2**63 - 1
 DEFAULT_AGE_PENALTY = 0.1
 DEFAULT_MAX_INTERVAL = 2_147_483_647_999_999_999
-ARITHMETICS = ("ros2", "ros1")
 NO_PIVOT = -1
 #: The most topics a config may name (AT-R1): checked before the per-topic state is built,
 #: so ``{"topics": 10**15}`` is refused at once instead of allocating without bound.
@@ -39,6 +37,7 @@ CLOSER_THAN_BOUND = "closer_than_bound"
 END_OF_INPUT = "end_of_input"
 
 
+@rule("AT-R1")
 def _topic_names(topics: object) -> tuple[str, ...]:
     if isinstance(topics, int) and not isinstance(topics, bool):
         require(topics >= 1, "topics", "AT-R1", "needs at least one topic", topics)
@@ -58,6 +57,7 @@ def _topic_names(topics: object) -> tuple[str, ...]:
     return names
 
 
+@rule("AT-R1")
 def _age_penalty(value: object) -> float:
     if value is None:
         return DEFAULT_AGE_PENALTY
@@ -70,6 +70,7 @@ def _age_penalty(value: object) -> float:
     return penalty
 
 
+@rule("AT-R1")
 def _bounds(value: object, count: int) -> tuple[int, ...]:
     if value is None:
         return (0,) * count
@@ -83,6 +84,14 @@ def _bounds(value: object, count: int) -> tuple[int, ...]:
         require(bound <= INT64_MAX, f"inter_message_lower_bounds[{k}]", "AT-R1",
                 "must fit in int64 ns", bound)
     return tuple(value)
+
+
+@BOOK.slot
+@rule("AT-R1")
+def _durations_fit(topics: int, max_interval: int, bounds: tuple[int, ...]) -> None:
+    """ROS 2's durations are int64 ns: AT-R1's bounds hold them (ros1 replaces this with
+    its 32-bit check, AT-R19)."""
+    del topics, max_interval, bounds
 
 
 @attrs.frozen(init=False)
@@ -126,10 +135,8 @@ class Config:
                 f"must be one of {ARITHMETICS}", arithmetic)
         numerator, denominator = scale_factor(penalty)
         bounds = _bounds(inter_message_lower_bounds, len(names))
-        if mode == "ros1":  # AT-R19: ROS 1's policy and its 32-bit durations
-            refusal = ros1.config_refusal(len(names), interval, bounds)
-            if refusal is not None:
-                ros1.refuse_config(refusal)
+        # ros1: ROS 1's policy and its 32-bit durations (AT-R19)
+        BOOK.rules(mode).of(_durations_fit)(len(names), interval, bounds)
         self.__attrs_init__(
             topics=len(names),
             topic_names=names,

@@ -24,31 +24,23 @@ TIME_MAX = 2**32 * NS_PER_S - 1
 DURATION_MAX = 2**31 * NS_PER_S - 1
 
 
-@rule("AT-R19", profiles=("ros1",))
-def refuse_config(refusal: InvalidInput) -> None:
-    """A config ROS 1's policy cannot run (the refusal :func:`config_refusal` found)."""
-    raise refusal
-
-
-def config_refusal(topics: int, max_interval: int, bounds: tuple[int, ...]) -> InvalidInput | None:
-    """AT-R19, config: why a ros1 config cannot run in ROS 1, or ``None``.
-
-    The ROS 1 policy takes 2 to 9 message types; a maximum interval or a lower bound
-    is a ``ros::Duration``.
-    """
+@rule("AT-R19")
+def refuse_config(topics: int, max_interval: int, bounds: tuple[int, ...]) -> None:
+    """AT-R19, config: refuse a config ROS 1's policy cannot run. The ROS 1 policy takes 2
+    to 9 message types; a maximum interval or a lower bound is a ``ros::Duration``.
+    ros1's replacement of ``model._durations_fit``."""
     if topics < 2:
-        return InvalidInput("topics", "AT-R19",
-                            "the ros1 profile needs at least two topics (ROS 1's policy "
-                            "takes two message types or more)", topics)
+        raise InvalidInput("topics", "AT-R19",
+                           "the ros1 profile needs at least two topics (ROS 1's policy "
+                           "takes two message types or more)", topics)
     if max_interval > DURATION_MAX:
-        return InvalidInput("max_interval_duration", "AT-R19",
-                            f"must fit a ROS 1 Duration (<= {DURATION_MAX} ns)", max_interval)
+        raise InvalidInput("max_interval_duration", "AT-R19",
+                           f"must fit a ROS 1 Duration (<= {DURATION_MAX} ns)", max_interval)
     for bound in bounds:
         if bound > DURATION_MAX:
-            return InvalidInput("inter_message_lower_bounds", "AT-R19",
-                                f"each must fit a ROS 1 Duration (<= {DURATION_MAX} ns)",
-                                bound)
-    return None
+            raise InvalidInput("inter_message_lower_bounds", "AT-R19",
+                               f"each must fit a ROS 1 Duration (<= {DURATION_MAX} ns)",
+                               bound)
 
 
 @quiet

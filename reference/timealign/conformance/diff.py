@@ -7,15 +7,24 @@ machinery finds where they differ: the shipped vectors, every trace of the explo
 instances (the algorithm's and its targets') up to a depth, and seeded random traces from
 the algorithm's strategies (its own and its targets'), all in process. A difference is
 named by the rules at its *first diverging input* (the first input after which the two
-states or outputs differ, :mod:`.fired`); its *cause* is the first rule that ran there in
-one variant only (per variant, in call order where the rule text registers its rule
-functions). It is shrunk while it keeps its cause and reported once per cause with its
-minimal trace, the values the cause's calls took under each variant, the first input
-whose outputs differ, and whether only their order differs.
+states or outputs differ, :mod:`.fired`).
+
+Its *cause* is named counterfactually where the two variants are two profiles of the
+algorithm's :class:`~timealign.rulebook.Book` (CF-R40) and nothing else differs: the trace
+is run under A with one of B's overrides swapped in (:meth:`~timealign.rulebook.Book.swapped`),
+each slot where the two tables differ in turn, then pairs of them within
+:data:`PAIR_BUDGET`; the override(s) whose swap makes A's outputs B's are the cause (the
+rule of B's function, in place of A's). Otherwise (other config changes, or no swap
+within the budget) the cause is the first rule that ran at the first diverging input in one
+variant only (per variant, in call order). A difference is shrunk while it keeps its cause
+and reported once per cause with its minimal trace, the values the cause's calls took
+under each variant, the first input whose outputs differ, and whether only their order
+differs.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
@@ -26,7 +35,7 @@ from typing import Any
 
 import attrs
 
-from timealign import Algorithm, registry
+from timealign import Algorithm, registry, rulebook
 from timealign.algorithm import run_json
 from timealign.conformance import fired, rules
 from timealign.conformance.harness import file_name, shrink
@@ -44,6 +53,8 @@ JSON = dict[str, Any]
 FORMAT = "timealign.diff/1"
 #: Rounds of the random search per strategy: each looks for a difference not seen yet.
 ROUNDS = 8
+#: The most pairs of overrides swapped in together when no single one is the cause.
+PAIR_BUDGET = 45
 
 
 @attrs.frozen
@@ -139,11 +150,15 @@ class Divergence:
     observable: int | None = None
     order_only: bool = False
     refused: str = ""  # "A" or "B" when one side refuses there
+    swapped: tuple[str, ...] = ()  # the slots whose swap to B's function is the cause
 
     @property
-    def key(self) -> tuple[str | None, str | None, str, bool]:
-        """The cause per side, which side refuses, and whether at the config (a config
-        refusal is not a message's, though one rule may name both)."""
+    def key(self) -> tuple[object, ...]:
+        """The cause: the slots whose swap makes A's outputs B's, when found (one entry
+        per cause); else the first rule per side, which side refuses, and whether at the
+        config (a config refusal is not a message's, though one rule may name both)."""
+        if self.swapped:
+            return ("swap", *self.swapped)
         return (*self.cause, self.refused, self.at is None)
 
     @property
@@ -157,6 +172,7 @@ class Divergence:
                 "cause_a": self.cause[0], "cause_b": self.cause[1],
                 "values": list(self.values), "observable_at": self.observable,
                 "order_only": self.order_only, "refused": self.refused,
+                "swapped": list(self.swapped),
                 "only_a": list(self.only_a), "only_b": list(self.only_b),
                 "outputs_a": list(self.outputs_a), "outputs_b": list(self.outputs_b),
                 "original_size": self.original_size}
@@ -191,7 +207,8 @@ class DiffReport:
 
     def rules(self) -> tuple[str, ...]:
         found = {r for d in self.divergences
-                 for r in ([c for c in d.cause if c is not None] or [*d.only_a, *d.only_b])}
+                 for r in ([i for c in d.cause if c is not None for i in c.split(", ")]
+                           or [*d.only_a, *d.only_b])}
         return tuple(sorted(found, key=rules.order))
 
     def text(self) -> str:
@@ -234,8 +251,10 @@ class DiffReport:
 
 
 def cause_text(d: Divergence) -> str:
-    """The cause of a difference, by side: ``RB-R21 (only B)``, ``AT-D23 (only A),
-    AT-R16 (only B)``."""
+    """The cause of a difference, by side: ``RB-R21 (B) in place of RB-R8 (A)`` when named
+    by a swap; else ``RB-R21 (only B)``, ``AT-D23 (only A), AT-R16 (only B)``."""
+    if d.swapped:
+        return f"{d.cause[1]} (B) in place of {d.cause[0]} (A)"
     parts = [f"{rule} (only {side})" for rule, side in zip(d.cause, "AB", strict=True)
              if rule is not None]
     if not parts:  # no cause recorded: the rules of each side
@@ -268,6 +287,7 @@ class Compare:
     def __init__(self, reference: Algorithm[Any, Any, Any, Any], a: Variant,
                  b: Variant) -> None:
         self.reference, self.a, self.b = reference, a, b
+        self.book, self.profiles = _profiles(reference, a, b)
 
     def __call__(self, source: str, vector: Vector) -> Divergence | None:
         changed = {*self.a.changes, *self.b.changes}  # each variant sets them: not shown
@@ -285,12 +305,79 @@ class Compare:
         if not only_a and not only_b:  # same lines, other values: the outputs' rules
             shown = [o for o in (*outputs_a, *outputs_b) if o.get("input") == at]
             only_a = frozenset(rules.exercised(self.reference, shown))
-        cause = _cause(ran_a, ran_b, only_a, only_b)
+        swapped = self.counterfactual(config_a, vector.inputs, outputs_a, outputs_b)
+        if swapped:
+            cause, values = self.swap_cause(swapped, config_a, config_b, vector.inputs,
+                                            (ran_a.calls, ran_b.calls))
+        else:
+            cause = _cause(ran_a, ran_b, only_a, only_b)
+            values = _values(ran_a, ran_b, cause)
         return Divergence(source, vector, at, _sorted(only_a), _sorted(only_b), outputs_a,
-                          outputs_b, len(vector.inputs), cause, _values(ran_a, ran_b, cause),
+                          outputs_b, len(vector.inputs), cause, values,
                           _observable(outputs_a, outputs_b),
                           _canonical(outputs_a) == _canonical(outputs_b),
-                          _refused_side(ran_a, ran_b))
+                          _refused_side(ran_a, ran_b), swapped)
+
+    def counterfactual(self, config_a: JSON, inputs: Sequence[JSON],
+                       outputs_a: Sequence[JSON], outputs_b: Sequence[JSON]
+                       ) -> tuple[str, ...]:
+        """The slots (one, else a pair within :data:`PAIR_BUDGET`) whose function under
+        B, swapped into A's run, makes its outputs B's up to the first input whose outputs
+        differ (what a later input shows may have another cause: its own difference);
+        ``()`` when none does or the variants are not two profiles."""
+        if self.book is None or self.profiles is None:
+            return ()
+        book, (a, b) = self.book, self.profiles
+        first = _observable(outputs_a, outputs_b)
+        wanted = _through(outputs_b, first)
+        slots = book.differing(a, b)
+        for size in (1, 2):
+            for chosen in itertools.islice(itertools.combinations(slots, size),
+                                           PAIR_BUDGET):
+                with book.swapped({s: book.entry(b, s) for s in chosen}):
+                    got = run_json(self.reference, config_a, inputs)
+                if _through(got, first) == wanted:
+                    return chosen
+        return ()
+
+    def swap_cause(self, swapped: tuple[str, ...], config_a: JSON, config_b: JSON,
+                   inputs: Sequence[JSON],
+                   there: tuple[Sequence[rulebook.Call], Sequence[rulebook.Call]]
+                   ) -> tuple[tuple[str | None, str | None], tuple[str, ...]]:
+        """The rules of A's and B's functions in the swapped slots, and per slot the first
+        pair of their calls (A's under A, B's under B; their plain arguments and results)
+        whose values differ: among the calls ``there`` (at the first diverging input) when
+        both sides call it there, else over the whole run."""
+        assert self.book is not None and self.profiles is not None
+        ids: list[list[str]] = [[], []]
+        made: list[dict[str, list[rulebook.Call]]] = []  # per side: slot -> its calls
+        for side, (profile, config) in enumerate(zip(self.profiles, (config_a, config_b),
+                                                     strict=True)):
+            slot_of = {self.book.entry(profile, s).__code__: s for s in swapped}
+            for function in (self.book.entry(profile, s) for s in swapped):
+                found = rulebook.rule_of(function.__code__)
+                assert found is not None
+                ids[side].append(found.id)
+            calls: list[rulebook.Call] = []
+            with rulebook.calls(calls):
+                run_json(self.reference, config, inputs)
+            made.append({s: [c for c in calls if slot_of.get(c.rule.code) == s]
+                         for s in swapped})
+            for slot in swapped:
+                near = [c for c in there[side] if slot_of.get(c.rule.code) == slot]
+                if near:
+                    made[side][f"there {slot}"] = near
+        shown: list[str] = []
+        for slot in swapped:  # the first call whose values differ between the sides
+            key = f"there {slot}" if all(f"there {slot}" in m for m in made) else slot
+            pairs = list(itertools.zip_longest(made[0][key], made[1][key]))
+            both = [p for p in pairs if p[0] is not None and p[1] is not None]
+            chosen = next((p for p in both if (p[0].arguments, p[0].result)
+                           != (p[1].arguments, p[1].result)),
+                          both[0] if both else pairs[0] if pairs else (None, None))
+            shown += [f"{side}: {_call_text(call)}"
+                      for side, call in zip("AB", chosen, strict=True) if call is not None]
+        return ((", ".join(ids[0]), ", ".join(ids[1])), tuple(shown))
 
     def first_diverging(self, config_a: JSON, config_b: JSON,
                         inputs: Sequence[JSON]) -> int | None:
@@ -311,6 +398,34 @@ class Compare:
                 return index
             state_a, state_b = next_a, next_b
         return len(inputs) - 1 if inputs else None
+
+
+def _through(outputs: Sequence[JSON], last: int | None) -> list[JSON]:
+    """The outputs of the config and of the inputs up to ``last`` (all when ``None``)."""
+    return [o for o in outputs if last is None or not isinstance(o.get("input"), int)
+            or o["input"] <= last]
+
+
+def _profiles(reference: Algorithm[Any, Any, Any, Any], a: Variant, b: Variant
+              ) -> tuple[rulebook.Book | None, tuple[str, str] | None]:
+    """The algorithm's book and the two profiles the variants name, when they differ in
+    the profile alone."""
+    book = rulebook.book_of(fired.package_of(reference))
+    if book is None:
+        return None, None
+    first, second = a.changes.get(book.key), b.changes.get(book.key)
+    rest_a = {k: v for k, v in a.changes.items() if k != book.key}
+    rest_b = {k: v for k, v in b.changes.items() if k != book.key}
+    if (first not in book.profiles or second not in book.profiles or first == second
+            or rest_a != rest_b):
+        return book, None
+    return book, (str(first), str(second))
+
+
+def _call_text(call: rulebook.Call) -> str:
+    arguments = ", ".join(f"{name}={value}" for name, value in call.arguments)
+    result = f" = {call.result}" if call.result not in (None, "None") else ""
+    return f"{call.rule.name}({arguments}){result} ({call.rule.id})"
 
 
 def _bare(state: Any) -> Any:
@@ -396,9 +511,7 @@ def _values(ran_a: fired.Executed, ran_b: fired.Executed,
         chosen = [*ran.calls[parted:parted + 1],
                   *(c for c in ran.calls[parted:] if c.rule.id == rule)][:2]
         for call in dict.fromkeys(chosen):
-            arguments = ", ".join(f"{name}={value}" for name, value in call.arguments)
-            result = f" = {call.result}" if call.result not in (None, "None") else ""
-            shown.append(f"{side}: {call.rule.name}({arguments}){result} ({call.rule.id})")
+            shown.append(f"{side}: {_call_text(call)}")
     return tuple(shown)
 
 
@@ -437,7 +550,7 @@ class _Collector:
 
     def __init__(self, compare: Compare) -> None:
         self.compare = compare
-        self.found: dict[tuple[str | None, str | None, str, bool], Divergence] = {}
+        self.found: dict[tuple[object, ...], Divergence] = {}
 
     def offer(self, found: Divergence) -> None:
         known = self.found.get(found.key)
@@ -557,32 +670,24 @@ def diff(algorithm: str | Algorithm[Any, Any, Any, Any], a: Variant, b: Variant,
         _fuzz(collector, reference, fuzz, seed, size, tried)
         report.tried.append(tried)
     report.divergences = sorted(collector.found.values(), key=lambda d: (
-        [rules.order(r) for r in d.cause if r is not None], len(d.vector.inputs)))
+        [rules.order(r.split(", ")[0]) for r in d.cause[::-1] if r], len(d.vector.inputs)))
     report.census = census(reference, a, b, [*chosen, *(d.vector for d in report.divergences)])
     return report
 
 
 def census(reference: Algorithm[Any, Any, Any, Any], a: Variant, b: Variant,
            traces: Iterable[Vector]) -> dict[str, str]:
-    """Per rule the rule text runs over ``traces``: ``a`` (or ``b``) when lines naming it
-    run under that variant only, in no trace under the other (refusals count as such
-    lines); ``both`` otherwise (CF-R24)."""
-    lines_a: set[fired.Line] = set()
-    lines_b: set[fired.Line] = set()
-    refused_a: set[str] = set()
-    refused_b: set[str] = set()
+    """Per rule the rule text runs over ``traces``: ``a`` (or ``b``) when its rule
+    functions are called under that variant only, in no trace under the other; ``both``
+    otherwise (CF-R24). Read from the record of calls alone: a refusal is the call of the
+    rule function that raised it."""
+    ran_a: set[str] = set()
+    ran_b: set[str] = set()
     for vector in traces:
-        ran_a = fired.run_executed(reference, a.config(vector.config), vector.inputs)
-        ran_b = fired.run_executed(reference, b.config(vector.config), vector.inputs)
-        lines_a |= ran_a.lines
-        lines_b |= ran_b.lines
-        refused_a |= ran_a.refused
-        refused_b |= ran_b.refused
-    only_a = fired.named(reference, lines_a - lines_b) | (refused_a - refused_b)
-    only_b = fired.named(reference, lines_b - lines_a) | (refused_b - refused_a)
-    every = fired.named(reference, lines_a | lines_b) | refused_a | refused_b
-    found = {r: "a" if r in only_a - only_b else "b" if r in only_b - only_a else "both"
-             for r in every}
+        ran_a |= fired.run_executed(reference, a.config(vector.config), vector.inputs).ran
+        ran_b |= fired.run_executed(reference, b.config(vector.config), vector.inputs).ran
+    found = {r: "a" if r not in ran_b else "b" if r not in ran_a else "both"
+             for r in ran_a | ran_b}
     return {r: found[r] for r in sorted(found, key=rules.order)}
 
 

@@ -5,14 +5,15 @@ run under one variant and not under the other at the first input where they dive
 algorithm's rule text registers its rule functions (:mod:`timealign.rulebook`), and what
 ran is read from those calls alone: a call of a registered function is its rule firing,
 recorded in order with its plain arguments and result; comments are never read (they
-drift). It reads, never decides: the outputs come from
+drift), nor is an error's message: a refusal is named by its ``rule``, the id of the
+registered function that raised it (``tests/test_rulebook.py`` holds every refusal to
+that). It reads, never decides: the outputs come from
 :func:`timealign.algorithm.run_json` as always.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import CodeType
@@ -24,12 +25,7 @@ from timealign import Algorithm, rulebook
 from timealign.errors import InvalidInput
 
 JSON = dict[str, Any]
-RULE = re.compile(r"\b([A-Z]{2,4})-([RIDH])(\d+)\b")
 Line = tuple[str, int]  # (file, first line) of a rule function
-
-
-def _ids(text: str, family: str) -> frozenset[str]:
-    return frozenset(m.group(0) for m in RULE.finditer(text) if m.group(1) == family)
 
 
 def family_of(algorithm: Algorithm[Any, Any, Any, Any]) -> str:
@@ -75,14 +71,18 @@ def _recording(into: set[Line], calls: list[rulebook.Call],
 @attrs.frozen
 class Executed:
     """What one variant's rule text did on one input: the rule functions it called (their
-    first lines), the rule calls in order, and the
-    rule ids of its refusal (the error's rule and any id its message names) when it
-    refused."""
+    first lines), the rule calls in order, and the rule of its refusal (the error's
+    ``rule``, raised inside that rule's function) when it refused."""
 
     lines: frozenset[Line]
     refused: frozenset[str] = frozenset()
     calls: tuple[rulebook.Call, ...] = ()
     rule: str | None = None  # the refusal's own rule
+
+    @property
+    def ran(self) -> frozenset[str]:
+        """The ids of the rule functions called, from the record of calls."""
+        return frozenset(c.rule.id for c in self.calls)
 
 
 def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
@@ -90,7 +90,6 @@ def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
     """What the rule text executes on input ``at`` of a run (``None``: decoding the
     config), after replaying the inputs before it as :func:`timealign.algorithm.run_json`
     does (a refused input leaves the state as it was)."""
-    family = family_of(algorithm)
     found: set[Line] = set()
     calls: list[rulebook.Call] = []
 
@@ -104,7 +103,7 @@ def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
             return done()
         decoded = algorithm.codec.config_from_json(config)
     except InvalidInput as error:
-        return done(_refusal(error, family), error.rule)
+        return done(frozenset({error.rule}), error.rule)
     state = algorithm.machine.initial(decoded)
     for raw in inputs[:at]:
         try:
@@ -115,12 +114,8 @@ def executed_at(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
         with _recording(found, calls):
             algorithm.machine.step(decoded, state, algorithm.codec.input_from_json(inputs[at]))
     except InvalidInput as error:
-        return done(_refusal(error, family), error.rule)
+        return done(frozenset({error.rule}), error.rule)
     return done()
-
-
-def _refusal(error: InvalidInput, family: str) -> frozenset[str]:
-    return frozenset({error.rule}) | _ids(error.message, family)
 
 
 def named(algorithm: Algorithm[Any, Any, Any, Any], lines: Iterable[Line]) -> frozenset[str]:
@@ -134,17 +129,16 @@ def differing_rules(algorithm: Algorithm[Any, Any, Any, Any], a: Executed, b: Ex
     """The rules only ``a`` runs and those only ``b`` runs at one input: the ids of the
     rule functions each calls; a refusal on one side only is named by the refusal's rules
     alone (the other side's going on is not the difference)."""
+    del algorithm
     if a.refused != b.refused and (a.refused or b.refused):
         return a.refused - b.refused, b.refused - a.refused
-    ran_a, ran_b = named(algorithm, a.lines), named(algorithm, b.lines)
-    return ran_a - ran_b, ran_b - ran_a
+    return a.ran - b.ran, b.ran - a.ran
 
 
 def run_executed(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
                  inputs: Sequence[JSON]) -> Executed:
     """Every rule function the rule text calls over a whole run (the config's decoding
     included), and the rules of every refusal."""
-    family = family_of(algorithm)
     found: set[Line] = set()
     refused: set[str] = set()
     calls: list[rulebook.Call] = []
@@ -153,7 +147,7 @@ def run_executed(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
             decoded = algorithm.codec.config_from_json(config)
         except InvalidInput as error:
             decoded = None
-            refused |= _refusal(error, family)
+            refused.add(error.rule)
         if decoded is not None:
             state = algorithm.machine.initial(decoded)
             for raw in inputs:
@@ -161,5 +155,5 @@ def run_executed(algorithm: Algorithm[Any, Any, Any, Any], config: JSON,
                     state, _ = algorithm.machine.step(decoded, state,
                                                       algorithm.codec.input_from_json(raw))
                 except InvalidInput as error:
-                    refused |= _refusal(error, family)
-    return Executed(frozenset(found), frozenset(refused))
+                    refused.add(error.rule)
+    return Executed(frozenset(found), frozenset(refused), tuple(calls))

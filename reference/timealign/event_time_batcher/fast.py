@@ -40,8 +40,14 @@ from typing import Any, Final, final
 
 import attrs
 
-from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
+from timealign.errors import INT64_MAX, foreign_state, wrong_object
 from timealign.event_time_batcher.arithmetic import split_point
+from timealign.event_time_batcher.machine import (
+    _require_timeout_fits,
+    refuse_backwards,
+    refuse_held_id,
+    refuse_unknown_input,
+)
 from timealign.event_time_batcher.model import (
     DUPLICATE,
     OVERWRITTEN,
@@ -270,14 +276,13 @@ def step(config: object, state: object, item: Input) -> Step:
     if isinstance(item, _FLUSH):
         return (FastState([], state.now, _Ledger(set()), 0, state.params),
                 tuple([_closed(b) for b in reversed(state.batches)]))
-    raise InvalidInput("input", "EB-R2", "expected a Message, Tick or Flush", item)
+    refuse_unknown_input(item)  # raises EB-R2
 
 
 def _require_forward(now: int | None, at: int) -> None:
-    """EB-R3, with the rule text's message."""
+    """EB-R3: the rule text's ``refuse_backwards`` raises."""
     if now is not None and at < now:
-        raise InvalidInput("at", "EB-R3",
-                           f"processing time must not go backwards (last at = {now})", at)
+        refuse_backwards(now, at)
 
 
 
@@ -287,7 +292,7 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
     _require_forward(state.now, now)
     ledger = _own(state)
     if identity in ledger.ids:
-        raise InvalidInput("id", "EB-R4", "id is already held by an open batch", identity)
+        refuse_held_id(identity)  # raises EB-R4
     params = _params(config, state)
     batches = state.batches
     if t < now - params.delay:  # EB-R5
@@ -295,8 +300,7 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
     if t > now + params.leap:  # EB-R6
         return _state(batches, now, ledger, params), (_rejected(identity, TOO_FAR_IN_FUTURE),)
     if t >= params.guard and t > params.limit:  # EB-R2, DRV-D9: t + W + D > INT64_MAX
-        raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
-                           "max_message_delay (its batch's timeout) must fit in int64 ns", t)
+        _require_timeout_fits(config, t)  # raises EB-R2
     # Every check has passed: from here on the ledger may change.
     index = -1
     for i in range(len(batches)):  # EB-R7: the first batch holding t

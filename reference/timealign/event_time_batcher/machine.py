@@ -28,8 +28,9 @@ reference emits ``Rejected``/``Dropped`` (EB-D8) and orders members by arrival (
 from __future__ import annotations
 
 from operator import attrgetter
+from typing import NoReturn
 
-from timealign.errors import INT64_MAX, InvalidInput, foreign_state, require, wrong_object
+from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
 from timealign.event_time_batcher.arithmetic import first_containing, new_window_end, split_point
 from timealign.event_time_batcher.model import (
     DUPLICATE,
@@ -75,14 +76,27 @@ def step(config: Config, state: State, item: Input) -> Step:
         return _tick(config, state, item)
     if isinstance(item, Flush):
         return _flush(config, state)
+    refuse_unknown_input(item)
+
+
+@rule("EB-R2")
+def refuse_unknown_input(item: object) -> NoReturn:
+    """EB-R2: an input is a message, a tick or a flush."""
     raise InvalidInput("input", "EB-R2", "expected a Message, Tick or Flush", item)
 
 
 @rule("EB-R3")
 def _require_forward(state: State, at: int) -> None:
     """EB-R3: processing time never goes backwards."""
-    require(state.now is None or at >= state.now, "at", "EB-R3",
-            f"processing time must not go backwards (last at = {state.now})", at)
+    if state.now is not None and at < state.now:
+        refuse_backwards(state.now, at)
+
+
+@rule("EB-R3")
+def refuse_backwards(now: int, at: int) -> NoReturn:
+    """EB-R3: a processing time below the last one is refused."""
+    raise InvalidInput("at", "EB-R3", f"processing time must not go backwards (last at = "
+                       f"{now})", at)
 
 
 def _message(config: Config, state: State, m: Message) -> Step:
@@ -111,8 +125,14 @@ def _message(config: Config, state: State, m: Message) -> Step:
 @rule("EB-R4")
 def _require_id_free(state: State, m: Message) -> None:
     """EB-R4: an id still held by an open batch is refused."""
-    require(not any(m.id in map(_ID, b.members) for b in state.batches), "id", "EB-R4",
-            "id is already held by an open batch", m.id)
+    if any(m.id in map(_ID, b.members) for b in state.batches):
+        refuse_held_id(m.id)
+
+
+@rule("EB-R4")
+def refuse_held_id(identity: str) -> NoReturn:
+    """EB-R4: the refusal of an id still held by an open batch."""
+    raise InvalidInput("id", "EB-R4", "id is already held by an open batch", identity)
 
 
 @rule("EB-R5")
@@ -175,12 +195,12 @@ def _split(config: Config, batches: Batches, index: int, now: int, member: Membe
     return _timer_or_close(config, batches, now, cut, lost)
 
 
+@rule("EB-R2")
 def _require_timeout_fits(config: Config, t: int) -> None:
     """EB-R2, DRV-D9: a message taken into a batch gets a timeout up to ``t + W + D``, an
     instant the machine emits; one that would pass int64 is refused (rejected messages
-    have no timeout, so they are not). A guard, not a rule function: it runs for every
-    accepted message and decides nothing unless it refuses, and a refusal is named by its
-    rule (CF-R23); EB-R2's rule functions are the inputs' own checks (``model.py``)."""
+    have no timeout, so they are not). A guard registered as EB-R2, as every refusal is
+    raised inside the rule function of the rule it names (issue 40)."""
     if t > INT64_MAX - config.batching_window - config.max_message_delay:
         raise InvalidInput("event_time", "EB-R2", "event_time + batching_window + "
                            "max_message_delay (its batch's timeout) must fit in int64 ns", t)

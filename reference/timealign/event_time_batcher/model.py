@@ -45,6 +45,7 @@ class Config:
                 self.max_message_delay)
 
 
+@rule("EB-R2")
 def _require_name(value: object, field: str) -> None:
     require(isinstance(value, str) and value != "", field, "EB-R2",
             "must be a non-empty string", value)

@@ -29,7 +29,6 @@ from timealign.rate_aware_batcher import codec, fast, invariants
 from timealign.rate_aware_batcher.machine import initial, step
 from timealign.rate_aware_batcher.model import (
     GATED_KINDS,
-    PROFILES,
     STREAM_KINDS,
     Batch,
     Config,
@@ -44,10 +43,6 @@ from timealign.rate_aware_batcher.model import (
     Stream,
 )
 from timealign.rate_aware_batcher.traces import TRACES
-
-#: The config key naming a profile and its values: what the rule functions' profiles mean
-#: (:mod:`timealign.rulebook`, RB-R17).
-RULE_PROFILES = ("profile", PROFILES)
 
 ALGORITHM: Algorithm[Config, State, Any, Any] = Algorithm(
     name="rate_aware_batcher",

@@ -22,16 +22,25 @@ compiled build is compiled end to end: the rule text's helpers in ``grid.py`` an
 exactly what its rule-text helper computes (same float operations in the same order), and
 ``tests/rate_aware_batcher/test_rb_fast_helpers.py`` checks them against each other in
 lockstep, like the step itself. The input checks shared with the rule text (RB-R18's clock,
-RB-R27's kinds) run inline and call ``machine.py`` only to raise.
+RB-R27's kinds) run inline and call ``machine.py`` only to raise: every refusal is raised by
+the rule function of the rule it names.
+
+Profiles. The fast path reads no profile flag of the config: the profile's table
+(``machine.HEAD_TABLE``, :data:`timealign.rate_aware_batcher.model.BOOK`) is resolved and
+each slot's function mapped to the fast form that enacts it (:data:`FORMS`, a
+:class:`Mode` of flags built once per table, :func:`mode_of`). A table naming a function
+with no fast form (a variant swapped in) is refused rather than run as something else;
+``tests/rate_aware_batcher/test_rb_fast_profiles.py`` checks :data:`FORMS` against every
+slot and every table.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from typing import NamedTuple, NoReturn
+from typing import Any, Final, NamedTuple, NoReturn
 
-from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
+from timealign.errors import INT64_MAX, foreign_state, wrong_object
 from timealign.rate_aware_batcher import estimator
 from timealign.rate_aware_batcher.estimator import (
     DIFF_BUFFER_SIZE,
@@ -47,12 +56,30 @@ from timealign.rate_aware_batcher.grid import (
     Grid,
 )
 from timealign.rate_aware_batcher.machine import (
+    _accept_head_only_kinds,
+    _admit,
+    _arm_clock,
+    _backstop,
+    _bootstrap_at_anchor,
+    _bootstrap_at_newest,
+    _bump,
+    _bump_near,
+    _close_without_gating,
+    _end_at_window,
+    _keep_last_close,
+    _no_backstop,
+    _route_head,
+    _route_message,
     advance_clock,
     check_batch_end,
+    refuse_after_end,
     refuse_head_only_kinds,
+    refuse_unknown_input,
+    require_length_timeout_fits,
 )
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
+    BOOK,
     GATED_KINDS,
     HEAD_ONLY_KINDS,
     Batch,
@@ -125,6 +152,61 @@ class FastState(NamedTuple):
     config: Config
 
 
+class Mode(NamedTuple):
+    """How the fast path enacts one profile's table: per slot of the rule text, whether the
+    table puts the replacement this fast path knows in it (built by :func:`mode_of`)."""
+
+    head_kinds: bool  # RB-R27 accepts head's kinds (else RB-D3 refuses them)
+    bootstrap_anchor: bool  # RB-R21 (else RB-R8's newest stamp)
+    ride_along: bool  # RB-R22 routes a disjoint epoch to non_gated first
+    bump_near: bool  # RB-R23 bumps only near the window (else RB-D8)
+    arm_clock: bool  # RB-R24 arms the clock at every close
+    end_at_anchor: bool  # RB-R25 ends a close without a gating stream at the anchor
+    backstop: bool  # RB-R26 the stall backstop (else none, RB-H5)
+
+
+#: Per slot (by its base's name): each function a table may put in it -> whether it is the
+#: one the fast form of that :class:`Mode` field enacts (``True``) or the base (``False``).
+#: The model's factor check (``_check_factor``) runs in ``Config``, shared by both paths.
+FORMS: dict[str, tuple[str | None, dict[Any, bool]]] = {
+    "_check_factor": (None, {}),
+    "refuse_head_only_kinds": ("head_kinds", {refuse_head_only_kinds: False,
+                                              _accept_head_only_kinds: True}),
+    "_bootstrap_at_newest": ("bootstrap_anchor", {_bootstrap_at_newest: False,
+                                                  _bootstrap_at_anchor: True}),
+    "_route_message": ("ride_along", {_route_message: False, _route_head: True}),
+    "_bump": ("bump_near", {_bump: False, _bump_near: True}),
+    "_keep_last_close": ("arm_clock", {_keep_last_close: False, _arm_clock: True}),
+    "_end_at_window": ("end_at_anchor", {_end_at_window: False, _close_without_gating: True}),
+    "_no_backstop": ("backstop", {_no_backstop: False, _backstop: True}),
+}
+_MODES: dict[Any, Mode] = {}
+#: The book's cache of resolved profiles (a dict emptied on every swap, never replaced):
+#: read directly, a poll finds its mode with two dictionary lookups.
+_RESOLVED: Final = BOOK.resolved
+
+
+def mode_of(profile: str) -> Mode:
+    """The fast form of ``profile``'s table (with any table swapped in); ``LookupError``
+    for a function the fast path has no form of."""
+    rules = BOOK.rules(profile)
+    found = _MODES.get(rules)
+    if found is None:
+        flags: dict[str, bool] = {}
+        for slot, (field, forms) in FORMS.items():
+            chosen = rules.of(BOOK.slots[slot])
+            if field is None:
+                continue  # run by the model, not by the step
+            if chosen not in forms:
+                raise LookupError(f"the fast path has no form of {chosen.__qualname__} "
+                                  f"(slot {slot}): run the rule text")
+            flags[field] = forms[chosen]
+        if len(_MODES) > 16:  # a swap resolves anew: keep only the recent tables
+            _MODES.clear()
+        found = _MODES[rules] = Mode(**flags)
+    return found
+
+
 #: Head bumps the gate only for overflow within this many windows' slots (RB-R23).
 _BUMP_WINDOWS = 1 + MAX_AHEAD_BATCHES
 #: What a named tuple's generated ``__new__`` does, without its extra Python frame; used
@@ -149,7 +231,7 @@ def step(config: object, state: object,
     if state.config is not config and state.config != config:
         raise foreign_state(state.config)  # DRV-R10, before anything changes
     if state.ended:
-        raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
+        refuse_after_end(item)
     if isinstance(item, Poll):
         clock, last_close = state.clock, state.last_close
         now = item.now
@@ -162,8 +244,7 @@ def step(config: object, state: object,
         return _poll(config, state, item.messages, clock, last_close)
     if isinstance(item, SetBatchLength):
         if not timeout_fits(config.factor, item.length):
-            raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout or one beyond "
-                               "int64 ns", item.seconds)
+            require_length_timeout_fits(config, item)  # raises RB-D1
         return state._replace(pending_length=item.length), ()
     if isinstance(item, End):
         pending = tuple(Pending(m.id) for m in to_spec(state).buffered())
@@ -172,7 +253,7 @@ def step(config: object, state: object,
                             tuple(s._replace(bucket=()) for s in state.streams), (), (), (),
                             frozenset(), True, state.clock, state.last_close, state.config)
         return emptied, pending
-    raise InvalidInput("op", "RB-D3", "unknown input", item)
+    refuse_unknown_input(item)
 
 
 def refresh_grid(stream: FastStream, start: int, length: int) -> FastStream:
@@ -238,13 +319,13 @@ class _Run:
     handful of gated streams, and a scan beats building a dict per poll.
     """
 
-    __slots__ = ("future", "head", "length", "non_gated", "overflow", "streams")
+    __slots__ = ("future", "length", "mode", "non_gated", "overflow", "streams")
 
-    def __init__(self, state: FastState, head: bool) -> None:
+    def __init__(self, state: FastState, mode: Mode) -> None:
         (self.length, _, _, _, _, streams, self.non_gated, self.overflow, self.future, _, _,
          _, _, _) = state
         self.streams = list(streams)
-        self.head = head
+        self.mode = mode
 
     def _register(self, kind: str, name: str) -> None:
         """Register a gated stream unless it is known (head's disjoint-epoch path)."""
@@ -260,8 +341,9 @@ class _Run:
         length = self.length
         end = start + length
         ahead = end + MAX_AHEAD_BATCHES * length
-        head = self.head
-        far = end + MAX_ORIGIN_OFFSET_BATCHES * length if head else None
+        mode = self.mode
+        near = mode.bump_near
+        far = end + MAX_ORIGIN_OFFSET_BATCHES * length if mode.ride_along else None
         streams = self.streams
         for message in messages:
             t = message.timestamp
@@ -299,7 +381,7 @@ class _Run:
                 slot = round((t - origin) / period) - base
                 if slot >= slots:
                     # the overflow bump; at head only near the window (RB-R23)
-                    if max_slot < slots - 1 and (not head or slot < slots * _BUMP_WINDOWS):
+                    if max_slot < slots - 1 and (not near or slot < slots * _BUMP_WINDOWS):
                         max_slot = slots - 1
                     self.overflow = (*self.overflow, message)
                 else:
@@ -372,7 +454,7 @@ class _Run:
             self.length = pending_length
         self.streams = kept
         end = start + length
-        if self.head and not any(s.grid is not None for s in kept):  # RB-R25
+        if self.mode.end_at_anchor and not any(s.grid is not None for s in kept):  # RB-R25
             drained += (*self.future, *self.overflow)
             self.future = self.overflow = ()
             if drained:
@@ -409,23 +491,20 @@ class _Run:
         return anchor
 
 
-def _refuse_reused_id(held: frozenset[str], ids: list[str]) -> NoReturn:
-    """RB-D4: name the first id of a poll repeated within it or among those still held."""
-    seen: set[str] = set()
-    for index, i in enumerate(ids):
-        if i in seen or i in held:
-            raise InvalidInput(f"messages[{index}].id", "RB-D4",
-                               "re-uses the id of a message still held", i)
-        seen.add(i)
+def _refuse_reused_id(held: frozenset[str], messages: tuple[Polled, ...]) -> NoReturn:
+    """RB-D4: the rule text's ``_admit`` names the first id of a poll repeated within it or
+    among those still held."""
+    _admit(held, messages)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _bootstrap(config: Config, state: FastState, messages: tuple[Polled, ...],
+def _bootstrap(mode: Mode, state: FastState, messages: tuple[Polled, ...],
                clock: int | None) -> tuple[FastState, tuple[Output, ...]]:
     """RB-R8: the first non-empty poll is the first batch; the window starts at its max
     (head: at its plausible anchor, observing only gated stamps up to it, RB-R21)."""
     stamps = [m.timestamp for m in messages]
-    end = _plausible_anchor(stamps, state.batch_length) if config.head else max(stamps)
+    end = _plausible_anchor(stamps, state.batch_length) if mode.bootstrap_anchor \
+        else max(stamps)
     streams: dict[tuple[str, str], FastStream] = {}
     for message in messages:
         if message.kind in GATED_KINDS and message.timestamp <= end:
@@ -447,6 +526,7 @@ def _poll(
     with the clock reading already applied (``clock``, ``last_close``: RB-R18)."""
     pending_length: int | None  # declared: mypyc infers None from the reset below
     _, timeout, pending_length, start, hwm, _, _, _, _, held, _, _, _, bound = state
+    mode = _MODES.get(_RESOLVED.get(config.profile)) or mode_of(config.profile)
     latest = 0
     if messages:  # one pass: the ids, the newest stamp and RB-R27's kinds
         ids: list[str] = []
@@ -459,19 +539,19 @@ def _poll(
                 latest = t
             if message.kind in HEAD_ONLY_KINDS:
                 foreign = True
-        if foreign and not config.head:
+        if foreign and not mode.head_kinds:
             refuse_head_only_kinds(messages)  # raises RB-D3 (RB-R27)
         grown = held.union(ids)  # RB-D4: ids unique within the poll and among those held
         if len(grown) != len(held) + len(ids):
-            _refuse_reused_id(held, ids)
+            _refuse_reused_id(held, messages)
         held = grown
     if start is None or hwm is None:
         if messages:
-            return _bootstrap(config, state, messages, clock)
+            return _bootstrap(mode, state, messages, clock)
         if clock == state.clock and last_close == state.last_close:
             return state, ()
         return state._replace(clock=clock, last_close=last_close), ()
-    run = _Run(state, config.head)
+    run = _Run(state, mode)
     if messages:  # RB-R9: ``grid.advance_hwm`` inline
         ceiling = start + MAX_AHEAD_BATCHES * run.length
         if latest > ceiling:
@@ -482,7 +562,7 @@ def _poll(
     if run.overflow and not run.gap_blocked():  # also overflow a close left (empty poll)
         start = run.recover_from_gap(start)
     complete = run.complete(hwm, start, timeout)
-    if (not complete and config.head and clock is not None and last_close is not None
+    if (not complete and mode.backstop and clock is not None and last_close is not None
             and clock - last_close >= STALL_THRESHOLD_BATCHES * run.length):
         stamps = run.buffered_stamps()
         if stamps:  # RB-R26: the stall backstop; overflow and future do not count
@@ -499,7 +579,7 @@ def _poll(
     if pending_length is not None:
         timeout = _timeout_distance(config.factor, pending_length)
         pending_length = None
-    if config.head:
+    if mode.arm_clock:
         last_close = clock  # RB-R24
     # Nothing but the batch left the buffers (re-routing only moves messages between them).
     after = _build(FastState, (run.length, timeout, pending_length, start, hwm,

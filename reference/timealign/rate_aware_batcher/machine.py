@@ -14,9 +14,11 @@ streams (RB-R14), applies a pending batch length (RB-R15), drains the batch and 
 overflow and future into the next window.
 
 The ``esslivedata-head`` profile (RB-R17) is the card's rule functions with a few
-overridden, in the manner of a fork of a spec: :data:`CARD` names the functions a profile
-may replace and :data:`HEAD` is ``evolve(CARD, ...)`` with head's, so what head changes is
-that one diff. Head's bootstrap anchors at the plausible anchor (RB-R21), its routing sends
+overridden, in the manner of a fork of a spec: the slots (``@BOOK.slot``) are the functions
+a profile may replace, the card's table is empty and head's (:data:`HEAD_TABLE`, at the
+end of this module) names each replacement, so what head changes is that one table; the
+rule text calls a slot through its config's table (``_the(config).of(slot)``) and reads no
+profile flag. Head's bootstrap anchors at the plausible anchor (RB-R21), its routing sends
 disjoint-epoch stamps to ``non_gated`` (RB-R22) and bumps only near the window (RB-R23),
 its closes arm the clock (RB-R24) and a close without a gating stream ends at its
 messages' anchor (RB-R25), a poll that closes nothing while traffic is buffered and the
@@ -34,9 +36,9 @@ throughput and checked against it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from typing import NoReturn
 
-import attrs
 from attrs import evolve
 
 from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
@@ -58,6 +60,7 @@ from timealign.rate_aware_batcher.grid import (
 )
 from timealign.rate_aware_batcher.model import (
     ABSENT_BATCHES_FOR_EVICTION,
+    BOOK,
     CARD,
     GATED_KINDS,
     HEAD,
@@ -73,9 +76,11 @@ from timealign.rate_aware_batcher.model import (
     SetBatchLength,
     State,
     Stream,
+    _check_factor,
+    _head_factor,
     timeout_fits,
 )
-from timealign.rulebook import rule
+from timealign.rulebook import Resolved, rule
 
 
 def initial(config: Config) -> State:
@@ -105,7 +110,13 @@ def check_batch_end(end: int) -> None:
                            end)
 
 
-@rule("RB-D3", profiles=(CARD,))
+def _the(config: Config) -> Resolved:
+    """The rule functions of the config's profile (its table over the card's)."""
+    return BOOK.rules(config.profile)
+
+
+@BOOK.slot
+@rule("RB-D3")
 def refuse_head_only_kinds(messages: tuple[Polled, ...]) -> None:
     """The card profile knows the card revision's stream kinds only: a head-only kind
     (RB-R27) is refused as unknown (RB-D3)."""
@@ -125,22 +136,34 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
     if state.config is not config and state.config != config:
         raise foreign_state(state.config)  # DRV-R10, before anything changes
     if state.ended:
-        raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
+        refuse_after_end(item)
     if isinstance(item, Poll):
         if item.now is not None:
             clock, last_close = advance_clock(state.clock, state.last_close, item.now)
             state = evolve(state, clock=clock, last_close=last_close)
         if not HEAD_ONLY_KINDS.isdisjoint([m.kind for m in item.messages]):
-            PROFILES[config.profile].head_only_kinds(item.messages)
+            _the(config).of(refuse_head_only_kinds)(item.messages)
         return _poll(config, state, item.messages)
     if isinstance(item, SetBatchLength):
         return _set_batch_length(config, state, item), ()
     if isinstance(item, End):
         return _end(state)
+    return refuse_unknown_input(item)
+
+
+@rule("RB-R16")
+def refuse_after_end(item: object) -> NoReturn:
+    """No input may follow the end of input."""
+    raise InvalidInput("op", "RB-R16", "no input may follow the end of input", item)
+
+
+@rule("RB-D3")
+def refuse_unknown_input(item: object) -> NoReturn:
+    """An input is a poll, a batch length or the end."""
     raise InvalidInput("op", "RB-D3", "unknown input", item)
 
 
-@rule("RB-R27", profiles=(HEAD,))
+@rule("RB-R27")
 def _accept_head_only_kinds(messages: tuple[Polled, ...]) -> None:
     """Head knows ``device`` and ``livedata_nicos_data``: non-gated like any other kind."""
     del messages
@@ -148,12 +171,17 @@ def _accept_head_only_kinds(messages: tuple[Polled, ...]) -> None:
 
 @rule("RB-R15")
 def _set_batch_length(config: Config, state: State, item: SetBatchLength) -> State:
-    """A new length waits for the next close; one whose timeout overflows is refused
-    (RB-D1)."""
+    """A new length waits for the next close (its timeout checked first, RB-D1)."""
+    require_length_timeout_fits(config, item)
+    return evolve(state, pending_length=item.length)
+
+
+@rule("RB-D1")
+def require_length_timeout_fits(config: Config, item: SetBatchLength) -> None:
+    """A new length whose timeout distance is infinite or beyond int64 is refused."""
     if not timeout_fits(config.factor, item.length):
         raise InvalidInput("seconds", "RB-D1", "gives an infinite timeout or one beyond "
                            "int64 ns", item.seconds)
-    return evolve(state, pending_length=item.length)
 
 
 @rule("RB-R16")
@@ -211,9 +239,17 @@ def _register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[
 def _route(config: Config, state: State, message: Polled) -> State:
     """Route one message with the profile's routing (card: RB-R11/RB-R12; head: RB-R22
     first)."""
-    return PROFILES[config.profile].route(config, state, message)
+    return _the(config).of(_route_message)(config, state, message)
 
 
+@BOOK.slot
+@rule("RB-R11")
+def _route_message(config: Config, state: State, message: Polled) -> State:
+    """The card routes every message against the active window."""
+    return _route_in_window(config, state, message)
+
+
+@rule("RB-R11")
 def _route_in_window(config: Config, state: State, message: Polled) -> State:
     """Route one message against the active window: non-gated and ungridded messages by
     RB-R12, gridded ones by RB-R11."""
@@ -257,7 +293,7 @@ def _route_gated(config: Config, state: State, position: int, message: Polled) -
     else:
         slot = slot_in_batch(t, _window(state), stream.grid)
         if slot >= stream.grid.slots:
-            stream = PROFILES[config.profile].bump(stream, slot)
+            stream = _the(config).of(_bump)(stream, slot)
             overflow = (*overflow, message)
         else:
             stream = evolve(stream, bucket=(*stream.bucket, message),
@@ -266,6 +302,7 @@ def _route_gated(config: Config, state: State, position: int, message: Polled) -
     return evolve(state, streams=streams, overflow=overflow)
 
 
+@BOOK.slot
 @rule("RB-D8")
 def _bump(stream: Stream, slot: int) -> Stream:
     """An overflowing message still raises ``max_slot`` to the last slot, at any
@@ -275,33 +312,24 @@ def _bump(stream: Stream, slot: int) -> Stream:
     return evolve(stream, max_slot=max(stream.max_slot, stream.grid.slots - 1))
 
 
+@rule("RB-R23")
 def _bump_near(stream: Stream, slot: int) -> Stream:
-    """Head's bump: as the card's below ``slots · (1 + 3)``, none beyond (RB-R23)."""
+    """Head's bump: as the card's below ``slots · (1 + 3)``; an overflowing message far
+    beyond the window leaves the gate as it is."""
     assert stream.grid is not None
     if slot < stream.grid.slots * (1 + MAX_AHEAD_BATCHES):
-        return _bump(stream, slot)
-    return _no_far_bump(stream)
-
-
-@rule("RB-R23", profiles=(HEAD,))
-def _no_far_bump(stream: Stream) -> Stream:
-    """An overflowing message far beyond the window leaves the gate as it is."""
+        return evolve(stream, max_slot=max(stream.max_slot, stream.grid.slots - 1))
     return stream
 
 
+@rule("RB-R22")
 def _route_head(config: Config, state: State, message: Polled) -> State:
-    """Head's routing: a disjoint-epoch stamp rides along (RB-R22), anything else is
-    routed as in the card."""
+    """Head's routing: a stamp more than 1000·L past the window end joins ``non_gated``,
+    unobserved, whatever its kind (a gated one still registers its stream); anything else
+    is routed as in the card."""
     end = _window(state) + state.batch_length
-    if message.timestamp - end > MAX_ORIGIN_OFFSET_BATCHES * state.batch_length:
-        return _ride_along_disjoint(state, message)
-    return _route_in_window(config, state, message)
-
-
-@rule("RB-R22", profiles=(HEAD,))
-def _ride_along_disjoint(state: State, message: Polled) -> State:
-    """A stamp more than 1000·L past the window end joins ``non_gated``, unobserved,
-    whatever its kind; a gated one still registers its stream."""
+    if message.timestamp - end <= MAX_ORIGIN_OFFSET_BATCHES * state.batch_length:
+        return _route_in_window(config, state, message)
     streams = state.streams
     if message.kind in GATED_KINDS:
         streams, _ = _register(streams, message.kind, message.name)
@@ -380,12 +408,14 @@ def _apply_pending_length(config: Config, state: State) -> State:
 
 def _close(config: Config, state: State) -> tuple[State, Batch]:
     """Close the window (RB-R14, RB-R15): refresh and evict, drain, apply a pending length,
-    let the profile end the batch (head: RB-R24, RB-R25), then re-route overflow and
-    future into the next window."""
+    let the profile arm the clock (head: RB-R24) and end the batch (head: RB-R25), then
+    re-route overflow and future into the next window."""
     start, length = _window(state), state.batch_length
     drained, state = _drain(_refresh_registry(state))
     state = _apply_pending_length(config, state)
-    state, drained, end = PROFILES[config.profile].end_batch(state, drained, start + length)
+    rules = _the(config)
+    state = rules.of(_keep_last_close)(state)
+    state, drained, end = rules.of(_end_at_window)(state, drained, start + length)
     check_batch_end(end)  # RB-R28: before the batch is emitted; the state is untouched
     return _next_window(config, state, Batch(start, end, tuple(m.id for m in drained)))
 
@@ -402,33 +432,36 @@ def _next_window(config: Config, state: State, batch: Batch) -> tuple[State, Bat
     return _route_all(config, evolve(state, future=()), future), batch
 
 
+@BOOK.slot
+@rule("RB-R14")
 def _end_at_window(state: State, drained: tuple[Polled, ...], end: int
                    ) -> tuple[State, tuple[Polled, ...], int]:
-    """The card's batch: what the window drained, ending at the window's end (RB-R14)."""
+    """The card's batch: what the window drained, ending at the window's end."""
     return state, drained, end
 
 
-def _end_batch_head(state: State, drained: tuple[Polled, ...], end: int
-                    ) -> tuple[State, tuple[Polled, ...], int]:
-    """Head's batch: the close arms the clock (RB-R24); with no gating stream the batch
-    takes everything held and ends at its anchor (RB-R25)."""
-    state = _arm_clock(state)
-    if not any(s.grid is not None for s in state.streams):
-        return _close_without_gating(state, drained, end)
-    return state, drained, end
+@BOOK.slot
+@rule("RB-R14")
+def _keep_last_close(state: State) -> State:
+    """The card's close leaves ``last_close`` where the bootstrap put it (the card has no
+    backstop, RB-H5)."""
+    return state
 
 
-@rule("RB-R24", profiles=(HEAD,))
+@rule("RB-R24")
 def _arm_clock(state: State) -> State:
     """Every close sets ``last_close`` to the clock."""
     return evolve(state, last_close=state.clock)
 
 
-@rule("RB-R25", profiles=(HEAD,))
+@rule("RB-R25")
 def _close_without_gating(state: State, drained: tuple[Polled, ...], end: int
                           ) -> tuple[State, tuple[Polled, ...], int]:
-    """No gating stream: the batch takes the drained messages, then future, then
-    overflow, and ends at their anchor when that lies past the window end."""
+    """With a gating stream, the card's batch; with none, the batch takes the drained
+    messages, then future, then overflow, and ends at their anchor when that lies past the
+    window end."""
+    if any(s.grid is not None for s in state.streams):
+        return state, drained, end
     drained = (*drained, *state.future, *state.overflow)
     state = evolve(state, future=(), overflow=())
     if drained:
@@ -455,7 +488,7 @@ def _bootstrap(config: Config, state: State,
     profile's bootstrap end, observing only the gated stamps up to it, and the clock is
     armed."""
     stamps = [m.timestamp for m in messages]
-    end = PROFILES[config.profile].bootstrap_end(stamps, state.batch_length)
+    end = _the(config).of(_bootstrap_at_newest)(stamps, state.batch_length)
     streams = state.streams
     for message in messages:
         if message.kind in GATED_KINDS and message.timestamp <= end:
@@ -469,14 +502,15 @@ def _bootstrap(config: Config, state: State,
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
-@rule("RB-R8", profiles=(CARD,))
+@BOOK.slot
+@rule("RB-R8")
 def _bootstrap_at_newest(stamps: list[int], length: int) -> int:
     """The card's first window starts at the first poll's newest stamp."""
     del length
     return max(stamps)
 
 
-@rule("RB-R21", profiles=(HEAD,))
+@rule("RB-R21")
 def _bootstrap_at_anchor(stamps: list[int], length: int) -> int:
     """Head's first window starts at the first poll's plausible anchor (RB-R20)."""
     return plausible_anchor(stamps, length)
@@ -494,7 +528,7 @@ def _poll(config: Config, state: State, messages: tuple[Polled, ...]
     if state.overflow and not any(s.grid is not None and s.bucket for s in state.streams):
         state = _recover_from_gap(config, state)  # also for overflow a close left
     if not _complete(state):
-        state = PROFILES[config.profile].backstop(config, state)
+        state = _the(config).of(_no_backstop)(config, state)
     if not _complete(state):
         return state, ()
     state, batch = _close(config, state)
@@ -508,17 +542,22 @@ def _hwm(state: State, messages: tuple[Polled, ...]) -> int:
                        state.batch_length)
 
 
+@BOOK.slot
+@rule("RB-R10")
 def _no_backstop(config: Config, state: State) -> State:
-    """The card has no wall-clock backstop (RB-H5)."""
+    """The card: a poll that closes nothing changes nothing more (no wall-clock backstop,
+    RB-H5)."""
     del config
     return state
 
 
+@rule("RB-R26")
 def _backstop(config: Config, state: State) -> State:
-    """Head: a poll that closes nothing recovers from a stall when one is due (RB-R26)."""
+    """Head: a poll that closes nothing recovers from a stall when one is due."""
     return _recover_from_stall(config, state) if _stalled(state) else state
 
 
+@rule("RB-R26", profiles=(HEAD,))
 def _stalled(state: State) -> bool:
     """RB-R26 trigger: ``10·L`` of clock since the last close with traffic in the window
     (``non_gated`` or a bucket; overflow and future do not count)."""
@@ -553,33 +592,16 @@ def _recover_from_stall(config: Config, state: State) -> State:
     return state
 
 
-@attrs.frozen
-class _Profile:
-    """The rule functions a profile may override (RB-R17): a profile is the card's
-    functions with some replaced, so what it changes reads as one ``evolve``."""
-
-    name: str
-    #: A poll holding a stream kind only head knows (RB-D3 card, RB-R27 head).
-    head_only_kinds: Callable[[tuple[Polled, ...]], None]
-    #: Where the first window starts (RB-R8 card, RB-R21 head).
-    bootstrap_end: Callable[[list[int], int], int]
-    #: How one message is routed (RB-R11/RB-R12; head: RB-R22 first).
-    route: Callable[[Config, State, Polled], State]
-    #: The gate bump of an overflowing message (RB-D8; head: RB-R23).
-    bump: Callable[[Stream, int], Stream]
-    #: The batch a close emits and where it ends (RB-R14; head: RB-R24, RB-R25).
-    end_batch: Callable[[State, tuple[Polled, ...], int],
-                        tuple[State, tuple[Polled, ...], int]]
-    #: What a poll that closes nothing does (card: nothing; head: RB-R26).
-    backstop: Callable[[Config, State], State]
-
-
-#: The card revision (RB-R1 to RB-R16).
-CARD_PROFILE = _Profile(CARD, head_only_kinds=refuse_head_only_kinds,
-                       bootstrap_end=_bootstrap_at_newest, route=_route_in_window,
-                       bump=_bump, end_batch=_end_at_window, backstop=_no_backstop)
-#: The upstream head (RB-R19 to RB-R27): the card with these overrides.
-HEAD_PROFILE = evolve(CARD_PROFILE, name=HEAD, head_only_kinds=_accept_head_only_kinds,
-                      bootstrap_end=_bootstrap_at_anchor, route=_route_head,
-                      bump=_bump_near, end_batch=_end_batch_head, backstop=_backstop)
-PROFILES = {p.name: p for p in (CARD_PROFILE, HEAD_PROFILE)}
+#: The card revision (RB-R1 to RB-R16): the base, nothing replaced.
+CARD_TABLE = BOOK.profile(CARD, {})
+#: The upstream head (RB-R19 to RB-R27): the card with these functions replaced.
+HEAD_TABLE = BOOK.profile(HEAD, {
+    _check_factor: _head_factor,  # RB-D2 -> RB-R19: a factor in (0, 3] or inf
+    refuse_head_only_kinds: _accept_head_only_kinds,  # RB-D3 -> RB-R27
+    _bootstrap_at_newest: _bootstrap_at_anchor,  # RB-R8 -> RB-R21
+    _route_message: _route_head,  # RB-R11 -> RB-R22 first
+    _bump: _bump_near,  # RB-D8 -> RB-R23
+    _keep_last_close: _arm_clock,  # RB-R14 -> RB-R24
+    _end_at_window: _close_without_gating,  # RB-R14 -> RB-R25
+    _no_backstop: _backstop,  # RB-R10 -> RB-R26
+})

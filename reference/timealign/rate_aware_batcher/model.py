@@ -11,13 +11,13 @@ The state is the spec's: the one ``machine.py`` folds and the Spark checkpoint s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import attrs
 
 from timealign.errors import INT64_MAX, InvalidInput, require, require_ns
 from timealign.rate_aware_batcher.grid import Grid, from_seconds
-from timealign.rulebook import rule
+from timealign.rulebook import Book, rule
 
 DEFAULT_TIMEOUT_FACTOR = 1.2
 #: Timestamps and clock readings are signed int64 nanoseconds (RB-D3, RB-D18).
@@ -27,6 +27,9 @@ MAX_TIMESTAMP = 2**63
 CARD = "card"
 HEAD = "esslivedata-head"
 PROFILES = (CARD, HEAD)
+#: The rule functions a profile may replace and each profile's table (RB-R17): the
+#: card's is empty, head's is declared at the end of ``machine.py``.
+BOOK = Book(__name__, "profile", PROFILES)
 #: Head's timeout factors lie in (0, MAX_HEAD_TIMEOUT_FACTOR] or are +inf (RB-R19).
 MAX_HEAD_TIMEOUT_FACTOR = 3.0
 
@@ -45,25 +48,14 @@ _KINDS = frozenset(STREAM_KINDS)
 ABSENT_BATCHES_FOR_EVICTION = 5
 
 
-def _seconds(value: object, field: str, rule: str) -> float:
-    """A finite number of seconds as a float (``bool`` is refused)."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    require(ok and math.isfinite(value), field, rule,  # type: ignore[arg-type]
-            "must be a finite number of seconds", value)
-    return float(value)  # type: ignore[arg-type]
-
-
-def _timeout(value: object, field: str, head: bool) -> float:
-    """A timeout in seconds or as a factor; ``+inf`` only at head, where it disables the
-    timeout (RB-R19)."""
-    if head and isinstance(value, float):
-        return value  # any float: RB-R19 then admits (0, 3] and +inf only
-    return _seconds(value, field, "RB-D2")
-
-
+@rule("RB-D1")
 def batch_length_ns(seconds: object, field: str) -> int:
-    """Upstream ``Duration.from_seconds`` of a batch length, refused unless >= 1 ns (RB-D1)."""
-    value = _seconds(seconds, field, "RB-D1")
+    """Upstream ``Duration.from_seconds`` of a batch length: a finite number of seconds
+    (``bool`` refused), refused unless >= 1 ns (RB-D1)."""
+    ok = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    require(ok and math.isfinite(seconds), field, "RB-D1",  # type: ignore[arg-type]
+            "must be a finite number of seconds", seconds)
+    value = float(seconds)  # type: ignore[arg-type]
     require(math.isfinite(value * 1_000_000_000), field, "RB-D1", "is too large", seconds)
     length = from_seconds(value)
     require(length >= 1, field, "RB-D1", "must be at least 1 ns once truncated", seconds)
@@ -96,25 +88,46 @@ def check_profile(profile: object) -> None:
             f"must be one of {list(PROFILES)}", profile)
 
 
-@rule("RB-D2", profiles=(CARD,))
-def _card_factor(factor: float, length: int, field: str, given: object) -> None:
-    """The card keeps any finite factor whose timeout is a finite number of ns."""
-    require(math.isfinite(factor) and timeout_fits(factor, length), field, "RB-D2",
-            "gives an infinite timeout or one beyond int64 ns", given)
+@rule("RB-D2")
+def _one_timeout(timeout_s: object, timeout_factor: object) -> None:
+    """The timeout is given as seconds or as a factor, not both."""
+    if timeout_s is not None and timeout_factor is not None:
+        raise InvalidInput("timeout_s", "RB-D2", "give timeout_s or timeout_factor, not both",
+                           timeout_s)
 
 
-@rule("RB-R19", profiles=(HEAD,))
-def _head_factor(factor: float, length: int, field: str, given: object) -> None:
-    """Head's factor lies in ``(0, 3]`` or is ``+inf`` (no timeout)."""
-    require(head_factor_valid(factor), field, "RB-R19",
-            "must give a timeout factor in (0, 3] or inf", given)
+@rule("RB-D2")
+def _timeout_number(value: object, field: str) -> float:
+    """A timeout in seconds or as a factor is a number (``+inf`` and NaN included: the
+    profile's factor check decides them)."""
+    require(isinstance(value, int | float) and not isinstance(value, bool), field, "RB-D2",
+            "must be a finite number of seconds", value)
+    return float(value)  # type: ignore[arg-type]
+
+
+@rule("RB-D2")
+def _require_timeout_fits(factor: float, length: int, field: str, given: object) -> None:
+    """The timeout distance of the factor is a finite number of ns within int64."""
     require(timeout_fits(factor, length), field, "RB-D2",
             "gives an infinite timeout or one beyond int64 ns", given)
 
 
-#: The timeout-factor check of each profile (RB-D2 card, RB-R19 head).
-_FACTOR_CHECKS: dict[str, Callable[[float, int, str, object], None]] = {
-    CARD: _card_factor, HEAD: _head_factor}
+@BOOK.slot
+@rule("RB-D2")
+def _check_factor(factor: float, length: int, field: str, given: object) -> None:
+    """The card keeps any finite factor whose timeout is a finite number of ns (upstream
+    crashes on ``inf`` at its first completion check)."""
+    require(math.isfinite(factor), field, "RB-D2",
+            "gives an infinite timeout or one beyond int64 ns", given)
+    _require_timeout_fits(factor, length, field, given)
+
+
+@rule("RB-R19")
+def _head_factor(factor: float, length: int, field: str, given: object) -> None:
+    """Head's factor lies in ``(0, 3]`` or is ``+inf`` (no timeout)."""
+    require(head_factor_valid(factor), field, "RB-R19",
+            "must give a timeout factor in (0, 3] or inf", given)
+    _require_timeout_fits(factor, length, field, given)
 
 
 @attrs.frozen
@@ -122,11 +135,11 @@ class Config:
     """``batch_length_s`` and either ``timeout_s`` or ``timeout_factor`` (RB-R1, RB-D2).
 
     ``timeout_s`` is turned into the factor ``timeout_s / batch_length_s`` with the caller's
-    floats, as upstream does; neither given means the factor 1.2. In the ``card`` profile
-    the factor must be finite (upstream crashes on ``inf`` at its first completion check)
-    and any finite factor is kept, including the ones above 3 that can never fire (hazard
-    RB-H3); in ``esslivedata-head`` it must lie in ``(0, 3]`` or be ``+inf``, which turns
-    the timeout off (RB-R19). ``profile`` picks the behaviour (RB-R17).
+    floats, as upstream does; neither given means the factor 1.2. The profile's factor
+    check (:data:`BOOK`, RB-R17) decides the factor: in ``card`` it must be finite (upstream
+    crashes on ``inf`` at its first completion check) and any finite factor is kept,
+    including the ones above 3 that can never fire (hazard RB-H3); in ``esslivedata-head``
+    it must lie in ``(0, 3]`` or be ``+inf``, which turns the timeout off (RB-R19).
     """
 
     batch_length_s: float = 1.0
@@ -135,27 +148,29 @@ class Config:
     profile: str = CARD
     batch_length: int = attrs.field(init=False)
     factor: float = attrs.field(init=False)
-    head: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         length = batch_length_ns(self.batch_length_s, "batch_length_s")
-        seconds = _seconds(self.batch_length_s, "batch_length_s", "RB-D1")
-        if self.timeout_s is not None and self.timeout_factor is not None:
-            raise InvalidInput("timeout_s", "RB-D2", "give timeout_s or timeout_factor, not both",
-                               self.timeout_s)
+        seconds = float(self.batch_length_s)  # a number: batch_length_ns took it
+        _one_timeout(self.timeout_s, self.timeout_factor)
         check_profile(self.profile)
-        head = self.profile == HEAD
         if self.timeout_s is not None:
-            factor = _timeout(self.timeout_s, "timeout_s", head) / seconds
+            factor = _timeout_number(self.timeout_s, "timeout_s") / seconds
         elif self.timeout_factor is not None:
-            factor = _timeout(self.timeout_factor, "timeout_factor", head)
+            factor = _timeout_number(self.timeout_factor, "timeout_factor")
         else:
             factor = DEFAULT_TIMEOUT_FACTOR
         field = "timeout_factor" if self.timeout_factor is not None else "timeout_s"
-        _FACTOR_CHECKS[self.profile](factor, length, field, getattr(self, field))
+        BOOK.rules(self.profile).of(_check_factor)(factor, length, field,
+                                                    getattr(self, field))
         object.__setattr__(self, "batch_length", length)
         object.__setattr__(self, "factor", factor)
-        object.__setattr__(self, "head", self.profile == HEAD)
+
+    @property
+    def head(self) -> bool:
+        """Whether this is the head profile: for the checks and tests that pick a profile's
+        properties; the rule text and the fast path read their profile's table instead."""
+        return self.profile == HEAD
 
 
 @attrs.frozen
@@ -167,6 +182,7 @@ class Polled:
     timestamp: int
     id: str
 
+    @rule("RB-D3")
     def __attrs_post_init__(self) -> None:
         require(self.kind in _KINDS if isinstance(self.kind, str) else False, "kind", "RB-D3",
                 f"must be an upstream StreamKind value: {', '.join(STREAM_KINDS)} (the last "
@@ -198,6 +214,11 @@ def clock_reading(value: object) -> int | None:
     require(value < MAX_TIMESTAMP, "now", "RB-R18",  # type: ignore[operator]
             "must fit a signed 64-bit nanosecond count", value)
     return value  # type: ignore[return-value]
+
+
+# registered as called (a decorated function is no converter to mypy's attrs plugin)
+rule("RB-D3")(_messages)
+rule("RB-R18")(clock_reading)
 
 
 @attrs.frozen
