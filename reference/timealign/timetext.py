@@ -11,7 +11,9 @@ batcher's config, the float seconds its upstream takes). Everything here is inte
 from __future__ import annotations
 
 import datetime
+import math
 import re
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -92,9 +94,37 @@ def number_ns(value: str | int | Fraction, unit: str, field: str, rule: str = "S
     return _in_int64(exact.numerator, field, rule, value)
 
 
-def time_ns(value: str | int | Fraction, unit: str, field: str, rule: str = "SP-R36") -> int:
-    """A time column's value in nanoseconds: ISO-8601 text with a zone, or a number (text or
-    not) in ``unit`` (SP-R36)."""
+def float_text(value: float, unit: str, field: str, rule: str = "SP-R36") -> str:
+    """The decimal text a binary float (float64) of a time column stands for (SP-R36): its
+    shortest round-trip text (``repr``, what a writer prints for it), in positional form,
+    when that text is the only decimal with as few fractional digits that the float holds
+    (its last digit's place is wider than the float's spacing there); else ``InvalidInput``
+    saying how to write the column. A float that holds ``1772366400.009988`` reads as that
+    text; one whose text is ``1772366400.3000002`` (a sum in floats) holds no decimal time:
+    floats there are 2.384e-07 s apart, finer than its last digit, so other decimals of that
+    length round to it too."""
+    fix = ("write the column from the times as recorded, as integer nanoseconds, decimals or "
+           "text (a float keeps about 16 digits)")
+    if not math.isfinite(value):
+        raise InvalidInput(field, rule, f"a time written as the float {value!r}; {fix}", value)
+    text = repr(float(value))
+    exponent = Decimal(text).as_tuple().exponent
+    assert isinstance(exponent, int)  # finite
+    if Fraction(10) ** exponent <= Fraction(math.ulp(value)):
+        raise InvalidInput(field, rule, f"a time written as a binary float whose shortest text "
+                           f"{text} holds no one decimal time: floats there are "
+                           f"{math.ulp(value):.4g} {unit} apart, finer than its last digit, so "
+                           f"its written digits are lost; {fix}", value)
+    return format(Decimal(text), "f")
+
+
+def time_ns(value: str | int | float | Fraction, unit: str, field: str,
+            rule: str = "SP-R36") -> int:
+    """A time column's value in nanoseconds: ISO-8601 text with a zone, or a number (text,
+    integer, or a float read as its decimal text, :func:`float_text`) in ``unit``
+    (SP-R36)."""
+    if isinstance(value, float):
+        value = float_text(value, unit, field, rule)
     if isinstance(value, str):
         if len(value) > _LONGEST:
             raise InvalidInput(field, rule, f"too long for a time; accepted: {ISO_EXAMPLE}",

@@ -47,6 +47,33 @@ def flagged(handler: Callable[[argparse.Namespace], int], names: Mapping[str, st
     return handle
 
 
+def reproduce(args: argparse.Namespace, replaced: Mapping[str, object]) -> list[str]:
+    """SP-R32, PL-R15: the command line that reruns a job, generated from the options its
+    parser parsed (``args.command_parser``, set by the command's registration), so that no
+    option is left out: every option whose value is not its default, in the parser's order,
+    under its long name; ``replaced``: values put in place of the parsed ones (paths made
+    absolute, the config as canonical JSON). ``--debug`` and ``--help`` are left out."""
+    parser: argparse.ArgumentParser = args.command_parser
+    words = ["timealign", str(args.command)]
+    for action in parser._actions:
+        if action.dest in ("help", "debug") or action.dest == argparse.SUPPRESS:
+            continue
+        value = replaced.get(action.dest, getattr(args, action.dest, None))
+        if not action.option_strings:
+            words.append(str(value))
+            continue
+        if value is None or value is False or value == [] or (
+                action.dest not in replaced and value == action.default):
+            continue
+        flag = max(action.option_strings, key=len)
+        if value is True:
+            words.append(flag)
+        else:
+            for item in value if isinstance(value, list) else [value]:
+                words += [flag, str(item)]
+    return words
+
+
 def time_unit_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
     """``--time-unit``: the unit of numbers in the time columns (SP-R36), shared by every
     command that reads a run's input."""

@@ -390,7 +390,10 @@ def page(report: Report) -> str:
     summary = report.summary
     algorithm = report.algorithm
     rows = int(summary["rows"])
-    parts = [f"<h1>timealign run: {html.escape(algorithm)}</h1>", _verdict(summary)]
+    # PL-R15: the command that wrote the run (``run`` or ``stream``), from its manifest
+    command = str((report.manifest or {}).get("command", "run"))
+    title = f"timealign {command}: {algorithm}"
+    parts = [f"<h1>{html.escape(title)}</h1>", _verdict(summary)]
     parts.extend(f'<p class="warning">{html.escape(w)}</p>' for w in report.warnings)
     if report.manifest is not None or report.command is not None:
         parts.append(_run(report))
@@ -422,7 +425,7 @@ def page(report: Report) -> str:
         parts.append(f"<h2>Timeline of the worst source, {html.escape(str(report.worst))!s}"
                      "</h2>")
         parts.append(_image(render(report.timeline), "timeline of the worst source"))
-    return _html_page(f"timealign run: {algorithm}", "\n".join(p for p in parts if p))
+    return _html_page(title, "\n".join(p for p in parts if p))
 
 
 def _sources(algorithm: str, sources: Sequence[Mapping[str, Any]]) -> str:
