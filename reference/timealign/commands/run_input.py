@@ -158,9 +158,10 @@ def input_settings(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any,
 
 
 def check_input_exists(source: Any) -> None:
-    """SP-R1, BAG-R1, SP-R36: before Spark starts, a local input that does not exist is
-    refused (Spark found it only after its start-up, in a message with an SQLSTATE), and
-    the time columns of a table input are checked from its first file."""
+    """SP-R1, BAG-R1, SP-R36, BAG-R3: before Spark starts, a local input that does not exist
+    is refused (Spark found it only after its start-up, in a message with an SQLSTATE), the
+    time columns of a table input are checked from its first file, and the read topics of
+    bags for a header stamp."""
     from timealign.spark.schema import check_time_columns
 
     if source.path and "://" not in source.path and not Path(source.path).exists():
@@ -168,6 +169,14 @@ def check_input_exists(source: Any) -> None:
                         ["no such file or folder: ", "{input}"], source.path)
     if source.bag is None and source.path:
         check_time_columns(source.path, source.format, source.columns)
+    elif source.bag is not None and source.path and "://" not in source.path:
+        from timealign.rosbag.discovery import bags_under
+        from timealign.rosbag.read import check_stamps
+        from timealign.spark.rosbag_source import options_of
+
+        # BAG-R3: a read topic without a header stamp, as `bags info` already says
+        options = options_of(source.bag)
+        check_stamps(bags_under(source.path, options.source_from, options.naming), options)
 
 
 def recorded_settings(args: argparse.Namespace, output: str, where: str
