@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from timealign import registry
 from timealign.algorithm import Record
 from timealign.errors import InvalidInput
-from timealign.timetext import count_value, duration, float_text, iso_ns, time_ns
+from timealign.timetext import (
+    count_value,
+    duration,
+    duration_text,
+    float_text,
+    instant_text,
+    iso_ns,
+    time_ns,
+)
 
 
 def _ns(text: str) -> int:
@@ -132,3 +140,15 @@ def test_sp_r36_a_float_holding_no_one_decimal_is_refused(value: float) -> None:
     with pytest.raises(InvalidInput, match="integer nanoseconds, decimals or text") as caught:
         time_ns(value, "s", "stamp")
     assert caught.value.field == "stamp" and caught.value.rule == "SP-R36"
+
+
+def test_pl_r15_durations_and_instants_as_people_read_them() -> None:
+    """PL-R15, BAG-R14: a duration in the largest unit that holds it whole, ROS's
+    Duration maximum as "no limit"; a clock time as a UTC date to the nanosecond, a time
+    from a recording's start as seconds."""
+    assert duration_text(100_000_000) == "100 ms"
+    assert duration_text(1_500_000_000) == "1,500 ms"
+    assert duration_text(20) == "20 ns" and duration_text(3 * 10**9) == "3 s"
+    assert duration_text(2_147_483_647_999_999_999) == "no limit"
+    assert instant_text(1_772_366_400_009_988_513) == "2026-03-01 12:00:00.009988513 UTC"
+    assert instant_text(1_005_821_521) == "1.005821521 s"

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from timealign import registry
+from timealign import reasons
 from timealign.errors import InvalidInput
 
 #: The verdict's level (SP-R38): any item of the verdict fails the job.
@@ -72,11 +72,8 @@ parse.__name__ = "gate"  # argparse names the type in its message
 
 def names(algorithm: str) -> tuple[str, ...]:
     """The outcomes and reasons a run of ``algorithm`` can count: the outcome kinds, the
-    reasons of its rules (its ``traces.rules``) and the adapters' own."""
-    traces = registry.get(algorithm).checks.traces
-    found = {reason for (kind, reason) in (dict(traces.rules) if traces else {})
-             if reason is not None and kind != "warning"}
-    return (*OUTCOMES, *sorted(found), *ADAPTER_REASONS)
+    reasons of its rules (:func:`timealign.reasons.written`) and the adapters' own."""
+    return (*OUTCOMES, *reasons.written(algorithm), *ADAPTER_REASONS)
 
 
 def check(gates: Iterable[Gate], algorithm: str, option: str = "--fail-on") -> None:

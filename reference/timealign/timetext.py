@@ -118,6 +118,38 @@ def float_text(value: float, unit: str, field: str, rule: str = "SP-R36") -> str
     return format(Decimal(text), "f")
 
 
+#: Times from this one on (1980-01-01) are read as clock times and written as dates.
+CLOCK_FROM_NS = 315_532_800 * 10**9
+
+
+def instant_text(ns: int) -> str:
+    """A time in ns as people read it, exactly: a UTC date to the nanosecond for a clock
+    time (``2026-03-01 12:00:00.009988513 UTC``), seconds for a time counted from a
+    recording's start (``1.005821521 s``)."""
+    seconds, rest = divmod(ns, 10**9)
+    if ns < CLOCK_FROM_NS:
+        return f"{seconds}.{rest:09d} s"
+    day = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return f"{day:%Y-%m-%d %H:%M:%S}.{rest:09d} UTC"
+
+
+#: A duration this long or longer means "no limit" (ROS's Duration maximum, 2^31 - 1 s and
+#: 999,999,999 ns, is ApproximateTime's default ``max_interval_duration``).
+NO_LIMIT_NS = (2**31 - 1) * 10**9
+
+
+def duration_text(ns: int) -> str:
+    """A duration in ns as people write it, exactly (PL-R15): the largest of s, ms, us, ns
+    that holds it whole (``100 ms``, ``1500 ms``, ``20 ns``); ``no limit`` from
+    :data:`NO_LIMIT_NS` on."""
+    if ns >= NO_LIMIT_NS:
+        return "no limit"
+    for unit, size in UNITS.items():
+        if ns % size == 0:
+            return f"{ns // size:,} {unit}"
+    raise AssertionError("UNITS ends with ns")  # pragma: no cover
+
+
 def time_ns(value: str | int | float | Fraction, unit: str, field: str,
             rule: str = "SP-R36") -> int:
     """A time column's value in nanoseconds: ISO-8601 text with a zone, or a number (text,
