@@ -228,6 +228,29 @@ def test_sp_i2_verify_rechecks_written_tables(spark: SparkSession, fleet: Path,
         verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet), str(doctored))
 
 
+def test_sp_r40_verify_says_which_check_it_is_doing(spark: SparkSession, fleet: Path,
+                                                    batch_output: Any) -> None:
+    """SP-R40: `verify` enters each of its phases in order (its progress line names the
+    one running, with its number of the four), where it showed only Spark's tasks."""
+    from contextlib import contextmanager
+
+    from timealign.spark.schema import ColumnMap, read_input
+    from timealign.spark.verify import PHASES, verify_rows
+
+    entered: list[str] = []
+
+    @contextmanager
+    def phase(name: str) -> Any:
+        entered.append(name)
+        yield
+
+    rows = read_input(spark, str(fleet), "parquet", ColumnMap())
+    verify_rows(spark, VERIFIED.algorithm, VERIFIED.config, rows,
+                str(batch_output(VERIFIED)), phase)
+    assert entered == list(PHASES) == ["unique ids", "no loss", "re-run and invariants",
+                                       "tables compared"]
+
+
 @pytest.mark.parametrize("change", ["type", "extra"])
 def test_sp_r4_r5_verify_refuses_a_changed_column_type_or_an_extra_column(
         spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path,

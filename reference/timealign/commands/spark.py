@@ -350,11 +350,13 @@ def _verify(args: argparse.Namespace) -> int:
     mqtt_run = read_manifest(args.output)
     if mqtt_run is not None:  # MQ-R11: a stream from MQTT is verified by its spool
         return _verify_mqtt(args, mqtt_run)
+    from timealign.progress import Progress
     from timealign.spark.failures import raise_job_error
     from timealign.spark.inputs import read_rows, recorded_inventory, recorded_run, take_inventory
     from timealign.spark.inventory import rows_per_file
+    from timealign.spark.progress import StageWatch
     from timealign.spark.schema import FILE
-    from timealign.spark.verify import VerificationError, verify_rows
+    from timealign.spark.verify import PHASES, VerificationError, verify_rows
     from timealign.spark.verify.held import held_line, stream_checkpoint, verify_stream_rows
 
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
@@ -377,15 +379,18 @@ def _verify(args: argparse.Namespace) -> int:
     checkpoint = None if "://" in args.output else stream_checkpoint(
         outputs.read_manifest(args.output, args.where))
     spark = start_session(args, "verify", settings)
-    try:
-        with task_watch(spark, "verify", "checking", not args.quiet), \
+    try:  # SP-R40: a stream's check has no known phases; a run's has PHASES
+        with (task_watch(spark, "verify", "checking", not args.quiet) if checkpoint is not None
+              else StageWatch(spark, "verify", Progress(not args.quiet, every=10.0),
+                              phases=PHASES)) as watch, \
                 read_rows(spark, source, recorded) as rows:  # SP-R51: bags reconciled
             if checkpoint is not None:
                 held = verify_stream_rows(spark, algorithm, config, rows, args.output,
                                           checkpoint)
                 print(held_line(held))
                 return _verify_gates(args, spark, algorithm, int(held["held"]))
-            result = verify_rows(spark, algorithm, config, rows, args.output)  # BAG-R10
+            result = verify_rows(spark, algorithm, config, rows, args.output,
+                                 watch.phase)  # BAG-R10
             if recorded is not None and source.bag is None:  # SP-R44: the counts too
                 recorded.reconcile(result["rows"], lambda: rows_per_file(
                     ((r[0], r[1]) for r in rows.groupBy(FILE).count().collect()),
