@@ -24,6 +24,14 @@ def names() -> tuple[str, ...]:
     return tuple(sorted(_ENTRIES))
 
 
+def package(name: str) -> str:
+    """The import path of the package of the algorithm registered under ``name`` (without
+    importing it); :class:`InvalidInput` when unknown."""
+    if name not in _ENTRIES:
+        get(name)  # raises, naming the known algorithms
+    return _ENTRIES[name].partition(":")[0]
+
+
 def get(name: str) -> Algorithm[Any, Any, Any, Any]:
     """The algorithm registered under ``name``; :class:`InvalidInput` when unknown."""
     try:

@@ -1,6 +1,6 @@
 """``timealign conform``: check an external implementation against the reference.
 
-Exit status (CF-R17, CF-R39, README "Exit codes"): 0 when every trace agreed, 1 when a
+Exit status (CF-R17, CF-R39, docs/commands.md "Exit codes"): 0 when every trace agreed, 1 when a
 trace differed, 6 when none differed but the command gave no usable answer to some, 5 when
 the only trouble is refused traces; 2 on a usage error or bad input (unknown algorithm or
 profile, unreadable vectors), raised as :class:`InvalidInput` and mapped by

@@ -463,7 +463,7 @@ def verify_parser() -> argparse.ArgumentParser:
 
 def verify_main(argv: Sequence[str] | None = None) -> int:
     """``python -m timealign.spark.verify``: exit 0 when verified, else the codes of the
-    README's "Exit codes" table (3 when a check fails), one line on stderr."""
+    "Exit codes" table (docs/commands.md) (3 when a check fails), one line on stderr."""
     parser = verify_parser()
     args = parser.parse_args(argv)
     handler = flagged(_verify, READ_FLAGS)
