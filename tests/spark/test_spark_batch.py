@@ -115,8 +115,10 @@ def test_sp_r1_d2_timestamps_and_missing_arrival(spark: SparkSession, tmp_path: 
 
 
 def test_sp_r1_bad_columns_are_invalid_input(spark: SparkSession, tmp_path: Path) -> None:
-    """SP-R1, SP-R36: missing required column, bad mapping, a binary float time column."""
-    pq.write_table(pa.table({"id": ["a"], "stamp": [1.5]}), tmp_path / "f.parquet")
+    """SP-R1, SP-R36: missing required column, bad mapping, a 32-bit float time column (a
+    64-bit one is read as its decimal text, tests/spark/test_spark_parquet_times.py)."""
+    pq.write_table(pa.table({"id": ["a"], "stamp": pa.array([1.5], pa.float32())}),
+                   tmp_path / "f.parquet")
     with pytest.raises(InvalidInput) as caught:
         read_input(spark, str(tmp_path), "parquet", ColumnMap.parse(["stamp=nope"]))
     assert (caught.value.field, caught.value.rule) == ("nope", "SP-R1")
