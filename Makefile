@@ -22,12 +22,11 @@ DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_int
 
 # The checks of the pure-Python fast paths against the vectors and the rule text (lockstep,
 # stateful, differential), run with TIMEALIGN_PURE=1 whatever build is installed: `make test`
-# runs the installed build (compiled when a C compiler is present), CI runs both.
+# runs the installed build (compiled when a C compiler is present), CI runs both. Every
+# algorithm's own (tests/<algorithm>/, DEVELOPERS.md), found by name, so a new algorithm's
+# join by themselves (tests/test_algorithm_lists.py checks each registered one is here).
 PURE_CHECKS ?= tests/test_native_build.py tests/test_algorithms.py \
-	tests/approximate_time/test_at_stateful.py tests/approximate_time/test_at_differential.py \
-	tests/rate_aware_batcher/test_rb_stateful.py tests/rate_aware_batcher/test_rb_differential.py \
-	tests/event_time_batcher/test_eb_stateful.py tests/event_time_batcher/test_eb_fast.py \
-	tests/rate_aware_batcher/test_rb_fast_helpers.py
+	$(wildcard tests/*/test_*_stateful.py tests/*/test_*_differential.py tests/*/test_*_fast*.py)
 
 # The ROS bag demo: a small fleet of rosbag2 (MCAP, SQLite 3) and ROS 1 bags.
 DEMO_BAG_ROBOTS ?= 6
@@ -199,7 +198,7 @@ proofs: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(PROOF_SECONDS) --report-all
 	$(BIN)/python -m proofs.explore
 	$(BIN)/python -m proofs.explore_rate_aware_batcher  # liveness probes (spec RB, bounded exploration)
-	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py tests/test_cli_fuzz.py tests/spark/test_spark_cli_fuzz.py tests/rosbag/test_rosbag_damage.py  # the bad-input, command-line (paths, damaged inputs) and bag-damage fuzz, longer
+	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py tests/test_cli_fuzz.py tests/spark/test_spark_cli_fuzz.py tests/spark/test_spark_input_fuzz.py tests/rosbag/test_rosbag_damage.py  # the bad-input, command-line (paths, damaged inputs), input-reader and bag-damage fuzz, longer
 	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
 
 vectors: $(STAMP)
@@ -215,9 +214,11 @@ spec-index: $(STAMP)
 	$(BIN)/python -m tools.spec_index
 
 # The diagram of ARCHITECTURE.md, drawn from the layers tests/test_layers.py declares and
-# checks; a test fails when it is stale.
+# checks, and its "What lives where", written from the tree (tools/architecture.py); a test
+# fails when either is stale.
 architecture: $(STAMP)
 	$(BIN)/python -m tests.test_layers
+	$(BIN)/python -m tools.architecture
 
 # The "What changes between profiles" sections of the specs with profiles, from seeded
 # `timealign diff` runs (spec/figures/diffs/); a test fails when they are stale. Run

@@ -140,7 +140,8 @@ def test_docs_site_page_loads_and_every_link_lands_in_chromium(site: Path, name:
 
 def test_docs_site_api_reference_holds_the_public_api(site: Path) -> None:
     """The API reference, as the browser shows it, documents `run`, `drive`, the vector
-    format and, for every registered algorithm, its config and its `initial` and `step`."""
+    format and, for every registered algorithm, its config and its `initial` and `step`;
+    the docstrings' Sphinx roles (`:class:`) are not shown as text."""
     browser = _browser()
     if browser is None:
         _needs("no Chromium on PATH", "`apt-get install chromium`")
@@ -153,3 +154,5 @@ def test_docs_site_api_reference_holds_the_public_api(site: Path) -> None:
         wanted |= {f"{package}.model.Config", f"{package}.machine.initial",
                    f"{package}.machine.step"}
     assert wanted <= set(ids), sorted(wanted - set(ids))
+    html = (site / "docs" / "api" / "index.html").read_text(encoding="utf-8")
+    assert not re.search(r":(?:class|func|meth|attr|mod):", html)  # the roles are dropped

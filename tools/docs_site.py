@@ -36,6 +36,8 @@ SPEC = "spec"
 ALGORITHMS_MARK = "<!-- each registered algorithm: added by tools/docs_site.py -->"
 LINK = re.compile(r"(\]\()([^)\s]+)(\))")
 FENCE = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.MULTILINE | re.DOTALL)
+#: A Sphinx role before a code span, as a docstring's ``:class:`Algorithm``` renders.
+ROLE = re.compile(r":(?:class|func|meth|attr|mod|data|exc|obj):~?(?=<code>)")
 
 
 def slugify(value: str, separator: str) -> str:
@@ -154,3 +156,9 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     if src == "docs/api.md":
         markdown = markdown.replace(ALGORITHMS_MARK, _algorithm_sections())
     return markdown
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """The API reference without the Sphinx roles of the docstrings (``:class:``), which
+    mkdocstrings leaves before the code they mark."""
+    return ROLE.sub("", html)

@@ -48,14 +48,11 @@ XREF = "*Cross-reference:*"
 MODULE = "(module)"  # a citation outside any function or class
 WIDTH = 92
 
-# Where the code implementing each family's rules lives (paths under reference/timealign/).
-PACKAGES: dict[str, tuple[str, ...]] = {
-    "AT": ("approximate_time",),
-    "EB": ("event_time_batcher",),
-    "RB": ("rate_aware_batcher",),
-    "VEC": ("vectors.py", "commands/main.py", "algorithm.py", "errors.py",
-            "approximate_time/codec.py", "event_time_batcher/codec.py",
-            "rate_aware_batcher/codec.py"),
+#: Where the code implementing each family's rules lives (paths under reference/timealign/),
+#: for the families that are not an algorithm's: an algorithm's family is its package, and
+#: VEC takes its codec too (:func:`packages`).
+SHARED_PACKAGES: dict[str, tuple[str, ...]] = {
+    "VEC": ("vectors.py", "commands/main.py", "algorithm.py", "errors.py"),
     "DRV": ("drive.py",),
     "SP": ("spark", "commands/spark.py", "commands/run_input.py", "commands/spark_ship.py"),
     "BAG": ("rosbag", "spark/rosbag_source.py", "spark/bags.py", "commands/spark.py",
@@ -66,6 +63,41 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "MQ": ("mqtt",),
     "CLI": ("commands", "command.py", "options.py", "outputs.py", "spark/ship"),
 }
+
+
+def algorithm_families() -> dict[str, str]:
+    """The id family of each registered algorithm (``approximate_time``: ``AT``): the family
+    of the ids its spec, ``spec/<name>.md``, defines; an algorithm without a spec, or whose
+    spec defines ids of several families, fails here."""
+    from timealign import registry
+
+    found = {}
+    for name in registry.names():
+        path = SPEC / f"{name}.md"
+        if not path.is_file():
+            raise SystemExit(f"the registered algorithm {name} has no spec: {path}")
+        families = {rule.split("-")[0] for rule in
+                    DEFINITION.findall(path.read_text(encoding="utf-8"))}
+        if len(families) != 1:
+            raise SystemExit(f"{path} defines the ids of {sorted(families)}, not one family")
+        found[name] = families.pop()
+    return found
+
+
+def packages() -> dict[str, tuple[str, ...]]:
+    """Where the code implementing each family's rules lives: :data:`SHARED_PACKAGES`, and
+    each registered algorithm's package for its own family and its codec for VEC."""
+    from timealign import registry
+
+    found = dict(SHARED_PACKAGES)
+    for name, family in algorithm_families().items():
+        package = registry.package(name).removeprefix("timealign.").replace(".", "/")
+        found[family] = (package,)
+        found["VEC"] = (*found["VEC"], f"{package}/codec.py")
+    return found
+
+
+PACKAGES = packages()
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Name -> algorithm lookup shared by the CLI, the vector runner and the Spark jobs.
 
 Entries are import paths so that importing the registry loads no algorithm, and adding an
-algorithm is one line here and nothing in any adapter.
+algorithm is one line here and nothing in any adapter (the whole recipe, and the few lists
+that hold knowledge about each algorithm: ARCHITECTURE.md, "Where a change goes").
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ A stream has no end (SP-D1): the rows a machine still holds have no outcome row 
 the batch verification's first check (SP-R6) would count them as lost. Their ids are in
 the checkpoint's state value of each source (SP-R11, SP-R12), decoded with the stream's
 codec; they complete the reconciliation. A stream's tables are not compared with a
-re-run: its micro-batch boundaries, late files (SP-R14) and wall-clock timers (SP-D5)
-decide them, which a replay of the input cannot reproduce.
+re-run: its late files (SP-R14) decide them, which a replay of the input cannot reproduce
+(its ticks follow its rows, SP-D5, as a replay's do).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from timealign.algorithm import Algorithm
 from timealign.spark.census import check_no_loss, check_unique_ids
 from timealign.spark.paths import PathError
+from timealign.spark.verify import read_written
 
 RULE = "SP-R48"
 
@@ -57,11 +58,8 @@ def verify_stream_rows(
     check_unique_ids(rows)
     held = held_rows(spark, algorithm, config, checkpoint).cache()
     try:
-        try:
-            outcomes = spark.read.parquet(f"{output}/outcomes").drop("batch")
-        except Exception:  # AnalysisException: no table yet
-            raise PathError("output", RULE, ["no readable outcomes/ table here: the stream "
-                                             "has written no micro-batch"], output) from None
+        outcomes = read_written(spark, output, "outcomes", RULE, "the stream has "
+                                "written no micro-batch").drop("batch")
         total = check_no_loss(rows, outcomes, held)
         per_source = {str(r["source"]): int(r["count"]) for r in
                       held.groupBy("source").count().orderBy(F.desc("count"), "source")
