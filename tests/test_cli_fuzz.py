@@ -267,7 +267,7 @@ NOT_WRITING: dict[str, set[str]] = {
                "--fail-on", "--debug"},
     "verify": {"OUT", "--algorithm", "--input", "--config", "--format", "--column",
                "--master", "--stamp", "--source-from", "--skip-bad-files", "--time-unit",
-               "--quiet", "--debug"},
+               "--quiet", "--conf", "--fail-on", "--debug"},
     "generate": {"--robots", "--messages", "--seconds", "--seed", "--loss", "--jitter-ms",
                  "--files", "--file-per-robot", "--debug"},
     "plot": {"target", "--name", "--run", "--input", "--config", "--format", "--column",
@@ -277,7 +277,8 @@ NOT_WRITING: dict[str, set[str]] = {
     "bags info": {"PATH", "--json", "--debug"},
     "timealign.spark.verify": {"algorithm", "--output", "--input", "--config", "--format",
                                "--column", "--master", "--stamp", "--source-from",
-                               "--skip-bad-files", "--time-unit", "--quiet", "--debug"},
+                               "--skip-bad-files", "--time-unit", "--quiet", "--conf",
+                               "--fail-on", "--debug"},
     "timealign.conformance.adapter": {"algorithm"},
     "ship": set(),  # python -m timealign.spark.ship
     "demo": {"--robots", "--seconds"},  # python -m timealign.rosbag.demo

@@ -6,11 +6,21 @@ import datetime
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from timealign import registry
 from timealign.algorithm import Record
 from timealign.errors import InvalidInput
-from timealign.timetext import count_value, duration, iso_ns, time_ns
+from timealign.timetext import (
+    count_value,
+    duration,
+    duration_text,
+    float_text,
+    instant_text,
+    iso_ns,
+    time_ns,
+)
 
 
 def _ns(text: str) -> int:
@@ -108,3 +118,37 @@ def test_rb_d22_a_row_without_kind_is_unknown_and_a_bad_kind_lists_the_kinds() -
     assert polls[0].messages[0].kind == "unknown"
     with pytest.raises(InvalidInput, match="detector_events, area_detector, log"):
         list(rb.feeding.inputs_from_records(config, [Record("a", "det", 5, 5, kind="detector")]))
+
+
+@given(seconds=st.integers(0, 4_000_000_000), fraction=st.integers(0, 999_999),
+       places=st.integers(0, 6))
+def test_sp_r36_a_float_of_seconds_reads_as_the_decimal_written(
+        seconds: int, fraction: int, places: int) -> None:
+    """SP-R36: Unix seconds to the microsecond (16 digits), written as a decimal and stored
+    as a float64 (what pandas does with such text), read back as exactly that decimal."""
+    text = f"{seconds}.{fraction % 10**places:0{places}d}" if places else str(seconds)
+    exact = Decimal(text)
+    assert Decimal(float_text(float(text), "s", "stamp")) == exact
+    assert time_ns(float(text), "s", "stamp") == int(exact * 10**9)
+
+
+@pytest.mark.parametrize("value", [1772366400.0 + 2e-7, 1.7723664000099886e18,
+                                   float("nan"), float("inf")])
+def test_sp_r36_a_float_holding_no_one_decimal_is_refused(value: float) -> None:
+    """SP-R36: digits finer than the floats' spacing there (a sum in floats, float ns),
+    and non-finite floats, are refused with the way to write the column."""
+    with pytest.raises(InvalidInput, match="integer nanoseconds, decimals or text") as caught:
+        time_ns(value, "s", "stamp")
+    assert caught.value.field == "stamp" and caught.value.rule == "SP-R36"
+
+
+def test_pl_r15_durations_and_instants_as_people_read_them() -> None:
+    """PL-R15, BAG-R14: a duration in the largest unit that holds it whole, ROS's
+    Duration maximum as "no limit"; a clock time as a UTC date to the nanosecond, a time
+    from a recording's start as seconds."""
+    assert duration_text(100_000_000) == "100 ms"
+    assert duration_text(1_500_000_000) == "1,500 ms"
+    assert duration_text(20) == "20 ns" and duration_text(3 * 10**9) == "3 s"
+    assert duration_text(2_147_483_647_999_999_999) == "no limit"
+    assert instant_text(1_772_366_400_009_988_513) == "2026-03-01 12:00:00.009988513 UTC"
+    assert instant_text(1_005_821_521) == "1.005821521 s"

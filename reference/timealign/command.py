@@ -84,6 +84,18 @@ def _while_interrupted(error: BaseException) -> bool:
     return False
 
 
+def whole_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` and every sub-command parser below it with abbreviated options turned off
+    (CLI-R1): argparse takes ``--conf X`` for ``--config X`` where a command has no
+    ``--conf``, and the option meant is silently another. Returns ``parser``."""
+    parser.allow_abbrev = False
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                whole_options(sub)
+    return parser
+
+
 def add_debug(parser: argparse.ArgumentParser, top: bool = False) -> None:
     """``--debug`` on a parser; sub-commands get it without overriding the top level."""
     parser.add_argument("--debug", action="store_true",

@@ -32,6 +32,16 @@ NORMAL: dict[str, dict[str, str]] = {
     },
 }
 
+#: SP-R9, PL-R14: per algorithm, how its groups are placed, where a reader would expect
+#: otherwise (the summary and the report say it).
+ANCHORS: dict[str, str] = {
+    "event_time_batcher": "windows: each batch's window opens at the first message to arrive "
+                          "and spans batching_window (EB-D2, EB-H6), so batches follow each "
+                          "key's arrivals, not a fixed grid: expect more batches than span / "
+                          "window; a batch closes once max_message_delay has passed its "
+                          "window's end, so spread and latency mostly show those two values",
+}
+
 #: The Spark outcome kind of each vector output kind that groups messages.
 _GROUPING = {"approximate_time": "published", "rate_aware_batcher": "batch",
              "event_time_batcher": "batch"}
@@ -50,6 +60,15 @@ def rules(algorithm: str, outcome: str, reason: str | None) -> tuple[str, ...]:
         if found is not None and found.checks.traces is not None else {})
     kind = _GROUPING.get(algorithm, outcome) if outcome == "grouped" else outcome
     return table.get((kind, reason), table.get((kind, None), ()))
+
+
+def written(algorithm: str) -> tuple[str, ...]:
+    """The reasons ``algorithm``'s rules give the rows they settle (its ``traces.rules``,
+    warnings aside), sorted: what ``--fail-on REASON>N`` may name (SP-R38)."""
+    traces = registry.get(algorithm).checks.traces
+    table = dict(traces.rules) if traces is not None else {}
+    return tuple(sorted({reason for (kind, reason) in table
+                         if reason is not None and kind != "warning"}))
 
 
 #: A rule id as the spec writes it (spec/README.md, "Identifier convention").

@@ -11,7 +11,9 @@ batcher's config, the float seconds its upstream takes). Everything here is inte
 from __future__ import annotations
 
 import datetime
+import math
 import re
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -92,9 +94,69 @@ def number_ns(value: str | int | Fraction, unit: str, field: str, rule: str = "S
     return _in_int64(exact.numerator, field, rule, value)
 
 
-def time_ns(value: str | int | Fraction, unit: str, field: str, rule: str = "SP-R36") -> int:
-    """A time column's value in nanoseconds: ISO-8601 text with a zone, or a number (text or
-    not) in ``unit`` (SP-R36)."""
+def float_text(value: float, unit: str, field: str, rule: str = "SP-R36") -> str:
+    """The decimal text a binary float (float64) of a time column stands for (SP-R36): its
+    shortest round-trip text (``repr``, what a writer prints for it), in positional form,
+    when that text is the only decimal with as few fractional digits that the float holds
+    (its last digit's place is wider than the float's spacing there); else ``InvalidInput``
+    saying how to write the column. A float that holds ``1772366400.009988`` reads as that
+    text; one whose text is ``1772366400.3000002`` (a sum in floats) holds no decimal time:
+    floats there are 2.384e-07 s apart, finer than its last digit, so other decimals of that
+    length round to it too."""
+    fix = ("write the column from the times as recorded, as integer nanoseconds, decimals or "
+           "text (a float keeps about 16 digits)")
+    if not math.isfinite(value):
+        raise InvalidInput(field, rule, f"a time written as the float {value!r}; {fix}", value)
+    text = repr(float(value))
+    exponent = Decimal(text).as_tuple().exponent
+    assert isinstance(exponent, int)  # finite
+    if Fraction(10) ** exponent <= Fraction(math.ulp(value)):
+        raise InvalidInput(field, rule, f"a time written as a binary float whose shortest text "
+                           f"{text} holds no one decimal time: floats there are "
+                           f"{math.ulp(value):.4g} {unit} apart, finer than its last digit, so "
+                           f"its written digits are lost; {fix}", value)
+    return format(Decimal(text), "f")
+
+
+#: Times from this one on (1980-01-01) are read as clock times and written as dates.
+CLOCK_FROM_NS = 315_532_800 * 10**9
+
+
+def instant_text(ns: int) -> str:
+    """A time in ns as people read it, exactly: a UTC date to the nanosecond for a clock
+    time (``2026-03-01 12:00:00.009988513 UTC``), seconds for a time counted from a
+    recording's start (``1.005821521 s``)."""
+    seconds, rest = divmod(ns, 10**9)
+    if ns < CLOCK_FROM_NS:
+        return f"{seconds}.{rest:09d} s"
+    day = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return f"{day:%Y-%m-%d %H:%M:%S}.{rest:09d} UTC"
+
+
+#: A duration this long or longer means "no limit" (ROS's Duration maximum, 2^31 - 1 s and
+#: 999,999,999 ns, is ApproximateTime's default ``max_interval_duration``).
+NO_LIMIT_NS = (2**31 - 1) * 10**9
+
+
+def duration_text(ns: int) -> str:
+    """A duration in ns as people write it, exactly (PL-R15): the largest of s, ms, us, ns
+    that holds it whole (``100 ms``, ``1500 ms``, ``20 ns``); ``no limit`` from
+    :data:`NO_LIMIT_NS` on."""
+    if ns >= NO_LIMIT_NS:
+        return "no limit"
+    for unit, size in UNITS.items():
+        if ns % size == 0:
+            return f"{ns // size:,} {unit}"
+    raise AssertionError("UNITS ends with ns")  # pragma: no cover
+
+
+def time_ns(value: str | int | float | Fraction, unit: str, field: str,
+            rule: str = "SP-R36") -> int:
+    """A time column's value in nanoseconds: ISO-8601 text with a zone, or a number (text,
+    integer, or a float read as its decimal text, :func:`float_text`) in ``unit``
+    (SP-R36)."""
+    if isinstance(value, float):
+        value = float_text(value, unit, field, rule)
     if isinstance(value, str):
         if len(value) > _LONGEST:
             raise InvalidInput(field, rule, f"too long for a time; accepted: {ISO_EXAMPLE}",

@@ -280,3 +280,35 @@ def test_pl_r15_verdict_opens_the_page_red_when_something_needs_a_look() -> None
     text = page(Report("approximate_time", summary, [], []))
     assert f'<p class="verdict look">{line}</p>' in text
     assert text.index('class="verdict') < text.index("<h2>")
+
+
+def test_pl_r15_config_durations_job_time_and_the_timelines_heading() -> None:
+    """PL-R15: the config's durations read as durations (ROS's Duration maximum as "no
+    limit"), the job's time in the Run section's one format; PL-R14: the timeline of an
+    all-normal run is not headed "worst source"."""
+    from timealign.plot.timeline import Timeline
+
+    manifest = {"command": "run", "run": {"config": {
+        "topics": ["a"], "queue_size": 3, "max_interval_duration": 2_147_483_647_999_999_999,
+        "inter_message_lower_bounds": [0, 5_000_000], "age_penalty": 0.1}}}
+    normal = {**SUMMARY, "seconds": 185.2, "verdict": {
+        "needs_a_look": False, "items": [], "line": "verdict: normal"}}
+    text = page(Report("approximate_time", normal, [], [], manifest=manifest,
+                       timeline=Timeline("t", ("a",), (), ()), worst="r7"))
+    assert ">no limit<" in text and ">0 s, 5 ms<" in text and ">0.1<" in text
+    assert ">job time<" in text and ">3 min 05 s<" in text
+    assert "Timeline of the source with the most rows not grouped, r7" in text
+    assert "worst source" not in text
+    looks = {**normal, "verdict": {"needs_a_look": True, "items": ["x"], "line": "x"}}
+    assert "Timeline of the worst source, r7" in page(Report(
+        "approximate_time", looks, [], [], timeline=Timeline("t", ("a",), (), ()),
+        worst="r7"))
+
+
+def test_sp_r9_the_event_time_batchers_report_says_its_windows_and_sizes() -> None:
+    """SP-R9, PL-R14: rows per group beside spread and latency; the first-arrival anchor
+    of the event-time batcher's windows (EB-D2) said under them."""
+    summary = {**SUMMARY, "size": {"p50": 3, "p90": 5, "p99": 6, "p100": 6}}
+    text = page(Report("event_time_batcher", summary, [], []))
+    assert ">rows per group<" in text and "EB-D2" in text
+    assert "EB-D2" not in page(Report("approximate_time", summary, [], []))

@@ -119,3 +119,14 @@ def test_bag_r16_a_truncated_bag_is_named_and_the_rest_listed(
     out = json.loads(capsys.readouterr().out)
     assert [bag["source"] for bag in out["bags"]] == ["r1", "r2", "r3"]
     assert "error" in out["bags"][2] and "error" not in out["bags"][0]
+
+
+def test_bag_r14_a_clock_span_is_printed_as_dates() -> None:
+    """BAG-R14: a bag recorded on a clock says its start and end as UTC dates to the
+    nanosecond, not as `1772366400.009988513 s`."""
+    from timealign.rosbag.info import BagInfo, render
+
+    text = render(BagInfo("b", "mcap", 1_772_366_400_009_988_513, 1_772_366_460_000_000_001,
+                          ()))
+    assert "Start:    2026-03-01 12:00:00.009988513 UTC" in text
+    assert "End:      2026-03-01 12:01:00.000000001 UTC" in text

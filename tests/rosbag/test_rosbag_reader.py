@@ -363,3 +363,47 @@ def test_bag_r9_pl_r10_options_of_the_format(tmp_path: Path,
                         "--source-from", "robot"]) == 2
     assert "BAG-R2" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_bag_r3_a_topic_without_header_is_refused_before_spark_starts(
+        fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """BAG-R3: `run --format rosbag` with a configured topic whose type has no header stamp
+    (`bags info` says so from the bag's index) is refused before Spark starts, naming the
+    bag, the topic and `--stamp TOPIC=log`, not after Spark's start-up; `--stamp` fixes it."""
+    import timealign.spark.session as session
+    from timealign.cli import main
+
+    def no_spark(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("Spark started")
+
+    monkeypatch.setattr(session, "build_session", no_spark)
+    config = '{"topics": ["/imu", "/chatter"], "queue_size": 10}'
+    command = ["run", "approximate_time", "--input", str(fleet), "--format", "rosbag",
+               "--output", str(tmp_path / "out"), "--config", config, "--quiet"]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert "BAG-R3" in err and "'/chatter'" in err and "--stamp /chatter=log" in err, err
+    assert not (tmp_path / "out").exists()
+    assert main([*command, "--stamp", "/chatter=log"]) == 4  # past the check: Spark next
+    assert "Spark started" in capsys.readouterr().err
+
+
+def test_bag_r22_data_source_not_found_says_what_to_do() -> None:
+    """BAG-R22: Spark's `DATA_SOURCE_NOT_FOUND` for `rosbag` (PySpark's Python is not the
+    one timealign is in) is said with the fix: `register(spark)` or `PYSPARK_PYTHON`."""
+    import sys
+
+    from timealign.spark.failures import job_error
+
+    spark_said = RuntimeError(
+        "An error occurred while calling o53.load.\n: org.apache.spark.SparkClassNotFound"
+        "Exception: [DATA_SOURCE_NOT_FOUND] Failed to find the data source: rosbag. Make "
+        "sure the provider name is correct and the package is properly registered and "
+        "compatible with your Spark version. SQLSTATE: 42K02\n\tat org.apache.spark.sql.")
+    error = job_error(spark_said)
+    assert isinstance(error, InvalidInput) and error.rule == "BAG-R22"
+    assert "register(spark)" in error.message
+    assert f"PYSPARK_PYTHON={sys.executable}" in error.message
+    other = RuntimeError("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: avro.")
+    assert job_error(other) is other

@@ -115,8 +115,10 @@ def test_sp_r1_d2_timestamps_and_missing_arrival(spark: SparkSession, tmp_path: 
 
 
 def test_sp_r1_bad_columns_are_invalid_input(spark: SparkSession, tmp_path: Path) -> None:
-    """SP-R1, SP-R36: missing required column, bad mapping, a binary float time column."""
-    pq.write_table(pa.table({"id": ["a"], "stamp": [1.5]}), tmp_path / "f.parquet")
+    """SP-R1, SP-R36: missing required column, bad mapping, a 32-bit float time column (a
+    64-bit one is read as its decimal text, tests/spark/test_spark_parquet_times.py)."""
+    pq.write_table(pa.table({"id": ["a"], "stamp": pa.array([1.5], pa.float32())}),
+                   tmp_path / "f.parquet")
     with pytest.raises(InvalidInput) as caught:
         read_input(spark, str(tmp_path), "parquet", ColumnMap.parse(["stamp=nope"]))
     assert (caught.value.field, caught.value.rule) == ("nope", "SP-R1")
@@ -226,6 +228,29 @@ def test_sp_i2_verify_rechecks_written_tables(spark: SparkSession, fleet: Path,
     outcomes.write.parquet(str(doctored / "outcomes"))
     with pytest.raises(AssertionError, match=r"groups: 12 row\(s\) of the re-run missing"):
         verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet), str(doctored))
+
+
+def test_sp_r40_verify_says_which_check_it_is_doing(spark: SparkSession, fleet: Path,
+                                                    batch_output: Any) -> None:
+    """SP-R40: `verify` enters each of its phases in order (its progress line names the
+    one running, with its number of the four), where it showed only Spark's tasks."""
+    from contextlib import contextmanager
+
+    from timealign.spark.schema import ColumnMap, read_input
+    from timealign.spark.verify import PHASES, verify_rows
+
+    entered: list[str] = []
+
+    @contextmanager
+    def phase(name: str) -> Any:
+        entered.append(name)
+        yield
+
+    rows = read_input(spark, str(fleet), "parquet", ColumnMap())
+    verify_rows(spark, VERIFIED.algorithm, VERIFIED.config, rows,
+                str(batch_output(VERIFIED)), phase)
+    assert entered == list(PHASES) == ["unique ids", "no loss", "re-run and invariants",
+                                       "tables compared"]
 
 
 @pytest.mark.parametrize("change", ["type", "extra"])

@@ -106,6 +106,23 @@ def test_sp_r38_fail_on_needs_a_look_exits_1_only_when_asked() -> None:
     assert failed_on(parser.parse_args([]), look, "timealign run") == 0
 
 
+def test_sp_r9_the_event_time_batchers_summary_shows_what_varies() -> None:
+    """SP-R9: spread and latency that are the configured W and D in every group are said
+    once; the rows per group (what varies) are shown; the window's anchor at the first
+    arrival (EB-D2) is said, since it makes more batches than span / window."""
+    summary = {**_summary(("grouped", None, 331)),
+               "spread_ns": {"p50": 10**8, "p90": 10**8, "p99": 10**8, "p100": 10**8},
+               "latency_ns": {"p50": 10**9, "p90": 10**9, "p99": 10**9, "p100": 10**9},
+               "size": {"p50": 3, "p90": 5, "p99": 6, "p100": 6}}
+    text = format_summary(summary, "event_time_batcher").splitlines()
+    assert "spread (ms): 100.000 in every group" in text
+    assert "latency (ms): 1000.000 in every group" in text
+    assert "rows per group: p50 3  p90 5  p99 6  p100 6" in text
+    assert any(line.startswith("windows: ") and "EB-D2" in line for line in text)
+    other = format_summary(summary, "approximate_time")
+    assert "EB-D2" not in other and "rows per group: p50 3" in other
+
+
 def test_sp_r56_a_stream_summary_names_its_late_files() -> None:
     """SP-R56: the late files, most rows first, each with its rows, source, earliest
     arrival and the arrival it came after; then the way to take a copy at once. Past

@@ -15,7 +15,7 @@ from timealign.errors import EXIT_BAD_INPUT
 def parser() -> argparse.ArgumentParser:
     """The adapter's options: the algorithm to serve (``--help`` says what it does)."""
     made = argparse.ArgumentParser(
-        prog="python -m timealign.conformance.adapter",
+        prog="python -m timealign.conformance.adapter", allow_abbrev=False,
         description="Serve the reference of ALGORITHM over the conformance line protocol "
                     "(spec/conformance.md, CF-R1 to CF-R3): one JSON trace per line on "
                     "stdin, one answer line on stdout, until stdin ends. Try the harness "

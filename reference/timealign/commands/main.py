@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from timealign import __version__, native, vectors
-from timealign.command import add_debug, guarded, leave
+from timealign.command import add_debug, guarded, leave, whole_options
 from timealign.commands import conformance as conformance_cli
 from timealign.commands import plot as plot_cli
 from timealign.commands import rosbag as rosbag_cli
@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_debug(parser, top=True)
     for sub in commands.choices.values():
         add_debug(sub)
-    return parser
+    return whole_options(parser)  # CLI-R1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

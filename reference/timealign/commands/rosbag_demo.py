@@ -11,7 +11,7 @@ from timealign.rosbag.demo import COMMAND, OPTION, STORAGES, TOPICS, messages_pe
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of ``python -m timealign.rosbag.demo``."""
-    parser = argparse.ArgumentParser(prog="python -m timealign.rosbag.demo",
+    parser = argparse.ArgumentParser(prog="python -m timealign.rosbag.demo", allow_abbrev=False,
                                      description="write a small robot fleet as ROS bags")
     parser.add_argument(OPTION, required=True,
                         help="the folder to fill: absent, empty or an earlier output of this "

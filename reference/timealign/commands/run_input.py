@@ -47,6 +47,33 @@ def flagged(handler: Callable[[argparse.Namespace], int], names: Mapping[str, st
     return handle
 
 
+def reproduce(args: argparse.Namespace, replaced: Mapping[str, object]) -> list[str]:
+    """SP-R32, PL-R15: the command line that reruns a job, generated from the options its
+    parser parsed (``args.command_parser``, set by the command's registration), so that no
+    option is left out: every option whose value is not its default, in the parser's order,
+    under its long name; ``replaced``: values put in place of the parsed ones (paths made
+    absolute, the config as canonical JSON). ``--debug`` and ``--help`` are left out."""
+    parser: argparse.ArgumentParser = args.command_parser
+    words = ["timealign", str(args.command)]
+    for action in parser._actions:
+        if action.dest in ("help", "debug") or action.dest == argparse.SUPPRESS:
+            continue
+        value = replaced.get(action.dest, getattr(args, action.dest, None))
+        if not action.option_strings:
+            words.append(str(value))
+            continue
+        if value is None or value is False or value == [] or (
+                action.dest not in replaced and value == action.default):
+            continue
+        flag = max(action.option_strings, key=len)
+        if value is True:
+            words.append(flag)
+        else:
+            for item in value if isinstance(value, list) else [value]:
+                words += [flag, str(item)]
+    return words
+
+
 def time_unit_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
     """``--time-unit``: the unit of numbers in the time columns (SP-R36), shared by every
     command that reads a run's input."""
@@ -131,9 +158,10 @@ def input_settings(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any,
 
 
 def check_input_exists(source: Any) -> None:
-    """SP-R1, BAG-R1, SP-R36: before Spark starts, a local input that does not exist is
-    refused (Spark found it only after its start-up, in a message with an SQLSTATE), and
-    the time columns of a table input are checked from its first file."""
+    """SP-R1, BAG-R1, SP-R36, BAG-R3: before Spark starts, a local input that does not exist
+    is refused (Spark found it only after its start-up, in a message with an SQLSTATE), the
+    time columns of a table input are checked from its first file, and the read topics of
+    bags for a header stamp."""
     from timealign.spark.schema import check_time_columns
 
     if source.path and "://" not in source.path and not Path(source.path).exists():
@@ -141,6 +169,14 @@ def check_input_exists(source: Any) -> None:
                         ["no such file or folder: ", "{input}"], source.path)
     if source.bag is None and source.path:
         check_time_columns(source.path, source.format, source.columns)
+    elif source.bag is not None and source.path and "://" not in source.path:
+        from timealign.rosbag.discovery import bags_under
+        from timealign.rosbag.read import check_stamps
+        from timealign.spark.rosbag_source import options_of
+
+        # BAG-R3: a read topic without a header stamp, as `bags info` already says
+        options = options_of(source.bag)
+        check_stamps(bags_under(source.path, options.source_from, options.naming), options)
 
 
 def recorded_settings(args: argparse.Namespace, output: str, where: str

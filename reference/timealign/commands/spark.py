@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from timealign import options, outputs, registry
+from timealign import gates, options, outputs, registry
 from timealign.algorithm import Algorithm
 from timealign.command import add_debug, guarded
 from timealign.commands.run_input import (
@@ -32,6 +32,7 @@ from timealign.commands.run_input import (
     flagged,
     input_settings,
     recorded_settings,
+    reproduce,
     run_input_arguments,
     start_session,
     task_watch,
@@ -63,21 +64,25 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def fail_on_argument(parser: argparse.ArgumentParser) -> None:
-    """``--fail-on needs-a-look`` (``run``, ``stream``): exit 1 when the summary's verdict
-    says the run needs a look (SP-R38), after every output is written, so CI can stop."""
-    parser.add_argument("--fail-on", choices=["needs-a-look"],
-                        help="exit 1 when the summary's verdict is 'needs a look' (an outcome "
-                             "not normal for the algorithm, no group at all, a configured "
-                             "topic without rows in a source, ...), after writing everything")
+    """``--fail-on GATE`` (``run``, ``stream``, ``verify``; repeatable): exit 1 when the
+    summary trips a gate (SP-R38), after every output is written, so CI can stop."""
+    parser.add_argument("--fail-on", action="append", default=[], type=gates.parse,
+                        metavar="GATE",
+                        help="exit 1, after writing everything, when the summary's verdict is "
+                             "'needs a look' (needs-a-look: an outcome not normal for the "
+                             "algorithm, no group at all, a configured topic without rows in "
+                             "a source, ...), or when more rows than a limit have an outcome "
+                             "or reason: 'rejected>1%%' (a share of the rows read), "
+                             "'too_old>0' (a count); repeatable")
 
 
 def failed_on(args: argparse.Namespace, summary: dict[str, Any], prog: str) -> int:
-    """The exit code of a finished job under ``--fail-on`` (SP-R38): 1, with the verdict on
-    stderr, when asked and the verdict needs a look; else 0."""
-    if getattr(args, "fail_on", None) == "needs-a-look" and summary["verdict"]["needs_a_look"]:
-        print(f"{prog}: --fail-on needs-a-look: {summary['verdict']['line']}", file=sys.stderr)
-        return 1
-    return 0
+    """The exit code of a finished job under ``--fail-on`` (SP-R38): 1, with each tripped
+    gate on stderr, when the summary trips one; else 0."""
+    lines = gates.tripped(getattr(args, "fail_on", None) or [], summary)
+    for line in lines:
+        print(f"{prog}: {line}", file=sys.stderr)
+    return 1 if lines else 0
 
 
 _REFUSED_CONF = re.compile(r"The value '(?P<value>[^']*)' in the config \"(?P<key>[^\"]+)\" "
@@ -105,8 +110,13 @@ def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any,
 
 def conf_settings(args: argparse.Namespace) -> dict[str, str]:
     """SP-R17: the ``--conf`` settings, each ``spark.KEY=VALUE`` (checked before any work)."""
+    return conf_items(args.conf)
+
+
+def conf_items(items: Sequence[str]) -> dict[str, str]:
+    """SP-R17: ``spark.KEY=VALUE`` items as settings; a malformed one names ``--conf``."""
     settings: dict[str, str] = {}
-    for item in args.conf:
+    for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.startswith("spark."):
             raise InvalidInput("--conf", "SP-R17", "expected spark.KEY=VALUE", item)
@@ -142,7 +152,24 @@ def _record(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any], 
 
     return RunRecord.of(algorithm, config, path, args.format, args.column, args.stamp,
                         args.source_from, getattr(args, "skip_bad_files", False),
-                        args.time_unit)
+                        args.time_unit, args.conf)
+
+
+def _command_line(args: argparse.Namespace, algorithm: Algorithm[Any, Any, Any, Any],
+                  config: Any, paths: Any) -> dict[str, Any]:
+    """SP-R32, PL-R15: the manifest's ``command_line``, the words that rerun the job,
+    generated from its parsed options: local paths made absolute, the config as the
+    canonical JSON the job ran with."""
+    def local(path: str | None) -> str | None:
+        return None if path is None else path if "://" in path else outputs.resolved(path)
+
+    replaced = {"config": json.dumps(algorithm.codec.config_to_json(config),
+                                     separators=(",", ":")),
+                "output": local(paths.output), "summary": local(paths.summary),
+                "report": local(paths.report), "input": local(paths.input)}
+    if getattr(paths, "checkpoint", None) is not None:
+        replaced |= {"source": local(paths.input), "checkpoint": local(paths.checkpoint)}
+    return {"command_line": reproduce(args, replaced)}
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -163,6 +190,7 @@ def _run(args: argparse.Namespace) -> int:
     outputs.own("run", {"--summary": paths.summary},
                 {"--output": paths.output, "--report": paths.report})
     conf_settings(args)  # SP-R17: a malformed --conf before the input is read
+    gates.check(args.fail_on, registry.get(args.algorithm).name)  # SP-R38
     # SP-R41: what the input holds, from each format's own counts, before Spark starts.
     _, given = input_settings(args, registry.get(args.algorithm), paths.input)
     inventory = take_inventory(given, Progress(not args.quiet, every=3.0))
@@ -187,7 +215,8 @@ def _run(args: argparse.Namespace) -> int:
         summary["rows_per_second"] = round(result.rows / elapsed) if elapsed else None
         summary = with_verdict(summary, algorithm.name)  # SP-R38: first, also for the report
         remember(paths.output, "run", _record(args, algorithm, config, paths.input), spark,
-                 began, time.time(), summary, inventory=inventory)  # SP-R32, SP-R41
+                 began, time.time(), summary, inventory=inventory,  # SP-R32, SP-R41
+                 extra=_command_line(args, algorithm, config, paths))
         if paths.summary:
             outputs.write_target("run", "--summary", paths.summary, json.dumps(
                 {"format": outputs.SUMMARY_FORMAT, **summary}, indent=1) + "\n")  # CLI-R5
@@ -268,13 +297,15 @@ def _stream(args: argparse.Namespace) -> int:
     watch = TakenWatch(paths.checkpoint, _taken(paths.output), args.format == "rosbag") \
         if local_files else None
     taken = None if watch is None else watch.check()
+    gates.check(args.fail_on, registry.get(args.algorithm).name)  # SP-R38, before Spark
     before = _entries((paths.output, paths.checkpoint))  # SP-R55: undone if it cannot start
     try:
         algorithm, config, source, spark = _setup(args, "stream", paths.input)
         record, began = _record(args, algorithm, config, paths.input), time.time()
         if "://" not in paths.output:
             Path(paths.output).mkdir(parents=True, exist_ok=True)
-        kept = None if taken is None else {"taken": taken}
+        line = _command_line(args, algorithm, config, paths)  # SP-R32, PL-R15
+        kept = line if taken is None else {"taken": taken, **line}
         remember(paths.output, "stream", record, spark, began, None, None,
                  paths.checkpoint, extra=kept)  # SP-R32, CLI-R3
         batches = stream(spark, algorithm, config, source, paths, args.available_now,
@@ -284,7 +315,7 @@ def _stream(args: argparse.Namespace) -> int:
         _undo_start(before, paths.checkpoint)
         raise
     if watch is not None:  # SP-R45: and none changed while the stream ran
-        kept = {"taken": watch.check()}
+        kept = {"taken": watch.check(), **line}
         remember(paths.output, "stream", record, spark, began, None, None,
                  paths.checkpoint, extra=kept)
     print(f"stream stopped after {counted(batches, 'micro-batch', 'micro-batches')}")
@@ -357,15 +388,21 @@ def _verify(args: argparse.Namespace) -> int:
     mqtt_run = read_manifest(args.output)
     if mqtt_run is not None:  # MQ-R11: a stream from MQTT is verified by its spool
         return _verify_mqtt(args, mqtt_run)
+    from timealign.progress import Progress
     from timealign.spark.failures import raise_job_error
-    from timealign.spark.inputs import read_rows, recorded_inventory, take_inventory
+    from timealign.spark.inputs import read_rows, recorded_inventory, recorded_run, take_inventory
     from timealign.spark.inventory import rows_per_file
+    from timealign.spark.progress import StageWatch
     from timealign.spark.schema import FILE
-    from timealign.spark.verify import VerificationError, verify_rows
+    from timealign.spark.verify import PHASES, VerificationError, verify_rows
     from timealign.spark.verify.held import held_line, stream_checkpoint, verify_stream_rows
 
     # SP-R32: from the run's manifest; BAG-R9 and the options checked before Spark starts
     algorithm, config, source = recorded_settings(args, args.output, args.where)
+    gates.check(args.fail_on, algorithm.name)  # SP-R38
+    # SP-R32: the run's --conf, then verify's own (a key given again replaces the run's)
+    run = recorded_run(args.output, args.where) if "://" not in args.output else None
+    settings = {**conf_items(run.conf if run else ()), **conf_settings(args)}
     recorded = recorded_inventory(args.output, args.where)
     if recorded is not None:  # SP-R44: the input taken again, before Spark starts
         now = take_inventory(source, label="verify")
@@ -379,16 +416,19 @@ def _verify(args: argparse.Namespace) -> int:
     # SP-R48: a stream's output is checked with the rows its checkpoint holds
     checkpoint = None if "://" in args.output else stream_checkpoint(
         outputs.read_manifest(args.output, args.where))
-    spark = start_session(args, "verify")
-    try:
-        with task_watch(spark, "verify", "checking", not args.quiet), \
+    spark = start_session(args, "verify", settings)
+    try:  # SP-R40: a stream's check has no known phases; a run's has PHASES
+        with (task_watch(spark, "verify", "checking", not args.quiet) if checkpoint is not None
+              else StageWatch(spark, "verify", Progress(not args.quiet, every=10.0),
+                              phases=PHASES)) as watch, \
                 read_rows(spark, source, recorded) as rows:  # SP-R51: bags reconciled
             if checkpoint is not None:
                 held = verify_stream_rows(spark, algorithm, config, rows, args.output,
                                           checkpoint)
                 print(held_line(held))
-                return 0
-            result = verify_rows(spark, algorithm, config, rows, args.output)  # BAG-R10
+                return _verify_gates(args, spark, algorithm, int(held["held"]))
+            result = verify_rows(spark, algorithm, config, rows, args.output,
+                                 watch.phase)  # BAG-R10
             if recorded is not None and source.bag is None:  # SP-R44: the counts too
                 recorded.reconcile(result["rows"], lambda: rows_per_file(
                     ((r[0], r[1]) for r in rows.groupBy(FILE).count().collect()),
@@ -405,7 +445,22 @@ def _verify(args: argparse.Namespace) -> int:
     print(f"verified: {result['rows']} rows, each with exactly one outcome; every source "
           f"re-run and checked against {checked}; written tables equal the re-run"
           f"{unchanged}")
-    return 0
+    return _verify_gates(args, spark, algorithm, None)
+
+
+def _verify_gates(args: argparse.Namespace, spark: Any,
+                  algorithm: Algorithm[Any, Any, Any, Any], held: int | None) -> int:
+    """SP-R38: ``verify --fail-on``: the gates applied to the summary of the verified
+    tables (with a stream's held rows), as ``run`` and ``stream`` apply them."""
+    if not args.fail_on:
+        return 0
+    from timealign.spark.summary import summarize, with_held, with_verdict
+
+    summary = summarize(spark.read.parquet(f"{args.output}/groups"),
+                        spark.read.parquet(f"{args.output}/outcomes"))
+    if held is not None:
+        summary = with_held(summary, held)
+    return failed_on(args, with_verdict(summary, algorithm.name), "timealign verify")
 
 
 def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
@@ -420,16 +475,25 @@ def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
     return 0
 
 
+def _verify_arguments(parser: argparse.ArgumentParser) -> None:
+    """``verify``'s own options beside the run's input: Spark settings and the gates."""
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for verify's session, after the run's own "
+                             "--conf (from its manifest); repeatable")
+    fail_on_argument(parser)
+
+
 def verify_parser() -> argparse.ArgumentParser:
     """The options of ``python -m timealign.spark.verify``."""
     parser = argparse.ArgumentParser(
-        prog="python -m timealign.spark.verify",
+        prog="python -m timealign.spark.verify", allow_abbrev=False,
         description="Verify a finished batch run from what it wrote: "
                     "``python -m timealign.spark.verify``.")
     parser.add_argument("algorithm", help=f"one of {', '.join(registry.names())}")
     parser.add_argument("--output", required=True,
                         help="the run's --output (groups/ and outcomes/)")
     run_input_arguments(parser, "verify", required=False)  # as given to the run (BAG-R10)
+    _verify_arguments(parser)
     parser.set_defaults(where="--output")
     add_debug(parser, top=True)
     return parser
@@ -482,7 +546,7 @@ def register(commands: Any) -> None:
     run.add_argument("--report", metavar="DIR",
                      help="also write an HTML report to DIR/index.html (needs the plot extra)")
     fail_on_argument(run)
-    run.set_defaults(handler=flagged(_run, RUN_FLAGS))
+    run.set_defaults(handler=flagged(_run, RUN_FLAGS), command_parser=run)
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")
     _common(stream)
@@ -504,7 +568,7 @@ def register(commands: Any) -> None:
                              "report to DIR/index.html (needs the plot extra)")
     bag_arguments(stream, "stream")
     fail_on_argument(stream)
-    stream.set_defaults(handler=flagged(_stream, STREAM_FLAGS))
+    stream.set_defaults(handler=flagged(_stream, STREAM_FLAGS), command_parser=stream)
 
     verify = commands.add_parser(
         "verify", help="re-check a finished run from what it wrote (exit 3 if a check fails)",
@@ -515,6 +579,7 @@ def register(commands: Any) -> None:
     verify.add_argument("output", metavar="OUT", help="the run's --output folder")
     verify.add_argument("--algorithm", help="the run's algorithm (default: its manifest)")
     run_input_arguments(verify, "verify", required=False)  # as given to the run (BAG-R10)
+    _verify_arguments(verify)
     verify.set_defaults(handler=flagged(_verify, READ_FLAGS), where="OUT")
 
     gen = commands.add_parser("generate", help="write a synthetic robot-fleet dataset")

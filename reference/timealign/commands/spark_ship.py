@@ -14,7 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The options of ``python -m timealign.spark.ship``: the folder, required (with none
     it used to fill the current folder)."""
     parser = argparse.ArgumentParser(
-        prog="python -m timealign.spark.ship",
+        prog="python -m timealign.spark.ship", allow_abbrev=False,
         description="Write FOLDER/timealign.zip, FOLDER/timealign_submit.py and "
                     "FOLDER/log4j2.properties for spark-submit. FOLDER must be absent, empty "
                     "or an earlier output of this command.")

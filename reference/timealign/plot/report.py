@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from timealign import reasons
 from timealign.plot.draw import SETTINGS, Scale, render
 from timealign.plot.timeline import Timeline
+from timealign.timetext import duration_text
 
 SOURCE_ROWS = 50  # per-source rows listed (worst first)
 STYLE = """
@@ -112,6 +113,10 @@ class Report:
 
 def _ms(value: int | None) -> str:
     return "–" if value is None else f"{value / 1e6:,.3f}"
+
+
+def _count(value: int | None) -> str:
+    return "–" if value is None else f"{value:,}"
 
 
 def _svg(fig: Figure) -> bytes:
@@ -341,6 +346,28 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
+#: PL-R15: config fields holding durations, by how their names end: in ns, or in seconds.
+_NS_FIELDS = ("_duration", "_window", "_delay", "_limit", "_bounds")
+_SECONDS_FIELDS = ("_s",)
+
+
+def _config_value(name: str, value: Any) -> str:
+    """A config field's value as the report shows it (PL-R15): durations as durations
+    (``100 ms``, ``no limit``), a list of them item by item, anything else as JSON."""
+    def one(item: Any) -> str:
+        if isinstance(item, bool) or (not isinstance(item, int | float) and item is not None):
+            return _value(item)
+        if name.endswith(_SECONDS_FIELDS):
+            return "no limit" if item is None else f"{item:g} s"
+        if isinstance(item, int) and name.endswith(_NS_FIELDS):
+            return duration_text(item)
+        return _value(item)
+
+    if isinstance(value, list) and name.endswith(_NS_FIELDS):
+        return ", ".join(one(item) for item in value)
+    return one(value)
+
+
 def _run(report: Report) -> str:
     """The Run section (PL-R15): what was run, by whom and how long, read as prose and
     tables: the command line, the input, when and how long, the versions, and the config
@@ -370,8 +397,9 @@ def _run(report: Report) -> str:
     config = run.get("config")
     if isinstance(config, Mapping) and config:
         parts.append("<h3>Config</h3>")
-        parts.append(_table(["field", "value"], [[str(k), _value(v)] for k, v in
-                                                 config.items()], 2, sortable=False))
+        parts.append(_table(["field", "value"], [[str(k), _config_value(str(k), v)]
+                                                 for k, v in config.items()], 2,
+                            sortable=False))
     return "\n".join(parts)
 
 
@@ -390,24 +418,29 @@ def page(report: Report) -> str:
     summary = report.summary
     algorithm = report.algorithm
     rows = int(summary["rows"])
-    parts = [f"<h1>timealign run: {html.escape(algorithm)}</h1>", _verdict(summary)]
+    # PL-R15: the command that wrote the run (``run`` or ``stream``), from its manifest
+    command = str((report.manifest or {}).get("command", "run"))
+    title = f"timealign {command}: {algorithm}"
+    parts = [f"<h1>{html.escape(title)}</h1>", _verdict(summary)]
     parts.extend(f'<p class="warning">{html.escape(w)}</p>' for w in report.warnings)
     if report.manifest is not None or report.command is not None:
         parts.append(_run(report))
     parts.append("<h2>Summary</h2>")
     facts = [("rows", f"{rows:,}"), ("sources", f"{summary['sources']:,}"),
              ("groups", f"{summary['groups']:,}")]
-    if summary.get("seconds") is not None:
-        facts.append(("seconds", f"{summary['seconds']:,}"))
+    if summary.get("seconds") is not None:  # one format with the Run section's duration
+        facts.append(("job time", _duration(float(summary["seconds"]))))
     if summary.get("rows_per_second") is not None:
         facts.append(("rows per second", f"{summary['rows_per_second']:,}"))
     parts.append(_table(["figure", "value"], facts, sortable=False))
     levels = list(summary["spread_ns"])
-    parts.append("<p></p>" + _table(
-        ["ms", *levels],
-        [["spread (end − start)", *(_ms(summary["spread_ns"][k]) for k in levels)],
-         ["latency (at − end)", *(_ms(summary["latency_ns"][k]) for k in levels)]],
-        sortable=False))
+    figures = [["spread (end − start), ms", *(_ms(summary["spread_ns"][k]) for k in levels)],
+               ["latency (at − end), ms", *(_ms(summary["latency_ns"][k]) for k in levels)]]
+    if summary.get("size"):  # SP-R9: rows per group, what varies
+        figures.append(["rows per group", *(_count(summary["size"].get(k)) for k in levels)])
+    parts.append("<p></p>" + _table(["", *levels], figures, sortable=False))
+    if algorithm in reasons.ANCHORS:  # SP-R9, PL-R14: where the groups come from
+        parts.append(f'<p class="note">{html.escape(reasons.ANCHORS[algorithm])}</p>')
     parts.append("<h2>Outcomes per reason</h2>")
     parts.append(_outcomes(algorithm, summary["outcomes"], rows))
     parts.append(_image(shares_svg(summary["outcomes"], rows, algorithm), "outcome shares"))
@@ -419,10 +452,13 @@ def page(report: Report) -> str:
     parts.append("</div>")
     parts.append(_sources(algorithm, report.sources))
     if report.timeline is not None:
-        parts.append(f"<h2>Timeline of the worst source, {html.escape(str(report.worst))!s}"
-                     "</h2>")
-        parts.append(_image(render(report.timeline), "timeline of the worst source"))
-    return _html_page(f"timealign run: {algorithm}", "\n".join(p for p in parts if p))
+        # PL-R14: "worst" only where something needs a look (SP-R38)
+        looks = isinstance(summary.get("verdict"), Mapping) and summary["verdict"].get(
+            "needs_a_look")
+        which = "the worst source" if looks else "the source with the most rows not grouped"
+        parts.append(f"<h2>Timeline of {which}, {html.escape(str(report.worst))!s}</h2>")
+        parts.append(_image(render(report.timeline), f"timeline of {which}"))
+    return _html_page(title, "\n".join(p for p in parts if p))
 
 
 def _sources(algorithm: str, sources: Sequence[Mapping[str, Any]]) -> str:

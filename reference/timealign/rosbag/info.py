@@ -19,6 +19,7 @@ from timealign.errors import InvalidInput
 from timealign.rosbag.discovery import bag_name, find_bags, is_bag
 from timealign.rosbag.header import stamp_layout
 from timealign.rosbag.rows import BagError
+from timealign.timetext import instant_text
 
 #: The header-stamp column: a run reads this type's ``header.stamp``, needs ``--stamp
 #: TOPIC=log``, or cannot read the type at all (BAG-R5).
@@ -166,10 +167,6 @@ def total(bags: list[BagInfo]) -> BagInfo:
                    max(ends, default=None), tuple(topics))
 
 
-def _seconds(ns: int) -> str:
-    return f"{ns // 10**9}.{ns % 10**9:09d}"
-
-
 def render(bag: BagInfo, all_bags: bool = False) -> list[str]:
     """``bag`` as text, ``ros2 bag info`` style: one line per field, then a topic table."""
     lines = [f"{'All' if all_bags else 'Bag'}:      {bag.path}"]
@@ -180,7 +177,7 @@ def render(bag: BagInfo, all_bags: bool = False) -> list[str]:
     lines += [f"Storage:  {bag.storage}", f"Messages: {bag.count}"]
     if bag.start is not None and bag.end is not None:
         lines += [f"Duration: {(bag.end - bag.start) / 1e9:.3f} s",
-                  f"Start:    {_seconds(bag.start)} s", f"End:      {_seconds(bag.end)} s"]
+                  f"Start:    {instant_text(bag.start)}", f"End:      {instant_text(bag.end)}"]
     else:
         lines.append("Duration: (no message)")
     if not bag.topics:

@@ -15,7 +15,7 @@ Two paths produce the same rows (:mod:`timealign.rosbag.rows`):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,27 @@ from timealign.rosbag.mcap_index import mcap_files, mcap_storages, read_mcap
 from timealign.rosbag.mcap_integrity import Damaged, check_summary
 from timealign.rosbag.ros1_integrity import check_ros1
 from timealign.rosbag.rows import BagError, Rows, Topic, error_batch, full_stamp, plan_topics
+
+
+def check_stamps(bags: Iterable[Bag], options: Options) -> None:
+    """BAG-R3, BAG-R5, before Spark starts: every read topic of every bag has a header
+    stamp, or takes its log time, as :func:`plan_topics` would find when the job reads
+    the bag (after Spark's start-up); its error, naming the bag, the topic and the option
+    that takes the log time, is raised here. A bag that cannot be opened is left to the
+    job (BAG-R6 decides whether it fails or is skipped)."""
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import Stores, get_typestore
+
+    for bag in bags:
+        try:
+            reader = AnyReader([Path(bag.path)], default_typestore=get_typestore(Stores.LATEST))
+            reader.open()
+        except Exception:  # the library's and the file system's errors alike: the job's
+            continue
+        try:
+            plan_topics(bag, reader, options)
+        finally:
+            reader.close()
 
 
 def read_bag(bag: Bag, options: Options) -> Iterator[pa.RecordBatch]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
@@ -21,6 +22,8 @@ from timealign.errors import SHOWN, ConsistencyError, InvalidInput, shown
 from timealign.spark.paths import PathError
 
 MARK = "TIMEALIGN-ERROR:"
+# Spark's lookup of a Python data source by name that found none (BAG-R22).
+_NOT_FOUND = re.compile(r"\[DATA_SOURCE_NOT_FOUND\][^\n]*?data source: `?(rosbag)\b")
 #: A Java error's words for a full (or read-only) device, and where a task was writing.
 _FULL = ("No space left on device", "Disk quota exceeded", "Read-only file system")
 _WRITING = re.compile(r"while writing rows to (\S+)")
@@ -95,6 +98,15 @@ def job_error(error: BaseException) -> BaseException:
     if "SP-R10" in text:
         line = next(x for x in text.splitlines() if "SP-R10" in x)
         return OrderError(line.split("OrderError: ", 1)[-1])
+    missing = _NOT_FOUND.search(text)
+    if missing:  # BAG-R22: Spark's own message names neither the cause nor the fix
+        return InvalidInput("format", "BAG-R22", f"Spark found no data source "
+                            f"{missing.group(1)!r}: PySpark looks for it in its own Python "
+                            f"(PYSPARK_PYTHON, else python3 on the PATH), which is not the one "
+                            f"timealign is installed in ({sys.executable}); call "
+                            f"timealign.spark.rosbag_source.register(spark) before reading, or "
+                            f"set PYSPARK_PYTHON={sys.executable} before the session starts",
+                            missing.group(1))
     state = _STATE.search(text)
     if state:
         return PathError("checkpoint", "SP-R12", [

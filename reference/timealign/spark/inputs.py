@@ -170,11 +170,12 @@ def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], 
     from timealign.spark.pictures import build_report
 
     assert paths.report is not None, "the job's paths name no report folder"
+    import shlex
+
     manifest = None if "://" in paths.output else read_manifest(paths.output, "the output")
-    command = None
-    if manifest is not None and isinstance(manifest.get("run"), dict):
-        command = RunRecord.from_json(manifest["run"], "the output").command_line(
-            str(manifest.get("command", "run")), paths.output)
+    words = None if manifest is None else manifest.get("command_line")
+    command = shlex.join(words) if isinstance(words, list) and all(
+        isinstance(w, str) for w in words) else None  # PL-R15, as the command parsed it
     with read_rows(spark, source) as rows:  # the page shows the run's manifest (SP-R32)
         report = build_report(algorithm, config, rows, paths.output, summary,
                               manifest=manifest, warnings=summary.get("warnings", ()))
@@ -204,31 +205,16 @@ class RunRecord:
     source_from: str | None = None
     skip_bad_files: bool = False
     time_unit: str = "ns"
+    #: The run's ``--conf`` items (``spark.KEY=VALUE``), which ``verify`` starts its session
+    #: with, so that what the run's reading needed is repeated (SP-R32).
+    conf: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "config": self.config, "input": self.input,
                 "input_format": self.format, "column": list(self.column),
                 "stamp": list(self.stamp), "source_from": self.source_from,
-                "skip_bad_files": self.skip_bad_files, "time_unit": self.time_unit}
-
-    def command_line(self, command: str, output: str) -> str:
-        """The command line that reruns this record into ``output`` (the report shows it,
-        PL-R15): every option the run was given, the config as canonical JSON."""
-        import json
-        import shlex
-
-        words = ["timealign", command, self.algorithm, "--input", self.input]
-        if self.format != "parquet":
-            words += ["--format", self.format]
-        words += ["--config", json.dumps(self.config, separators=(",", ":"))]
-        for flag, values in (("--column", self.column), ("--stamp", self.stamp)):
-            for value in values:
-                words += [flag, value]
-        if self.source_from is not None:
-            words += ["--source-from", self.source_from]
-        if self.skip_bad_files:
-            words.append("--skip-bad-files")
-        return shlex.join([*words, "--output", output])
+                "skip_bad_files": self.skip_bad_files, "time_unit": self.time_unit,
+                "conf": list(self.conf)}
 
     @classmethod
     def from_json(cls, body: Any, where: str) -> RunRecord:
@@ -252,18 +238,19 @@ class RunRecord:
                    body.get("input_format", "parquet"), text_list("column"),
                    text_list("stamp"), source_from if isinstance(source_from, str) else None,
                    bool(body.get("skip_bad_files", False)),
-                   unit if isinstance(unit, str) else "ns")
+                   unit if isinstance(unit, str) else "ns", text_list("conf"))
 
     @classmethod
     def of(cls, algorithm: Algorithm[Any, Any, Any, Any], config: Any, path: str,
            fmt: str, columns: Sequence[str] = (), stamps: Sequence[str] = (),
            source_from: str | None = None, skip_bad_files: bool = False,
-           time_unit: str = "ns") -> RunRecord:
+           time_unit: str = "ns", conf: Sequence[str] = ()) -> RunRecord:
         """The record of a run's options (the path made absolute when local)."""
         from timealign.outputs import resolved
 
         return cls(algorithm.name, algorithm.codec.config_to_json(config), resolved(path), fmt,
-                   tuple(columns), tuple(stamps), source_from, skip_bad_files, time_unit)
+                   tuple(columns), tuple(stamps), source_from, skip_bad_files, time_unit,
+                   tuple(conf))
 
     def run_input(self, algorithm: Algorithm[Any, Any, Any, Any]) -> tuple[Any, RunInput]:
         """(config, :class:`RunInput`) as the run read its input."""

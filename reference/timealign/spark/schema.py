@@ -52,6 +52,10 @@ class ColumnMap:
 
     names: tuple[tuple[str, str], ...] = ()
     unit: str = "ns"  # the unit of numbers in the time columns, --time-unit (SP-R36)
+    #: Columns holding Parquet TIMESTAMP(NANOS), which Spark reads as their int64 count of
+    #: ns (:data:`NANOS_AS_LONG`): ns whatever the unit of numbers (SP-R36); found in the
+    #: files' footers by :func:`with_timestamps`.
+    nanos: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, items: Sequence[str], unit: str = "ns") -> ColumnMap:
@@ -73,31 +77,42 @@ class ColumnMap:
 
 
 #: SP-R36: what a time column may hold, said by every refusal of its type.
-ACCEPTED_TIMES = (f"integer or decimal numbers in the --time-unit (default ns), text "
-                  f"holding such a number or an ISO-8601 time with a zone "
-                  f"({timetext.ISO_EXAMPLE}), or Spark timestamps")
+ACCEPTED_TIMES = (f"integer or decimal numbers in the --time-unit (default ns), 64-bit "
+                  f"floats holding their decimal text, text holding such a number or an "
+                  f"ISO-8601 time with a zone ({timetext.ISO_EXAMPLE}), or timestamps")
+
+#: SP-R36: the Spark setting under which its Parquet reader takes a TIMESTAMP(NANOS) column
+#: (pandas' default ``datetime64[ns]``) as its int64 count of ns; without it Spark refuses
+#: the file (``PARQUET_TYPE_ILLEGAL``). Set by the reader itself when a footer holds one.
+NANOS_AS_LONG = "spark.sql.legacy.parquet.nanosAsLong"
 
 
 def time_column(kind: T.DataType, column: str, unit: str) -> bool:
     """SP-R36: whether a time column of type ``kind`` is converted by the reader's Python
-    step (:func:`_convert_times`: text, decimals, integers in a unit other than ns) rather
-    than cast in Spark (integer ns, timestamps); any other type (a binary float cannot
-    hold every nanosecond) is refused naming the column and what is accepted."""
+    step (:func:`_convert_times`: text, decimals, 64-bit floats, integers in a unit other
+    than ns) rather than cast in Spark (integer ns, timestamps); any other type (a 32-bit
+    float holds 7 digits) is refused naming the column and what is accepted."""
     if isinstance(kind, T.TimestampType | T.TimestampNTZType):
         return False
     if isinstance(kind, T.IntegralType):
         return unit != "ns"
-    require(isinstance(kind, T.StringType | T.DecimalType), column, "SP-R36",
+    require(isinstance(kind, T.StringType | T.DecimalType | T.DoubleType), column, "SP-R36",
             f"a time column holds {ACCEPTED_TIMES}", kind.simpleString())
     return True
 
 
-def _time_ns(frame: DataFrame, column: str, unit: str = "ns") -> Column:
+def _time_ns(frame: DataFrame, column: str, columns: ColumnMap) -> Column:
     kind = frame.schema[column].dataType
-    if isinstance(kind, T.TimestampType | T.TimestampNTZType):
-        return F.unix_micros(F.col(column).cast(T.TimestampType())) * 1000
-    if time_column(kind, column, unit):  # text for the Python step (SP-R36)
-        return F.col(column).cast(T.StringType())
+    if column in columns.nanos and isinstance(kind, T.LongType):  # TIMESTAMP(NANOS)
+        return F.col(column)
+    if isinstance(kind, T.TimestampNTZType):  # the count stored, whatever the session's zone
+        return F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', "
+                      f"`{column}`)") * 1000
+    if isinstance(kind, T.TimestampType):
+        return F.unix_micros(F.col(column)) * 1000
+    if time_column(kind, column, columns.unit):  # for the Python step (SP-R36)
+        return F.col(column) if isinstance(kind, T.DoubleType) \
+            else F.col(column).cast(T.StringType())
     return F.col(column).cast(T.LongType())
 
 
@@ -138,7 +153,7 @@ def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool,
                 default = file_stem() if source_from_file else F.lit(DEFAULT_SOURCE)
                 selected.append(default.alias(field))  # SP-D3, SP-R18
             elif field == "arrival":  # SP-D2
-                selected.append(_time_ns(frame, columns.column("stamp"), columns.unit)
+                selected.append(_time_ns(frame, columns.column("stamp"), columns)
                                 .alias(field))
             elif field == "topic":
                 selected.append(F.lit("").alias(field))
@@ -148,7 +163,7 @@ def canonical(frame: DataFrame, columns: ColumnMap, has_row_index: bool,
         elif field == "poll":
             selected.append(_count(frame, name).alias(field))
         elif field in TIMES:
-            selected.append(_time_ns(frame, name, columns.unit).alias(field))
+            selected.append(_time_ns(frame, name, columns).alias(field))
         else:
             selected.append(F.col(name).cast(T.StringType()).alias(field))
     if has_row_index:
@@ -172,7 +187,7 @@ def _convert_times(rows: DataFrame, columns: ColumnMap) -> DataFrame:
     the column, the file and what is accepted. Rows whose time columns are already
     integer ns pass through Spark alone (no Python step)."""
     texts = [field for field in ("stamp", "arrival", "poll")
-             if isinstance(rows.schema[field].dataType, T.StringType)]
+             if isinstance(rows.schema[field].dataType, T.StringType | T.DoubleType)]
     if not texts:
         return rows
     unit = columns.unit
@@ -353,14 +368,17 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None,
                 f"({os.path.splitext(file)[1]}), so no row of it could be accounted for; "
                 "recompress it as .gz, .bz2 or .deflate (or leave it uncompressed)"], file)
     schemas: dict[str, Any] = {}
+    times = {(columns or ColumnMap()).column(field) for field in TIMES}
     for file in found:
         if fmt == "parquet":
             if os.path.getsize(file) == 0:
                 raise refuse(file, "it is empty (zero bytes), not a Parquet file")
             try:
-                schemas[file] = pq.read_metadata(file).schema.to_arrow_schema()
+                footer = pq.read_metadata(file).schema
+                schemas[file] = footer.to_arrow_schema()
             except (ArrowException, OSError, ValueError) as error:
                 raise refuse(file, f"not a readable Parquet file ({error})") from None
+            _int96(file, footer, times)
         elif os.path.getsize(file) == 0 and not file.lower().endswith(
                 SUFFIXES[fmt][:1] if fmt == "csv" else (".json", ".jsonl", ".ndjson")):
             # a compressed file is never zero bytes (it has a header): Python's gzip and
@@ -380,6 +398,44 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None,
     if differs is not None:
         raise PathError("input", "SP-R1", [differs[1]], differs[0])
     return found
+
+
+def _int96(file: str, footer: Any, times: set[str]) -> None:
+    """SP-R36: a time column stored as INT96 (the deprecated Impala timestamp,
+    ``use_deprecated_int96_timestamps``) is refused by name before Spark starts: Spark
+    reads it to the microsecond, dropping the nanoseconds it holds, with no error."""
+    from timealign.spark.paths import PathError
+
+    for index in range(len(footer)):
+        column = footer.column(index)
+        if column.path in times and column.physical_type == "INT96":
+            raise PathError("input", "SP-R36", [
+                f"cannot read the file {file}: its time column {column.path!r} is an INT96 "
+                f"timestamp, which Spark reads to the microsecond, dropping its nanoseconds; "
+                f"write it as a Parquet INT64 timestamp (pyarrow and pandas do unless asked "
+                f"for use_deprecated_int96_timestamps)"], file)
+
+
+def with_timestamps(path: str, fmt: str, columns: ColumnMap) -> ColumnMap:
+    """SP-R36: ``columns`` with the time columns that a local Parquet input holds as
+    TIMESTAMP(NANOS) (pandas' default ``datetime64[ns]``, with or without a zone), read from
+    its first file's footer (the files agree on the columns read, SP-R1): Spark reads them
+    as their int64 count of ns under :data:`NANOS_AS_LONG`, whatever ``--time-unit`` says
+    of numbers. Other inputs: ``columns`` as given."""
+    from pyarrow import ArrowException
+    from pyarrow import parquet as pq
+
+    file = first_file(path, fmt) if fmt == "parquet" else None
+    if file is None:
+        return columns
+    try:
+        arrow = pq.read_schema(file)
+    except (ArrowException, OSError, ValueError):
+        return columns  # input_files names the damaged file
+    nanos = tuple(sorted(
+        name for name in {columns.column(field) for field in TIMES} if name in arrow.names
+        and pa.types.is_timestamp(arrow.field(name).type) and arrow.field(name).type.unit == "ns"))
+    return attrs.evolve(columns, nanos=nanos)
 
 
 def _as_text(reader: Any, frame: DataFrame, path: str, columns: ColumnMap) -> DataFrame:
@@ -416,6 +472,8 @@ def load_named(spark: SparkSession, path: str, fmt: str,
     from timealign.spark.paths import PathError
 
     files = input_files(path, check_format(fmt), columns)
+    if columns is not None and columns.nanos:  # SP-R36: TIMESTAMP(NANOS) as its int64 ns
+        spark.conf.set(NANOS_AS_LONG, "true")
     # SP-R43: every file input_files lists is read, those in subfolders too (Spark's
     # partition discovery read only some of them, and none gave "Unable to infer schema").
     nested = os.path.isdir(path) and "://" not in path
@@ -443,6 +501,7 @@ def read_input(spark: SparkSession, path: str, fmt: str, columns: ColumnMap,
                source_from_file: bool = False) -> DataFrame:
     """Read a file or folder of rows and reduce it to the canonical columns; every file is
     checked first (:func:`input_files`)."""
+    columns = with_timestamps(path, fmt, columns)  # SP-R36
     frame = load_named(spark, path, fmt, columns)
     return canonical(frame, columns, has_row_index=fmt == "parquet",
                      source_from_file=source_from_file)
@@ -512,6 +571,21 @@ def _first_rows(file: str, fmt: str) -> tuple[list[str], list[dict[str, Any]]]:
         return [], []  # a damaged file: the input's own check refuses it by name (SP-R1)
 
 
+def first_file(path: str, fmt: str) -> str | None:
+    """The first file of a local input in ``fmt`` (itself, or the first in path order of a
+    folder), whose schema the checks before Spark starts read; None for a remote or empty
+    input. SP-R70, SP-R71: nothing but a regular file is opened, as in input_files."""
+    import os
+
+    from timealign.spark.paths import regular, walk_files
+
+    if "://" in path or not os.path.exists(path):
+        return None
+    files = [f for f in walk_files(path) if f.lower().endswith(SUFFIXES[fmt])] \
+        if os.path.isdir(path) else [regular(path)]
+    return files[0] if files else None
+
+
 def check_time_columns(path: str, fmt: str, columns: ColumnMap) -> None:
     """SP-R36, before Spark starts: the time columns of a local input (the first file's
     schema, and its first rows where they hold text) hold what the reader converts, so that
@@ -519,19 +593,11 @@ def check_time_columns(path: str, fmt: str, columns: ColumnMap) -> None:
     and the file and showing an accepted value, not after Spark's start-up. The job still
     converts every row (a bad value further down fails it, naming the column and file)."""
     import decimal
-    import os
-
-    from timealign.spark.paths import regular, walk_files
 
     check_format(fmt)  # SP-R1: an unknown format is refused first, naming --format
-    if "://" in path or not os.path.exists(path):
+    file = first_file(path, fmt)
+    if file is None:
         return
-    # SP-R70, SP-R71: nothing but a regular file is opened, here as in input_files
-    files = [f for f in walk_files(path) if f.lower().endswith(SUFFIXES[fmt])] \
-        if os.path.isdir(path) else [regular(path)]
-    if not files:
-        return
-    file = files[0]
     times = {columns.column(field) for field in ("stamp", "arrival")}
     if fmt == "parquet":
         from pyarrow import ArrowException
@@ -545,13 +611,15 @@ def check_time_columns(path: str, fmt: str, columns: ColumnMap) -> None:
         present = [name for name in times if name in arrow.names]
         for name in present:
             kind = arrow.field(name).type
-            if pa.types.is_floating(kind):
+            if pa.types.is_floating(kind) and not pa.types.is_float64(kind):
                 raise InvalidInput(name, "SP-R36", f"in the file {file}: the time column is "
-                                   f"binary floating point, which cannot hold every "
-                                   f"nanosecond; a time column holds {ACCEPTED_TIMES}", str(kind))
+                                   f"a {kind.bit_width}-bit float, which holds "
+                                   f"{'7' if kind.bit_width == 32 else '3'} digits; a time "
+                                   f"column holds {ACCEPTED_TIMES}", str(kind))
         text = [n for n in present if pa.types.is_string(arrow.field(n).type)
                 or pa.types.is_large_string(arrow.field(n).type)
-                or pa.types.is_decimal(arrow.field(n).type)]
+                or pa.types.is_decimal(arrow.field(n).type)
+                or pa.types.is_float64(arrow.field(n).type)]
         if not text or handle.metadata.num_rows == 0:
             return
         first = next(handle.iter_batches(batch_size=FIRST_ROWS, columns=text))
@@ -566,12 +634,9 @@ def check_time_columns(path: str, fmt: str, columns: ColumnMap) -> None:
             value = row.get(name)
             if value is None or value == "":
                 continue
-            if isinstance(value, float):
-                raise InvalidInput(name, "SP-R36", f"in the file {file}: a time written as a "
-                                   f"binary float; a time column holds {ACCEPTED_TIMES}", value)
             if isinstance(value, decimal.Decimal):
                 value = str(value)
-            if isinstance(value, bool) or not isinstance(value, str | int):
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
                 raise InvalidInput(name, "SP-R36", f"in the file {file}: a time column holds "
                                    f"{ACCEPTED_TIMES}", value)
             try:

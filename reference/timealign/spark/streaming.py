@@ -251,6 +251,7 @@ def stream_frame(
     taken (for CSV, inferred) from the files present when the stream starts. Files are
     taken by modification time, then by name (:func:`name_ordered`, SP-R46)."""
     options = schema.reader_options(fmt)
+    columns = schema.with_timestamps(source_dir, fmt, columns)  # SP-R36
     try:  # SP-R1: the files present are read or refused by name
         found = schema.load_named(spark, source_dir, fmt, columns).schema
     except PathError:

@@ -32,6 +32,7 @@ def summarize(groups: DataFrame, outcomes: DataFrame) -> dict[str, Any]:
         F.count(F.lit(1)).alias("groups"),
         F.percentile(F.col("end") - F.col("start"), F.array(*map(F.lit, levels))).alias("s"),
         F.percentile(F.col("at") - F.col("end"), F.array(*map(F.lit, levels))).alias("l"),
+        F.percentile(F.size("ids"), F.array(*map(F.lit, levels))).alias("n"),
     ).first()
     sources = outcomes.select(F.countDistinct("source")).first()
     def named(values: list[float] | None) -> dict[str, int | None]:
@@ -46,6 +47,7 @@ def summarize(groups: DataFrame, outcomes: DataFrame) -> dict[str, Any]:
         "outcomes": counts,
         "spread_ns": named(figures["s"] if figures else None),
         "latency_ns": named(figures["l"] if figures else None),
+        "size": named(figures["n"] if figures else None),  # rows per group: what varies
     }
 
 
@@ -134,8 +136,11 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
                 look.append(f"{count['outcome']}{reason}")
         lines.append(f"  {count['outcome']}{reason}: {count['rows']}  {share:.1%}{note}")
     for key, title in (("spread_ns", "spread"), ("latency_ns", "latency")):
-        figures = "  ".join(f"{name} {_ms(value)}" for name, value in summary[key].items())
-        lines.append(f"{title} (ms): {figures}")
+        lines.append(f"{title} (ms): {_figures(summary[key], _ms)}")
+    if summary.get("size"):
+        lines.append(f"rows per group: {_figures(summary['size'], str)}")
+    if algorithm in reasons.ANCHORS:  # SP-R9: where the figures come from, if surprising
+        lines.append(reasons.ANCHORS[algorithm])
     late = summary.get("late_files", [])
     for file in late[:LATE_SHOWN]:  # SP-R56
         lines.append(f"  late file {file['file']}: {file['rows']} rows of source "
@@ -165,6 +170,15 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
         lines.append(f"needs a look: {', '.join(look)}" if look else
                      f"every outcome is normal for {algorithm}")
     return "\n".join(first + lines)
+
+
+def _figures(levels: dict[str, int | None], said: Any) -> str:
+    """Percentiles as ``p50 x  p90 y ...``, or ``x in every group`` when all are one value
+    (SP-R9: a figure that does not vary is said once)."""
+    values = set(levels.values())
+    if len(values) == 1 and None not in values:
+        return f"{said(values.pop())} in every group"
+    return "  ".join(f"{name} {said(value)}" for name, value in levels.items())
 
 
 #: SP-R56: the late files the printed summary names (the JSON summary has them all).

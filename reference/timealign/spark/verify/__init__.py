@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import zlib
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import attrs
@@ -32,6 +33,7 @@ from timealign.command import one_line
 from timealign.errors import ConsistencyError
 from timealign.outputs import is_local, resolved
 from timealign.spark import schema
+from timealign.spark.batch import no_phase
 from timealign.spark.census import check_no_loss, check_unique_ids
 from timealign.spark.failures import marked
 from timealign.spark.paths import TABLES, PathError
@@ -102,26 +104,37 @@ def verify(
     return verify_rows(spark, algorithm, config, rows, output)
 
 
+#: SP-R40: the phases of ``verify`` in the order they run, for its progress line.
+PHASES: tuple[str, ...] = ("unique ids", "no loss", "re-run and invariants",
+                           "tables compared")
+
+
 def verify_rows(
     spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
     rows: DataFrame, output: str,
+    phase: Callable[[str], AbstractContextManager[object]] = no_phase,
 ) -> dict[str, int]:
     """The three checks of :func:`verify` over canonical ``rows`` (SP-R1 columns plus the
-    input order, SP-R2), as any reader of ``run`` gives them (tables, bags)."""
-    check_unique_ids(rows)  # SP-R22: the batch job's rule, so the two agree
+    input order, SP-R2), as any reader of ``run`` gives them (tables, bags); ``phase`` is
+    entered around each of :data:`PHASES` (the progress line, SP-R40)."""
+    with phase("unique ids"):
+        check_unique_ids(rows)  # SP-R22: the batch job's rule, so the two agree
     written_groups, written_outcomes = (_written(spark, output, t) for t in TABLES)
-    total = check_no_loss(rows, written_outcomes)
+    with phase("no loss"):
+        total = check_no_loss(rows, written_outcomes)
     count = int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions") or 2)
     again = rows.repartition(count, "source").sortWithinPartitions(
         "source", "arrival", schema.FILE, schema.POSITION).groupBy("source").applyInArrow(
         verify_function(algorithm, config), schema.COMBINED).cache()
     try:
-        problems = [(r["source"], r["reason"]) for r in
-                    again.where(F.col("table") == "problems").limit(20).collect()]
+        with phase("re-run and invariants"):
+            problems = [(r["source"], r["reason"]) for r in
+                        again.where(F.col("table") == "problems").limit(20).collect()]
         if problems:
             raise VerificationFailed(f"invariant violations: {problems}")
-        differences = _differences(schema.groups_of(again), written_groups, "groups") + \
-            _differences(schema.outcomes_of(again), written_outcomes, "outcomes")
+        with phase("tables compared"):
+            differences = _differences(schema.groups_of(again), written_groups, "groups") \
+                + _differences(schema.outcomes_of(again), written_outcomes, "outcomes")
         if differences:
             raise VerificationFailed("; ".join(differences))
     finally:
