@@ -22,7 +22,7 @@ import pytest
 
 from tests.mqtt.broker import Broker
 from timealign.mqtt.receiver import client_id, discard_session
-from timealign.mqtt.spool import Message, read_entries, spool_path
+from timealign.mqtt.spool import Again, Message, read_entries, spool_path
 
 pytestmark = pytest.mark.mqtt
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def _stream(broker: Broker, out: Path, ck: Path, topic_filter: str = "te/+/+/+/+
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
-def _until(check: Callable[[], bool], what: str, limit: float = 300.0,
+def _until(check: Callable[[], bool], what: str, limit: float = 600.0,
            job: subprocess.Popen[str] | None = None) -> None:
     """Wait for ``check``; a ``job`` that ended meanwhile fails at once, with its output."""
     deadline = time.monotonic() + limit
@@ -166,6 +166,10 @@ def test_mq_r12_r13_r2_wildcard_retained_and_poison_live(broker: Broker,
         # the broker lost the session: the stream subscribes again, the copy is sent again
         discard_session("127.0.0.1", broker.port, client_id(str(ck)))
         job = _stream(broker, out, ck, "te/device/#")
+        # a new session holds what is published once it subscribed: its retained copy first
+        _until(lambda: any(isinstance(e, Again) and e.retained
+                           for e in read_entries(spool_path(ck))[0]),
+               "the retained copy at the new subscription", job=job)
         broker.publish(DEVICE.format(3), '{"pressure": 3}')
         _until(lambda: len(_ids(out)) >= len(POISON) + 4, "a message after the lost session",
                job=job)

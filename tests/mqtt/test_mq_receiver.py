@@ -9,6 +9,7 @@ import pytest
 
 from timealign.errors import InvalidInput
 from timealign.mqtt.receiver import (
+    Receiver,
     check_filter,
     check_subscription,
     parse_url,
@@ -81,3 +82,29 @@ def test_mq_r13_a_stream_continues_with_its_filter(tmp_path: Path) -> None:
         check_subscription(tmp_path, "te/#", "--source")
     assert (refused.value.field, refused.value.rule) == ("--source", "MQ-R13")
     assert "'te/device/#'" in refused.value.message
+
+
+def test_mq_r12_a_refused_subscription_stops_the_stream(tmp_path: Path) -> None:
+    """MQ-R12: a SUBACK refusing the filter (an ACL, a broker's own limits) is raised at the
+    stream's next poll, naming the filter (the stream would receive nothing, forever), and
+    the checkpoint records no subscription; a granted one is recorded."""
+    pytest.importorskip("paho")
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.reasoncodes import ReasonCode
+
+    from timealign.mqtt.spool import Spool, spool_path
+
+    receiver = Receiver("mqtt://127.0.0.1:1/te/#", Spool(spool_path(tmp_path).parent),
+                        str(tmp_path), 3600.0)
+    receiver.check()  # nothing refused yet
+    receiver._subscribed(None, None, 1, [ReasonCode(PacketTypes.SUBACK, identifier=0x80)],
+                         None)
+    with pytest.raises(InvalidInput) as refused:
+        receiver.check()
+    assert (refused.value.rule, refused.value.value) == ("MQ-R12", "te/#")
+    assert "refused the subscription" in refused.value.message
+    assert not receiver.ready.is_set() and not subscription_path(tmp_path).exists()
+    receiver.refused = None
+    receiver._subscribed(None, None, 2, [ReasonCode(PacketTypes.SUBACK, identifier=1)], None)
+    assert receiver.ready.is_set()
+    assert subscription_path(tmp_path).read_text(encoding="utf-8") == "te/#"

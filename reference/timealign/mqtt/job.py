@@ -63,6 +63,7 @@ def stream_mqtt(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], c
     try:
         return stream_job(spark, algorithm, config, paths, trigger_seconds=trigger_seconds,
                           report=report, rows=rows, set_aside=(NOT_MEASUREMENTS, refused),
-                          tick_rows=True, aside_column="reason")
+                          tick_rows=True, aside_column="reason",
+                          on_poll=receiver.check)  # MQ-R12: a refused subscription
     finally:
         receiver.stop()

@@ -140,6 +140,8 @@ class Receiver:
         self._stopped = threading.Event()
         #: set once the broker holds the subscription (a kept session, or a SUBACK)
         self.ready = threading.Event()
+        #: why the broker refused the subscription (its SUBACK), raised by :meth:`check`
+        self.refused: str | None = None
         self.client_id = client_id(checkpoint)
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2,
                                   client_id=self.client_id, clean_session=False,
@@ -178,10 +180,21 @@ class Receiver:
 
     def _subscribed(self, client: Any, userdata: Any, mid: Any, reasons: Any,
                     properties: Any) -> None:
+        failed = [str(reason) for reason in reasons if reason.is_failure]
+        if failed:  # MQ-R12: an ACL, or a filter this broker does not take
+            self.refused = ", ".join(failed)
+            return
         path = subscription_path(self.checkpoint)
         if not path.is_file():  # MQ-R13: recorded once the broker holds the subscription
             path.write_text(self.topic, encoding="utf-8")
         self.ready.set()
+
+    def check(self) -> None:
+        """MQ-R12: raise, naming the filter, when the broker refused the subscription (the
+        stream would receive nothing, forever); called at every poll of the stream."""
+        if self.refused is not None:
+            raise InvalidInput("source", "MQ-R12", f"the broker refused the subscription "
+                               f"({self.refused})", self.topic)
 
     def _message(self, client: Any, userdata: Any, message: Any) -> None:
         self.spool.receive([(message.topic, bytes(message.payload), int(message.mid),
