@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed-stamp
 # What `make conform-ros1` needs: timealign and Hypothesis (`.[conform]`), not the spark and
 # plot extras. The full install (STAMP) holds it, so after `make test` nothing is installed.
 CONFORM_STAMP := $(VENV)/.conform-stamp
+# What `make docs` needs besides the full install: the `docs` extra (mkdocs and its plugins).
+DOCS_STAMP := $(VENV)/.docs-stamp
 INSTALL_SOURCES := pyproject.toml setup.py $(wildcard reference/timealign/*/fast.py)
 # apt-get waits up to 5 minutes for a lock another apt or dpkg holds, instead of failing.
 APT_GET := apt-get -o DPkg::Lock::Timeout=300
@@ -20,19 +22,18 @@ DEMO_CONFIG ?= {"topics": ["camera", "lidar", "imu"], "queue_size": 30, "max_int
 
 # The checks of the pure-Python fast paths against the vectors and the rule text (lockstep,
 # stateful, differential), run with TIMEALIGN_PURE=1 whatever build is installed: `make test`
-# runs the installed build (compiled when a C compiler is present), CI runs both.
+# runs the installed build (compiled when a C compiler is present), CI runs both. Every
+# algorithm's own (tests/<algorithm>/, DEVELOPERS.md), found by name, so a new algorithm's
+# join by themselves (tests/test_algorithm_lists.py checks each registered one is here).
 PURE_CHECKS ?= tests/test_native_build.py tests/test_algorithms.py \
-	tests/approximate_time/test_at_stateful.py tests/approximate_time/test_at_differential.py \
-	tests/rate_aware_batcher/test_rb_stateful.py tests/rate_aware_batcher/test_rb_differential.py \
-	tests/event_time_batcher/test_eb_stateful.py tests/event_time_batcher/test_eb_fast.py \
-	tests/rate_aware_batcher/test_rb_fast_helpers.py
+	$(wildcard tests/*/test_*_stateful.py tests/*/test_*_differential.py tests/*/test_*_fast*.py)
 
 # The ROS bag demo: a small fleet of rosbag2 (MCAP, SQLite 3) and ROS 1 bags.
 DEMO_BAG_ROBOTS ?= 6
 DEMO_BAG_SECONDS ?= 20
 DEMO_BAG_CONFIG ?= {"topics": ["/camera/camera_info", "/imu"], "queue_size": 10, "max_interval_duration": 20000000}
 
-.PHONY: ros1-headers install test test-pure test-cluster conform-ros1 test-browser test-mqtt info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs architecture clean
+.PHONY: ros1-headers install test test-pure test-cluster conform-ros1 test-browser test-mqtt docs info lint typecheck unit crosshair proofs demo demo-bags bench vectors figures spec-index spec-diffs architecture clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +55,18 @@ $(CONFORM_STAMP): $(INSTALL_SOURCES) | $(BIN)/python
 	fi
 	touch $(CONFORM_STAMP)
 
+# The `docs` extra's packages alone: reinstalling the package would compile it again.
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']))" > $(VENV)/docs-requirements.txt
+	$(BIN)/python -m pip install -q -r $(VENV)/docs-requirements.txt
+	touch $(DOCS_STAMP)
+
+# The documentation site (mkdocs.yml, tools/docs_site.py) into site/: README.md, docs/, spec/
+# and the API reference; --strict fails on a broken link or anchor. CI builds it, and
+# `make test-browser` opens it in headless Chromium (tests/test_docs_site_browser.py).
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
@@ -72,7 +85,7 @@ test-cluster: $(STAMP)
 
 # The report page in headless Chromium (tests/plot/test_plot_report_browser.py): installing
 # the browser (Debian's chromium, as root) does not fit `make test`; CI runs both.
-test-browser: $(STAMP)
+test-browser: $(DOCS_STAMP)
 	command -v chromium >/dev/null || ($(APT_GET) update -q && $(APT_GET) install -y -q chromium)
 	TIMEALIGN_BROWSER_REQUIRED=1 $(BIN)/pytest -q -m browser
 
@@ -195,15 +208,17 @@ vectors: $(STAMP)
 figures: $(STAMP)
 	$(BIN)/python -m cases.figures
 
-# spec/index.md and each spec section's cross-reference line (code, tests, vectors per id);
-# a test fails when they are stale.
+# spec/index.md, the cross-reference of the spec ids (code, tests, vectors per id); a test
+# fails when it is stale.
 spec-index: $(STAMP)
 	$(BIN)/python -m tools.spec_index
 
 # The diagram of ARCHITECTURE.md, drawn from the layers tests/test_layers.py declares and
-# checks; a test fails when it is stale.
+# checks, and its "What lives where", written from the tree (tools/architecture.py); a test
+# fails when either is stale.
 architecture: $(STAMP)
 	$(BIN)/python -m tests.test_layers
+	$(BIN)/python -m tools.architecture
 
 # The "What changes between profiles" sections of the specs with profiles, from seeded
 # `timealign diff` runs (spec/figures/diffs/); a test fails when they are stale. Run

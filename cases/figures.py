@@ -20,11 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from timealign import vectors
+from tools import spec_index
 
 ROOT = Path(__file__).resolve().parent.parent / "vectors"  # the vector files
 SPEC = ROOT.parent / "spec"
 FOLDER = SPEC / "figures"
-PREFIX = {"approximate_time": "at", "event_time_batcher": "eb", "rate_aware_batcher": "rb"}
+#: Each algorithm's figure prefix: its spec's id family, in lower case (``at_``).
+PREFIX = {name: family.lower() for name, family in spec_index.algorithm_families().items()}
 
 # (what the figure shows in the spec, algorithm, vector name)
 FIGURES: tuple[tuple[str, str, str], ...] = (

@@ -181,7 +181,8 @@ def test_drv_r12_adapters_read_exactly_the_capabilities_they_declare() -> None:
 
 
 PICTURE_HOOKS = set(_hooks(Pictures))
-ALGORITHM_PACKAGES = ("approximate_time", "event_time_batcher", "rate_aware_batcher")
+ALGORITHM_PACKAGES = tuple(registry.package(name).removeprefix("timealign.")
+                           for name in registry.names())
 
 
 def _through_pictures(node: ast.Attribute, annotated: set[str]) -> bool:

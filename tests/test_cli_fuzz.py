@@ -1,6 +1,6 @@
 """The command line under generated options and corrupted files (CLI-R1, VEC-R10, VEC-R11).
 
-Each run asserts what every command promises: an exit code of the README's table (never 4
+Each run asserts what every command promises: an exit code of the table in docs/commands.md (never 4
 for bad usage or bad input), no traceback, and no file changed outside the declared
 outputs. The budget is Hypothesis's profile: short under ``make test`` (``ci``), longer
 under ``make proofs`` (``nightly``). Spark-free commands only, in process, so the suite is

@@ -26,7 +26,6 @@ from timealign.algorithm import Algorithm, Columns, Feeding, Record, records_of
 from timealign.drive import Checkpoint, Driver
 from timealign.errors import InvalidInput
 
-AT = registry.get("approximate_time")
 EB = registry.get("event_time_batcher")
 RB = registry.get("rate_aware_batcher")
 
@@ -40,7 +39,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "rate_aware_batcher": {"batch_length_s": 0.05},
 }
 KINDS = ["area_detector", "detector_events", "log", None]
-ALGORITHMS = [AT, EB, RB]
+ALGORITHMS = [registry.get(name) for name in registry.names()]
 FAST = [algorithm.fast_path() for algorithm in ALGORITHMS]
 
 
@@ -187,14 +186,17 @@ def test_drv_r13_a_bad_row_raises_the_row_paths_error(
     same_driver(algorithm, columnar, by_rows)
 
 
-@pytest.mark.parametrize("algorithm", [EB, RB], ids=["event_time_batcher",
-                                                     "rate_aware_batcher"])
+#: The algorithms whose feeding maps a batch of columns at once (DRV-R13).
+COLUMNAR = [a for a in ALGORITHMS if a.feeding.inputs_from_columns is not None]
+
+
+@pytest.mark.parametrize("algorithm", COLUMNAR, ids=[a.name for a in COLUMNAR])
 @settings(max_examples=60, deadline=None)
 @given(fleets())
 def test_drv_r13_columnar_mapping_maps_as_the_records_do(
         algorithm: Algorithm[Any, Any, Any, Any], rows: list[Record]) -> None:
-    """DRV-R2, DRV-R13: the batchers' columnar mappings give their row mappings' inputs
-    over a batch of whole runs (rows that passed DRV-R9), or the same error."""
+    """DRV-R2, DRV-R13: each columnar mapping gives its row mapping's inputs over a batch
+    of whole runs (rows that passed DRV-R9), or the same error."""
     feeding = algorithm.feeding
     assert feeding.inputs_from_columns is not None
     config = algorithm.codec.config_from_json(CONFIGS[algorithm.name])

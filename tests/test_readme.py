@@ -1,13 +1,15 @@
-"""The README's examples stay runnable: a new user copies them verbatim.
+"""The user documentation's examples stay runnable: a new user copies them verbatim.
 
-Each ```python block runs (in README order, one namespace, as a reader pasting them into
-one session would) and prints what its trailing ``# ...`` lines say; every ``timealign``
-command line of a code block is accepted by the parser with its required parts, and every
-option shown in its ``[...]`` optional parts exists; the suite sizes the README quotes are
-those of the shipped suites; the exit-code rule names every command; every relative link of
-the project's Markdown lands on a file and heading. The bag example of ``bags info`` is
-checked with the bag tests (tests/rosbag/test_rosbag_readme.py), the commands' behaviour
-by the tests of each rule.
+The user documentation is the README (the landing page) and the user guide's pages under
+``docs/``, in the order of the site's navigation (``mkdocs.yml``); "the README" below means
+all of them, read as one text. Each ```python block runs (in that order, one namespace, as a
+reader pasting them into one session would) and prints what its trailing ``# ...`` lines
+say; every ``timealign`` command line of a code block is accepted by the parser with its
+required parts, and every option shown in its ``[...]`` optional parts exists; the suite
+sizes the README quotes are those of the shipped suites; the exit-code rule names every
+command; every relative link of the project's Markdown lands on a file and heading. The bag
+example of ``bags info`` is checked with the bag tests (tests/rosbag/test_rosbag_readme.py),
+the commands' behaviour by the tests of each rule.
 """
 
 from __future__ import annotations
@@ -29,9 +31,30 @@ from timealign.conformance.suites import shipped
 from tools import spec_index
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text("utf-8")
+MKDOCS = ROOT / "mkdocs.yml"
+
+
+def guide_pages() -> list[Path]:
+    """README.md, then the user guide's pages (``docs/*.md``) in the order of the site's
+    navigation."""
+    nav = re.findall(r"^\s*- (?:[^:\n]+: )?(docs/[\w/.-]+\.md)\s*$",
+                     MKDOCS.read_text("utf-8"), re.MULTILINE)
+    return [ROOT / "README.md", *(ROOT / page for page in nav)]
+
+
+#: The README and the user guide, as one text.
+README = "\n".join(page.read_text("utf-8") for page in guide_pages())
 #: Blocks that need what a test cannot give cheaply: a SparkSession and bags.
 NEEDS_SPARK = "spark.read"
+
+
+def test_readme_every_guide_page_is_in_the_site_navigation() -> None:
+    """Every page under docs/ is in mkdocs.yml's navigation, so its examples are checked
+    here and the site shows it; the README is short, a landing page."""
+    pages = guide_pages()
+    assert sorted(ROOT.glob("docs/**/*.md")) == sorted(pages[1:])
+    assert len(pages) == len(set(pages))
+    assert len((ROOT / "README.md").read_text("utf-8").splitlines()) < 300
 
 
 def code_blocks(language: str | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """The spec's cross-reference is current and complete (spec/README.md, "Identifier convention").
 
-``spec/index.md`` and the ``*Cross-reference:*`` line closing each id's section are written
+``spec/index.md`` (and only it: the spec's own files hold no generated line) is written
 by ``make spec-index`` (``tools/spec_index.py``) from the ids of ``spec/``, the comments,
 docstrings and strings of ``reference/``, the tests and the vectors' ``rules``.
 """
@@ -14,11 +14,24 @@ from tools import spec_index
 
 
 def test_index_and_cross_references_are_current() -> None:
-    """spec/index.md and every section's cross-reference line equal a fresh rendering."""
+    """spec/index.md equals a fresh rendering, and the spec files are as written (no
+    generated cross-reference line left in them)."""
     stale = [path.relative_to(spec_index.ROOT).as_posix()
              for path, text in spec_index.rendered().items()
              if not path.exists() or path.read_text(encoding="utf-8") != text]
     assert not stale, f"stale cross-reference in {stale}: run `make spec-index`"
+
+
+def test_spec_files_hold_no_cross_reference_line() -> None:
+    """The cross-reference lives in the index only: no section of a spec file ends with a
+    generated ``*Cross-reference:*`` paragraph, and one left by an older branch is removed
+    by ``make spec-index`` with the blank line after it."""
+    for path in spec_index.spec_files():
+        assert spec_index.XREF not in path.read_text(encoding="utf-8"), path.name
+    old = ("### AT-R1 Title\n\nProse.\n\n*Cross-reference:* code `a.py`;\n1 test.\n\n"
+           "### AT-R2 Next\n\nMore.\n\n*Cross-reference:* no code.\n")
+    assert spec_index.without_xrefs(old) == ("### AT-R1 Title\n\nProse.\n\n### AT-R2 Next\n"
+                                             "\nMore.\n")
 
 
 def test_every_rule_is_cited_by_code_of_its_package() -> None:
@@ -63,6 +76,7 @@ class Machine:
     def step(self) -> None:
         """AT-R2"""
         x = "AT-R3"  # AT-R4
+        # prints ``AT-R5 (only B)``: an example, not a citation
 def other() -> None:
     pass
 # AT-R1 again

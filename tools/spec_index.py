@@ -1,14 +1,15 @@
-"""Write the cross-reference of the spec ids: ``spec/index.md`` and each section's last line.
+"""Write the cross-reference of the spec ids: ``spec/index.md``, and only there.
 
 For every id defined in ``spec/`` (spec/README.md, "Identifier convention") it gathers
 where the id is defined, the rule functions registered for it (:mod:`timealign.rulebook`:
 the functions enacting it and the profiles running them), the code of ``reference/``
 whose comments, docstrings or strings cite it (file and enclosing function), the tests
 that cite it (by name or docstring, as ``tests/test_rule_ids.py`` counts them) and the
-shipped vectors that list it in their ``rules``. It writes the full listing to
-``spec/index.md`` and a short ``*Cross-reference:*`` paragraph at the end of each id's
-section, so a reader of a rule sees its code and vectors without leaving the page.
-``tests/test_spec_index.py`` fails when either is out of date.
+shipped vectors that list it in their ``rules``. It writes the listing to
+``spec/index.md``; the spec's own files hold only the spec (a generated line in a section
+would be a fifth of the file, and go stale with every change of code), so it removes any
+``*Cross-reference:*`` paragraph an older version left at the end of a section.
+``tests/test_spec_index.py`` fails when the index is out of date.
 
     python -m tools.spec_index        # or: make spec-index
 """
@@ -22,7 +23,7 @@ import re
 import sys
 import textwrap
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,20 +40,19 @@ RULE_TEXTS = CODE / "plot" / "rule_texts.json"
 
 ID = r"[A-Z]{2,4}-[RIDH]\d+"
 CITATION = re.compile(rf"\b({ID})\b")
+#: An inline literal of a docstring or comment: quoted text, whose ids cite nothing.
+QUOTED = re.compile(r"``.+?``", re.DOTALL)
 DEFINITION = re.compile(rf"^\s*(?:\|\s*|\*\*|#+\s+)({ID})\b", re.MULTILINE)
 HEADING = re.compile(rf"^(#+)\s+({ID})\b[ \t]*(.*)$")
 XREF = "*Cross-reference:*"
 MODULE = "(module)"  # a citation outside any function or class
 WIDTH = 92
 
-# Where the code implementing each family's rules lives (paths under reference/timealign/).
-PACKAGES: dict[str, tuple[str, ...]] = {
-    "AT": ("approximate_time",),
-    "EB": ("event_time_batcher",),
-    "RB": ("rate_aware_batcher",),
-    "VEC": ("vectors.py", "commands/main.py", "algorithm.py", "errors.py",
-            "approximate_time/codec.py", "event_time_batcher/codec.py",
-            "rate_aware_batcher/codec.py"),
+#: Where the code implementing each family's rules lives (paths under reference/timealign/),
+#: for the families that are not an algorithm's: an algorithm's family is its package, and
+#: VEC takes its codec too (:func:`packages`).
+SHARED_PACKAGES: dict[str, tuple[str, ...]] = {
+    "VEC": ("vectors.py", "commands/main.py", "algorithm.py", "errors.py"),
     "DRV": ("drive.py",),
     "SP": ("spark", "commands/spark.py", "commands/run_input.py", "commands/spark_ship.py"),
     "BAG": ("rosbag", "spark/rosbag_source.py", "spark/bags.py", "commands/spark.py",
@@ -63,6 +63,41 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "MQ": ("mqtt",),
     "CLI": ("commands", "command.py", "options.py", "outputs.py", "spark/ship"),
 }
+
+
+def algorithm_families() -> dict[str, str]:
+    """The id family of each registered algorithm (``approximate_time``: ``AT``): the family
+    of the ids its spec, ``spec/<name>.md``, defines; an algorithm without a spec, or whose
+    spec defines ids of several families, fails here."""
+    from timealign import registry
+
+    found = {}
+    for name in registry.names():
+        path = SPEC / f"{name}.md"
+        if not path.is_file():
+            raise SystemExit(f"the registered algorithm {name} has no spec: {path}")
+        families = {rule.split("-")[0] for rule in
+                    DEFINITION.findall(path.read_text(encoding="utf-8"))}
+        if len(families) != 1:
+            raise SystemExit(f"{path} defines the ids of {sorted(families)}, not one family")
+        found[name] = families.pop()
+    return found
+
+
+def packages() -> dict[str, tuple[str, ...]]:
+    """Where the code implementing each family's rules lives: :data:`SHARED_PACKAGES`, and
+    each registered algorithm's package for its own family and its codec for VEC."""
+    from timealign import registry
+
+    found = dict(SHARED_PACKAGES)
+    for name, family in algorithm_families().items():
+        package = registry.package(name).removeprefix("timealign.").replace(".", "/")
+        found[family] = (package,)
+        found["VEC"] = (*found["VEC"], f"{package}/codec.py")
+    return found
+
+
+PACKAGES = packages()
 
 
 @dataclass
@@ -127,7 +162,10 @@ def code_citations(root: Path = CODE) -> dict[str, dict[str, list[str]]]:
     """id -> {file under reference/timealign: names of the enclosing functions or classes}.
 
     A citation is an id in a comment, a docstring or another string literal (an error's
-    rule, ``InvalidInput(field, "AT-R1", ...)``); outside any function it is the module's."""
+    rule, ``InvalidInput(field, "AT-R1", ...)``); outside any function it is the module's.
+    An id inside an inline literal of a docstring or comment (two backticks each side, as
+    ``RB-R21 (only B)``) is quoted text, an example of what the code prints, not a
+    citation."""
     cited: dict[str, dict[str, list[str]]] = {}
     for path in sorted(root.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
@@ -136,7 +174,7 @@ def code_citations(root: Path = CODE) -> dict[str, dict[str, list[str]]]:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
             if token.type not in (tokenize.COMMENT, tokenize.STRING):
                 continue
-            for rule in CITATION.findall(token.string):
+            for rule in CITATION.findall(QUOTED.sub("", token.string)):
                 line = token.start[0]
                 inside = [name for first, last, name in scopes if first <= line <= last]
                 where = inside[-1] if inside else MODULE
@@ -233,33 +271,6 @@ def _code_list(code: dict[str, list[str]]) -> list[str]:
     return listed
 
 
-def _some(items: Sequence[str], limit: int) -> str:
-    shown = ", ".join(items[:limit])
-    return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"
-
-
-def xref(entry: Entry) -> list[str]:
-    """The section's last paragraph: code, tests and vectors in short, linked to the index."""
-    parts = []
-    if entry.functions:
-        noun = "rule function" if len(entry.functions) == 1 else "rule functions"
-        parts.append(f"{noun} {', '.join(entry.functions)}"
-                     + (f" (run by {', '.join(f'`{p}`' for p in entry.profiles)})"
-                        if entry.profiles else ""))
-    code = _code_list(entry.code)
-    parts.append(f"code {_some(code, 3)}" if code else "no code")
-    tests = len(entry.tests)
-    parts.append(f"{tests} test{'s' if tests != 1 else ''}")
-    vectors = [f"`{v.split('/', 1)[1]}`" for v in entry.vectors]
-    if vectors:
-        noun = "vector" if len(vectors) == 1 else "vectors"
-        parts.append(f"{noun} {_some(vectors, 3)}")
-    else:
-        parts.append("no vector")
-    text = f"{XREF} {'; '.join(parts)} ([index](index.md#{entry.rule.lower()}))."
-    return _wrap(text)
-
-
 def index(entries: dict[str, Entry]) -> str:
     """The text of spec/index.md."""
     lines = [
@@ -306,36 +317,25 @@ def _listing(label: str, items: list[str]) -> list[str]:
     return _wrap(f"{label}: {', '.join(items)}", first="- ", rest="  ")
 
 
-def with_xrefs(text: str, entries: dict[str, Entry]) -> str:
-    """``text`` (a spec file) with the cross-reference paragraph of each id section renewed."""
+def without_xrefs(text: str) -> str:
+    """``text`` (a spec file) without the ``*Cross-reference:*`` paragraphs an older
+    ``make spec-index`` wrote at the end of each id's section (they live in the index)."""
     out: list[str] = []
-    current: Entry | None = None
-
-    def close() -> None:
-        if current is None:
-            return
-        while out and out[-1] == "":
-            out.pop()
-        out.extend(["", *xref(current), ""])
-
-    lines = text.splitlines()
     skipping = False
     fenced = False
-    for line in lines:
+    for line in text.splitlines():
         if line.startswith("```"):
             fenced = not fenced
-        if skipping:
+        if skipping:  # the paragraph, and the blank line ending it
             skipping = line != ""
             continue
         if not fenced and line.startswith(XREF):
             skipping = True
+            while out and out[-1] == "":
+                out.pop()
+            out.append("")
             continue
-        if not fenced and line.startswith("#"):
-            close()
-            heading = HEADING.match(line)
-            current = entries.get(heading.group(2)) if heading else None
         out.append(line)
-    close()
     while out and out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n"
@@ -379,7 +379,7 @@ def rule_texts(texts: dict[Path, str]) -> str:
 def rendered() -> dict[Path, str]:
     """Every file this script writes, with the text it should hold."""
     entries = gather()
-    files = {path: with_xrefs(path.read_text(encoding="utf-8"), entries) for path in spec_files()}
+    files = {path: without_xrefs(path.read_text(encoding="utf-8")) for path in spec_files()}
     files[INDEX] = index(entries)
     files[RULE_TEXTS] = rule_texts(files)
     return files

@@ -3,7 +3,7 @@
 Every check that rejects something names the offending field and the spec rule it
 breaks, so a caller (or a conformance vector) can tell *why* without reading a traceback.
 Raising happens before any state is built, so the state given to ``step`` stays usable.
-The exit code of each kind of failure lives here too (README "Exit codes"), so that every
+The exit code of each kind of failure lives here too (docs/commands.md, "Exit codes"), so that every
 command, whichever layer it sits in, maps errors alike without importing the CLI.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-# Exit codes (README "Exit codes"); 1 is `check`'s "some vector differs" (VEC-R6).
+# Exit codes (docs/commands.md, "Exit codes"); 1 is `check`'s "some vector differs" (VEC-R6).
 EXIT_OK = 0
 EXIT_DIFFERENT = 1
 EXIT_BAD_INPUT = 2
@@ -136,7 +136,7 @@ def foreign_state(built_under: object) -> InvalidInput:
 
 
 def failure_code(error: BaseException) -> int:
-    """The exit code of an exception that ended a command (README "Exit codes")."""
+    """The exit code of an exception that ended a command (docs/commands.md, "Exit codes")."""
     if isinstance(error, InvalidInput | OSError | UnicodeError):
         return EXIT_BAD_INPUT
     if isinstance(error, ConsistencyError):

@@ -1,7 +1,8 @@
 """Name -> algorithm lookup shared by the CLI, the vector runner and the Spark jobs.
 
 Entries are import paths so that importing the registry loads no algorithm, and adding an
-algorithm is one line here and nothing in any adapter.
+algorithm is one line here and nothing in any adapter (the whole recipe, and the few lists
+that hold knowledge about each algorithm: ARCHITECTURE.md, "Where a change goes").
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ _ENTRIES: dict[str, str] = {
 def names() -> tuple[str, ...]:
     """The registered algorithm names, sorted."""
     return tuple(sorted(_ENTRIES))
+
+
+def package(name: str) -> str:
+    """The import path of the package of the algorithm registered under ``name`` (without
+    importing it); :class:`InvalidInput` when unknown."""
+    if name not in _ENTRIES:
+        get(name)  # raises, naming the known algorithms
+    return _ENTRIES[name].partition(":")[0]
 
 
 def get(name: str) -> Algorithm[Any, Any, Any, Any]:

@@ -1,6 +1,7 @@
 """The fuzz strategies' shared helper (CF-R9). Every module named ``strategies.py``
-imports Hypothesis, so it is loaded only by ``timealign conform --fuzz`` (the ``conform``
-extra), never by the rule text or the core."""
+imports Hypothesis, so it is loaded only by ``timealign conform --fuzz`` and ``timealign
+diff`` (its seeded random traces; the ``conform`` extra), never by the rule text, the rest
+of the core or the other adapters."""
 
 from __future__ import annotations
 

@@ -34,11 +34,17 @@ Fuzz = Callable[[int], Any]
 
 @attrs.frozen
 class Instance:
-    """One small instance of the bounded explorer: a config and an input alphabet."""
+    """One small instance of the bounded explorer: a config and an input alphabet.
+
+    ``named(config)`` is its name for another config (``--where`` changed it, CF-R31),
+    when its name spells config values (``at/n2-q1-...``): ``None`` for a name that spells
+    none, which then gets the changed values appended.
+    """
 
     name: str
     config: Any
     moves: Moves
+    named: Callable[[Any], str] | None = None
 
 
 def _inside(_config: JSON, _inputs: Sequence[JSON]) -> str | None:

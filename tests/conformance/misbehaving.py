@@ -3,13 +3,15 @@ its argument names, on every trace whose name contains ``bad`` (for the CF-R4/CF
 or, for the modes of CF-R36 to CF-R38, on every trace.
 
     python -m tests.conformance.misbehaving crash|hang|garbage|wrong_name|no_outputs|
-                                            extra_line|refuse|slow_start|duplicate_keys
+                                            extra_line|refuse|slow_start|duplicate_keys|
+                                            colour_crash
     python -m tests.conformance.misbehaving nonsense|leak|twice|silent
 
 ``nonsense`` adds ``{"input": 1000000, "kind": "nonsense"}`` to every answer (a lying
 adapter); ``leak`` leaves out the last output of every third trace it serves (state
 leaking between traces: the answer depends on what came before); ``twice`` prints every
-answer line twice; ``silent`` answers every trace with no outputs.
+answer line twice; ``silent`` answers every trace with no outputs. ``colour_crash`` dies
+as ``crash`` does after a long stderr of numbered lines in terminal colours.
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ for served, line in enumerate(sys.stdin, start=1):
     if "bad" in str(trace["name"]):
         if MODE == "crash":
             print("boom: cannot handle this trace", file=sys.stderr, flush=True)
+            sys.exit(3)
+        if MODE == "colour_crash":
+            for number in range(100):
+                print(f"\x1b[2mline {number:03}: {'.' * 30}\x1b[0m", file=sys.stderr)
+            print("\x1b[1;31merror:\x1b[0m cannot\rhandle \x1b]0;title\x07this trace",
+                  file=sys.stderr, flush=True)
             sys.exit(3)
         if MODE == "hang":
             time.sleep(60)

@@ -4,6 +4,7 @@ clear verdict for that one trace, the command is restarted, and later traces sti
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -53,6 +54,19 @@ def test_crash_reports_exit_status_and_stderr_cf_r4() -> None:
     [(status, message)] = run("crash")
     assert status == "failed"
     assert "exited with status 3" in message and "boom: cannot handle this trace" in message
+
+
+def test_stderr_is_quoted_without_terminal_escapes_from_a_line_start_cf_r4_cf_r27() -> None:
+    """CF-R4, CF-R27: a command dying after a long stderr in terminal colours is quoted
+    without the escapes (colours, a window title) and from the start of a line, never from
+    the middle of one."""
+    [(status, message)] = run("colour_crash")
+    assert status == "failed" and "exited with status 3" in message
+    quoted = message.partition("; stderr: ")[2]
+    assert "\x1b" not in quoted and "\x07" not in quoted and "\r" not in quoted, repr(quoted)
+    lines = quoted.splitlines()
+    assert lines[-2:] == ["error: cannot", "handle this trace"]
+    assert re.fullmatch(r"line \d{3}: \.{30}", lines[0]), lines[0]
 
 
 def test_hang_times_out_and_restarts_cf_r4() -> None:

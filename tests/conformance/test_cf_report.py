@@ -6,6 +6,7 @@ the implementation answered (CF-R16, VEC-R15) and their picture (PL-R16)."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -122,12 +123,12 @@ def test_state_leaking_between_traces_is_reported_with_both_answers_cf_r37(
         source: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """CF-R37: an adapter whose answer depends on the traces before (it leaves out the last
     output of every third trace) is reported as exactly that, with both answers: fuzz no
-    longer ends in Hypothesis's FlakyFailure (exit 4, no report). Explore asks again only
-    the traces it details, so its other differing traces still count as differences."""
+    longer ends in Hypothesis's FlakyFailure (exit 4, no report). Explore asks again every
+    differing trace of a group not yet found (CF-R32): the failures, one group whatever
+    answers they quote, never fill its places, so no differing trace is left unasked."""
     code, out, body = conform(["--cmd", f"{MISBEHAVING} leak", *source], tmp_path, capsys)
-    explore = "--explore" in source
-    assert code == (1 if explore else 6), out
-    assert "FlakyFailure" not in out and ("DIFFERS" in out) == explore
+    assert code == 6, out
+    assert "FlakyFailure" not in out and "DIFFERS" not in out
     assert "answered the same trace differently when asked again (CF-R37; state leaking " \
            "between traces" in out
     [name] = body["sources"]
@@ -166,6 +167,21 @@ def test_an_adapter_answering_nothing_has_every_differing_vector_named_cf_r38(
     assert len(source["differences"]) == 10
     assert f"- vectors: and {len(expected) - 10} more differ (see --report), the first " \
            f"{expected[10]}" in out
+
+
+def test_max_differences_applies_to_the_suite_cf_r38_cf_r32(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CF-R38, CF-R32: ``--max-differences`` sets how many suite vectors are detailed, as it
+    does for fuzz and explore: with 100 every differing vector is detailed and none is left
+    as "and N more"; with 3, three are."""
+    expected = [v.name for v in shipped("approximate_time")
+                if run_reference(AT, v.config, v.inputs)]
+    for most, shown in ((100, len(expected)), (3, 3)):
+        code, out, body = conform(["--cmd", f"{MISBEHAVING} silent", "--max-differences",
+                                   str(most)], tmp_path, capsys)
+        details = body["sources"]["vectors"]["differences"]
+        assert code == 1 and [d["name"] for d in details] == expected[:shown]
+        assert ("more differ (see --report)" in out) == (shown < len(expected)), out
 
 
 def test_refusals_do_not_take_the_places_of_differences_cf_r38() -> None:
@@ -240,18 +256,32 @@ def lazy(config: JSON, inputs: list[JSON]) -> list[JSON]:
 
 def test_saved_vector_keeps_its_description_and_the_observed_answer_cf_r16_vec_r15(
         tmp_path: Path) -> None:
-    """CF-R16, VEC-R15: a saved difference keeps the vector's own description and rules
-    (the difference's added after them), and holds the implementation's outputs and the
-    first diverging input beside the reference's outputs; `timealign check` passes on it,
-    the request sent for it carries none of that, and it still differs when checked."""
+    """CF-R16, VEC-R15: a saved difference keeps the vector's own description (a shrunk
+    one gets a description of the inputs it kept, the original after "Shrunk from:") and
+    rules (the difference's added after them), and holds the implementation's outputs and
+    the first diverging input beside the reference's outputs; `timealign check` passes on
+    it, the request sent for it carries none of that, and it still differs when checked."""
     originals = {v.name: v for v in shipped("approximate_time")}
-    report = check("approximate_time", lazy, save_to=tmp_path)
+    report = check("approximate_time", lazy, save_to=tmp_path, max_differences=100)
     [source] = report.sources
     assert source.differences and main(["check", str(tmp_path)]) == 0
+    shrunk = 0
     for difference in source.differences:
         [saved] = vectors.load(difference.saved)
         original = originals[difference.vector.name]
-        assert saved.description == original.description
+        if len(saved.inputs) == len(original.inputs):
+            assert saved.description == original.description
+        else:
+            shrunk += 1
+            mine, _, before = saved.description.partition(" Shrunk from: ")
+            assert before == original.description and mine.startswith(
+                f"Found by timealign conform (vectors), shrunk to {len(saved.inputs)} of "
+                f"{len(original.inputs)} inputs, differing first at input "
+                f"{saved.first_diverging_input}: ")
+            kept = {str(i.get("id")) for i in saved.inputs if "id" in i}
+            gone = {str(i.get("id")) for i in original.inputs if "id" in i} - kept
+            spelled = set(re.findall(r"\bid (\S+?)[;.,]", mine))
+            assert spelled == kept and not spelled & gone, (mine, kept, gone)
         assert saved.rules[:len(original.rules)] == original.rules
         assert set(difference.rules) <= set(saved.rules)
         assert saved.observed == tuple(lazy(saved.config, list(saved.inputs)))
@@ -260,6 +290,7 @@ def test_saved_vector_keeps_its_description_and_the_observed_answer_cf_r16_vec_r
         assert set(request(saved)) == {"format", "algorithm", "name", "description",
                                        "rules", "config", "inputs"}
         assert check("approximate_time", lazy, vectors=[saved]).sources[0].differ == 1
+    assert shrunk, "no difference was shrunk: the description of a shrunk one is untested"
 
 
 def test_saved_refusal_keeps_the_refusal_vec_r15(tmp_path: Path) -> None:

@@ -183,6 +183,47 @@ def test_explore_keeps_the_first_trace_of_each_cause_cf_r32() -> None:
     assert [len(f) for f in firsts] == sorted(len(f) for f in firsts)
 
 
+def test_failures_of_one_kind_are_one_group_whatever_they_quote_cf_r32() -> None:
+    """CF-R32: a port failing every trace of queue size 3 with a message quoting the trace's
+    length is one failed group, whatever length it quotes: one entry, with every failed
+    trace counted alike, beside both seeded faults, and the search goes on past it (it
+    never fills the places of distinct differences)."""
+    def failing(config: JSON, inputs: list[JSON]) -> list[JSON]:
+        if config.get("queue_size") == 3:
+            raise ValueError(f"queue size 3 is not supported ({len(inputs)} inputs)")
+        return two_faults(config, inputs)
+
+    report = check("approximate_time", failing, vectors=[], fuzz=300, seed=2,
+                   max_differences=4)
+    [fuzz] = report.sources
+    failed = [d for d in fuzz.differences if d.status == "failed"]
+    assert len(failed) == 1 and failed[0].alike == fuzz.failed > 1, report.text()
+    reasons = {o["reason"] for d in fuzz.differences for o in d.expected
+               if o.get("kind") == "dropped"}
+    assert {"superseded", "queue_overflow"} <= reasons, report.text()
+    assert f"and {fuzz.failed - 1} more traces alike" in report.text()
+
+
+def test_the_grouping_is_one_function_a_judge_is_given_cf_r32() -> None:
+    """CF-R32: fuzz and explore group differences by the judge's one grouping function:
+    with every differing trace in one group, each source reports one entry, its first
+    (explore: shortest) trace, with every differing trace counted alike; by default
+    (:func:`cause`) every differing trace is counted in exactly one entry."""
+    def one(_judge: Judge, _vector: Any, verdict: Any) -> str:
+        return str(verdict.status)
+
+    judge = Judge(AT, InProcess(two_faults), grouping=one)
+    explore = check_explore(judge, 3, Progress(False))
+    fuzz = check_fuzz(judge, 200, 2, Progress(False))
+    for source in (explore, fuzz):
+        [entry] = source.differences
+        assert entry.alike == source.differ > 1, source.note
+    assert len(explore.differences[0].vector.inputs) == 3  # two moves and the end: shortest
+    grouped = check_explore(Judge(AT, InProcess(two_faults)), 3, Progress(False))
+    assert len(grouped.differences) >= 2 and "distinct differences" in grouped.note
+    assert sum(d.alike for d in grouped.differences) == grouped.differ
+
+
 # --- --budget (CF-R33) and Ctrl-C (CF-R34) -----------------------------------------------
 
 def test_budget_cuts_fuzz_and_explore_and_says_so_cf_r33() -> None:
@@ -249,7 +290,8 @@ def test_ctrl_c_prints_the_summary_writes_the_report_exit_130_cf_r34(
     body = json.loads(report.read_text(encoding="utf-8"))
     assert body["interrupted"] is True and body["not_run"] == ["explore"]
     assert body["sources"]["vectors"]["run"] == suite
-    assert body["sources"]["fuzz"]["stopped"] == "interrupted"
+    fuzz = body["sources"].get("fuzz")  # a signal before its first trace: fuzz not run
+    assert (fuzz or {}).get("stopped") == "interrupted" or body["not_run"] == ["fuzz"], body
     assert body["sources"]["fuzz"]["run"] == 80 - suite
 
 
@@ -271,6 +313,41 @@ def test_ctrl_c_in_fuzz_keeps_what_it_found_cf_r34() -> None:
     assert fuzz.differences and "interrupted (Ctrl-C) after" in fuzz.note
 
 
+@pytest.mark.parametrize("signals", [("SIGINT", "SIGINT"), ("SIGTERM",),
+                                     ("SIGINT", "SIGTERM", "SIGINT")])
+def test_signals_to_the_process_group_print_the_summary_and_write_the_report_cf_r34(
+        signals: tuple[str, ...], tmp_path: Path) -> None:
+    """CF-R34, CLI-R2: SIGINT sent to the whole process group twice (as `timeout -s INT`
+    does: the command, then its group), SIGTERM, or a mix, during fuzz: the summary is
+    printed, the report written with the process's exit status 130, whatever the later
+    signals find the command doing."""
+    import os
+    import signal
+    import subprocess
+
+    report = tmp_path / "report.json"
+    vector = Path(__file__).resolve().parents[2] / "vectors" / "approximate_time" / \
+        "exact_match_publishes_at_once.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "timealign", "conform", "approximate_time", "--cmd",
+         two_faults_adapter.command(), "--vectors", str(vector), "--fuzz", "1000000",
+         "--quiet", "--report", str(report)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert process.stderr is not None
+    assert process.stderr.readline().startswith("conform: vectors")  # fuzz is running now
+    for name in signals:
+        os.killpg(process.pid, getattr(signal, name))
+    out, err = process.communicate(timeout=60)
+    said = "Ctrl-C" if signals[0] == "SIGINT" else signals[0]
+    assert process.returncode == 130, out + err
+    assert f"interrupted ({said}): the report covers the traces checked so far" in out, out
+    assert "Traceback" not in err and err.strip().endswith("timealign: interrupted"), err
+    body = json.loads(report.read_text(encoding="utf-8"))
+    assert body["exit_status"] == 130 and body["interrupted"] is True
+    fuzz = body["sources"].get("fuzz")  # a signal before its first trace: fuzz not run
+    assert (fuzz or {}).get("stopped") == "interrupted" or body["not_run"] == ["fuzz"], body
+
+
 # --- interleaved explorer (CF-R35) -------------------------------------------------------
 
 def test_explorer_interleaves_instances_depth_by_depth_cf_r35() -> None:
@@ -286,6 +363,38 @@ def test_explorer_interleaves_instances_depth_by_depth_cf_r35() -> None:
     for item in instances(AT):
         mine = [v for name, _, v in walked if name == item.name]
         assert len(mine) == sum(1 for _ in walk(item.moves, 2))
+
+
+def test_explorer_instance_names_follow_where_cf_r31() -> None:
+    """CF-R31: after ``--where queue_size=9`` no ApproximateTime instance is still named
+    ``q1`` (its name spells the values it now runs with, ``at/n2-q9-any-order``), an
+    instance already at 9 keeps its name; a name spelling none of the values changed gets
+    them appended (``eb/two-keys-batching_window7``), one spelling them is spelled anew
+    (``eb/zero-window`` as ``eb/window-7``, ``rb/factor-3.5`` as ``rb/factor-2``). The
+    traces' vector names follow."""
+    from timealign.conformance import probes
+    from timealign.conformance.where import parse
+
+    where = parse(AT, ["queue_size=9"], probes(AT))
+    walked = list(traces(AT, 1, None, where))
+    names = {name for name, _, _ in walked}
+    assert not any("q1" in name or "q2" in name for name in names), names
+    assert {"at/n2-q9-any-order", "at/n3-q9-ties", "at/n2-bounds"} <= names, names
+    for name, _, vector in walked:
+        assert vector.name.startswith(name.replace("/", "_") + "_")
+        assert vector.config["queue_size"] == 9
+    penalty = {name for name, _, _ in traces(AT, 1, None, parse(AT, ["age_penalty=0"],
+                                                                  probes(AT)))}
+    assert "at/n2-q1-any-order-age_penalty0.0" in penalty, penalty  # spelled by no name
+    for algorithm, value, expected in (
+            ("event_time_batcher", "batching_window=7",
+             {"eb/two-keys-batching_window7", "eb/window-7"}),  # was eb/zero-window
+            ("rate_aware_batcher", "timeout_factor=2",
+             {"rb/factor-2", "rb/far-outliers-timeout_factor2"})):  # was rb/factor-3.5
+        other = registry.get(algorithm)
+        narrowed = parse(other, [value], probes(other))
+        walked_names = {name for name, _, _ in traces(other, 1, None, narrowed)}
+        assert expected <= walked_names, walked_names
 
 
 def test_explorer_refuses_an_instance_the_where_makes_invalid_cf_r31_cf_r35() -> None:

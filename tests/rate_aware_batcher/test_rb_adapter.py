@@ -152,9 +152,9 @@ def test_cli_checks_the_suite(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "algorithms.md").read_text(encoding="utf-8")
     section = text.split("## Rate-aware batcher", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/algorithms.md", "exec"), {})
     sizes = [int(line.split()[-1]) for line in capsys.readouterr().out.splitlines()]
     assert sizes == [1, 14, 13, 14, 14]

@@ -1,7 +1,7 @@
 """The Spark commands at the command line under generated paths and corrupted input folders
 (CLI-R1, CLI-R3, CLI-R4, SP-R1, SP-R20, BAG-R6, BAG-R11), in process on the shared session.
 
-Each case asserts what every command promises: an exit code of the README's table (bad
+Each case asserts what every command promises: an exit code of the table in docs/commands.md (bad
 input 2, never 4), no traceback, no file outside the declared outputs changed (the tree is
 digested before and after), and either every input row accounted for or a refusal naming
 the file. A refused case costs no Spark job; an accepted one a few seconds, so the budget is

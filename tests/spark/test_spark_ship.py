@@ -60,7 +60,8 @@ def test_sp_r33_ship_writes_the_log_settings_spark_submit_starts_with(tmp_path: 
         encoding="utf-8").splitlines() if line and not line.startswith("#"))
     assert settings["rootLogger.level"] == "error"
     assert settings["appender.stderr.target"] == "SYSTEM_ERR"
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "spark.md").read_text(
+        encoding="utf-8")
     assert '--driver-java-options "-Dlog4j2.configurationFile=dist/log4j2.properties"' in readme
 
 

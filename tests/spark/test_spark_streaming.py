@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
@@ -31,6 +32,9 @@ from timealign.spark.streaming import open_ids, read_table, run_stream
 CLOCK_FREE = [case for case in CASES if not case.clocked]
 CLOCK_FREE = [case for case in CLOCK_FREE if case.name != "pairs"] or CLOCK_FREE
 KILLED = CLOCK_FREE[-1]
+# SP-R13, SP-D5: a clocked machine's stream follows its rows' clock, so it is compared with
+# the batch driver too (issue 43 item 9: the event-time batcher's stream died at batch 1).
+STREAMED = CLOCK_FREE + [case for case in CASES if case.name == "event_time_batcher"]
 
 
 def outcome_rows(frame: Any) -> list[tuple[Any, ...]]:
@@ -53,9 +57,10 @@ def stream(spark: SparkSession, case: Case, source: Path, base: Path) -> tuple[P
 @pytest.fixture(scope="module")
 def uninterrupted(spark: SparkSession, fleet: Path,
                   tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
-    """One uninterrupted available-now stream per clock-free machine, one file per batch."""
+    """One uninterrupted available-now stream per machine compared with batch, one file
+    per batch."""
     return {case.name: stream(spark, case, fleet, tmp_path_factory.mktemp(case.name))
-            for case in CLOCK_FREE}
+            for case in STREAMED}
 
 
 def fed_without_end(case: Case, fleet: Path) -> tuple[list[Any], list[Any], list[Any]]:
@@ -76,14 +81,15 @@ def fed_without_end(case: Case, fleet: Path) -> tuple[list[Any], list[Any], list
     return sorted(groups), sorted(outcomes, key=repr), sorted(held)
 
 
-@pytest.mark.parametrize("case", CLOCK_FREE, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", STREAMED, ids=lambda c: c.name)
 def test_sp_i3_d1_r15_stream_equals_batch_minus_the_end(
         spark: SparkSession, fleet: Path, batch_output: Any, case: Case,
         uninterrupted: dict[str, tuple[Path, Path]]) -> None:
-    """SP-I3, SP-D1, SP-R11, SP-R15, DRV-R8: over three micro-batches, the stream's tables
-    are the batch driver's without the end of input (for the rate-aware batcher the last
-    poll stays held too), every streamed row is in the batch tables, and the held ids are
-    exactly the batch rows the stream has not settled."""
+    """SP-I3, SP-D1, SP-R11, SP-R15, DRV-R8, SP-R13: over three micro-batches, the
+    stream's tables are the batch driver's without the end of input (for the rate-aware
+    batcher the last poll stays held too; for the event-time batcher the ticks after the
+    last row), every streamed row is in the batch tables, and the held ids are exactly the
+    batch rows the stream has not settled."""
     output, checkpoint = uninterrupted[case.name]
     batch = batch_output(case)
     batch_groups = group_rows(spark.read.parquet(str(batch / "groups")))
@@ -195,16 +201,16 @@ def test_sp_r46_files_of_one_time_are_taken_by_name() -> None:
     """SP-R46: a watched folder is read through a glob (Hadoop lists matches by name), its
     partition discovery kept by basePath; a file or a glob is left as given. SP-R33: a
     micro-batch's line counts what needs a look (SP-R31) or says nothing does."""
-    from timealign.spark.streaming import Tally, batch_line, name_ordered
+    from timealign.spark.streaming import BatchCount, batch_line, name_ordered
 
     assert name_ordered(str(ROOT)) == (f"{ROOT}/[^._]*", {"basePath": str(ROOT)})
     assert name_ordered(str(ROOT / "README.md")) == (str(ROOT / "README.md"), {})
     assert name_ordered("in/*.parquet") == ("in/*.parquet", {})
-    tally: Tally = {3: [("dropped", "superseded", 5), ("rejected", "late_file", 2)]}
-    assert batch_line("approximate_time", {"batchId": 3, "numInputRows": 9}, tally) == \
-        "[timealign stream] batch 3: 9 rows read; needs a look: rejected (late_file) 2"
-    assert batch_line("approximate_time", {"batchId": 4, "numInputRows": 1}, tally).endswith(
-        "batch 4: 1 rows read; nothing needs a look")
+    count = BatchCount(9, 7, (("dropped", "superseded", 5), ("rejected", "late_file", 2)))
+    assert batch_line("approximate_time", 3, count) == "[timealign stream] batch 3: 9 rows " \
+        "read, 7 settled; needs a look: rejected (late_file) 2"
+    assert batch_line("approximate_time", 4, BatchCount(1, 0)).endswith(
+        "batch 4: 1 rows read, 0 settled; nothing needs a look")
 
 
 def test_sp_r46_r42_r43_files_copied_together_stream_and_verify(
@@ -231,8 +237,16 @@ def test_sp_r46_r42_r43_files_copied_together_stream_and_verify(
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert printed.err.splitlines()[0].startswith(f"[timealign stream] watching {source} ")
-    lines = [line for line in printed.err.splitlines() if " rows read; " in line]
+    lines = [line for line in printed.err.splitlines() if " rows read, " in line]
     assert len(lines) == 3 and all(line.endswith("nothing needs a look") for line in lines)
+    # SP-R33 (issue 42 item 3): each line's rows read are its file's rows (one file per
+    # micro-batch, in name order), its rows settled the rows of its outcomes/batch=N
+    files = sorted(fleet.glob("*.parquet"))
+    outcomes = spark.read.parquet(str(out / "outcomes"))
+    assert lines == [
+        f"[timealign stream] batch {n}: {pq.read_metadata(path).num_rows} rows read, "
+        f"{outcomes.where(f'batch = {n}').count()} settled; nothing needs a look"
+        for n, path in enumerate(files)]
     written = json.loads(summary.read_text(encoding="utf-8"))
     assert not [c for c in written["outcomes"] if c["outcome"] == "rejected"], written
     assert written["held"] > 0 and (report / "index.html").is_file()

@@ -104,3 +104,24 @@ def test_sp_r38_fail_on_needs_a_look_exits_1_only_when_asked() -> None:
     assert failed_on(asked, look, "timealign run") == 1
     assert failed_on(asked, fine, "timealign run") == 0
     assert failed_on(parser.parse_args([]), look, "timealign run") == 0
+
+
+def test_sp_r62_a_stream_summary_names_its_late_files() -> None:
+    """SP-R56: the late files, most rows first, each with its rows, source, earliest
+    arrival and the arrival it came after; then the way to take a copy at once. Past
+    LATE_SHOWN files the printed summary says how many more (the JSON has them all)."""
+    from timealign.spark.summary import LATE_SHOWN, with_late_files
+
+    late = [{"file": f"in/part-{n:05d}.parquet", "source": "r1", "rows": n + 1,
+             "first_arrival": 1000 * n, "after": 1000 * n + 500} for n in range(LATE_SHOWN + 2)]
+    summary = with_late_files(with_held(_summary(("rejected", "late_file", 78)), 0), late)
+    assert [f["rows"] for f in summary["late_files"]] == list(range(LATE_SHOWN + 2, 0, -1))
+    text = format_summary(summary, "approximate_time")
+    last = LATE_SHOWN + 1
+    assert (f"  late file in/part-{last:05d}.parquet: {last + 1} rows of source 'r1' arrive "
+            f"from {1000 * last} ns, before the source's last row already taken "
+            f"({1000 * last + 500} ns): the file was taken after a file of later rows "
+            f"(SP-R14, SP-R46)") in text
+    assert "in/part-00000.parquet" not in text and "… and 2 more late files" in text
+    assert "under a name starting with '.', then rename it (SP-R56)" in text
+    assert with_late_files(summary, []) is summary

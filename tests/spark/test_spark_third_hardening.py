@@ -55,17 +55,27 @@ def test_sp_r1_every_configured_column_exists(spark: SparkSession, tmp_path: Pat
     `source=src_typo` merged every source into ""; both are refused (exit 2) by `run`,
     `stream` and `verify` before the job runs, naming the column and the input's columns."""
     data = _table(tmp_path / "in" / "a.parquet").parent
+    # verify is given the output of a finished run (a failed stream leaves none, SP-R55)
+    finished = tmp_path / "finished"
+    assert main(["run", "pairs", "--input", str(data), "--output", str(finished), "--config",
+                 CONFIG, "--quiet", "--column", "source=src"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    manifest = finished / "_timealign.json"
+    body = json.loads(manifest.read_text(encoding="utf-8"))
     for typo in ("arrival=recv_typo", "source=src_typo"):
         column = typo.split("=")[1]
         out = tmp_path / f"out-{column}"
+        # the run's record names the typo (hand-made: no run with it finishes), so verify
+        # reads the input with it and must refuse it by name
+        body["run"]["column"] = ["source=src", typo] if typo.startswith("arrival") else [typo]
+        manifest.write_text(json.dumps(body), encoding="utf-8")
         runs: list[tuple[str, list[str]]] = [
             ("run", ["run", "pairs", "--input", str(data), "--output", str(out), "--config",
                      CONFIG, "--quiet", "--column", typo]),
             ("stream", ["stream", "pairs", "--source", str(data), "--output", str(out),
                         "--checkpoint", str(tmp_path / f"ck-{column}"), "--config", CONFIG,
                         "--quiet", "--available-now", "--column", typo]),
-            ("verify", ["pairs", "--input", str(data), "--output", str(out), "--config",
-                        CONFIG, "--column", typo]),
+            ("verify", ["pairs", "--output", str(finished)]),
         ]
         for name, argv in runs:
             got = verify_main(argv) if name == "verify" else main(argv)
@@ -73,9 +83,10 @@ def test_sp_r1_every_configured_column_exists(spark: SparkSession, tmp_path: Pat
             assert got == 2, (name, err)
             assert f"--column {typo}" in err and repr(column) in err and "SP-R1" in err, err
             assert "'recv'" in err and "'src'" in err, err  # the input's columns
-            # no table; a stream's manifest (SP-R32) may be there
+            # no table; a failed stream leaves neither output nor checkpoint (SP-R55)
             assert not out.exists() or {p.name for p in out.iterdir()} <= {
                 "_timealign.json"}, (name, list(out.iterdir()))
+            assert name != "stream" or not (out.exists() or (tmp_path / f"ck-{column}").exists())
 
 
 def test_sp_r1_every_file_of_an_input_folder_is_read_or_refused(

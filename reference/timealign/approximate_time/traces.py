@@ -40,15 +40,25 @@ def in_order(topics: int, steps: Sequence[int]) -> Callable[[Trace], list[Input]
     return moves
 
 
+def named(shape: str) -> Callable[[Config], str]:
+    """An instance's name for a config ``--where`` changed (CF-R31): its topic count, queue
+    size and alphabet, and its arithmetic when not ros2 (``at/n2-q9-any-order``)."""
+    def name(config: Config) -> str:
+        arithmetic = "" if config.arithmetic == "ros2" else f"-{config.arithmetic}"
+        return f"at/n{config.topics}-q{config.queue_size}-{shape}{arithmetic}"
+    return name
+
+
 INSTANCES = (
-    Instance("at/n2-q1-any-order", Config(2, 1), any_order(2, (0, 1, 2))),
-    Instance("at/n3-q2-ties", Config(3, 2), any_order(3, (0, 1))),
+    Instance("at/n2-q1-any-order", Config(2, 1), any_order(2, (0, 1, 2)),
+             named("any-order")),
+    Instance("at/n3-q2-ties", Config(3, 2), any_order(3, (0, 1)), named("ties")),
     Instance("at/n2-q1-interval", Config(2, 1, max_interval_duration=1),
-             any_order(2, (0, 1, 3))),
+             any_order(2, (0, 1, 3)), named("interval")),
     Instance("at/n2-ros1-penalty", Config(2, 2, age_penalty=0.7, arithmetic="ros1"),
-             any_order(2, (0, 10, 17, 27))),
+             any_order(2, (0, 10, 17, 27)), named("penalty")),
     Instance("at/n2-bounds", Config(2, 9, inter_message_lower_bounds=[2, 1]),
-             in_order(2, (2, 3))),
+             in_order(2, (2, 3)), named("bounds")),
 )
 
 

@@ -1,6 +1,6 @@
 """``timealign conform``: check an external implementation against the reference.
 
-Exit status (CF-R17, CF-R39, README "Exit codes"): 0 when every trace agreed, 1 when a
+Exit status (CF-R17, CF-R39, docs/commands.md "Exit codes"): 0 when every trace agreed, 1 when a
 trace differed, 6 when none differed but the command gave no usable answer to some, 5 when
 the only trouble is refused traces; 2 on a usage error or bad input (unknown algorithm or
 profile, unreadable vectors), raised as :class:`InvalidInput` and mapped by
@@ -13,13 +13,15 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import signal
 import sys
+import threading
 from typing import Any
 
 from timealign import options, outputs, registry, vectors
 from timealign.conformance import observe
 from timealign.conformance.protocol import Command
-from timealign.errors import EXIT_DIFFERENT, EXIT_INTERRUPTED, EXIT_OK, InvalidInput
+from timealign.errors import EXIT_DIFFERENT, EXIT_OK, InvalidInput
 
 # Bounds of the numeric options, checked at parse time (CLI-R1): a --fuzz trace longer than
 # MAX_SIZE inputs is beyond what Hypothesis generates, an --explore depth beyond MAX_DEPTH
@@ -96,6 +98,7 @@ def _domain(algorithm: str, target: Any) -> str:
 
 def _conform(args: argparse.Namespace) -> int:
     from timealign.conformance import check, find_target, probes
+    from timealign.conformance.harness import save
     from timealign.conformance.where import parse
 
     registry.get(args.algorithm)
@@ -121,22 +124,57 @@ def _conform(args: argparse.Namespace) -> int:
                            "nothing to check: no vector found and no --fuzz or --explore",
                            args.vectors)
     _check_targets(args, "conform")
-    with Command(args.cmd, timeout=args.timeout) as command:
+    with Command(args.cmd, timeout=args.timeout) as command, _Signals() as signals:
         report = check(args.algorithm, command, vectors=chosen, fuzz=args.fuzz, seed=args.seed,
                        size=args.size, explore=args.explore, observe=observed,
-                       save_to=args.save, progress=not args.quiet, target=args.target,
+                       progress=not args.quiet, target=args.target,
                        where=where, max_differences=args.max_differences,
                        budget=args.budget, source_lines=True)
-    if not any(source.run for source in report.sources) and not report.interrupted:  # VEC-R13
-        raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run", None)
-    print(report.text())
-    if args.report:
-        outputs.write_target("conform", "--report", args.report,
-                             json.dumps(report.to_json(), indent=1) + "\n")  # CLI-R5
+        signals.armed = False  # CF-R34: from here on a signal no longer cuts anything short
+        if not any(source.run for source in report.sources) and not report.interrupted:
+            raise InvalidInput("conform", "VEC-R13", "nothing to check: no trace was run",
+                               None)
+        if args.save is not None:
+            save(report, args.save)
+        print(report.text(), flush=True)
+        if args.report:
+            outputs.write_target("conform", "--report", args.report,
+                                 json.dumps(report.to_json(), indent=1) + "\n")  # CLI-R5
     if report.interrupted:  # CF-R34, CLI-R2: the summary and the report, then exit 130
         print("timealign: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
-    return report.exit_code()  # CF-R39
+    return report.exit_code()  # CF-R39, CF-R34: the report's exit_status
+
+
+class _Signals:
+    """CF-R34, CLI-R2: while the sources run, the first SIGINT or SIGTERM ends them as
+    Ctrl-C does (``KeyboardInterrupt``, naming the signal); every later one, and any once
+    ``armed`` is false, is ignored, so the summary is printed and the report written
+    whatever arrives after (``timeout`` signals the command, then its whole process group):
+    once a signal came, they stay ignored until the process exits. Outside the main thread
+    (no signal handlers there) it does nothing."""
+
+    def __init__(self) -> None:
+        self.armed = True
+        self.received: list[int] = []
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                self.previous[number] = signal.signal(number, self._received)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.received:  # a second signal may still be on its way: it too is ignored
+            return
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+    def _received(self, number: int, _frame: Any) -> None:
+        self.received.append(number)
+        if self.armed and len(self.received) == 1:
+            raise KeyboardInterrupt("Ctrl-C" if number == signal.SIGINT
+                                    else signal.Signals(number).name)
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -245,7 +283,9 @@ def register(commands: Any) -> None:
                              "vectors without it are skipped, generated traces carry it")
     parser.add_argument("--max-differences", type=options.integer(1, MAX_TRACES), default=10,
                         metavar="N",
-                        help="distinct differences fuzz and explore each collect (default 10)")
+                        help="differences each source details (default 10): the suite's "
+                             "differing, refused and failed vectors each, the distinct ones "
+                             "of fuzz and explore; the rest are named in --report")
     parser.add_argument("--budget", type=options.number(0.001, MAX_BUDGET), metavar="SECONDS",
                         help="fuzz and explore each stop after SECONDS (wall clock) and report "
                              "what they covered")

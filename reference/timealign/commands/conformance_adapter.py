@@ -26,9 +26,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m timealign.conformance.adapter ALGORITHM``: the README's exit codes (2 for
-    a bad usage or an unknown algorithm, with the usage and a line saying what is wrong;
-    130 for Ctrl-C), never a traceback (CLI-R1)."""
+    """``python -m timealign.conformance.adapter ALGORITHM``: the exit codes of docs/commands.md
+    (2 for a bad usage or an unknown algorithm, with the usage and a line saying what is
+    wrong; 130 for Ctrl-C), never a traceback (CLI-R1)."""
     from timealign.command import guarded
 
     try:

@@ -22,9 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m timealign.rosbag.demo``: the README's exit codes, never a traceback. The
-    bags are written beside ``--output`` and moved in together, replacing an earlier demo's
-    (CLI-R5); a length that gives no message is refused (CLI-R7)."""
+    """``python -m timealign.rosbag.demo``: the exit codes of docs/commands.md, never a
+    traceback. The bags are written beside ``--output`` and moved in together, replacing an
+    earlier demo's (CLI-R5); a length that gives no message is refused (CLI-R7)."""
     from timealign.command import guarded
     from timealign.errors import EXIT_BAD_INPUT
     from timealign.outputs import filled, nothing_written, own

@@ -269,16 +269,21 @@ def _stream(args: argparse.Namespace) -> int:
     watch = TakenWatch(paths.checkpoint, _taken(paths.output), args.format == "rosbag") \
         if local_files else None
     taken = None if watch is None else watch.check()
-    algorithm, config, source, spark = _setup(args, "stream", paths.input)
-    record, began = _record(args, algorithm, config, paths.input), time.time()
-    if "://" not in paths.output:
-        Path(paths.output).mkdir(parents=True, exist_ok=True)
-    kept = None if taken is None else {"taken": taken}
-    remember(paths.output, "stream", record, spark, began, None, None,
-             paths.checkpoint, extra=kept)  # SP-R32, CLI-R3
-    batches = stream(spark, algorithm, config, source, paths, args.available_now,
-                     args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
-                     None if watch is None else watch.check)  # SP-R54: at every poll
+    before = _entries((paths.output, paths.checkpoint))  # SP-R55: undone if it cannot start
+    try:
+        algorithm, config, source, spark = _setup(args, "stream", paths.input)
+        record, began = _record(args, algorithm, config, paths.input), time.time()
+        if "://" not in paths.output:
+            Path(paths.output).mkdir(parents=True, exist_ok=True)
+        kept = None if taken is None else {"taken": taken}
+        remember(paths.output, "stream", record, spark, began, None, None,
+                 paths.checkpoint, extra=kept)  # SP-R32, CLI-R3
+        batches = stream(spark, algorithm, config, source, paths, args.available_now,
+                         args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
+                         None if watch is None else watch.check)  # SP-R54: at every poll
+    except BaseException:
+        _undo_start(before, paths.checkpoint)
+        raise
     if watch is not None:  # SP-R45: and none changed while the stream ran
         kept = {"taken": watch.check()}
         remember(paths.output, "stream", record, spark, began, None, None,
@@ -287,13 +292,20 @@ def _stream(args: argparse.Namespace) -> int:
     # SP-R33: a stream that stops (--available-now) ends with its summary, as `run` does;
     # every row read is counted: settled (in the tables) or still held by a machine (SP-D1).
     if "://" in paths.output or all(Path(p).is_dir() for p in paths.tables().values()):
-        from timealign.spark.streaming import open_ids
-        from timealign.spark.summary import format_summary, summarize, with_held, with_verdict
+        from timealign.spark.streaming import late_files, open_ids
+        from timealign.spark.summary import (
+            format_summary,
+            summarize,
+            with_held,
+            with_late_files,
+            with_verdict,
+        )
 
-        summary = with_verdict(with_held(
+        summary = with_verdict(with_late_files(with_held(
             summarize(spark.read.parquet(f"{paths.output}/groups"),
                       spark.read.parquet(f"{paths.output}/outcomes")),
-            open_ids(spark, algorithm, config, paths.checkpoint).count()), algorithm.name)
+            open_ids(spark, algorithm, config, paths.checkpoint).count()),
+            late_files(spark, paths.output)), algorithm.name)
         print(format_summary(summary, algorithm.name))
         remember(paths.output, "stream", record, spark, began, time.time(), summary,
                  paths.checkpoint, extra=kept)
@@ -305,6 +317,32 @@ def _stream(args: argparse.Namespace) -> int:
             print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
         return failed_on(args, summary, "timealign stream")  # SP-R38
     return 0
+
+
+def _entries(folders: Sequence[str]) -> dict[str, set[str] | None]:
+    """SP-R55: the names each local folder holds (None: the folder is not there yet)."""
+    return {folder: (set(map(str, Path(folder).iterdir())) if Path(folder).is_dir() else None)
+            for folder in folders if "://" not in folder}
+
+
+def _undo_start(before: dict[str, set[str] | None], checkpoint: str) -> None:
+    """SP-R55: a stream that failed before its first micro-batch was planned (no
+    ``offsets/`` entry in its checkpoint) leaves nothing behind: what this run added to
+    its output and checkpoint folders is removed (a folder it made, whole), nothing else."""
+    import shutil
+
+    offsets = Path(checkpoint) / "offsets"
+    if "://" in checkpoint or (offsets.is_dir() and any(offsets.iterdir())):
+        return
+    for folder, names in before.items():
+        if names is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        elif Path(folder).is_dir():
+            for added in set(map(str, Path(folder).iterdir())) - names:
+                if Path(added).is_dir() and not Path(added).is_symlink():
+                    shutil.rmtree(added, ignore_errors=True)
+                else:
+                    Path(added).unlink(missing_ok=True)
 
 
 def _taken(output: str) -> Any:
@@ -400,7 +438,7 @@ def verify_parser() -> argparse.ArgumentParser:
 
 def verify_main(argv: Sequence[str] | None = None) -> int:
     """``python -m timealign.spark.verify``: exit 0 when verified, else the codes of the
-    README's "Exit codes" table (3 when a check fails), one line on stderr."""
+    "Exit codes" table (docs/commands.md) (3 when a check fails), one line on stderr."""
     parser = verify_parser()
     args = parser.parse_args(argv)
     handler = flagged(_verify, READ_FLAGS)

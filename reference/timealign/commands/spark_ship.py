@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m timealign.spark.ship FOLDER``: the README's exit codes, one line on
+    """``python -m timealign.spark.ship FOLDER``: the exit codes of docs/commands.md, one line on
     failure (2 for a folder that cannot be written or holds the user's files), never a
     traceback."""
     from timealign.command import guarded

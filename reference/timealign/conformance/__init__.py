@@ -34,6 +34,7 @@ from timealign.conformance.harness import (
     check_fuzz,
     check_vectors,
     implementation,
+    interruption,
     run_reference,
     save,
 )
@@ -109,8 +110,9 @@ def check(
     names a real upstream (CF-R18, :func:`targets`): only traces inside its domain are
     generated and compared, and ``observe`` defaults to its profile (``full`` without a
     target). ``where`` (``["age_penalty=0"]``) narrows every source to configs holding
-    those values (CF-R31). Fuzz and explore each collect up to ``max_differences``
-    distinct differences (CF-R32) and stop after ``budget`` seconds (CF-R33). Ctrl-C
+    those values (CF-R31). The suite details up to ``max_differences`` traces per status
+    (CF-R38), fuzz and explore each up to ``max_differences`` distinct differences (CF-R32);
+    fuzz and explore stop after ``budget`` seconds (CF-R33). Ctrl-C
     ends the run with the report of what was checked, ``Report.interrupted`` (CF-R34).
     ``source_lines``: one line on stderr as each source finishes, also without
     ``progress`` (CF-R15).
@@ -130,7 +132,8 @@ def check(
     ticker = Progress(progress, finished=source_lines)
     chosen = shipped(reference.name) if vectors is None else list(vectors)
     sources: list[tuple[str, Callable[[], SourceReport]]] = \
-        ([("vectors", lambda: check_vectors(judge, chosen, ticker))] if chosen else []) \
+        ([("vectors", lambda: check_vectors(judge, chosen, ticker, most=max_differences))]
+         if chosen else []) \
         + ([("fuzz", lambda: check_fuzz(judge, fuzz, seed, ticker, size,
                                         most=max_differences, budget=budget))]
            if fuzz else []) \
@@ -139,9 +142,14 @@ def check(
     for name, source in sources:
         if report.never_answered() or report.interrupted:  # CF-R27, CF-R34: not asked
             report.not_run.append(name)
-        else:
+            continue
+        try:
             report.sources.append(source())
             ticker.finished(report.sources[-1])
+        except KeyboardInterrupt as halt:  # between two traces' sources (CF-R34)
+            report.signal = interruption(halt)
+            if not any(s.source == name for s in report.sources):
+                report.not_run.append(name)
     if save_to is not None:
         save(report, save_to)
     return report

@@ -373,7 +373,7 @@ def _cause(ran_a: fired.Executed, ran_b: fired.Executed, only_a: Iterable[str],
 
 def _profile_call(ran: fired.Executed, parted: int) -> str | None:
     """The rule of the call where the sides part when it is a function of some profiles
-    only: what the side that does not refuse does instead (head's RB-R27 against card's
+    only: what the side that does not refuse does instead (head's ``RB-R27`` against card's
     refusal)."""
     call = ran.calls[parted] if parted < len(ran.calls) else None
     return call.rule.id if call is not None and call.rule.profiles is not None else None

@@ -19,7 +19,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from random import Random
 from typing import Any, Protocol
@@ -31,7 +31,14 @@ from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
 from timealign.conformance.protocol import STDERR_MARK, Answer, Failed, Outputs, Refused
 from timealign.conformance.where import Where, config_values
-from timealign.errors import EXIT_DIFFERENT, EXIT_OK, EXIT_REFUSED, EXIT_UNANSWERED, InvalidInput
+from timealign.errors import (
+    EXIT_DIFFERENT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNANSWERED,
+    InvalidInput,
+)
 from timealign.outputs import filled, resolved
 from timealign.progress import Progress as Progress  # re-exported: the harness API
 from timealign.progress import counted
@@ -40,12 +47,13 @@ from timealign.vectors import Vector
 
 JSON = dict[str, Any]
 Implementation = Callable[[JSON, list[JSON]], list[JSON]]
-DETAILED = 10  # traces per source and status shrunk, detailed and saved; the rest named
 FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed traces (CF-R5)
 REFUSALS_IN_A_ROW = 10  # ... or refused traces (CF-R20)
 SAFE_NAME = 80  # characters of a vector name kept in a saved file's name (CF-R16)
 STDERR_LINES = 5  # last lines of the command's stderr a failure shows (CF-R27)
-MAX_DIFFERENCES = 10  # distinct differences fuzz and explore collect by default (CF-R32)
+#: differences each source details by default (CF-R32, CF-R38): the suite's traces per
+#: status, fuzz's and explore's distinct ones; the rest are named
+MAX_DIFFERENCES = 10
 SHRINK_SECONDS = 20.0  # Hypothesis's shrinking of one difference (CF-R7)
 Clock = Callable[[], float]  # seconds; the budgets' wall clock, at this edge only (CF-R33)
 
@@ -135,9 +143,11 @@ class Difference:
     rules: tuple[str, ...]
     original_size: int
     saved: str = ""
+    alike: int = 1  # the traces of the run in its group, itself included (CF-R32)
 
     def to_json(self) -> JSON:
         return {"source": self.source, "status": self.status, "name": self.vector.name,
+                "alike": self.alike,
                 "inputs": len(self.vector.inputs), "original_inputs": self.original_size,
                 "at": self.at, "input": self.input, "expected": list(self.expected),
                 "observed": list(self.observed), "message": self.message,
@@ -158,6 +168,7 @@ class SourceReport:
     differences: list[Difference] = attrs.Factory(list)
     note: str = ""
     stopped: str = ""  # "budget" or "interrupted" when the source was cut (CF-R33, CF-R34)
+    signal: str = ""  # what interrupted it: "Ctrl-C" or a signal's name (CF-R34)
     #: CF-R38: status -> the name of every trace of that status (differ, refused, failed)
     named: dict[str, list[str]] = attrs.Factory(dict)
     garbled: int = 0  # failed traces the command answered with an unusable line (CF-R27)
@@ -193,11 +204,10 @@ class SourceReport:
         if verdict.status == "refused":
             self.refused_configs.append(dict(vector.config))
 
-    def detail(self, status: str) -> bool:
+    def detail(self, status: str, most: int = MAX_DIFFERENCES) -> bool:
         """Whether a trace of ``status`` is still detailed (shrunk, shown, saved): up to
-        :data:`DETAILED` per status, so refusals never take the places of differences
-        (CF-R38)."""
-        return sum(d.status == status for d in self.differences) < DETAILED
+        ``most`` per status, so refusals never take the places of differences (CF-R38)."""
+        return sum(d.status == status for d in self.differences) < most
 
     def more(self) -> list[tuple[str, list[str]]]:
         """(status, names) of the named traces not detailed, per status (CF-R38)."""
@@ -237,9 +247,10 @@ class SourceReport:
         self.note = (self.note + "; " if self.note else "") + said
         return True
 
-    def cut(self, how: str, said: str) -> None:
-        """Mark the source as cut short (CF-R33: ``budget``, CF-R34: ``interrupted``)."""
-        self.stopped = how
+    def cut(self, how: str, said: str, signal: str = "") -> None:
+        """Mark the source as cut short (CF-R33: ``budget``, CF-R34: ``interrupted`` by
+        ``signal``)."""
+        self.stopped, self.signal = how, signal
         self.note = (self.note + "; " if self.note else "") + said
 
     def skipped_text(self) -> str:
@@ -267,6 +278,7 @@ class Report:
     sources: list[SourceReport] = attrs.Factory(list)
     target: str | None = None
     not_run: list[str] = attrs.Factory(list)  # sources left out: never answered (CF-R27)
+    signal: str = ""  # what interrupted the run between two sources (CF-R34)
 
     @property
     def ok(self) -> bool:
@@ -282,8 +294,14 @@ class Report:
 
     @property
     def interrupted(self) -> bool:
-        """Ctrl-C ended the run: the report covers what was checked (CF-R34)."""
-        return any(s.stopped == "interrupted" for s in self.sources)
+        """Ctrl-C or a signal ended the run: the report covers what was checked (CF-R34)."""
+        return bool(self.signal) or any(s.stopped == "interrupted" for s in self.sources)
+
+    @property
+    def interrupted_by(self) -> str:
+        """What ended the run early (CF-R34): ``Ctrl-C``, ``SIGTERM``; empty when nothing."""
+        return self.signal or next((s.signal or "Ctrl-C" for s in self.sources
+                                    if s.stopped == "interrupted"), "")
 
     def never_answered(self) -> bool:
         """CF-R27: the command under test failed every trace it was asked without writing
@@ -293,8 +311,10 @@ class Report:
             s.agree or s.differ or s.refused or s.garbled for s in self.sources)
 
     def exit_code(self) -> int:
-        """CF-R39: 0 every trace agreed; 1 a trace differed; else 6 a trace failed; else 5
-        a trace was refused."""
+        """CF-R39: 130 the run was interrupted (CF-R34); else 0 every trace agreed; 1 a
+        trace differed; else 6 a trace failed; else 5 a trace was refused."""
+        if self.interrupted:
+            return EXIT_INTERRUPTED
         if any(s.differ for s in self.sources):
             return EXIT_DIFFERENT
         if any(s.failed for s in self.sources):
@@ -324,7 +344,8 @@ class Report:
             lines.append(f"  {s.source:8} run {s.run:6}  agree {s.agree:6}  differ {s.differ:4}"
                          f"{refused}  failed {s.failed:4}{'  (' + notes + ')' if notes else ''}")
         for name in self.not_run:
-            lines.append(f"  {name:8} not run: " + ("interrupted (Ctrl-C)" if self.interrupted
+            lines.append(f"  {name:8} not run: " + (f"interrupted ({self.interrupted_by})"
+                                                    if self.interrupted
                                                     else "the command never answered"))
         never = self.never_answered()
         for s in self.sources:
@@ -343,6 +364,9 @@ class Report:
                                  + (f": {json.dumps(d.input)}" if d.input is not None else ""))
                     if d.message:
                         lines.append(f"    {d.message}")
+                if d.alike > 1:  # CF-R32: the others of its group
+                    others = counted(d.alike - 1, "more trace", "more traces")
+                    lines.append(f"    and {others} alike")
                 lines.append(f"    expected {json.dumps(list(d.expected))}")
                 if d.status == "differ":
                     lines.append(f"    observed {json.dumps(list(d.observed))}")
@@ -354,7 +378,8 @@ class Report:
                 lines.append(f"- {s.source}: and {len(names)} more {status} "
                              f"(see --report), the first {names[0]}")
         if self.interrupted:
-            lines.append("interrupted (Ctrl-C): the report covers the traces checked so far")
+            lines.append(f"interrupted ({self.interrupted_by}): the report covers the traces "
+                         "checked so far")
         lines.extend(self.verdict())
         return "\n".join(lines)
 
@@ -394,16 +419,27 @@ def _failure(line: str, indent: str) -> list[str]:
     return [f"{how}; its stderr ends:", *(f"{indent}{text}" for text in tail)]
 
 
+#: How differences are grouped (CF-R32): two traces of one group are one difference.
+Grouping = Callable[["Judge", Vector, "Verdict"], Hashable]
+
+
 class Judge:
     """Runs traces through reference and implementation and compares them (CF-R10); with a
     target, traces outside its domain are skipped without asking (CF-R18)."""
 
     def __init__(self, reference: Algorithm[Any, Any, Any, Any], subject: Subject,
                  profile: str = "full", target: Target | None = None,
-                 where: Where | None = None) -> None:
+                 where: Where | None = None, grouping: Grouping | None = None) -> None:
         self.reference, self.subject, self.target = reference, subject, target
         self.where = where
         self.profile = observe.profile(reference, profile)
+        self.grouping: Grouping = grouping if grouping is not None else cause
+
+    def group(self, vector: Vector, verdict: Verdict) -> Hashable:
+        """The group of a trace that did not agree (CF-R32): fuzz and explore report one
+        entry per group, with its smallest trace, and go on past a group already found.
+        One function (``grouping``, :func:`cause` by default) decides it."""
+        return self.grouping(self, vector, verdict)
 
     def outside(self, vector: Vector, expected: tuple[JSON, ...]) -> str | None:
         """Why ``vector`` lies outside the target (CF-R18) or the ``--where`` values
@@ -474,9 +510,11 @@ class Judge:
 
     def unstable(self, first: Verdict, second: Verdict) -> Verdict:
         """``first``, or the failed verdict of CF-R37 when ``second`` (the same trace asked
-        again) was answered otherwise."""
+        again) was answered otherwise as the profile sees it: a batch's ids in another
+        order, under a profile comparing them as a set, are the same answer."""
         if first.status == second.status and first.message == second.message \
-                and jsontext.same(list(first.observed), list(second.observed)):
+                and jsontext.same(observe.project(self.profile, first.observed),
+                                  observe.project(self.profile, second.observed)):
             return first
         return Verdict("failed", first.expected, first.observed, answered=True, message=(
             "answered the same trace differently when asked again (CF-R37; state leaking "
@@ -505,10 +543,12 @@ class Judge:
         named = set() if verdict.status == "failed" else (  # nothing compared (CF-R27)
             set(vector.rules) | set(rules.exercised(self.reference, raw_want + shown_got)))
         named_rules = tuple(sorted(named, key=rules.order))
-        # CF-R16, VEC-R15: the trace keeps its description and rules (the rules of the
-        # difference added), and what the implementation answered beside the reference's
+        # CF-R16, VEC-R15: the trace keeps its description (one of its own once shrunk) and
+        # rules (the rules of the difference added), and what the implementation answered
+        # beside the reference's
         saved = attrs.evolve(
             vector, outputs=verdict.expected,
+            description=described(source, vector, at, original_size),
             rules=vector.rules + tuple(r for r in named_rules if r not in vector.rules),
             observed=verdict.observed if verdict.status == "differ" else None,
             first_diverging_input=at if verdict.status == "differ" else None,
@@ -517,6 +557,32 @@ class Judge:
         item = vector.inputs[at] if isinstance(at, int) and 0 <= at < len(vector.inputs) else None
         return Difference(source, verdict.status, saved, at, item, tuple(shown_want),
                           tuple(shown_got), verdict.message, named_rules, original_size)
+
+
+#: inputs a generated description spells out; the rest are counted (CF-R16)
+DESCRIBED_INPUTS = 12
+
+
+def described(source: str, vector: Vector, at: int | None, original_size: int) -> str:
+    """CF-R16: the description of a difference's trace: its own while it is the trace as
+    found; once shrunk, one generated from the inputs it kept (the one it had before, which
+    may name inputs shrinking removed, kept after ``shrunk from``)."""
+    if len(vector.inputs) >= original_size:
+        return vector.description
+    shown = [_input_text(item) for item in vector.inputs[:DESCRIBED_INPUTS]]
+    if len(vector.inputs) > DESCRIBED_INPUTS:
+        shown.append(f"and {len(vector.inputs) - DESCRIBED_INPUTS} more")
+    where = "at the config" if at is None else f"first at input {at}"
+    text = (f"Found by timealign conform ({source}), shrunk to {len(vector.inputs)} of "
+            f"{counted(original_size, 'input')}, differing {where}: {'; '.join(shown)}.")
+    return text + (f" Shrunk from: {vector.description}" if vector.description else "")
+
+
+def _input_text(item: JSON) -> str:
+    """One input as a description spells it: ``message topic 0, stamp 5, id a2``."""
+    fields = ", ".join(f"{key} {value if isinstance(value, str) else json.dumps(value)}"
+                       for key, value in item.items() if key != "op")
+    return f"{item.get('op', 'input')}" + (f" {fields}" if fields else "")
 
 
 def malformed(reference: Algorithm[Any, Any, Any, Any], inputs: int,
@@ -621,12 +687,13 @@ def shrink(vector: Vector, diverges: Callable[[Vector], bool]) -> Vector:
 
 
 def cause(judge: Judge, vector: Vector, verdict: Verdict) -> tuple[str, ...]:
-    """What makes two differences distinct (CF-R32): for a refused or failed trace its
-    status and message; else the kind of difference (at the config, an input the reference
+    """What makes two differences distinct (CF-R32), the default grouping of a
+    :class:`Judge`: for a refused or failed trace its status and the gist of its message
+    (:func:`gist`); else the kind of difference (at the config, an input the reference
     refuses, or which outputs are missing or extra at the first diverging input, by kind
     and reason) and the rules those outputs name (CF-R14)."""
     if verdict.status in ("failed", "refused"):
-        return verdict.status, verdict.message.partition(STDERR_MARK)[0]
+        return verdict.status, gist(verdict.message)
     at = verdict.at
     if at is None or verdict.message:  # the config, or an input the reference refuses
         refused = [o for o in verdict.expected if o.get("input") == at
@@ -644,10 +711,23 @@ def cause(judge: Judge, vector: Vector, verdict: Verdict) -> tuple[str, ...]:
             *rules.exercised(judge.reference, missing + extra))
 
 
+#: What a failure or refusal message quotes, which :func:`gist` leaves out: a JSON object or
+#: list, a quoted text, a number
+_QUOTED = re.compile(r"\{.*\}|\[.*\]|'[^']*'|\"[^\"]*\"|\d+(?:\.\d+)?")
+
+
+def gist(message: str) -> str:
+    """A failure's or refusal's message without what it quotes (CF-R32): the command's
+    stderr (CF-R27), the answers and outputs it shows, names and numbers; so the failures
+    of one kind (``answered the same trace differently when asked again``, ``malformed
+    answer: output K {...}: input must be ...``) are one group, whatever they quote."""
+    return _QUOTED.sub("_", message.partition(STDERR_MARK)[0])
+
+
 def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
-                  reduce: bool = True) -> SourceReport:
-    """CF-R6: every vector; each divergence shrunk by input deletion. Ctrl-C ends the
-    source with what was checked (CF-R34)."""
+                  reduce: bool = True, most: int = MAX_DIFFERENCES) -> SourceReport:
+    """CF-R6: every vector; up to ``most`` divergences per status detailed (CF-R38), each
+    shrunk by input deletion. Ctrl-C ends the source with what was checked (CF-R34)."""
     report = SourceReport("vectors")
     chosen = list(vectors)
     aimed = judge.target.name if judge.target is not None else None
@@ -657,7 +737,7 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
             report.count(verdict, vector.name)
             report.refusing(vector, verdict)
             progress(report, len(chosen))
-            if verdict.status not in ("agree", "skipped") and report.detail(verdict.status):
+            if verdict.status not in ("agree", "skipped") and report.detail(verdict.status, most):
                 minimal = vector
                 if verdict.status == "differ" and reduce:
                     minimal = shrink(vector, lambda candidate: judge(candidate).status == "differ")
@@ -669,11 +749,18 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
                                                            len(vector.inputs)))
             if report.given_up(aimed):
                 break
-    except KeyboardInterrupt:
-        report.cut("interrupted", f"interrupted (Ctrl-C) after "
+    except KeyboardInterrupt as halt:
+        report.cut("interrupted", f"interrupted ({interruption(halt)}) after "
                                   f"{report.run + sum(report.skipped.values())} of {len(chosen)} "
-                                  "vectors")
+                                  "vectors", interruption(halt))
     return report
+
+
+def interruption(stop: KeyboardInterrupt) -> str:
+    """What interrupted a run, as its report says (CF-R34): ``Ctrl-C`` for SIGINT, else the
+    signal's name the command's handler raised it with (``SIGTERM``)."""
+    said = stop.args[0] if stop.args and isinstance(stop.args[0], str) else ""
+    return said or "Ctrl-C"
 
 
 class _OutOfBudget(BaseException):
@@ -701,7 +788,8 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     strategy = traces(judge.reference, size, judge.target, judge.where)
     aimed = judge.target.name if judge.target is not None else None
     deadline = None if budget is None else clock() + budget
-    found: dict[tuple[str, ...], Difference] = {}
+    found: dict[Hashable, Difference] = {}
+    alike: Counter[Hashable] = Counter()  # the traces of each group generated (CF-R32)
     stop = ""
 
     def named(vector: Vector) -> Vector:
@@ -711,10 +799,21 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     def spent() -> bool:
         return deadline is not None and clock() >= deadline
 
-    def record(vector: Vector, verdict: Verdict, key: tuple[str, ...], size: int) -> None:
+    def record(vector: Vector, verdict: Verdict, key: Hashable, size: int) -> None:
         found[key] = judge.difference("fuzz", named(vector), verdict, size)
+        alike[key] += 1
         report.differences.append(found[key])
         report.named.setdefault(verdict.status, []).append(found[key].vector.name)  # CF-R38
+
+    def again_in(key: Hashable, vector: Vector, verdict: Verdict) -> None:
+        """A generated trace of a group already found: counted, and in the group's place
+        when it differs with fewer inputs than the group's trace (CF-R32)."""
+        alike[key] += 1
+        entry = found[key]
+        if verdict.status == "differ" and len(vector.inputs) < len(entry.vector.inputs):
+            smaller = judge.difference("fuzz", attrs.evolve(vector, name=entry.vector.name),
+                                       verdict, len(vector.inputs))
+            report.differences[report.differences.index(entry)] = found[key] = smaller
 
     hit: list[tuple[Vector, Verdict]] = []  # the round's smallest new difference
     since: list[tuple[float, int]] = []  # when it was found, and its size
@@ -731,20 +830,23 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
         asked[0] += 1
         vector = attrs.evolve(vector, name=f"{judge.reference.name}_fuzz_{asked[0]}")
         verdict = judge(vector)
+        key = judge.group(vector, verdict) if verdict.status == "differ" else None
         if not since:  # generating: every trace counts (shrink steps do not)
             verdict = judge.again(vector, verdict)  # CF-R37: a divergence answered alike
             report.count(verdict)
             report.refusing(vector, verdict)
             progress(report, count)
-            if verdict.status in ("failed", "refused"):
-                key = cause(judge, vector, verdict)
-                if key not in found:  # reported as sent, never shrunk (CF-R19)
+            if verdict.status in ("differ", "failed", "refused"):
+                key = judge.group(vector, verdict)
+                if key in found:  # a group found: the search goes on past it (CF-R32)
+                    again_in(key, vector, verdict)
+                elif verdict.status != "differ":  # reported as sent, never shrunk (CF-R19)
                     record(vector, verdict, key, len(vector.inputs))
                     if len(found) >= most:
                         raise _OutOfBudget("enough")
             if report.given_up(aimed):
                 raise _OutOfBudget("given up")
-        if verdict.status != "differ" or cause(judge, vector, verdict) in found:
+        if verdict.status != "differ" or key in found:
             return False
         since[:] = since or [(clock(), len(vector.inputs))]
         hit[:] = [(vector, verdict)]
@@ -772,19 +874,22 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
             if not hit:
                 continue
             vector, verdict = hit[-1]
-            key = cause(judge, vector, verdict)
+            key = judge.group(vector, verdict)
             if not spent():
                 minimal = shrink(vector, _keeps(judge, key, spent))
                 again = judge(minimal)
                 if again.status == "differ":  # else a command answering otherwise twice
                     vector, verdict = minimal, judge.unstable(again, judge(minimal))  # CF-R37
             record(vector, verdict, key, since[0][1])
-    except KeyboardInterrupt:
-        report.cut("interrupted", f"interrupted (Ctrl-C) after {report.run} of "
-                                  f"{counted(count, 'trace')}")
+    except KeyboardInterrupt as halt:
+        report.cut("interrupted", f"interrupted ({interruption(halt)}) after {report.run} of "
+                                  f"{counted(count, 'trace')}", interruption(halt))
     if stop == "budget":
         report.cut("budget", f"cut by --budget {budget:g} s after {report.run} of "
                              f"{counted(count, 'trace')}")
+    for key, entry in found.items():
+        report.differences[report.differences.index(entry)] = attrs.evolve(
+            entry, alike=alike[key])
     notes = [f"seed {seed}"]
     if found:
         notes.append(counted(len(found), "distinct difference") + (
@@ -793,15 +898,15 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
     return report
 
 
-def _keeps(judge: Judge, key: tuple[str, ...], spent: Callable[[], bool]
+def _keeps(judge: Judge, key: Hashable, spent: Callable[[], bool]
            ) -> Callable[[Vector], bool]:
-    """Whether a smaller trace still differs by the same cause (CF-R32), while the budget
+    """Whether a smaller trace still differs in the same group (CF-R32), while the budget
     lasts (CF-R33)."""
     def keeps(vector: Vector) -> bool:
         if spent():
             return False
         verdict = judge(vector)
-        return verdict.status == "differ" and cause(judge, vector, verdict) == key
+        return verdict.status == "differ" and judge.group(vector, verdict) == key
     return keeps
 
 
@@ -815,7 +920,9 @@ def check_explore(judge: Judge, depth: int, progress: Progress,
     from timealign.conformance.instances import traces
 
     report = SourceReport("explore")
-    seen: set[tuple[str, ...]] = set()
+    seen: dict[Hashable, int] = {}  # group -> its entry's place in report.differences
+    alike: Counter[Hashable] = Counter()  # the traces of each group (CF-R32)
+    beyond: set[Hashable] = set()  # groups found after --max-differences
     aimed = judge.target.name if judge.target is not None else None
     deadline = None if budget is None else clock() + budget
     level = 0
@@ -827,25 +934,36 @@ def check_explore(judge: Judge, depth: int, progress: Progress,
                                      f"{counted(report.run, 'trace')}: {_reached(level)}")
                 break
             verdict = judge(vector)
-            key = None
-            if verdict.status not in ("agree", "skipped") and len(report.differences) < most:
-                key = cause(judge, vector, verdict)
-                if key not in seen:  # CF-R37: a trace detailed is asked again
-                    verdict = judge.again(vector, verdict)
-                    key = cause(judge, vector, verdict)
+            grouped = verdict.status not in ("agree", "skipped")
+            key = judge.group(vector, verdict) if grouped else None
+            if grouped and key not in seen and len(report.differences) < most:
+                verdict = judge.again(vector, verdict)  # CF-R37: a trace detailed is asked again
+                key = judge.group(vector, verdict)
+                if key not in seen:
+                    seen[key] = len(report.differences)
+                    report.differences.append(judge.difference("explore", vector, verdict,
+                                                               len(vector.inputs)))
             report.count(verdict, vector.name)
             report.refusing(vector, verdict)
             progress(report)
-            if key is not None and key not in seen:
-                seen.add(key)
-                report.differences.append(judge.difference("explore", vector, verdict,
-                                                           len(vector.inputs)))
+            if grouped:
+                alike[key] += 1
+                if key not in seen:
+                    beyond.add(key)
             if report.given_up(aimed):
                 break
-    except KeyboardInterrupt:
-        report.cut("interrupted", f"interrupted (Ctrl-C) after "
-                                  f"{counted(report.run, 'trace')}: {_reached(level)}")
-    report.note = f"depth {depth}" + (f"; {report.note}" if report.note else "")
+    except KeyboardInterrupt as halt:
+        report.cut("interrupted", f"interrupted ({interruption(halt)}) after "
+                                  f"{counted(report.run, 'trace')}: {_reached(level)}",
+                   interruption(halt))
+    for key, place in seen.items():
+        report.differences[place] = attrs.evolve(report.differences[place], alike=alike[key])
+    groups = ""
+    if seen:
+        groups = f"; {counted(len(seen), 'distinct difference')}" + (
+            f" (--max-differences {most} reached: {len(beyond)} more not detailed)"
+            if beyond else "")
+    report.note = f"depth {depth}{groups}" + (f"; {report.note}" if report.note else "")
     return report
 
 

@@ -9,9 +9,12 @@ closed by the end input, to the implementation under test, shortest traces first
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from itertools import islice
 from typing import Any
+
+import attrs
 
 from timealign import Algorithm
 from timealign.conformance.where import Where
@@ -46,12 +49,12 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], depth: int,
     (CF-R35): depth by depth, and within a depth ``chunk`` traces of each instance in
     turn, so a run cut short has walked every instance as deep as the others. With
     ``where`` each instance's config holds its values (CF-R31; an instance the reference
-    then refuses is left out)."""
+    then refuses is left out), and its name follows them (:func:`renamed`)."""
     chosen = []
     for item in instances(algorithm, target):
         config = item.config if where is None else where.decoded(algorithm.codec, item.config)
         if config is not None:
-            chosen.append((item, config))
+            chosen.append((renamed(algorithm, item, config, where), config))
     numbers = [0] * len(chosen)
     previous: list[list[Trace]] = [[()] for _ in chosen]
     for level in range(1, depth + 1):
@@ -71,6 +74,26 @@ def traces(algorithm: Algorithm[Any, Any, Any, Any], depth: int,
                                              target)
                     numbers[k] += 1
         previous = kept
+
+
+def renamed(algorithm: Algorithm[Any, Any, Any, Any], item: Instance, config: Any,
+            where: Where | None) -> Instance:
+    """``item`` named for ``config``, the config ``where`` made of it (CF-R31): unchanged when
+    the values were already its own; else its ``named(config)``, or, when that spells none
+    of the values changed (or it has none), its name with the values appended: no name
+    keeps a value the trace does not carry (``at/n2-q1-...`` after ``--where
+    queue_size=9``), and none hides the values it runs with."""
+    codec = algorithm.codec
+    if where is None or codec.config_to_json(config) == codec.config_to_json(item.config):
+        return item
+    name = item.named(config) if item.named is not None else item.name
+    if item.named is None or name == item.named(item.config):  # it spells none of them
+        name += "-" + "-".join(f"{key}{_shown(value)}" for key, value in where.changes.items())
+    return attrs.evolve(item, name=name)
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 def _layer(moves: Moves, previous: list[Trace], kept: list[Trace] | None

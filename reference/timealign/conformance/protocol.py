@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -58,6 +59,19 @@ class Failed:
 
 
 Answer = Outputs | Refused | Failed
+
+#: Terminal control sequences: CSI (colours, cursor moves), OSC (a window title, ended by
+#: BEL or ST), two-character escapes, then every other control character but a newline
+#: and a tab.
+_CONTROLS = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                       r"|\x1b[ -/]*[0-~]?|[\x00-\x08\x0b-\x1f\x7f\x9b]")
+
+
+def plain(text: str) -> str:
+    """``text`` as a report quotes it (CF-R4): a carriage return starts a line, terminal
+    escapes and other control characters are gone, so a colourful stderr reads as text and
+    cannot move or recolour the reader's terminal."""
+    return _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def parse(line: bytes, name: str, previous: str | None = None) -> Answer:
@@ -199,11 +213,17 @@ class Command:
         return Failed(f"the command {how} without answering{self._tail()}")
 
     def _tail(self) -> str:
+        """The end of the command's stderr as a failure quotes it (CF-R4): at most
+        :data:`STDERR_TAIL` characters, from the start of a line, as plain text."""
         self.stderr.flush()
         self.stderr.seek(0, os.SEEK_END)
         size = self.stderr.tell()
-        self.stderr.seek(max(0, size - STDERR_TAIL))
-        text = self.stderr.read().decode("utf-8", errors="replace").strip()
+        start = max(0, size - STDERR_TAIL - 1)  # with the byte before: a line starts there?
+        self.stderr.seek(start)
+        raw = self.stderr.read()
+        if start > 0:  # from the first line that starts inside the tail
+            raw = raw[raw.index(b"\n") + 1:] if b"\n" in raw else raw[1:]
+        text = plain(raw.decode("utf-8", errors="replace")).strip()
         return f"{STDERR_MARK}{text}" if text else "; no stderr"
 
     def _kill(self) -> None:

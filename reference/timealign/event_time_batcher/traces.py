@@ -43,8 +43,13 @@ def _instances(unit: int) -> tuple[Instance, ...]:
     def one(name: str, window: int, delay: int, leap: int, steps: tuple[int, ...],
             keys: str) -> Instance:
         config = Config(window * unit, delay * unit, leap * unit)
-        return Instance(name if unit == 1 else f"{name}-ms", config,
-                        eb_moves(config, steps, keys, unit))
+        suffix = "" if unit == 1 else "-ms"
+
+        def named(other: Config) -> str:  # CF-R31: a zero-window name under another window
+            width = other.batching_window
+            spelled = "zero-window" if width == 0 else f"window-{width // unit}"
+            return name.replace("zero-window", spelled) + suffix
+        return Instance(name + suffix, config, eb_moves(config, steps, keys, unit), named)
     return (
         one("eb/one-key-conflicts", 4, 2, 1, (0, 2), "a"),
         one("eb/two-keys", 3, 2, 0, (0, 2), "ab"),

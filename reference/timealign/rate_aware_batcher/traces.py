@@ -96,7 +96,17 @@ class Explored:
 
     def instance(self) -> Instance:
         return Instance(self.name, self.config,
-                        rb_alphabet(*self.moves, clocked=self.config.head))
+                        rb_alphabet(*self.moves, clocked=self.config.head), self.named)
+
+    def named(self, config: Config) -> str:
+        """CF-R31: its name for a config ``--where`` changed: the profile (``rb-head/``) and
+        a timeout factor its name spells (``factor-3.5``, ``no-timeout``) as they now are."""
+        shape = self.name.partition("/")[2]
+        if shape.startswith("factor-") or shape == "no-timeout":
+            factor = config.timeout_factor
+            shape = ("no-timeout" if factor == math.inf else
+                     f"factor-{factor:g}" if factor is not None else "default-timeout")
+        return f"{'rb-head' if config.head else 'rb'}/{shape}"
 
 
 def _explored(name: str, moves: Sequence[str], depth: int, **config: Any) -> Explored:

@@ -56,16 +56,6 @@ def with_members(columns: dict[str, list[Any]]) -> dict[str, list[Any]]:
     return dict(zip(COLUMNS, map(list, zip(*rows, strict=True)), strict=True))
 
 
-def timer_ms(instant_ns: int) -> int:
-    """The Spark timer (ms) for a driver timer: the first millisecond not before it.
-
-    pre: instant_ns >= 0
-    post: __return__ * 1_000_000 >= instant_ns
-    post: (__return__ - 1) * 1_000_000 < instant_ns
-    """
-    return -(-instant_ns // 1_000_000)
-
-
 class LossError(ConsistencyError):
     """A row was not accounted for exactly once (SP-R6): the job must fail loudly."""
 

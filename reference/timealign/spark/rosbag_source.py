@@ -253,7 +253,7 @@ def workers_python(spark: Any) -> str | None:
     module named 'timealign'". The session keeps the interpreter of its Python functions in
     ``SparkContext.pythonExec``, read when a function (the data source) is registered, so
     setting it here, before the registration, is enough; on a cluster the executors' Python
-    is theirs (README, "Running on a cluster")."""
+    is theirs (docs/spark.md, "Running on a cluster")."""
     context = getattr(spark, "_sc", None)  # None in a Spark Connect session
     if context is None or os.environ.get("PYSPARK_PYTHON"):
         return None

@@ -251,7 +251,7 @@ def check_master(master: str | None, timeout: float = MASTER_TIMEOUT) -> None:
         except OSError as error:
             tried.append(f"{address} ({error.strerror or type(error).__name__})")
     raise InvalidInput("master", "SP-R39", f"the Spark master cannot be reached: "
-                       f"{'; '.join(tried)}; start it (see the README, 'Running on a "
+                       f"{'; '.join(tried)}; start it (see docs/spark.md, 'Running on a "
                        f"cluster') or check the URL", master)
 
 

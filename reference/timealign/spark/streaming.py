@@ -5,8 +5,9 @@ source and handed to :class:`MachineProcessor`, a ``transformWithStateInPandas``
 processor (RocksDB state store) that keeps, per source, ONE binary state value: the
 driver's checkpoint plus the adapter's bookkeeping, in the versioned codec of
 :mod:`timealign.spark.checkpoint_codec` (SP-R11, SP-R12). It is read once and written once per
-micro-batch. Ticks of clocked machines are delivered by one processing-time timer per
-source, re-armed only when the earliest pending instant changes (SP-R13).
+micro-batch. Ticks of clocked machines follow the rows' own clock, as in batch: a tick fires
+before the first row at or after its instant (DRV-R3), never at a micro-batch's end ahead of
+rows not read yet (SP-R13, SP-D5).
 
 Each micro-batch's output is written idempotently to ``groups/batch=N`` and
 ``outcomes/batch=N`` (overwrite of a directory named by the batch id), so a batch that
@@ -16,17 +17,18 @@ Spark re-runs after a crash replaces its own earlier attempt: exactly once (SP-R
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pandas as pd
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming.stateful_processor import (
-    ExpiredTimerInfo,
     StatefulProcessor,
     StatefulProcessorHandle,
     TimerValues,
@@ -41,7 +43,7 @@ from timealign.spark import schema
 from timealign.spark.binding import bind
 from timealign.spark.checkpoint_codec import StateCodec
 from timealign.spark.failures import marked, raise_job_error
-from timealign.spark.outcomes import COLUMNS, LossError, SourceRun, timer_ms
+from timealign.spark.outcomes import COLUMNS, LossError, SourceRun
 from timealign.spark.paths import GLOB_CHARACTERS, JobPaths, PathError
 from timealign.spark.replay import REQUIRED_VALUES, records_from, require_values, source_name
 
@@ -56,6 +58,12 @@ INTEGER_COLUMNS = frozenset({"seq", "start", "end", "at", "input"})
 #: The ``kind`` of a tick row: the clock reached the row's ``arrival`` (a stream whose
 #: ticks are recorded with its input, MQ-R8); never fed to the machine as a row.
 TICK_KIND = "timealign:tick"
+#: The table of the files whose rows a stream rejected as late (SP-R56), one row per
+#: (micro-batch, source, file): written to ``late_files/batch=N``, named by the summary.
+LATE_FILES = "late_files"
+#: The ``table`` of the row a processor call adds for the rows it read (its ``input``
+#: column holds the count): the micro-batch line's "rows read" (SP-R33); no table takes it.
+READ = "read"
 
 
 def frame_of(columns: dict[str, list[Any]]) -> pd.DataFrame:
@@ -65,6 +73,37 @@ def frame_of(columns: dict[str, list[Any]]) -> pd.DataFrame:
         else pd.Series(columns[name], dtype=object)
         for name in COLUMNS
     })
+
+
+def _read_row(source: str, rows: int) -> pd.DataFrame:
+    """The one combined row saying that a call read ``rows`` rows of ``source`` (SP-R33)."""
+    return frame_of({name: [READ] if name == "table" else [source] if name == "source"
+                     else [rows] if name == "input" else [None] for name in COLUMNS})
+
+
+def _local(uri: str) -> str:
+    """A ``file:`` URI as the local path it names (other URIs as they are)."""
+    if not uri.startswith("file:"):
+        return uri
+    from urllib.parse import unquote, urlparse
+
+    return unquote(urlparse(uri).path)
+
+
+def _late_rows(source: str, late: pd.DataFrame, behind: int) -> pd.DataFrame:
+    """SP-R56: per file, the combined row of its rows rejected late: ``id`` the file,
+    ``input`` its late rows, ``start`` the earliest of their arrivals, ``end`` the arrival
+    of the source's last row taken, which they came after."""
+    files = late[schema.FILE].map(lambda f: _local(str(f).split("\x00")[0]))
+    per_file = late.assign(file=files).groupby("file", sort=True)["arrival"].agg(
+        ["size", "min"])
+    count = len(per_file)
+    return frame_of({
+        name: [LATE_FILES] * count if name == "table" else [source] * count
+        if name == "source" else list(per_file.index) if name == "id"
+        else [int(v) for v in per_file["size"]] if name == "input"
+        else [int(v) for v in per_file["min"]] if name == "start"
+        else [behind] * count if name == "end" else [None] * count for name in COLUMNS})
 
 
 def _files(frame: pd.DataFrame) -> list[str]:
@@ -86,7 +125,8 @@ class MachineProcessor(StatefulProcessor):
         self.reference = algorithm
         self.algorithm = algorithm.fast_path()
         self.config = config
-        # MQ-R8: ticks come as rows of kind TICK_KIND, not from Spark's clock (no timers)
+        # MQ-R8: ticks come as rows of kind TICK_KIND too; without them, only the driver's
+        # own (DRV-R3): Spark's clock never fires a tick (SP-R13)
         self.tick_rows = tick_rows
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -102,18 +142,10 @@ class MachineProcessor(StatefulProcessor):
         driver = Driver.resume(self.algorithm, self.config, checkpoint)
         return SourceRun(self.algorithm, self.config, source, driver, seq, open_ids, recent)
 
-    def _save(self, run: SourceRun, armed: int | None) -> None:
+    def _save(self, run: SourceRun) -> None:
         checkpoint = run.driver.checkpoint()
         self.value.update((self.codec.encode(checkpoint, run.seq, list(run.open),
                                              list(run.recent or ())),))
-        wanted = timer_ms(checkpoint.timers[0]) if checkpoint.timers else None
-        if self.tick_rows:
-            return
-        if wanted != armed:  # SP-R13: re-arm only when the earliest instant changes
-            if armed is not None:
-                self.handle.deleteTimer(armed)
-            if wanted is not None:
-                self.handle.registerTimer(wanted)
 
     def handleInputRows(
         self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
@@ -131,25 +163,31 @@ class MachineProcessor(StatefulProcessor):
         source = source_name(None if isinstance(value, float) and pd.isna(value) else value)
         require_values(source, [f for f in REQUIRED_VALUES if frame[f].isna().any()])
         run = self._load(source)
-        timers = run.driver.timers
-        armed = timer_ms(min(timers)) if timers else None
-        if not self.tick_rows:
-            self._feed(run, frame)
+        lates: list[pd.DataFrame] = []
+        if not self.tick_rows:  # SP-R13: the rows' ticks (DRV-R3), none past the last row
+            self._feed(run, frame, lates)
         else:  # MQ-R9: the rows up to each tick row, then the tick
             ticks = (frame["kind"] == TICK_KIND).fillna(False).to_numpy().nonzero()[0]
             begin = 0
             for at in ticks.tolist():
-                self._feed(run, frame.iloc[begin:at])
+                self._feed(run, frame.iloc[begin:at], lates)
                 run.fire_until(int(frame["arrival"].iloc[at]))
                 begin = at + 1
-            self._feed(run, frame.iloc[begin:])
-        self._save(run, armed)
-        return frame_of(run.take())
+            self._feed(run, frame.iloc[begin:], lates)
+        self._save(run)
+        output = frame_of(run.take())
+        read = len(frame) - int((frame["kind"] == TICK_KIND).fillna(False).sum())
+        if not read:
+            return output
+        return pd.concat([output, _read_row(source, read), *lates], ignore_index=True)
 
-    def _feed(self, run: SourceRun, frame: pd.DataFrame) -> None:
-        """Feed rows in order; a row arriving before the machine's last is late (SP-R14)."""
+    def _feed(self, run: SourceRun, frame: pd.DataFrame, lates: list[pd.DataFrame]) -> None:
+        """Feed rows in order; a row arriving before the machine's last is late (SP-R14),
+        and its file is added to ``lates`` (SP-R56)."""
         last = run.driver.last_arrival
         late = frame["arrival"] < last if last is not None else frame["arrival"] < 0
+        if last is not None and late.any():
+            lates.append(_late_rows(run.source, frame.loc[late], last))
         fresh = frame.loc[~late]
         fed = set(fresh["id"].tolist())
         for row_id in frame.loc[late, "id"].tolist():  # SP-R14; repeated ids: SP-R22
@@ -161,15 +199,6 @@ class MachineProcessor(StatefulProcessor):
             [None if v is None else int(v) for v in _optional(fresh["poll"].tolist())],
         )
         run.feed_all(records)
-
-    def handleExpiredTimer(
-        self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
-    ) -> Iterator[pd.DataFrame]:
-        with marked(f"source {key[0]!r}, timer"):
-            run = self._load(str(key[0]))
-            run.fire_until(timerValues.getCurrentProcessingTimeInMs() * 1_000_000)
-            self._save(run, None)  # the expired timer is gone
-        yield frame_of(run.take())
 
     def close(self) -> None:
         pass
@@ -190,6 +219,28 @@ def name_ordered(source_dir: str) -> tuple[str, dict[str, str]]:
             "://" not in source_dir and not Path(source_dir).is_dir()):
         return source_dir, {}
     return f"{source_dir.rstrip('/')}/{NAME_ORDER_GLOB}", {"basePath": source_dir}
+
+
+def first_files(source_dir: str, fmt: str, columns: schema.ColumnMap, available_now: bool,
+                seconds: float, say: Callable[[str], object] | None) -> bool:
+    """SP-R55: whether the watched folder holds files to take the schema from, waiting for
+    the first one (checked every ``seconds``) unless ``available_now`` (False then: nothing
+    to process). A path that is not a local folder is left to Spark."""
+    if "://" in source_dir or GLOB_CHARACTERS & set(source_dir) or \
+            not Path(source_dir).is_dir():
+        return True
+    waited = False
+    while not schema.input_files(source_dir, fmt, columns, read_whole=False):
+        if available_now:
+            return False
+        if not waited and say is not None:
+            say(f"[timealign stream] no {fmt} file in {source_dir} yet: waiting for the "
+                f"first one, to take the columns from (SP-R55)")
+        waited = True
+        time.sleep(max(seconds, 0.2))
+    if waited:  # a file that just appeared may still be being written: one more interval
+        time.sleep(max(seconds, 0.2))
+    return True
 
 
 def stream_frame(
@@ -214,8 +265,57 @@ def stream_frame(
     return schema.canonical(reader.load(path), columns, has_row_index=fmt == "parquet")
 
 
-#: Per micro-batch, the (outcome, reason, rows) of its settled rows other than grouped.
-Tally = dict[int, list[tuple[str, str | None, int]]]
+@attrs.frozen
+class BatchCount:
+    """What one micro-batch did (SP-R33): the rows it read (the rows the machines were given,
+    tick rows not counted, plus the rows set aside), the rows it settled (the rows of its
+    ``outcomes/batch=N``, plus the rows set aside), and per (outcome, reason) the settled
+    rows other than grouped."""
+
+    read: int
+    settled: int
+    outcomes: tuple[tuple[str, str | None, int], ...] = ()
+    late_files: tuple[str, ...] = ()  # SP-R56: the files whose rows were late
+
+
+#: Per micro-batch id, its counts.
+Tally = dict[int, BatchCount]
+
+
+def batch_count(frame: DataFrame, set_aside: str | None) -> BatchCount:
+    """:class:`BatchCount` of a micro-batch's combined rows, in one aggregation."""
+    table = F.col("table")
+    aside = table == set_aside if set_aside is not None else F.lit(False)
+    counted = frame.groupBy("table", "outcome", "reason").agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.sum(F.when(table == READ, F.col("input"))).alias("read"),
+        F.sum(F.when(table == "groups", F.size("ids"))).alias("members"),
+        F.max(aside).alias("aside")).collect()
+    read = settled = 0
+    outcomes = []
+    for row in counted:
+        if row["aside"]:  # read and settled at once: beside the tables (BAG-R7, MQ-R2)
+            read += int(row["rows"])
+            settled += int(row["rows"])
+        elif row["table"] == READ:
+            read += int(row["read"] or 0)
+        elif row["table"] == "groups":
+            settled += int(row["members"] or 0)
+        elif row["table"] == "outcomes":
+            settled += int(row["rows"])
+            outcomes.append((str(row["outcome"]), row["reason"], int(row["rows"])))
+    late: tuple[str, ...] = ()
+    if any(row["table"] == LATE_FILES for row in counted):  # SP-R56: few rows, named
+        late = tuple(sorted({str(r["id"]) for r in frame.where(table == LATE_FILES).select(
+            "id").collect()}))
+    return BatchCount(read, settled, tuple(sorted(outcomes, key=repr)), late)
+
+
+def late_files_of(combined: DataFrame) -> DataFrame:
+    """SP-R56: the ``late_files`` table: (source, file, rows, first_arrival, after)."""
+    return combined.where(F.col("table") == LATE_FILES).select(
+        "source", F.col("id").alias("file"), F.col("input").alias("rows"),
+        F.col("start").alias("first_arrival"), F.col("end").alias("after"))
 
 
 def write_batch(output: str, set_aside: str | None = None, tally: Tally | None = None,
@@ -224,7 +324,7 @@ def write_batch(output: str, set_aside: str | None = None, tally: Tally | None =
     third table of rows that are not inputs (bags: topics not configured, BAG-R7), carried
     in the combined rows under that ``table`` with their topic in ``reason`` (written as the
     column ``aside_column``; the not-a-measurement rows of MQTT: their reason, MQ-R2).
-    ``tally`` receives each batch's outcome counts other than grouped, for its progress line
+    ``tally`` receives each batch's counts (:class:`BatchCount`), for its progress line
     (SP-R33)."""
 
     def write(frame: DataFrame, batch_id: int) -> None:
@@ -237,26 +337,31 @@ def write_batch(output: str, set_aside: str | None = None, tally: Tally | None =
                 frame.where(F.col("table") == set_aside).select(
                     "source", "id", F.col("reason").alias(aside_column)).write.mode(
                     "overwrite").parquet(f"{output}/{set_aside}/batch={batch_id}")
+            count = batch_count(frame, set_aside)
+            if count.late_files:  # SP-R56
+                late_files_of(frame).write.mode("overwrite").parquet(
+                    f"{output}/{LATE_FILES}/batch={batch_id}")
             if tally is not None:
-                tally[batch_id] = sorted(
-                    (str(r["outcome"]), r["reason"], int(r["count"])) for r in
-                    frame.where(F.col("table") == "outcomes").groupBy(
-                        "outcome", "reason").count().collect())
+                tally[batch_id] = count
         finally:
             frame.unpersist()
 
     return write
 
 
-def batch_line(algorithm: str, progress: dict[str, Any], tally: Tally) -> str:
-    """A micro-batch's progress line (SP-R33): its rows read and the counts of what needs
-    a look (SP-R31), or that nothing does."""
-    batch = progress["batchId"]
+def batch_line(algorithm: str, batch: int, count: BatchCount) -> str:
+    """A micro-batch's progress line (SP-R33): the rows it read and settled, and the counts
+    of what needs a look (SP-R31), or that nothing does."""
     look = [f"{outcome}{f' ({reason})' if reason else ''} {rows}"
-            for outcome, reason, rows in tally.get(batch, ())
+            for outcome, reason, rows in count.outcomes
             if not reasons.normal(algorithm, outcome)]
     verdict = f"needs a look: {', '.join(look)}" if look else "nothing needs a look"
-    return f"[timealign stream] batch {batch}: {progress['numInputRows']} rows read; {verdict}"
+    if count.late_files:  # SP-R56
+        shown = ", ".join(count.late_files[:3])
+        more = len(count.late_files) - 3
+        verdict += f" (late: {shown}{f' and {more} more' if more > 0 else ''})"
+    return (f"[timealign stream] batch {batch}: {count.read} rows read, {count.settled} "
+            f"settled; {verdict}")
 
 
 def run_stream(
@@ -304,21 +409,29 @@ def stream_job(
     number of micro-batches seen (SP-R16 for available-now). ``rows``: canonical streaming
     rows from another reader (bags) instead of the files; ``set_aside``: a table name and
     streaming rows of the combined schema written beside the outputs (see
-    :func:`write_batch`); ``tick_rows``: the rows carry their ticks (MQ-R8), Spark's
-    clock fires no timer; ``on_poll``: called at every poll of the running query (every 2
-    s, SP-R54), an error it raises stops the query and is raised."""
+    :func:`write_batch`); ``tick_rows``: the rows carry their ticks too (MQ-R8);
+    ``on_poll``: called at every poll of the running query (every 2 s, SP-R54), an error
+    it raises stops the query and is raised."""
     output, checkpoint = paths.output, paths.checkpoint
     assert checkpoint is not None, "a stream's paths name its checkpoint"
+    if report:  # SP-R33: what the stream watches, before the first micro-batch
+        order = "new bags in name order" if fmt == "rosbag" else \
+            "new files by modification time, then name (SP-R46)"
+        print(f"[timealign stream] watching {paths.input} ({fmt}; {order})",
+              file=sys.stderr, flush=True)
+    if rows is None:  # SP-R55: the columns come from the first files; none yet: wait
+        columns = columns or schema.ColumnMap()
+        if not first_files(paths.input, fmt, columns, available_now, trigger_seconds,
+                           (lambda line: print(line, file=sys.stderr, flush=True))
+                           if report else None):
+            return 0
+        rows = stream_frame(spark, paths.input, fmt, columns, max_files)
     bind(spark, checkpoint, algorithm, config)  # SP-R24
-    if rows is None:
-        rows = stream_frame(spark, paths.input, fmt, columns or schema.ColumnMap(), max_files)
-    # SP-R16: with available-now, empty micro-batches would run forever (timers never let
-    # the query finish); without them timers fire in batches that carry data.
-    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled",
-                   "false" if available_now else "true")
-    time_mode = "None" if algorithm.feeding.tick is None or tick_rows else "ProcessingTime"
+    # SP-R16: no empty micro-batch: no Spark timer (SP-R13) has anything for one to do.
+    spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+    # SP-R13, SP-D5: no processing-time timers; a clocked machine's ticks follow its rows
     combined = rows.groupBy("source").transformWithStateInPandas(
-        MachineProcessor(algorithm, config, tick_rows), schema.COMBINED, "Append", time_mode)
+        MachineProcessor(algorithm, config, tick_rows), schema.COMBINED, "Append", "None")
     if set_aside is not None:
         combined = combined.unionByName(set_aside[1])
     tally: Tally = {}
@@ -330,23 +443,17 @@ def stream_job(
     else:
         writer = writer.trigger(processingTime=f"{trigger_seconds} seconds")
     write_stream_manifest(output, checkpoint)  # CLI-R3: the tables are this stream's
-    if report:  # SP-R33: what the stream watches, before the first micro-batch
-        order = "new bags in name order" if fmt == "rosbag" else \
-            "new files by modification time, then name (SP-R46)"
-        print(f"[timealign stream] watching {paths.input} ({fmt}; {order})",
-              file=sys.stderr, flush=True)
     query = writer.start()
     seen = -1
     try:
         while query.isActive:
             query.awaitTermination(2)
-            for progress in query.recentProgress:
-                if progress["batchId"] > seen and (progress["numInputRows"] or
-                                                   progress["batchId"] in tally):
-                    seen = progress["batchId"]
-                    if report:
-                        print(batch_line(algorithm.name, progress, tally),
-                              file=sys.stderr, flush=True)
+            # SP-R33: each micro-batch's own counts (Spark's numInputRows counted tick rows
+            # and a source read twice, and missed rows read through a persisted frame)
+            for batch in sorted(b for b in list(tally) if b > seen):
+                seen, count = batch, tally[batch]
+                if report and (count.read or count.settled):
+                    print(batch_line(algorithm.name, batch, count), file=sys.stderr, flush=True)
             if on_poll is not None:  # SP-R54: the taken files, whenever Spark may list again
                 on_poll()
     except (KeyboardInterrupt, LossError):  # CLI-R2: stop the query, then end the command
@@ -378,3 +485,18 @@ def open_ids(
 def read_table(spark: SparkSession, output: str, table: str) -> DataFrame:
     """One output table of a stream, without its ``batch`` partition column."""
     return spark.read.parquet(f"{output}/{table}").drop("batch")
+
+
+def late_files(spark: SparkSession, output: str) -> list[dict[str, Any]]:
+    """SP-R56: the rows of a stream's ``late_files`` table, none when it has none."""
+    if "://" not in output and not Path(output, LATE_FILES).is_dir():
+        return []
+    try:
+        rows = read_table(spark, output, LATE_FILES).collect()
+    except Exception:  # AnalysisException: a remote output without the table
+        if "://" not in output:
+            raise
+        return []
+    return [{"file": str(r["file"]), "source": str(r["source"]), "rows": int(r["rows"]),
+             "first_arrival": int(r["first_arrival"]), "after": int(r["after"])}
+            for r in rows]

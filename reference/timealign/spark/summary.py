@@ -89,6 +89,16 @@ def verdict(summary: dict[str, Any], algorithm: str) -> dict[str, Any]:
     return {"needs_a_look": bool(items), "line": line, "items": items}
 
 
+def with_late_files(summary: dict[str, Any], late: list[dict[str, Any]]) -> dict[str, Any]:
+    """A stream's summary naming the files whose rows it rejected as late (SP-R56): per
+    file and source, the rows, the earliest of their arrivals and the arrival of the
+    source's last row taken before them (most rows first)."""
+    if not late:
+        return summary
+    ordered = sorted(late, key=lambda f: (-f["rows"], f["file"], f["source"]))
+    return {**summary, "late_files": ordered}
+
+
 def with_verdict(summary: dict[str, Any], algorithm: str) -> dict[str, Any]:
     """``summary`` with its :func:`verdict` as the first entry (SP-R38)."""
     rest = {key: value for key, value in summary.items() if key != "verdict"}
@@ -126,6 +136,18 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
     for key, title in (("spread_ns", "spread"), ("latency_ns", "latency")):
         figures = "  ".join(f"{name} {_ms(value)}" for name, value in summary[key].items())
         lines.append(f"{title} (ms): {figures}")
+    late = summary.get("late_files", [])
+    for file in late[:LATE_SHOWN]:  # SP-R56
+        lines.append(f"  late file {file['file']}: {file['rows']} rows of source "
+                     f"{file['source']!r} arrive from {file['first_arrival']} ns, before the "
+                     f"source's last row already taken ({file['after']} ns): the file was "
+                     f"taken after a file of later rows (SP-R14, SP-R46)")
+    if len(late) > LATE_SHOWN:
+        lines.append(f"  … and {len(late) - LATE_SHOWN} more late files (--summary lists "
+                     "them all)")
+    if late:
+        lines.append("  to take a copy of files at once, copy it into the watched folder "
+                     "under a name starting with '.', then rename it (SP-R56)")
     for other in summary.get("not_configured", []):  # BAG-R7
         lines.append(f"  not configured: topic {other['topic']}: {other['rows']} rows")
     for skipped in summary.get("skipped_bags", []):  # BAG-R6
@@ -143,6 +165,10 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
         lines.append(f"needs a look: {', '.join(look)}" if look else
                      f"every outcome is normal for {algorithm}")
     return "\n".join(first + lines)
+
+
+#: SP-R56: the late files the printed summary names (the JSON summary has them all).
+LATE_SHOWN = 10
 
 
 def _ms(value: int | None) -> str:

@@ -5,8 +5,8 @@ A stream has no end (SP-D1): the rows a machine still holds have no outcome row 
 the batch verification's first check (SP-R6) would count them as lost. Their ids are in
 the checkpoint's state value of each source (SP-R11, SP-R12), decoded with the stream's
 codec; they complete the reconciliation. A stream's tables are not compared with a
-re-run: its micro-batch boundaries, late files (SP-R14) and wall-clock timers (SP-D5)
-decide them, which a replay of the input cannot reproduce.
+re-run: its late files (SP-R14) decide them, which a replay of the input cannot reproduce
+(its ticks follow its rows, SP-D5, as a replay's do).
 """
 
 from __future__ import annotations
