@@ -198,7 +198,7 @@ proofs: $(STAMP)
 	$(BIN)/python proofs/crosshair_pass.py --seconds $(PROOF_SECONDS) --report-all
 	$(BIN)/python -m proofs.explore
 	$(BIN)/python -m proofs.explore_rate_aware_batcher  # liveness probes (spec RB, bounded exploration)
-	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py tests/test_cli_fuzz.py tests/spark/test_spark_cli_fuzz.py tests/rosbag/test_rosbag_damage.py  # the bad-input, command-line (paths, damaged inputs) and bag-damage fuzz, longer
+	HYPOTHESIS_PROFILE=nightly $(BIN)/pytest -q tests/test_bad_input.py tests/test_cli_fuzz.py tests/spark/test_spark_cli_fuzz.py tests/spark/test_spark_input_fuzz.py tests/rosbag/test_rosbag_damage.py  # the bad-input, command-line (paths, damaged inputs), input-reader and bag-damage fuzz, longer
 	$(BIN)/python -m proofs.conformance_study  # mutation study of the conformance harness (README table)
 
 vectors: $(STAMP)

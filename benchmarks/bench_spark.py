@@ -6,9 +6,23 @@ per-file path, ``--sources-per-file``). Then:
 
 (a) plain replay, in a separate process on one core: read the Parquet files with pyarrow,
     order each source's rows (SP-R2) and drive the machine through them (spec/drivers.md);
+(a') the honest baseline (``benchmarks/honest_baseline.py``, issue 44), in a separate
+    process on one core: the per-file job's whole work without Spark (pyarrow reads the
+    one-file-per-robot layout, the project's replay, pyarrow writes the same ``groups/`` and
+    ``outcomes/`` tables, the no-loss check);
 (b) the batch job (``timealign.spark.batch.run_batch``) on each master of ``--masters``
-    (``local[1]``, ``local[2]``, and ``standalone``: a master and one 2-core worker started on
-    127.0.0.1, :mod:`tests.spark.standalone`), for each path of ``--paths``.
+    (``local[1]``, ``local[2]``, and standalone clusters started on 127.0.0.1,
+    :mod:`tests.spark.standalone`: ``standalone``, one executor of 2 cores;
+    ``standalone-1``, one executor of 1 core; ``standalone-2``, two executors of 1 core
+    each), for each path of ``--paths``.
+
+After each per-file job a line ``ROWS:SOURCES against the baseline: CPU per row Rx, wall
+Wx`` gives the job's CPU per row (JVM and Python workers) and its wall time over (a')'s, with
+the load of both; ``--scale-table`` prints the scale-out table of issue 44 (rows per second
+per core, parallel efficiency: the speed-up over (a') divided by the cores the master
+gives the tasks). The standalone executors run this interpreter and the installed
+(compiled) package, as ``local[*]`` does: the benchmark does not ship the pure-Python zip
+of SP-R17, which would measure another build.
 
 Printed per run: messages per second and the ratio to (a); the CPU seconds of the JVMs and
 of the Python workers; the CPU microseconds per row (JVM + Python), the scale-out
@@ -29,6 +43,8 @@ The targets of the per-file path (issue 35) are checked at the end, for every si
     python benchmarks/bench_spark.py                      # quick: 200k messages, 100 sources
     python benchmarks/bench_spark.py --sizes 1M:1000 10M:1000
     python benchmarks/bench_spark.py --sizes 1M:1 1M:100 1M:1000 --masters 'local[2]' --table
+    python benchmarks/bench_spark.py --sizes 2M:200 4M:1 --paths per-file --warm 2M:200 \
+        --masters 'local[1]' 'local[2]' standalone-1 standalone-2 --scale-table
 """
 
 from __future__ import annotations
@@ -42,7 +58,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -93,6 +109,70 @@ def plain_replay(algorithm_name: str, config_json: str, folder: str) -> dict[str
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"rows": rows, "seconds": seconds, "peak_bytes": usage.ru_maxrss * 1024,
             "cpu": usage.ru_utime + usage.ru_stime, "outputs": outputs}
+
+
+def honest_baseline(algorithm_name: str, config_json: str, folder: Path,
+                    output: Path) -> dict[str, Any]:
+    """(a'): ``benchmarks/honest_baseline.py`` over the per-file layout, in a process of its
+    own (one core, nothing shared with this process)."""
+    script = Path(__file__).resolve().parent / "honest_baseline.py"
+    load = os.getloadavg()[0]
+    done = subprocess.run([sys.executable, str(script), str(folder), str(output),
+                           "--algorithm", algorithm_name, "--config", config_json],
+                          check=True, capture_output=True, text=True)
+    return {**json.loads(done.stdout), "load": (load, os.getloadavg()[0]),
+            "clock": time.strftime("%H:%M", time.gmtime())}
+
+
+def against_baseline(size: str, job: dict[str, Any], baseline: dict[str, Any]) -> str:
+    """Issue 44's line: the job's CPU per row and wall time over the honest baseline's."""
+    cpu = cpu_per_row(job) / (baseline["cpu"] / baseline["rows"] * 1e6)
+    wall = job["seconds"] / baseline["seconds"]
+    return (f"{size} against the baseline: CPU per row {cpu:.2f}x, wall {wall:.2f}x "
+            f"(job {cpu_per_row(job):.1f} us/row, {job['seconds']:.1f} s, load "
+            f"{job['load'][0]:.1f}>{job['load'][1]:.1f}; baseline "
+            f"{baseline['cpu'] / baseline['rows'] * 1e6:.1f} us/row, "
+            f"{baseline['seconds']:.1f} s, load {baseline['load'][0]:.1f}>"
+            f"{baseline['load'][1]:.1f})")
+
+
+#: The cores each master gives the tasks (task slots), for the scale-out table.
+CORES = {"local[1]": 1, "local[2]": 2, "standalone": 2, "standalone-1": 1, "standalone-2": 2}
+#: A standalone master's layout: (workers, cores per worker), one executor per worker.
+STANDALONE = {"standalone": (1, 2), "standalone-1": (1, 1), "standalone-2": (2, 1)}
+
+
+def cores_of(master: str) -> int:
+    inside = master.partition("[")[2].rstrip("]")
+    return CORES.get(master) or int(inside or os.cpu_count() or 1)
+
+
+def scale_table(sizes: list[str], results: dict[tuple[str, str, str], dict[str, Any]]) -> str:
+    """Issue 44's scale-out table in Markdown: per size and master, the per-file job's rows
+    per second per core and its parallel efficiency (speed-up over the honest baseline,
+    divided by the cores), beside the baseline of the same run."""
+    out = ["| rows : sources | master (cores) | time (UTC), load | wall | rows/s per core "
+           "| speed-up over the baseline | parallel efficiency | CPU per row (JVM + Python) "
+           "| × baseline's CPU per row | baseline: wall, CPU per row, load |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for size in sizes:
+        for (at, master, _), job in results.items():
+            if at != size or "baseline" not in job:
+                continue
+            base = job["baseline"]
+            base_row = base["cpu"] / base["rows"] * 1e6
+            cores = cores_of(master)
+            speedup = base["seconds"] / job["seconds"]
+            out.append(
+                f"| {size} | {master} ({cores}) | {job['clock']}, {job['load'][0]:.1f} → "
+                f"{job['load'][1]:.1f} | {job['seconds']:.1f} s "
+                f"| {job['rows'] / job['seconds'] / cores:,.0f} | {speedup:.2f} "
+                f"| {speedup / cores:.2f} | {cpu_per_row(job):.1f} "
+                f"({job['jvm_cpu'] / job['rows'] * 1e6:.1f} + "
+                f"{job['python_cpu'] / job['rows'] * 1e6:.1f}) "
+                f"| {cpu_per_row(job) / base_row:.2f} | {base['seconds']:.1f} s, "
+                f"{base_row:.1f} µs, {base['load'][0]:.1f} → {base['load'][1]:.1f} |")
+    return "\n".join(out)
 
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -256,21 +336,25 @@ class Variant:
     tasks_per_core: int | None = None
     open_cost: str | None = None
     arrow_batch: str | None = None
+    first_row_path: str | None = None  # SP-D25: "on" (the code's) or "off"
 
     def label(self) -> str:
         """The path's name in the printed lines: ``per-file``, with what differs."""
         return " ".join(["per-file",
                          *([f"t{self.tasks_per_core}"] if self.tasks_per_core else []),
                          *([f"oc{self.open_cost}"] if self.open_cost else []),
-                         *([f"ab{self.arrow_batch}"] if self.arrow_batch else [])])
+                         *([f"ab{self.arrow_batch}"] if self.arrow_batch else []),
+                         *([f"path-{self.first_row_path}"] if self.first_row_path else [])])
 
     @contextmanager
     def applied(self, spark: Any) -> Iterator[None]:
         from timealign.spark import per_file
         from timealign.spark.batch import session_conf
 
-        before = per_file.TASKS_PER_CORE
+        before, path_before = per_file.TASKS_PER_CORE, per_file.FIRST_ROW_PATH
         per_file.TASKS_PER_CORE = self.tasks_per_core or before
+        if self.first_row_path:
+            per_file.FIRST_ROW_PATH = self.first_row_path == "on"
         settings = {key: value for key, value in (
             ("spark.sql.files.openCostInBytes", self.open_cost),
             ("spark.sql.execution.arrow.maxRecordsPerBatch", self.arrow_batch)) if value}
@@ -278,7 +362,7 @@ class Variant:
             with session_conf(spark, settings):
                 yield
         finally:
-            per_file.TASKS_PER_CORE = before
+            per_file.TASKS_PER_CORE, per_file.FIRST_ROW_PATH = before, path_before
 
 
 def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output: str,
@@ -304,6 +388,78 @@ def spark_job(spark: Any, algorithm_name: str, config: Any, folder: str, output:
             "load": (load, os.getloadavg()[0]), "clock": clock, "commit": head_commit()}
 
 
+def _drain(batches: Iterator[Any]) -> Iterator[Any]:
+    """A ``mapInArrow`` step that takes every batch and returns nothing: the scan and the
+    Arrow transfer to a Python worker, no replay (:func:`cost_split`)."""
+    for _ in batches:
+        pass
+    yield from ()
+
+
+def cost_split(spark: Any, algorithm_name: str, config: Any, folder: str,
+               tasks: int = 200) -> dict[str, dict[str, float]]:
+    """Issue 44's per-task costs of the per-file job, each a Spark job of its own measured as
+    the job is (:class:`Sampler`: wall, JVM CPU, Python CPU): ``tasks`` empty Python tasks
+    (a task's start, per task), then over the input, each written to Spark's ``noop`` sink:
+    the scan with the replay's projection (one file per task, SP-R18, SP-D25), the scan and
+    the Arrow transfer to the Python workers (:func:`_drain`), and the replay itself
+    (:func:`timealign.spark.per_file.replay_files_frame`, no persist, no table written). The
+    differences are the transfer and the replay; the job's phases give the rest."""
+    from pyspark.sql import functions as F
+
+    from timealign.spark import per_file, schema
+    from timealign.spark.batch import session_conf
+
+    algorithm = registry.get(algorithm_name)
+    parsed = algorithm.codec.config_from_json(config)
+    rows = schema.read_input(spark, folder, "parquet", schema.ColumnMap(),
+                             source_from_file=True)
+    count = per_file.TASKS_PER_CORE * spark.sparkContext.defaultParallelism
+    projected = rows.withColumn(schema.FILE, F.when(F.col(schema.POSITION) == 0,
+                                                    F.col(schema.FILE))) \
+        if per_file.FIRST_ROW_PATH else rows
+
+    def noop(frame: Any) -> None:
+        frame.write.format("noop").mode("overwrite").save()
+
+    steps: dict[str, Callable[[], object]] = {
+        "tasks": lambda: spark.sparkContext.parallelize(range(tasks), tasks)
+        .map(lambda x: x).count(),
+        "scan": lambda: noop(projected.coalesce(count)),
+        "scan+transfer": lambda: noop(projected.coalesce(count).mapInArrow(
+            _drain, schema.COMBINED)),
+        "scan+transfer+replay": lambda: noop(per_file.replay_files_frame(
+            rows, algorithm, parsed)),
+    }
+    costs: dict[str, dict[str, float]] = {}
+    with session_conf(spark, per_file.ONE_FILE_PER_TASK):
+        for name, run in steps.items():
+            with Sampler() as sampler:
+                started = time.perf_counter()
+                run()
+                seconds = time.perf_counter() - started
+            costs[name] = {"seconds": seconds, "jvm": sampler.jvm_cpu,
+                           "python": sampler.python_cpu, "load": os.getloadavg()[0]}
+    return costs
+
+
+def print_costs(size: str, master: str, rows: int, tasks: int,
+                costs: dict[str, dict[str, float]]) -> None:
+    """The per-task costs of :func:`cost_split`: per task for the empty tasks, per row (µs)
+    for the scans."""
+    empty = costs["tasks"]
+    print(f"    costs at {size} on {master}: {tasks} empty Python tasks "
+          f"{empty['seconds'] / tasks * 1e3:.1f} ms wall each, "
+          f"{(empty['jvm'] + empty['python']) / tasks * 1e3:.1f} ms CPU each "
+          f"(JVM {empty['jvm']:.1f} s + Python {empty['python']:.1f} s, load "
+          f"{empty['load']:.1f})", flush=True)
+    for name in ("scan", "scan+transfer", "scan+transfer+replay"):
+        cost = costs[name]
+        print(f"    costs at {size} on {master}: {name}: {cost['seconds']:.1f} s wall, CPU "
+              f"{cost['jvm'] / rows * 1e6:.2f} + {cost['python'] / rows * 1e6:.2f} us/row "
+              f"(JVM + Python), load {cost['load']:.1f}", flush=True)
+
+
 class Masters:
     """One session at a time: ``local[N]`` or a standalone cluster started for the run."""
 
@@ -319,15 +475,25 @@ class Masters:
         from tests.spark.standalone import start_cluster
 
         self.close()
-        if master != "standalone":
+        if master not in STANDALONE:
             self.spark = build_session(master, "timealign bench")
             return self.spark
+        from timealign.spark import ship
+
         os.environ["PYSPARK_PYTHON"] = sys.executable
-        self.cluster = start_cluster(self.logs, workers=1, cores=2, memory="4g")
-        self.spark = build_session(self.cluster.url, "timealign bench", {
-            "spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4",
-            "spark.executor.memory": "3g", "spark.driver.memory": "2g",
-            "spark.ui.enabled": "false"})
+        workers, cores = STANDALONE[master]
+        self.cluster = start_cluster(self.logs, workers=workers, cores=cores,
+                                     memory="3g" if workers > 1 else "4g")
+        shipped, ship.ship_zip = ship.ship_zip, lambda spark, archive: None
+        try:  # the executors import the installed, compiled package (see the docstring)
+            parallel = str(2 * CORES[master])
+            self.spark = build_session(self.cluster.url, "timealign bench", {
+                "spark.sql.shuffle.partitions": parallel,
+                "spark.default.parallelism": parallel,
+                "spark.executor.memory": "2g" if workers > 1 else "3g",
+                "spark.driver.memory": "2g", "spark.ui.enabled": "false"})
+        finally:
+            ship.ship_zip = shipped
         return self.spark
 
     def close(self) -> None:
@@ -424,7 +590,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["200k:100"],
                         help="MESSAGES:SOURCES, e.g. 1M:1000 10M:1000 (default 200k:100)")
-    parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]", "standalone"])
+    parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]", "standalone"],
+                        help="local[N], standalone (one 2-core executor), standalone-1 "
+                             "(one 1-core executor), standalone-2 (two 1-core executors)")
     parser.add_argument("--paths", nargs="+", default=["shuffled", "per-file"],
                         choices=["shuffled", "per-file"])
     parser.add_argument("--algorithm", default="approximate_time")
@@ -449,11 +617,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the per-file path with each of these "
                              "spark.sql.execution.arrow.maxRecordsPerBatch (default: the "
                              "code's)")
+    parser.add_argument("--first-row-path", nargs="+", default=[None], choices=["on", "off"],
+                        help="run the per-file path with the file's path on each file's "
+                             "first row only (on, the code's, SP-D25) or on every row "
+                             "(off, the code before issue 44), in this order, e.g. on off "
+                             "on off")
     parser.add_argument("--warm", default="20k:10",
                         help="MESSAGES:SOURCES of each session's warm-up job per path, run "
                              "before the measured ones (default 20k:10; the JVM's JIT still "
                              "compiles during the first measured jobs after it: see "
                              "benchmarks/README.md, \"Many small files in one task\")")
+    parser.add_argument("--costs", nargs="*", default=[], metavar="MASTER",
+                        help="on these masters, after each size's per-file job, split its "
+                             "costs into a task's start, the scan, the Arrow transfer and "
+                             "the replay (issue 44; four more Spark jobs per size)")
+    parser.add_argument("--scale-table", action="store_true",
+                        help="print the scale-out table (issue 44) in Markdown at the end")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.table_from:
@@ -470,6 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     masters = Masters(base / "cluster-logs")
     data: dict[str, dict[str, Path]] = {}
     replays: dict[str, dict[str, Any]] = {}
+    baselines: dict[str, dict[str, Any]] = {}
     for size in args.sizes:
         messages, sources = parse_size(size)
         tag = size.replace(":", "-")
@@ -492,6 +672,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plain replay {size}: {rows / replay['seconds']:,.0f} msg/s, "
               f"{replay['cpu']:.1f} s CPU ({replay['cpu'] / rows * 1e6:.1f} us/row), "
               f"peak {replay['peak_bytes'] / 2**20:.0f} MB", flush=True)
+
+    def baseline(size: str) -> dict[str, Any]:
+        """(a') now (never cached: its figure shares the load of the job run next)."""
+        honest = honest_baseline(args.algorithm, args.config, data[size]["per-file"],
+                                 base / "baseline-out")
+        rows = honest["rows"]
+        assert rows == replays[size]["rows"]
+        print(f"honest baseline {size}: {rows / honest['seconds']:,.0f} msg/s, "
+              f"{honest['seconds']:.1f} s wall, {honest['cpu']:.1f} s CPU "
+              f"({honest['cpu'] / rows * 1e6:.1f} us/row), peak "
+              f"{honest['peak_bytes'] / 2**20:.0f} MB, load {honest['load'][0]:.1f}>"
+              f"{honest['load'][1]:.1f}", flush=True)
+        return honest
+
     print(HEADER, flush=True)
     results: dict[tuple[str, str, str], dict[str, Any]] = {}
     warm = {"shuffled": base / "warm-mixed", "per-file": base / "warm-robots"}
@@ -499,12 +693,16 @@ def main(argv: list[str] | None = None) -> int:
     generate(Plan.for_messages(warm_messages, warm_sources), warm["shuffled"])
     generate(Plan.for_messages(warm_messages, warm_sources, per_robot=True), warm["per-file"])
     runs = [(path, variant) for path in args.paths
-            for variant in ([Variant(t, c, b) for t in args.tasks_per_core
+            for variant in ([Variant(t, c, b, f) for f in args.first_row_path
+                             for t in args.tasks_per_core
                              for c in args.open_cost for b in args.arrow_batch]
                             if path == "per-file" else [Variant()])]
     try:
         for master in args.masters:
+            started = time.perf_counter()
             spark = masters.session(master)
+            print(f"{master}: session started in {time.perf_counter() - started:.1f} s (load "
+                  f"{os.getloadavg()[0]:.1f}; not in the jobs' wall times below)", flush=True)
             for path in args.paths:  # start-up and JIT warm-up stay out of the figures
                 spark_job(spark, args.algorithm, config, str(warm[path]), str(base / "out"),
                           path == "per-file")
@@ -512,11 +710,15 @@ def main(argv: list[str] | None = None) -> int:
                 _, sources = parse_size(size)
                 replay = replays[size]
                 for path, variant in runs:
+                    if path == "per-file":  # (a') just before the job, at the same load
+                        baselines[size] = baseline(size)
                     job = spark_job(spark, args.algorithm, config, str(data[size][path]),
                                     str(base / "out"), path == "per-file", variant)
                     assert job["rows"] == replay["rows"]
                     label = variant.label() if path == "per-file" else path
                     results[(size, master, label)] = job
+                    if path == "per-file":
+                        job["baseline"] = baselines[size]
                     print(line(sources, master, label, job, replay), flush=True)
                     with open(base / "results.jsonl", "a") as log:
                         log.write(json.dumps({"size": size, "master": master, "path": label,
@@ -524,11 +726,21 @@ def main(argv: list[str] | None = None) -> int:
                     print("    CPU us/row by phase (JVM+Python): " + ", ".join(
                         f"{name} {jvm / job['rows'] * 1e6:.1f}+{py / job['rows'] * 1e6:.1f}"
                         for name, (jvm, py) in job["phases"].items()), flush=True)
+                    if path == "per-file":
+                        print("    " + against_baseline(size, job, job["baseline"]),
+                              flush=True)
+                    if path == "per-file" and master in args.costs and variant == Variant():
+                        job["costs"] = cost_split(spark, args.algorithm, config,
+                                                  str(data[size][path]))
+                        print_costs(size, master, job["rows"], 200, job["costs"])
     finally:
         masters.close()
     targets(args.sizes, replays, results)
+    baseline_targets(args.sizes, results)
     if args.table:
         print(growth_table(args.sizes, replays, results))
+    if args.scale_table:
+        print(scale_table(args.sizes, results))
     return 0
 
 
@@ -565,6 +777,27 @@ def targets(sizes: list[str], replays: dict[str, dict[str, Any]],
     if len(peaks) > 1:
         print("  worker peak by size (local[2], per-file): " + ", ".join(
             f"{at} {peak / 2**20:.0f} MB" for at, peak in peaks.items()))
+
+
+def baseline_targets(sizes: list[str],
+                     results: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+    """Issue 44's targets against the honest baseline, met or not, at every size run: the
+    per-file job's CPU per row at most 1.5 times the baseline's, and with many sources a
+    wall time on ``local[2]`` at most 0.8 times the baseline's (start-up included)."""
+    for size in sizes:
+        _, sources = parse_size(size)
+        print(f"issue 44 targets at {size} (per-file path, against the honest baseline):")
+        for (at, master, path), job in sorted(results.items()):
+            if at != size or path != "per-file":
+                continue
+            base = job["baseline"]
+            ratio = cpu_per_row(job) / (base["cpu"] / base["rows"] * 1e6)
+            print(f"  {master}: CPU per row {ratio:.2f}x the baseline's (target <= 1.5): "
+                  f"{'met' if ratio <= 1.5 else 'NOT met'}")
+            if master == "local[2]" and sources > 1:
+                wall = job["seconds"] / base["seconds"]
+                print(f"  {master}: wall {wall:.2f}x the baseline's (target <= 0.8): "
+                      f"{'met' if wall <= 0.8 else 'NOT met'}")
 
 
 if __name__ == "__main__":

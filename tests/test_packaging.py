@@ -17,7 +17,7 @@ import timealign
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: Import name -> distribution name, where they differ.
-DISTRIBUTION = {"google": "protobuf", "paho": "paho-mqtt"}
+DISTRIBUTION = {"google": "protobuf", "paho": "paho-mqtt", "ruamel": "ruamel.yaml"}
 
 
 def test_version_is_written_once() -> None:

@@ -30,6 +30,7 @@ starts with ``_`` or ``.``, so the manifest never reads as data.
 from __future__ import annotations
 
 import atexit
+import errno
 import json
 import os
 import posixpath
@@ -56,6 +57,7 @@ RULE = "CLI-R3"
 RULE_TARGETS = "CLI-R4"
 RULE_OWN = "CLI-R5"
 RULE_LOCK = "CLI-R6"
+RULE_WRITE = "CLI-R21"
 NAME_MAX = 255  # bytes of one path component on the file systems we run on (ext4, APFS)
 
 #: The mark ``plot --out`` puts in a picture: an XML comment closing an SVG, a ``tEXt``
@@ -297,7 +299,50 @@ def write_target(command: str, option: str, path: str | Path, data: str | bytes)
     file of the user's may have appeared since the command started), marked, and written
     through a temporary sibling."""
     check_own_file(command, option, path)
-    return write_file(path, marked(command, option, data))
+    with writing(option, path):  # CLI-R21
+        return write_file(path, marked(command, option, data))
+
+
+# --- CLI-R21: a write that fails names what it wrote ---------------------------------------
+
+#: What a full (or read-only) device raises, as ``errno``.
+_DEVICE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+
+
+def device_full(error: BaseException) -> bool:
+    """Whether ``error`` says the device written to is full (or read-only): Python's own
+    ``OSError`` carries the ``errno``, Arrow's writers only its text (``[errno 28]``)."""
+    if not isinstance(error, OSError):
+        return False
+    if error.errno in _DEVICE_ERRORS:
+        return True
+    text = str(error).lower()
+    return any(f"errno {code}]" in text for code in _DEVICE_ERRORS) or \
+        "no space left on device" in text
+
+
+def _why(error: OSError) -> str:
+    if device_full(error):
+        return ("no space left on its device (or it is read-only): free some space or "
+                "write elsewhere, then run again")
+    return str(error.strerror or error).strip()
+
+
+@contextmanager
+def writing(option: str, where: str | Path, device_only: bool = False) -> Iterator[None]:
+    """CLI-R21: an ``OSError`` while writing ``where`` for ``option`` (a full disk, a
+    read-only mount) becomes one line naming the option and the path, exit 2, instead of
+    ``[Errno 28] No space left on device`` naming neither. ``device_only``: only a full or
+    read-only device is translated (around code that also reads)."""
+    try:
+        yield
+    except InvalidInput:
+        raise
+    except OSError as error:
+        if device_only and not device_full(error):
+            raise
+        raise InvalidInput(option, RULE_WRITE, f"cannot write {where}: {_why(error)}",
+                           str(where)) from None
 
 
 # --- CLI-R6: one writer per target --------------------------------------------------------
@@ -362,8 +407,18 @@ def claim(command: str, targets: Mapping[str, str | Path | None]) -> None:
             except OSError as error:
                 raise InvalidInput(option, RULE_TARGETS, f"cannot create its lock {lock}: "
                                    f"{error.strerror}", str(path)) from None
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(f"{os.getpid()} {socket.gethostname()} {command}\n")
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    out.write(f"{os.getpid()} {socket.gethostname()} {command}\n")
+            except OSError as error:  # CLI-R21: a full disk leaves no empty lock behind
+                lock.unlink(missing_ok=True)
+                for folder in sorted(made, key=lambda p: -len(p.parts)):
+                    try:
+                        folder.rmdir()
+                    except OSError:
+                        break
+                raise InvalidInput(option, RULE_WRITE, f"cannot write its lock {lock}: "
+                                   f"{_why(error)}", str(path)) from None
             if not _CLAIMS:
                 atexit.register(release)
             _CLAIMS[lock] = sorted(made, key=lambda p: -len(p.parts))
@@ -468,28 +523,36 @@ def filled(folder: str | Path, command: str, option: str) -> Iterator[Path]:
     in (the manifest first lists both, so an interruption leaves only files it names). On
     failure the staging folder is removed and the earlier output is as it was."""
     path = check_fillable(folder, command, option)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.new-", dir=path.parent))
+    with writing(option, path):  # CLI-R21
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.new-", dir=path.parent))
     try:
-        yield staging
-        files = sorted(entry.name for entry in staging.iterdir() if entry.name != MANIFEST)
-        if not path.is_dir():
-            (staging / MANIFEST).write_text(_manifest_text(command, files), encoding="utf-8")
-            os.rename(staging, path)
-            return
-        earlier = _earlier_files(path, command, option) - {MANIFEST}  # nothing crept in
-        write_file(path / MANIFEST, _manifest_text(command, sorted(earlier | set(files))))
-        old = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.old-", dir=path.parent))
-        try:
-            for name in sorted(earlier):
-                os.replace(path / name, old / name)
-            for name in files:
-                os.replace(staging / name, path / name)
-            write_file(path / MANIFEST, _manifest_text(command, files))
-        finally:
-            shutil.rmtree(old, ignore_errors=True)
+        with writing(option, path, device_only=True):  # CLI-R21: the command's own writes
+            yield staging
+        with writing(option, path):
+            _fill(path, staging, command, option)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _fill(path: Path, staging: Path, command: str, option: str) -> None:
+    """The staged files of :func:`filled` moved into ``path`` with their manifest."""
+    files = sorted(entry.name for entry in staging.iterdir() if entry.name != MANIFEST)
+    if not path.is_dir():
+        (staging / MANIFEST).write_text(_manifest_text(command, files), encoding="utf-8")
+        os.rename(staging, path)
+        return
+    earlier = _earlier_files(path, command, option) - {MANIFEST}  # nothing crept in
+    write_file(path / MANIFEST, _manifest_text(command, sorted(earlier | set(files))))
+    old = Path(tempfile.mkdtemp(prefix=f".{path.name[:100]}.old-", dir=path.parent))
+    try:
+        for name in sorted(earlier):
+            os.replace(path / name, old / name)
+        for name in files:
+            os.replace(staging / name, path / name)
+        write_file(path / MANIFEST, _manifest_text(command, files))
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def check_run_output(output: str, option: str = "--output") -> None:
@@ -569,12 +632,14 @@ def write_stream_manifest(output: str, checkpoint: str) -> None:
         return
     files = sorted(entry.name for entry in folder.iterdir()
                    if entry.name != MANIFEST and not entry.name.startswith("."))
-    write_file(folder / MANIFEST, json.dumps(
-        {"format": FORMAT, "command": "stream", "files": files,
-         "checkpoint": resolved(checkpoint)}, indent=1) + "\n")
+    with writing("--output", folder / MANIFEST):  # CLI-R21
+        write_file(folder / MANIFEST, json.dumps(
+            {"format": FORMAT, "command": "stream", "files": files,
+             "checkpoint": resolved(checkpoint)}, indent=1) + "\n")
 
 
-def write_manifest(folder: str | Path, command: str, body: Mapping[str, Any]) -> Path:
+def write_manifest(folder: str | Path, command: str, body: Mapping[str, Any],
+                   option: str = "--output") -> Path:
     """Write ``folder``'s manifest for ``command``: the files it holds and ``body`` (what a
     run remembers of itself, SP-R32), through a temporary sibling so a reader never sees
     half a manifest. Spark ignores the file (its name starts with ``_``)."""
@@ -583,7 +648,8 @@ def write_manifest(folder: str | Path, command: str, body: Mapping[str, Any]) ->
                    if entry.name != MANIFEST and not entry.name.startswith("."))
     text = json.dumps({"format": FORMAT, "command": command, "files": files, **body},
                       indent=1) + "\n"
-    return write_file(path / MANIFEST, text)
+    with writing(option, path / MANIFEST):  # CLI-R21
+        return write_file(path / MANIFEST, text)
 
 
 def read_manifest(folder: str | Path, option: str) -> dict[str, Any] | None:

@@ -71,16 +71,20 @@ def _json_error(where: str, message: str) -> InvalidInput:
     return InvalidInput(where, LOADER_RULE, message, None)
 
 
-def parse_json(body: bytes, where: str) -> Any:
+def parse_json(body: bytes, where: str, unique_keys: bool = False) -> Any:
     """UTF-8 JSON text -> value; every failure is :class:`InvalidInput` naming ``where``
-    (and the line and column for syntax errors), never echoing the input (VEC-R10)."""
+    (and the line and column for syntax errors), never echoing the input (VEC-R10). With
+    ``unique_keys`` an object naming a key twice is refused (VEC-R20)."""
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise _json_error(where, f"not UTF-8 text (byte {error.start}); a vector file is "
                                  "UTF-8 JSON, optionally gzip-compressed") from None
     try:
-        return jsontext.loads(text)
+        return jsontext.loads(text, unique_keys=unique_keys)
+    except jsontext.DuplicateKey as error:  # VEC-R20: which of the two was meant?
+        raise InvalidInput(where, "VEC-R20", f"{error}: give each key once",
+                           None) from None
     except jsontext.JSONLimit as error:  # size and depth are checked before parsing
         raise _json_error(where, f"{error} (limit of VEC-R11)") from None
     except json.JSONDecodeError as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,56 @@ def test_sp_r18_positions_prove_a_whole_file_per_task() -> None:
     assert len(list(checked("g", iter([pieces[1][1], pieces[2][1]]), "s"))) == 2
     with pytest.raises(OrderError, match="split between tasks"):
         list(checked("g", iter([pieces[2][1]]), "s"))
+
+
+def test_sp_d25_the_path_on_a_files_first_row_only() -> None:
+    """SP-D25, SP-R18: with the path on each file's first row only (null after it), the
+    task's batches are cut where a row names a file, a file's rows run on across batches,
+    and rows that reach a task before any row naming their file (the file began in another
+    task) fail as a split file."""
+    def batch(files: list[str | None], positions: list[int]) -> pa.RecordBatch:
+        return pa.record_batch({schema.FILE: pa.array(files, pa.string()),
+                                schema.POSITION: positions, "source": ["s"] * len(files)})
+
+    pieces = list(file_pieces(iter([batch(["f", None, "g"], [0, 1, 0]),
+                                    batch([None, None], [1, 2]),
+                                    batch([None, "h", None], [3, 0, 1])])))
+    assert [(f, p.column(schema.POSITION).to_pylist()) for f, p in pieces] == [
+        ("f", [0, 1]), ("g", [0]), ("g", [1, 2]), ("g", [3]), ("h", [0, 1])]
+    assert len(list(checked("g", iter(p for f, p in pieces if f == "g"), "s"))) == 3
+    with pytest.raises(OrderError, match=r"position 5 of a file.*split between tasks"):
+        list(file_pieces(iter([batch([None, "h"], [5, 0])])))
+
+
+def _paths_named(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """A stand-in replay: per task, how many rows arrived and how many carried a path."""
+    named = rows = 0
+    for batch in batches:
+        named += batch.column(schema.FILE).is_valid().true_count
+        rows += batch.num_rows
+    values: dict[str, list[Any]] = {n: [None] for n in schema.ARROW_COMBINED.names}
+    values.update(table=["census"], source=["s"], id=[str(named)], input=[rows])
+    yield pa.RecordBatch.from_pydict(values, schema=schema.ARROW_COMBINED)
+
+
+@pytest.mark.parametrize("first_row_only", [True, False])
+def test_sp_d25_per_file_replay_reads_the_path_on_first_rows_only(
+        spark: SparkSession, robot_files: Path, monkeypatch: pytest.MonkeyPatch,
+        first_row_only: bool) -> None:
+    """SP-D25: the rows the per-file replay reads hold each file's path on the file's first
+    row only (one path per file reaches the tasks); with it off (the benchmark's
+    comparison) every row's."""
+    from timealign.spark import per_file
+
+    monkeypatch.setattr(per_file, "FIRST_ROW_PATH", first_row_only)
+    monkeypatch.setattr(per_file, "replay_files_function", lambda *a, **k: _paths_named)
+    rows = schema.read_input(spark, str(robot_files), "parquet", schema.ColumnMap(),
+                             source_from_file=True)
+    with session_conf(spark, ONE_FILE_PER_TASK):
+        tasks = replay_files_frame(rows, REAL.algorithm, REAL.config).collect()
+    total = sum(r["input"] for r in tasks)
+    assert total == rows.count() > 12
+    assert sum(int(r["id"]) for r in tasks) == (12 if first_row_only else total)
 
 
 def test_sp_r18_bag_positions_may_have_gaps_but_only_increase() -> None:

@@ -457,6 +457,8 @@ def _generate(args: argparse.Namespace) -> int:
     else:
         plan = Plan.for_messages(args.messages, args.robots, **options)
     outputs.own("generate", {}, {"--output": args.output})  # CLI-R5, CLI-R6
+    # CLI-R7, CLI-R20: a plan of no message, or one larger than memory, is refused naming
+    # the option that sized it
     rows = generate(plan, args.output, "--seconds" if args.seconds is not None
                     else "--messages")
     print(f"wrote {rows} messages from {plan.robots} robots over {plan.seconds:.1f} s "

@@ -113,24 +113,62 @@ def is_bag(path: Path) -> bool:
     return path.suffix in (ROS1_FILE, *ROSBAG2_FILES)
 
 
+def _listed(folder: Path) -> set[str] | None:
+    """The storage files a rosbag2 folder's ``metadata.yaml`` lists (by name, as the reader
+    opens them), None when it cannot be read (the reader then refuses the bag, BAG-R6)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        body = YAML(typ="safe").load((folder / "metadata.yaml").read_text(encoding="utf-8"))
+        listed = body["rosbag2_bagfile_information"]["relative_file_paths"]
+        return {PurePosixPath(str(name)).name for name in listed}
+    except (OSError, UnicodeError, YAMLError, KeyError, TypeError):
+        return None
+
+
+def check_listed(folder: Path, relative: str) -> None:
+    """BAG-R30: every storage file (``.mcap``, ``.db3``, compressed or not) in a rosbag2
+    folder is one its ``metadata.yaml`` lists: the reader opens only those, and the bag's
+    counts are the metadata's, so a storage file copied in beside them was neither read nor
+    counted ("no loss" over half the messages). Refused by name."""
+    listed = _listed(folder)
+    if listed is None:
+        return
+    for entry in sorted(folder.iterdir()):
+        stem = entry.name.split(".zstd")[0] if entry.name.endswith(".zstd") else entry.name
+        if stem.endswith(ROSBAG2_FILES) and entry.name not in listed:
+            raise InvalidInput(f"{relative}/{entry.name}", "BAG-R30", f"the bag {relative} "
+                               f"holds the storage file {entry.name}, which its metadata.yaml "
+                               f"does not list, so it would be neither read nor counted; "
+                               f"move it out of the bag folder (a lone storage file is a bag "
+                               f"of its own, BAG-R1) or list it in metadata.yaml",
+                               str(entry))
+
+
 def find_bags(root: Path) -> list[tuple[Path, str]]:
     """Every bag under ``root`` with its posix path relative to it, in path order (BAG-R1):
-    a folder holding ``metadata.yaml`` (rosbag2; not searched further), a ``.bag`` file
-    (ROS 1), or a lone ``.mcap`` / ``.db3`` file (rosbag2 storage without metadata)."""
+    a folder holding ``metadata.yaml`` (rosbag2; not searched further, and holding only the
+    storage files it lists, BAG-R30), a ``.bag`` file (ROS 1), or a lone ``.mcap`` /
+    ``.db3`` file (rosbag2 storage without metadata)."""
     if is_bag(root):
-        return [(root, root.name)]
-    found: list[tuple[Path, str]] = []
+        found = [(root, root.name)]
+    else:
+        found = []
 
-    def walk(folder: Path) -> None:
-        for entry in sorted(folder.iterdir()):
-            if entry.name.startswith((".", "_")):
-                continue
-            if is_bag(entry):
-                found.append((entry, entry.relative_to(root).as_posix()))
-            elif entry.is_dir():
-                walk(entry)
+        def walk(folder: Path) -> None:
+            for entry in sorted(folder.iterdir()):
+                if entry.name.startswith((".", "_")):
+                    continue
+                if is_bag(entry):
+                    found.append((entry, entry.relative_to(root).as_posix()))
+                elif entry.is_dir():
+                    walk(entry)
 
-    walk(root)
+        walk(root)
+    for path, relative in found:
+        if path.is_dir():
+            check_listed(path, relative)
     return found
 
 

@@ -21,6 +21,9 @@ from timealign.errors import SHOWN, ConsistencyError, InvalidInput, shown
 from timealign.spark.paths import PathError
 
 MARK = "TIMEALIGN-ERROR:"
+#: A Java error's words for a full (or read-only) device, and where a task was writing.
+_FULL = ("No space left on device", "Disk quota exceeded", "Read-only file system")
+_WRITING = re.compile(r"while writing rows to (\S+)")
 _FILE = re.compile(r"(?:reading|in) file (\S+?)[.,]?(?:\s|$)")
 # Spark's error classes for a checkpoint or state store it cannot use (damaged, missing
 # files, written by an incompatible job).
@@ -97,6 +100,12 @@ def job_error(error: BaseException) -> BaseException:
         return PathError("checkpoint", "SP-R12", [
             f"Spark cannot use the checkpoint's state store ({state.group(1)}); restore the "
             f"checkpoint folder or start a new one"], _first_line(text))
+    if any(words in text for words in _FULL):  # CLI-R21: say where, and what to do
+        place = _WRITING.search(text)
+        where = place.group(1).rstrip(".") if place else None
+        return PathError("output", "CLI-R21", [
+            f"cannot write {where or 'the output'}: no space left on its device (or it is "
+            f"read-only): free some space or write elsewhere, then run again"], where)
     found = _FILE.search(text) if "FAILED_READ_FILE" in text or "reading file" in text \
         else None
     if found:

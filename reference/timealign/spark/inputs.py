@@ -32,9 +32,10 @@ from timealign.spark.per_file import PER_FILE
 
 def _config_json(text: str) -> Any:
     """The JSON value of the config option: a file's content when ``text`` names a file,
-    otherwise ``text`` itself as inline JSON. Every failure names ``--config``."""
+    otherwise ``text`` itself as inline JSON. Every failure names ``--config``; a key given
+    twice in one object is refused (VEC-R20)."""
     if text.lstrip()[:1] in ("{", "[", '"') or not text.strip():
-        return vectors.parse_json(text.encode(), "--config")
+        return vectors.parse_json(text.encode(), "--config", unique_keys=True)
     try:  # a regular file only: a FIFO would block forever, a folder is no config (VEC-R16)
         with jsontext.open_regular(text) as handle:
             body = handle.read(jsontext.MAX_TEXT_BYTES + 1)
@@ -46,7 +47,7 @@ def _config_json(text: str) -> Any:
     except OSError as error:
         raise InvalidInput(f"--config {text}", "VEC-R1",
                            f"cannot read the file: {error.strerror}") from None
-    return vectors.parse_json(body, f"--config {text}")
+    return vectors.parse_json(body, f"--config {text}", unique_keys=True)  # VEC-R20
 
 
 def load_config(algorithm: Algorithm[Any, Any, Any, Any], text: str | None) -> Any:

@@ -27,15 +27,17 @@ import csv
 import gzip
 import hashlib
 import io
+import json
 import os
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, cast
 from urllib.parse import unquote, urlparse
 
 import attrs
 
+from timealign import jsontext
 from timealign.errors import InvalidInput
 from timealign.progress import Progress
 from timealign.spark.outcomes import LossError
@@ -282,7 +284,7 @@ def stat_key(path: str) -> tuple[str, int, int]:
     return os.path.realpath(path), status.st_size, status.st_mtime_ns
 
 
-def _text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
+def text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
         int | None, str, str]:
     """(rows, how counted, SHA-256) of a CSV or JSON lines file, from one read of its bytes
     (SP-R52): the bytes feed the digest and, decompressed, the count."""
@@ -299,9 +301,10 @@ def _text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
                 records = sum(1 for record in csv.reader(text) if record)
                 rows, how = max(records - 1, 0), "CSV records (header aside)"
             else:
-                rows = sum(1 for line in text if line.strip())
-                how = "JSON lines (blank lines aside)"
+                rows, how = _json_objects(text, path), "JSON lines (blank lines aside)"
             sha = hashed.hexdigest()
+    except InvalidInput:  # a JSON line that is not one object (SP-R72): its own words
+        raise
     except _READ_ERRORS as error:
         raise _damaged(path, error) from None
     finally:
@@ -310,12 +313,47 @@ def _text_rows(path: str, fmt: str, seen: Callable[[int], None]) -> tuple[
     return rows, how, sha
 
 
+_DECODER = json.JSONDecoder()
+
+
+def _json_objects(lines: Iterable[str], path: str) -> int:
+    """SP-R72: the rows of a JSON lines file, each non-blank line one JSON object. A line
+    that is JSON but not one object (two objects, an array, a number) is refused naming the
+    file and the line, before Spark reads it: Spark's reader took the first of two objects
+    on a line and dropped the second without a word, and read an array as one row per
+    element, so the rows read and the rows counted differed. A line that is not JSON at all
+    is left to Spark's reader, which refuses it naming the file (``FAILFAST``; single quotes
+    refused, :func:`timealign.spark.schema.reader_options`, so that a line of two objects
+    Python cannot parse is no line Spark reads in part)."""
+    rows = 0
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            value, end = _DECODER.raw_decode(text)
+        except ValueError:  # not JSON: Spark's reader refuses it naming the file (FAILFAST)
+            problem = ""
+        else:
+            problem = ("holds more than one JSON value (one object per line)" if end < len(
+                text) else "" if isinstance(value, dict) else
+                f"holds a JSON {jsontext.kind(value)}, not an object")
+        if problem:
+            from timealign.spark.paths import PathError
+
+            raise PathError("input", "SP-R72", [
+                f"cannot read the file {path}: its line {number} {problem}; a JSON lines "
+                f"file holds one JSON object per line: fix that line"], f"{path}:{number}")
+        rows += 1
+    return rows
+
+
 def _table_unit(root: str, file: str, fmt: str, seen: Callable[[int], None]) -> Unit:
     from pyarrow import parquet as pq
 
     relative = _relative(root, file)
     if fmt != "parquet":
-        rows, how, sha = _text_rows(file, fmt, seen)
+        rows, how, sha = text_rows(file, fmt, seen)
         return Unit(relative, rows, how, (Stored(relative, os.path.getsize(file), sha),))
     stored = Stored(relative, os.path.getsize(file), digest(file, seen))
     footer = pq.read_metadata(file)
@@ -336,9 +374,12 @@ def _relative(root: str, file: str) -> str:
 
 
 def _bag_files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.rglob("*") if p.is_file())
+    """The files of a bag; anything but a regular file is refused by name (SP-R70)."""
+    from timealign.spark.paths import regular
+
+    if not path.is_dir():
+        return [Path(regular(str(path)))]
+    return sorted(Path(regular(str(p))) for p in path.rglob("*") if not p.is_dir())
 
 
 def _bag_unit(root: str, path: Path, relative: str, seen: Callable[[int], None]) -> Unit:

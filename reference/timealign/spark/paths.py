@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -169,3 +170,54 @@ class JobPaths:
     def tables(self) -> dict[str, str]:
         """The output tables' folders (:func:`table_paths`)."""
         return table_paths(self.output)
+
+
+# --- SP-R70, SP-R71: what an input folder may hold -----------------------------------------
+
+def _kind(mode: int) -> str | None:
+    """What a file of this mode is when it is not a regular file (SP-R70)."""
+    if stat.S_ISREG(mode):
+        return None
+    return ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(
+        mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "no file")
+
+
+def regular(file: str) -> str:
+    """``file`` when it is a regular file (a link to one counts); anything else (a FIFO,
+    whose opening waits for a writer forever; a device such as ``/dev/zero``, which never
+    ends; a socket), and a link to such, is refused by name before it is opened (SP-R70)."""
+    try:
+        mode = os.stat(file).st_mode
+    except OSError as error:  # a dangling link, a file gone since it was listed
+        raise PathError("input", "SP-R70", [f"cannot read the file {file}: "
+                                            f"{error.strerror}; fix or remove it"], file) from None
+    if stat.S_ISDIR(mode):
+        return file
+    what = _kind(mode)
+    if what is not None:
+        linked = " (through a link)" if os.path.islink(file) else ""
+        raise PathError("input", "SP-R70", [
+            f"the file {file} is {what}{linked}, not a regular file: only regular files are "
+            f"read, as a FIFO or a device never ends; remove it from ", "{input}"], file)
+    return file
+
+
+def walk_files(root: str) -> list[str]:
+    """The files of the folder ``root`` and its subfolders in path order, names starting
+    with "." or "_" left out (Spark's own, SP-R1): each a regular file or refused by name
+    (SP-R70). A subfolder reached through a link is refused by name (SP-R71): Spark's
+    recursive listing follows it, where a walk that does not would count fewer rows than
+    the run reads (SP-R42), and one that does can loop on a link to a folder above."""
+    found: list[str] = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
+        for name in subfolders:
+            linked = os.path.join(folder, name)
+            if os.path.islink(linked):
+                raise PathError("input", "SP-R71", [
+                    f"the folder {linked} is a link (to {os.path.realpath(linked)}): a "
+                    f"linked folder inside ", "{input}", " is not read; copy it in or give "
+                    "the folder it links to as an input of its own"], linked)
+        found += [regular(os.path.join(folder, n)) for n in sorted(names)
+                  if not n.startswith((".", "_"))]
+    return found

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
@@ -49,11 +50,22 @@ PER_FILE = "per_file=True"
 TASKS_PER_CORE = 2
 
 
+#: SP-R10's order within one file (SP-R18): the file is constant there, so it is left out of
+#: the key (its column holds the path on a file's first row only, :data:`FIRST_ROW_PATH`).
+FILE_ORDER: tuple[str, ...] = ("arrival", schema.POSITION)
+
+#: SP-D25: the dense per-file replay carries the file's path on the file's first row only
+#: (null on the others), not on every row through the Arrow transfer and the checks.
+FIRST_ROW_PATH = True
+
+
 def file_disordered(source: str, batch: pa.RecordBatch, row: int,
-                    previous: tuple[Any, ...] | None, option: str = PER_FILE) -> str:
+                    previous: tuple[Any, ...] | None, option: str = PER_FILE,
+                    file: str | None = None) -> str:
     """SP-R18's wording of an SP-R10 failure: the file itself is out of arrival order;
-    ``option`` is how the caller named the per-file path."""
-    file = batch.column(schema.FILE)[row].as_py()
+    ``option`` is how the caller named the per-file path; ``file``: its path (default: the
+    row's)."""
+    file = file if file is not None else batch.column(schema.FILE)[row].as_py()
     position = batch.column(schema.POSITION)[row].as_py()
     arrival = batch.column("arrival")[row].as_py()
     before = previous[0] if previous is not None else None
@@ -64,19 +76,39 @@ def file_disordered(source: str, batch: pa.RecordBatch, row: int,
 
 
 def file_pieces(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, pa.RecordBatch]]:
-    """The task's record batches cut where the file changes: (file, slice) pairs."""
+    """The task's record batches cut where the file changes: (file, slice) pairs. The file
+    column holds every row's path, or (SP-D25, :data:`FIRST_ROW_PATH`) only a file's first
+    row's, null on the rows after it in the task: a file then runs from a row with a path
+    to the next one; rows with no path before them began their file in another task."""
+    current: str | None = None
     for batch in batches:
         if not batch.num_rows:
             continue
         files = batch.column(schema.FILE)
         if files.null_count == 0 and pc.count_distinct(files).as_py() == 1:
-            yield files[0].as_py(), batch
+            current = files[0].as_py()
+            yield current, batch
+            continue
+        if files.null_count:  # SP-D25: a file starts at each row that names it
+            named = [int(i) for i in pc.indices_nonzero(pc.is_valid(files)).to_pylist()]
+            if not named or named[0]:
+                if current is None:
+                    position = batch.column(schema.POSITION)[0].as_py()
+                    raise OrderError(
+                        f"source {batch.column('source')[0].as_py()!r}: a task's rows began "
+                        f"at position {position} of a file, not at its first row; the file "
+                        f"was split between tasks (SP-R18)")
+                yield current, batch.slice(0, named[0] if named else batch.num_rows)
+            for start, end in pairwise([*named, batch.num_rows]):
+                current = files[start].as_py()
+                yield current, batch.slice(start, end - start)
             continue
         changed = pc.not_equal(files.slice(1), files.slice(0, len(files) - 1))
         starts = [0, *(int(i) + 1 for i in pc.indices_nonzero(changed).to_pylist()),
                   batch.num_rows]
         for start, end in pairwise(starts):
-            yield files[start].as_py(), batch.slice(start, end - start)
+            current = files[start].as_py()
+            yield current, batch.slice(start, end - start)
 
 
 def opened(file: str, pieces: Iterator[tuple[str, pa.RecordBatch]], dense: bool = True,
@@ -160,10 +192,6 @@ def replay_files_function(
     the file's census row (:class:`FileTally`; ``topics``: the configured ones, SP-R38)
     (``dense``: see :func:`checked`; ``option``: the per-file path in the caller's words)."""
 
-    def disordered(source: str, batch: pa.RecordBatch, row: int,
-                   previous: tuple[Any, ...] | None) -> str:
-        return file_disordered(source, batch, row, previous, option)
-
     def replay_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         done: set[str] = set()
         for file, pieces in groupby(file_pieces(batches), key=lambda piece: piece[0]):
@@ -172,8 +200,13 @@ def replay_files_function(
             done.add(file)
             source, rows = opened(file, pieces, dense, option)
             tally = FileTally(topics)
-            yield from replay(algorithm, config, source,
-                              columns_from_batches(source, tally.count(rows), disordered))
+
+            def disordered(source: str, batch: pa.RecordBatch, row: int,
+                           previous: tuple[Any, ...] | None, file: str = file) -> str:
+                return file_disordered(source, batch, row, previous, option, file)
+
+            yield from replay(algorithm, config, source, columns_from_batches(
+                source, tally.count(rows), disordered, FILE_ORDER))
             yield tally.row(source, file)  # SP-D23: the file's census, after its replay
 
     return replay_task
@@ -195,6 +228,9 @@ def replay_files_frame(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any]
     Besides the two tables' rows, the frame holds one :data:`CENSUS` row per file
     (:class:`FileTally`), which neither table takes."""
     count = tasks or TASKS_PER_CORE * rows.sparkSession.sparkContext.defaultParallelism
+    if dense and FIRST_ROW_PATH:  # SP-D25: the path on each file's first row only
+        rows = rows.withColumn(schema.FILE, F.when(F.col(schema.POSITION) == 0,
+                                                   F.col(schema.FILE)))
     return rows.coalesce(count).mapInArrow(
         replay_files_function(algorithm.fast_path(), config, dense, option, topics),
         schema.COMBINED)

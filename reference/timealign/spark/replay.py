@@ -101,14 +101,15 @@ def records_from(ids: Iterable[Any], topics: Iterable[Any], stamps: Iterable[Any
     return records(ids, topics, stamps, arrivals, kinds, polls)
 
 
-def _first_out_of_order(batch: pa.RecordBatch) -> int | None:
-    """Index of the first row whose (arrival, file, position) is below its predecessor's,
-    computed on the Arrow columns (no per-row Python)."""
+def _first_out_of_order(batch: pa.RecordBatch,
+                        order: tuple[str, ...] = ORDER_COLUMNS) -> int | None:
+    """Index of the first row whose (arrival, file, position) (``order``) is below its
+    predecessor's, computed on the Arrow columns (no per-row Python)."""
     if batch.num_rows < 2:
         return None
     before, after = batch.slice(0, batch.num_rows - 1), batch.slice(1)
     broken = None
-    for name in reversed(ORDER_COLUMNS):  # lexicographic, least significant key first
+    for name in reversed(order):  # lexicographic, least significant key first
         a, b = after.column(name), before.column(name)
         less = pc.less(a, b)
         broken = less if broken is None else pc.or_(less, pc.and_(pc.equal(a, b), broken))
@@ -118,8 +119,9 @@ def _first_out_of_order(batch: pa.RecordBatch) -> int | None:
     return int(pc.index(broken, True).as_py()) + 1
 
 
-def _key(batch: pa.RecordBatch, row: int) -> tuple[Any, ...]:
-    return tuple(batch.column(name)[row].as_py() for name in ORDER_COLUMNS)
+def _key(batch: pa.RecordBatch, row: int,
+         order: tuple[str, ...] = ORDER_COLUMNS) -> tuple[Any, ...]:
+    return tuple(batch.column(name)[row].as_py() for name in order)
 
 
 def sort_broken(source: str, batch: pa.RecordBatch, row: int,
@@ -134,23 +136,26 @@ Explain = Callable[[str, pa.RecordBatch, int, "tuple[Any, ...] | None"], str]
 
 
 def columns_from_batches(source: str, batches: Iterator[pa.RecordBatch],
-                         explain: Explain = sort_broken) -> Iterator[Columns]:
+                         explain: Explain = sort_broken,
+                         order: tuple[str, ...] = ORDER_COLUMNS) -> Iterator[Columns]:
     """Rows of one source's Arrow batches as columns of values (a batch each), checking
     nulls (SP-R1), the canonical column types (string ids and topics, int64 times, so the
     values are exactly ``str`` and ``int``: the driver's DRV-R9 then tests only ranges,
     ``typed``) and order (SP-R10) per batch; ``explain`` words the :class:`OrderError`
-    for the first row out of order. No row becomes a Python object here."""
+    for the first row out of order. ``order``: the key of SP-R10's order, (arrival, file,
+    position); the rows of one file (SP-R18) leave the file out, constant in them. No row
+    becomes a Python object here."""
     last: tuple[Any, ...] | None = None
     for batch in batches:
         if not batch.num_rows:
             continue
         require_values(source, [f for f in REQUIRED_VALUES if batch.column(f).null_count])
-        first = _key(batch, 0)
-        broken = 0 if last is not None and first < last else _first_out_of_order(batch)
+        first = _key(batch, 0, order)
+        broken = 0 if last is not None and first < last else _first_out_of_order(batch, order)
         if broken is not None:
-            previous = last if broken == 0 else _key(batch, broken - 1)
+            previous = last if broken == 0 else _key(batch, broken - 1, order)
             raise OrderError(explain(source, batch, broken, previous))
-        last = _key(batch, batch.num_rows - 1)
+        last = _key(batch, batch.num_rows - 1, order)
         for name in REQUIRED_VALUES:  # the types columns_pass(typed=True) relies on
             kind = batch.column(name).type
             if kind not in (_TIME if name in TIME_VALUES else _TEXT):

@@ -249,7 +249,11 @@ def reader_options(fmt: str) -> dict[str, str]:
     if check_format(fmt) == "parquet":
         return {}
     fail = {"mode": "FAILFAST"}
-    return {"header": "true", **fail} if fmt == "csv" else {"prefersDecimal": "true", **fail}
+    if fmt == "csv":  # SP-R73: RFC 4180 quoting, as Python's csv module counts the records
+        return {"header": "true", "quote": '"', "escape": '"', **fail}
+    # SP-R72: standard JSON, as the inventory checks each line (Spark's default also took
+    # single-quoted strings)
+    return {"prefersDecimal": "true", "allowSingleQuotes": "false", **fail}
 
 
 # SP-R1: the names a file of an input folder may have per format (Spark's codecs after the
@@ -323,16 +327,12 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None,
     from pyarrow import parquet as pq
 
     from timealign.spark.inventory import READ_WHOLE, UNCOUNTED_CODECS, stat_key
-    from timealign.spark.paths import PathError
+    from timealign.spark.paths import PathError, regular, walk_files
 
     if "://" in path or not os.path.exists(path):
         return []
     if os.path.isdir(path):
-        found: list[str] = []
-        for folder, subfolders, names in os.walk(path):
-            subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
-            found += [os.path.join(folder, n) for n in sorted(names)
-                      if not n.startswith((".", "_"))]
+        found = walk_files(path)
         for file in found:
             if not file.lower().endswith(SUFFIXES[fmt]):
                 raise PathError("input", "SP-R1", [
@@ -340,7 +340,7 @@ def input_files(path: str, fmt: str, columns: ColumnMap | None = None,
                     f"{' or '.join(SUFFIXES[fmt][:3])}); remove it from ", "{input}",
                     " or rename it"], file)
     else:
-        found = [path]
+        found = [regular(path)]
 
     def refuse(file: str, cause: str) -> PathError:
         return PathError("input", "SP-R1", [f"cannot read the file {file}: {cause}; fix or "
@@ -521,16 +521,15 @@ def check_time_columns(path: str, fmt: str, columns: ColumnMap) -> None:
     import decimal
     import os
 
+    from timealign.spark.paths import regular, walk_files
+
     check_format(fmt)  # SP-R1: an unknown format is refused first, naming --format
-    files = [path] if os.path.isfile(path) else []
-    if not files and os.path.isdir(path):
-        for folder, subfolders, names in os.walk(path):
-            subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
-            files += [os.path.join(folder, n) for n in sorted(names)
-                      if not n.startswith((".", "_")) and n.lower().endswith(SUFFIXES[fmt])]
-            if files:
-                break
-    if "://" in path or not files:
+    if "://" in path or not os.path.exists(path):
+        return
+    # SP-R70, SP-R71: nothing but a regular file is opened, here as in input_files
+    files = [f for f in walk_files(path) if f.lower().endswith(SUFFIXES[fmt])] \
+        if os.path.isdir(path) else [regular(path)]
+    if not files:
         return
     file = files[0]
     times = {columns.column(field) for field in ("stamp", "arrival")}

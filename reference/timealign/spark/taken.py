@@ -45,6 +45,33 @@ def _local(location: str) -> str:
     return os.path.realpath(local)
 
 
+#: The names of JSON lines files (SP-R72), compressed or not.
+_JSON = (".json", ".jsonl", ".ndjson")
+
+
+def _first_digest(path: str) -> str:
+    """The SHA-256 of a file the stream took, when first seen; a JSON lines file is parsed
+    in the same read (SP-R72): a line holding two objects or an array, of which Spark's
+    reader read only the first object or one row per element, stops the stream
+    (``LossError``, exit 3) naming the file and the line, since a stream takes no inventory
+    before it reads (SP-R41)."""
+    from timealign.spark.inventory import UNCOUNTED_CODECS, text_rows
+    from timealign.spark.paths import PathError
+
+    lower = path.lower()
+    for codec in (".gz", ".bz2", ".deflate"):
+        lower = lower.removesuffix(codec)
+    if not lower.endswith(_JSON) or path.lower().endswith(UNCOUNTED_CODECS):
+        return digest(path)
+    try:
+        return text_rows(path, "json", lambda _: None)[2]
+    except PathError as error:
+        if error.rule != "SP-R72":
+            raise
+        raise LossError(f"{error.message}; the stream read part of that line only, so rows "
+                        f"of it have no outcome (SP-R72)") from None
+
+
 class TakenWatch:
     """The taken files of one stream's checkpoint and their records (SP-R45): ``bags`` for a
     stream of bags (its offsets log the bags' files, SP-R53), else Spark's file source log.
@@ -96,7 +123,7 @@ class TakenWatch:
             size, modified = status.st_size, status.st_mtime_ns // 1_000_000
             before = self.records.get(path)
             if before is None:
-                record = {"path": path, "bytes": size, "sha256": digest(path),
+                record = {"path": path, "bytes": size, "sha256": _first_digest(path),
                           "modified_ms": modified}
             elif (size, modified) == (before.get("bytes"), before.get("modified_ms")):
                 record = before  # SP-R54: unchanged size and time, no digest

@@ -17,6 +17,8 @@ rows the run replayed.
 
 from __future__ import annotations
 
+import os
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,7 +28,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from timealign.algorithm import Algorithm, check_invariants
+from timealign.command import one_line
 from timealign.errors import ConsistencyError
+from timealign.outputs import is_local, resolved
 from timealign.spark import schema
 from timealign.spark.census import check_no_loss, check_unique_ids
 from timealign.spark.failures import marked
@@ -125,12 +129,74 @@ def verify_rows(
     return {"rows": total, "invariants": int(algorithm.checks.check is not None)}
 
 
-def _written(spark: SparkSession, output: str, table: str) -> DataFrame:
+def _stray(folder: str) -> str | None:
+    """The first file of a local table folder that no job writes (a job writes Parquet part
+    files, in a stream's ``batch=N`` folders too; names starting with "." or "_" are
+    Spark's own: checksums, ``_SUCCESS``)."""
+    for at, subfolders, names in os.walk(folder):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
+        for name in sorted(names):
+            if not name.startswith((".", "_")) and not name.endswith(".parquet"):
+                return os.path.relpath(os.path.join(at, name), os.path.dirname(folder))
+    return None
+
+
+def read_written(spark: SparkSession, output: str, table: str, rule: str,
+                 missing: str) -> DataFrame:
+    """SP-R4: the written ``table`` of ``output``, or the one thing wrong with it: no such
+    table (``missing`` says what to do), a file in it no job writes (a stray ``notes.txt``),
+    or a part file Spark cannot read (rewritten after the run, so that its ``.crc`` checksum
+    no longer matches), each named; all three used to read "no readable table here"."""
+    folder = f"{output}/{table}"
+    local = is_local(output)
+    if local and not os.path.isdir(resolved(folder)):
+        raise PathError("output", rule, [f"no {table}/ table here: {missing}"], output)
+    stray = _stray(resolved(folder)) if local else None
+    if stray is not None:
+        raise VerificationFailed(f"{stray}: a file the run never writes is in its {table}/ "
+                                 f"table (rule {rule}): the table changed after the run; "
+                                 f"remove that file, or run again")
     try:
-        written = spark.read.parquet(f"{output}/{table}")
-    except Exception:  # AnalysisException: missing or not Parquet
-        raise PathError("output", "SP-R4", [f"no readable {table}/ table here: run the "
-                        f"batch job first"], output) from None
+        return spark.read.parquet(folder)
+    except Exception as error:  # AnalysisException, a checksum error: say which
+        text = one_line(error)
+    if not local:
+        raise PathError("output", rule, [f"no readable {table}/ table here ({text[:300]})"],
+                        output)
+    changed = _unchecked(resolved(folder))
+    if changed is not None:
+        raise VerificationFailed(f"{table}/{changed} changed after the run: it no longer "
+                                 f"matches its checksum file (.{os.path.basename(changed)}"
+                                 f".crc), so Spark refuses to read it (rule {rule}); run again")
+    raise VerificationFailed(f"the {table}/ table cannot be read: {text[:300]} (rule "
+                             f"{rule}); run again")
+
+
+def _unchecked(folder: str) -> str | None:
+    """The first file of ``folder`` whose bytes differ from its Hadoop checksum file
+    (``.NAME.crc``: ``crc\\0``, the bytes per checksum, then a big-endian CRC-32 per piece),
+    as Spark's local file system finds when it reads it; relative to ``folder``."""
+    for at, subfolders, names in os.walk(folder):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
+        for name in sorted(names):
+            crc = os.path.join(at, f".{name}.crc")
+            if name.startswith(".") or not os.path.isfile(crc):
+                continue
+            with open(crc, "rb") as sums, open(os.path.join(at, name), "rb") as data:
+                head = sums.read(8)
+                if head[:4] != b"crc\0":
+                    continue
+                size = int.from_bytes(head[4:], "big")
+                while piece := data.read(size):
+                    if sums.read(4) != zlib.crc32(piece).to_bytes(4, "big"):
+                        return os.path.relpath(os.path.join(at, name), folder)
+                if sums.read(4):
+                    return os.path.relpath(os.path.join(at, name), folder)
+    return None
+
+
+def _written(spark: SparkSession, output: str, table: str) -> DataFrame:
+    written = read_written(spark, output, table, "SP-R4", "run the batch job first")
     _require_schema(written, table)
     return written
 

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from timealign.algorithm import Algorithm
 from timealign.spark.census import check_no_loss, check_unique_ids
 from timealign.spark.paths import PathError
+from timealign.spark.verify import read_written
 
 RULE = "SP-R48"
 
@@ -57,11 +58,8 @@ def verify_stream_rows(
     check_unique_ids(rows)
     held = held_rows(spark, algorithm, config, checkpoint).cache()
     try:
-        try:
-            outcomes = spark.read.parquet(f"{output}/outcomes").drop("batch")
-        except Exception:  # AnalysisException: no table yet
-            raise PathError("output", RULE, ["no readable outcomes/ table here: the stream "
-                                             "has written no micro-batch"], output) from None
+        outcomes = read_written(spark, output, "outcomes", RULE, "the stream has "
+                                "written no micro-batch").drop("batch")
         total = check_no_loss(rows, outcomes, held)
         per_source = {str(r["source"]): int(r["count"]) for r in
                       held.groupBy("source").count().orderBy(F.desc("count"), "source")
