@@ -57,7 +57,8 @@ def _missing(modules: tuple[str, ...]) -> list[str]:
 EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "spark": (("pyspark", "pyarrow", "pandas", "numpy", "rosbags"),
               ("spark", "rosbag", "mqtt/test_mq_live.py", "mqtt/test_mq_verify.py")),
-    "plot": (("matplotlib",), ("plot", "spark/test_spark_pictures.py")),
+    "plot": (("matplotlib", "markdown"),
+             ("plot", "spark/test_spark_pictures.py", "test_docs_site_browser.py")),
     "mqtt": (("paho",), ("mqtt/test_mq_live.py", "mqtt/test_mq_live_receiver.py")),
 }
 MISSING = {extra: missing for extra, (modules, _) in EXTRAS.items()
