@@ -83,8 +83,9 @@ def test_vec_r16_check_and_replay_refuse_a_fifo(tmp_path: Path,
     code = main([command, str(fifo)])
     captured = capsys.readouterr()
     err = captured.out + captured.err
-    os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets a waiting writer go
-    writer.join()
+    while writer.is_alive():  # lets the writer go, also one that reaches open() only now
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join(0.1)
     assert code == 2, err
     assert str(fifo) in err and "not a regular file" in err and "VEC-R16" in err
 

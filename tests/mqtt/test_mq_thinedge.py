@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from timealign.mqtt.thinedge import (
+    REASONS,
     NotMeasurement,
     Row,
     read_message,
@@ -80,6 +82,22 @@ def test_mq_r3_no_time_means_the_arrival() -> None:
     (b'{"x": 1, "time": 1e999999999}', "time"),
     (b'{"x": 1, "time": 1.5e-999999999}', "time"),
     (b'{"x": 1, "time": "2026-01-01T00:00:0\xd9\xa1Z"}', "time"),
+    # poison payloads (issue 43): each stopped the live stream for good, at every restart
+    (b'{"a.b": 1, "a": {"b": 2}}', "duplicate-key"),  # two series, one name: "fed again"
+    (b'{"a": {"b": 2}, "a.b": 1}', "duplicate-key"),
+    (b'{"x": ' + b"7" * 5001 + b"}", "value"),  # int() past 4,300 digits: exit 4
+    (b'{"g": {"x": -' + b"7" * 5001 + b"}}", "value"),
+    (b'{"x": 1, "time": ' + b"7" * 5001 + b"}", "time"),
+    (b'{"x": 1, "time": 1' + b"0" * 5001 + b".5}", "time"),
+    (b'{"x": 1e99999999999999999999999999999}', "value"),  # past a Decimal's exponent
+    (b'{"x": 1, "time": 1e-99999999999999999999999999999}', "value"),
+    (b'{"x": Infinity}', "not-json"),
+    (b'{"x": -Infinity}', "not-json"),
+    (b'{"\\ud800": 1}', "not-json"),  # a lone surrogate: no table holds it
+    (b'{"g": {"\\udfff": 1}}', "not-json"),
+    (b'{"": 1}', "value"),  # a row's topic names the series
+    (b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "value"),  # deep nesting
+    (b'{"x": 1, "time": "' + b"9" * 10_000_000 + b'"}', "time"),  # a huge string
 ])
 def test_mq_r2_not_a_measurement_is_an_outcome(payload: bytes, reason: str) -> None:
     """MQ-R2: a payload that is not a measurement is one outcome with a reason word."""
@@ -87,6 +105,47 @@ def test_mq_r2_not_a_measurement_is_an_outcome(payload: bytes, reason: str) -> N
     assert isinstance(found, NotMeasurement)
     assert (found.source, found.id, found.reason) == ("pump1", f"{TOPIC}#3", reason)
     assert found.detail
+
+
+def test_mq_r2_details_stay_short() -> None:
+    """MQ-R2: a detail quotes a name of the payload cut short, so a huge key cannot make
+    a huge outcome row."""
+    found = read_message(TOPIC, b'{"' + b"k" * 1_000_000 + b'": true}', 0, 1)
+    assert isinstance(found, NotMeasurement) and len(found.detail) < 120
+
+
+def test_mq_r2_huge_property_is_skipped() -> None:
+    """MQ-R2: a huge text property is a property (thin-edge), not a refusal."""
+    rows = read_message(TOPIC, b'{"x": 1, "note": "' + b"n" * 10_000_000 + b'"}', 0, 1)
+    assert rows == [Row("pump1", f"{TOPIC}#0/x", "x", 1, 1)]
+
+
+JSON_TEXT = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(["", "a", "b", "a.b", "time", ".", "b.a",
+                                       "properties", "\ud800"]), inner, max_size=4),
+    max_leaves=8)
+
+
+@given(st.one_of(st.binary(max_size=40),
+                 JSON_TEXT.map(lambda value: json.dumps(value).encode()),
+                 st.lists(st.sampled_from([b"{", b"}", b'"a"', b'"a.b"', b":", b",", b"1",
+                                           b"1e999", b"-0", b"[", b"]", b'"time"', b"NaN",
+                                           b'"\\ud800"', b"9" * 500, b'"2026-01-01T00:00:00Z"']),
+                          max_size=12).map(b"".join)))
+def test_mq_r2_any_payload_is_rows_or_an_outcome(payload: bytes) -> None:
+    """MQ-R2, MQ-R4: whatever a payload holds, reading it returns rows with distinct ids
+    whose text a table can hold, or one not-a-measurement outcome; it never raises."""
+    found = read_message(TOPIC, payload, 2, 5)
+    if isinstance(found, NotMeasurement):
+        assert found.reason in REASONS and found.detail
+        return
+    assert found and len({row.id for row in found}) == len(found)
+    for row in found:
+        assert row.topic and 0 <= row.stamp <= 2**63 - 1
+        row.id.encode("utf-8")  # raises on a lone surrogate
 
 
 def test_mq_r1_other_topic_is_an_outcome() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Mapping
@@ -20,6 +19,8 @@ from pathlib import Path
 
 import attrs
 import pyspark
+
+from tests.ports import free_port
 
 MASTER = "org.apache.spark.deploy.master.Master"
 WORKER = "org.apache.spark.deploy.worker.Worker"
@@ -34,13 +35,6 @@ class ClusterError(RuntimeError):
 def spark_home() -> Path:
     """The PySpark package folder, which holds ``bin/spark-class`` and the jars."""
     return Path(pyspark.__file__).resolve().parent
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @attrs.define

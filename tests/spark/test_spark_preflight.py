@@ -81,6 +81,25 @@ def test_sp_r1_a_missing_input_is_refused_before_spark(
     assert "starting Spark" not in err
 
 
+@pytest.mark.parametrize("command", ["run", "stream"])
+def test_sp_r1_a_glob_is_refused_as_a_glob_before_spark(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """SP-R1, SP-R46: a local input is a folder or one file, for `run` and `stream` alike;
+    a glob is refused as a glob (it was "no such file or folder" although SP-R46 said a
+    stream takes one as given)."""
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"id": ["a"], "stamp": [1]}), tmp_path / "in" / "a.parquet")
+    given = ["--input" if command == "run" else "--source", str(tmp_path / "in" / "*.parquet")]
+    code = main([command, "approximate_time", *given, "--output", str(tmp_path / "out"),
+                 "--config", '{"topics": ["a"], "queue_size": 1}',
+                 *(["--checkpoint", str(tmp_path / "ck")] if command == "stream" else [])])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT, err
+    assert f"{given[0]}: a glob is not an input (no file or folder has this name): give " \
+        f"{given[0]} the folder that holds the files, or one file (rule SP-R1" in err, err
+    assert "starting Spark" not in err and not (tmp_path / "out").exists()
+
+
 def test_pl_r17_an_unknown_plot_source_is_refused_before_spark(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for table in ("groups", "outcomes"):

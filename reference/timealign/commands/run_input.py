@@ -21,7 +21,7 @@ from typing import Any
 from timealign import registry
 from timealign.algorithm import Algorithm
 from timealign.errors import InvalidInput
-from timealign.spark.paths import PathError
+from timealign.spark.paths import GLOB_CHARACTERS, PathError
 from timealign.timetext import UNITS
 
 # The options that name each role of a job's paths, per command.
@@ -165,8 +165,12 @@ def check_input_exists(source: Any) -> None:
     from timealign.spark.schema import check_time_columns
 
     if source.path and "://" not in source.path and not Path(source.path).exists():
-        raise PathError("input", "BAG-R1" if source.bag is not None else "SP-R1",
-                        ["no such file or folder: ", "{input}"], source.path)
+        rule = "BAG-R1" if source.bag is not None else "SP-R1"
+        if GLOB_CHARACTERS & set(source.path):  # SP-R1: the input is a folder or a file
+            raise PathError("input", rule, [
+                "a glob is not an input (no file or folder has this name): give ", "{input}",
+                " the folder that holds the files, or one file"], source.path)
+        raise PathError("input", rule, ["no such file or folder: ", "{input}"], source.path)
     if source.bag is None and source.path:
         check_time_columns(source.path, source.format, source.columns)
     elif source.bag is not None and source.path and "://" not in source.path:

@@ -235,7 +235,7 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
     """``stream --source mqtt://HOST:PORT/FILTER --format thin-edge`` (spec/mqtt.md)."""
     import importlib.util
 
-    from timealign.mqtt.receiver import parse_url
+    from timealign.mqtt.receiver import check_subscription, parse_url
     from timealign.spark.inputs import load_config
     from timealign.spark.paths import JobPaths
 
@@ -252,10 +252,11 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
                             ("--max-files-per-trigger", args.max_files_per_trigger)):
         if present:
             raise InvalidInput(option, "MQ-R10", "not with --source mqtt://", args.source)
-    parse_url(args.source, "--source")
+    _, _, topic_filter = parse_url(args.source, "--source")  # MQ-R10, MQ-R12
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
                            config=args.config)
     assert paths.checkpoint is not None
+    check_subscription(paths.checkpoint, topic_filter, "--source")  # MQ-R13
     outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
     algorithm = registry.get(args.algorithm)
     config = load_config(algorithm, args.config)

@@ -8,6 +8,7 @@ The not-a-measurement rows are written beside the tables, per micro-batch, to
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,15 @@ from timealign.spark.streaming import TICK_KIND, stream_job
 NOT_MEASUREMENTS = "not_measurements"
 
 
-def spool_frames(spark: SparkSession, spool: Path) -> tuple[DataFrame, DataFrame]:
+def spool_frames(spark: SparkSession, spool: Path, algorithm: Algorithm[Any, Any, Any, Any],
+                 config: Any) -> tuple[DataFrame, DataFrame]:
     """(canonical rows with tick rows of kind ``TICK_KIND``, not-a-measurement rows in the
-    combined schema under the table ``not_measurements``) of the spool's stream."""
+    combined schema under the table ``not_measurements``) of the spool's stream; the rows
+    are checked by the algorithm's row form (MQ-R2, ``rows.row_check``)."""
     register(spark)
-    frame = spark.readStream.format(NAME).load(str(spool))
+    frame = spark.readStream.format(NAME).options(
+        algorithm=algorithm.name, config=json.dumps(algorithm.codec.config_to_json(config))
+    ).load(str(spool))
     rows = frame.where(F.col("what") != NOT).select(
         "source", "id", "topic", "stamp", "arrival",
         F.when(F.col("what") == TICK, F.lit(TICK_KIND)).cast(T.StringType()).alias("kind"),
@@ -53,11 +58,12 @@ def stream_mqtt(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], c
     assert paths.checkpoint is not None, "a stream's paths name its checkpoint"
     spool = Spool(spool_path(paths.checkpoint).parent)
     receiver = Receiver(url, spool, paths.checkpoint, trigger_seconds)
-    rows, refused = spool_frames(spark, spool.path)
+    rows, refused = spool_frames(spark, spool.path, algorithm, config)
     receiver.start()
     try:
         return stream_job(spark, algorithm, config, paths, trigger_seconds=trigger_seconds,
                           report=report, rows=rows, set_aside=(NOT_MEASUREMENTS, refused),
-                          tick_rows=True, aside_column="reason")
+                          tick_rows=True, aside_column="reason",
+                          on_poll=receiver.check)  # MQ-R12: a refused subscription
     finally:
         receiver.stop()

@@ -9,12 +9,14 @@ input order of SP-R2.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from timealign.algorithm import Algorithm, Record
+from timealign.drive import check_record
+from timealign.errors import InvalidInput
 from timealign.mqtt.spool import Again, Entry, Tick
-from timealign.mqtt.thinedge import NotMeasurement, read_message
+from timealign.mqtt.thinedge import REFUSED, NotMeasurement, Row, message_id, read_message
 from timealign.spark.outcomes import COLUMNS, SourceRun
 
 ROW, TICK, NOT = "row", "tick", "not"
@@ -22,11 +24,36 @@ ROW, TICK, NOT = "row", "tick", "not"
 SpoolRow = tuple[str, str, str, str, int, int, int, str | None]
 DDL = ("what string, source string, id string, topic string, stamp long, arrival long, "
        "position long, reason string")
+#: Why the algorithm refuses a message's rows as rows, or ``None`` (MQ-R2, :func:`row_check`).
+RowCheck = Callable[[list[Row]], str | None]
+#: The longest reason a ``not`` row carries (the detail quotes names cut short already).
+MAX_REASON = 400
 
 
-def spool_rows(entries: Iterable[Entry], start: int = 0) -> Iterator[SpoolRow]:
+def row_check(algorithm: Algorithm[Any, Any, Any, Any], config: Any) -> RowCheck:
+    """MQ-R2: the rows of one measurement checked by the algorithm's own row form (DRV-R9,
+    then its mapping of rows to inputs: approximate_time refuses a series outside its
+    ``topics``, AT-D21). A row it refuses would stop the stream at every restart (the spool
+    replays it); the message is a not-a-measurement outcome, reason ``refused``, instead."""
+    def check(rows: list[Row]) -> str | None:
+        records = [Record(r.id, r.topic, r.stamp, r.arrival) for r in rows]
+        try:
+            for record in records:
+                check_record(record)
+            for _ in algorithm.feeding.inputs_from_records(config, records):
+                pass
+        except InvalidInput as refused:
+            return str(refused)
+        return None
+
+    return check
+
+
+def spool_rows(entries: Iterable[Entry], start: int = 0, check: RowCheck | None = None
+               ) -> Iterator[SpoolRow]:
     """MQ-R8: the rows of the entries at positions ``>= start``; the entries before it are
-    read only for the sources they name (a tick reaches every source seen so far)."""
+    read only for the sources they name (a tick reaches every source seen so far). With
+    ``check`` (:func:`row_check`), a measurement the algorithm refuses is a ``not`` row."""
     sources: dict[str, None] = {}
     for entry in entries:
         shown = entry.position >= start
@@ -39,10 +66,15 @@ def spool_rows(entries: Iterable[Entry], start: int = 0) -> Iterator[SpoolRow]:
         if isinstance(entry, Again):
             continue
         found = read_message(entry.topic, entry.payload, entry.position, entry.arrival)
+        refused = None if check is None or isinstance(found, NotMeasurement) else check(found)
+        if refused is not None:
+            assert isinstance(found, list)
+            found = NotMeasurement(found[0].source, message_id(entry.topic, entry.position),
+                                   REFUSED, refused)
         if isinstance(found, NotMeasurement):
             if shown:
                 yield (NOT, found.source, found.id, entry.topic, entry.arrival, entry.arrival,
-                       entry.position, f"{found.reason}: {found.detail}")
+                       entry.position, f"{found.reason}: {found.detail}"[:MAX_REASON])
             continue
         for row in found:
             sources[row.source] = None

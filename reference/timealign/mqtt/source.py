@@ -9,6 +9,7 @@ offset: a restart continues there.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
-from timealign.mqtt.rows import DDL, SpoolRow, spool_rows
+from timealign import registry
+from timealign.mqtt.rows import DDL, RowCheck, SpoolRow, row_check, spool_rows
 from timealign.mqtt.spool import Tick, entries_between, read_entries
 from timealign.spark.failures import marked
 
@@ -31,15 +33,28 @@ class SpoolPartition(InputPartition):
         self.start, self.end = start, end
 
 
-def rows_of(path: Path, start: int, end: int) -> Iterator[SpoolRow]:
+def rows_of(path: Path, start: int, end: int, check: RowCheck | None = None
+            ) -> Iterator[SpoolRow]:
     """MQ-R8: the rows of positions ``start <= p < end`` (the earlier entries name the
-    sources a tick reaches; MQ-R5: a spool cut behind the stream is refused)."""
-    return spool_rows(entries_between(path, 0, end), start)
+    sources a tick reaches; MQ-R5: a spool cut behind the stream is refused; MQ-R2: with
+    ``check``, a measurement the algorithm refuses is a ``not`` row)."""
+    return spool_rows(entries_between(path, 0, end), start, check)
+
+
+def checked_by(options: Any) -> RowCheck | None:
+    """MQ-R2: the row check of the stream's algorithm and config, given to the data source
+    as the options ``algorithm`` and ``config`` (JSON); none without them."""
+    name, config = options.get("algorithm"), options.get("config")
+    if name is None or config is None:
+        return None
+    algorithm = registry.get(str(name))
+    return row_check(algorithm, algorithm.codec.config_from_json(json.loads(str(config))))
 
 
 class SpoolStreamReader(DataSourceStreamReader):
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, options: Any = None) -> None:
         self.path = path
+        self.options = dict(options or {})
 
     def initialOffset(self) -> dict[str, Any]:
         return {"position": 0}
@@ -59,7 +74,8 @@ class SpoolStreamReader(DataSourceStreamReader):
     def read(self, partition: InputPartition) -> Iterator[SpoolRow]:
         assert isinstance(partition, SpoolPartition)
         with marked("", plain=True):
-            yield from rows_of(self.path, partition.start, partition.end)
+            yield from rows_of(self.path, partition.start, partition.end,
+                               checked_by(self.options))
 
     def commit(self, end: dict[str, Any]) -> None:
         pass
@@ -76,7 +92,7 @@ class SpoolDataSource(DataSource):
         return DDL
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return SpoolStreamReader(Path(str(self.options.get("path"))))
+        return SpoolStreamReader(Path(str(self.options.get("path"))), self.options)
 
 
 def register(spark: Any) -> None:

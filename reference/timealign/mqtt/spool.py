@@ -36,7 +36,8 @@ def spool_path(checkpoint: str | Path) -> Path:
 @attrs.frozen
 class Message:
     """A received message (MQ-R5): ``mid`` is the MQTT packet id (0 at QoS 0), ``dup`` the
-    redelivery flag the broker set, ``arrival`` the receiving clock in ns."""
+    redelivery flag the broker set, ``arrival`` the receiving clock in ns, ``retain`` the
+    flag of a delivery the broker made from its retained store (MQ-R13)."""
 
     position: int
     topic: str
@@ -44,6 +45,7 @@ class Message:
     mid: int
     dup: bool
     arrival: int
+    retain: bool = False
 
 
 @attrs.frozen
@@ -56,14 +58,18 @@ class Tick:
 
 @attrs.frozen
 class Again:
-    """A redelivered copy of the message at ``of``, taken once (MQ-R7)."""
+    """A copy of the message at ``of``, taken once: the broker's redelivery of it (MQ-R7),
+    or, ``retained``, its retained store's copy sent again at a subscription (MQ-R13)."""
 
     position: int
     of: int
     arrival: int
+    retained: bool = False
 
 
 Entry = Message | Tick | Again
+#: A message as the receiver hands it over: (topic, payload, mid, dup, retain, now in ns).
+Delivery = tuple[str, bytes, int, bool, bool, int]
 
 
 def encode(entry: Entry) -> str:
@@ -73,11 +79,22 @@ def encode(entry: Entry) -> str:
             "pos": entry.position, "topic": entry.topic,
             "payload": base64.b64encode(entry.payload).decode("ascii"),
             "mid": entry.mid, "dup": entry.dup, "arrival": entry.arrival}
+        if entry.retain:  # MQ-R13: written only when set, so older spools read alike
+            raw["retain"] = True
     elif isinstance(entry, Tick):
         raw = {"pos": entry.position, "tick": entry.at}
     else:
         raw = {"pos": entry.position, "again": entry.of, "arrival": entry.arrival}
+        if entry.retained:
+            raw["retained"] = True
     return json.dumps(raw, separators=(",", ":"))
+
+
+def _flag(raw: dict[str, Any], name: str) -> bool:
+    value = raw.get(name, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a boolean")
+    return value
 
 
 def _int(raw: dict[str, Any], name: str) -> int:
@@ -100,12 +117,14 @@ def decode(line: str) -> Entry:
         if "tick" in raw:
             return Tick(position, _int(raw, "tick"))
         if "again" in raw:
-            return Again(position, _int(raw, "again"), _int(raw, "arrival"))
+            return Again(position, _int(raw, "again"), _int(raw, "arrival"),
+                         _flag(raw, "retained"))
         topic, dup = raw["topic"], raw["dup"]
         if not isinstance(topic, str) or not isinstance(dup, bool):
             raise ValueError("topic must be a string and dup a boolean")
         payload = base64.b64decode(raw["payload"], validate=True)
-        return Message(position, topic, payload, _int(raw, "mid"), dup, _int(raw, "arrival"))
+        return Message(position, topic, payload, _int(raw, "mid"), dup, _int(raw, "arrival"),
+                       _flag(raw, "retain"))
     except KeyError as missing:
         raise ValueError(f"no field {missing}") from None
     except (binascii.Error, TypeError):
@@ -143,6 +162,14 @@ def is_redelivery(last: Message | None, topic: str, payload: bytes, dup: bool) -
     return dup and last is not None and last.topic == topic and last.payload == payload
 
 
+def is_retained_copy(last: Message | None, payload: bytes, retain: bool) -> bool:
+    """MQ-R13: a delivery flagged ``retain`` is the broker's retained message of its topic,
+    sent because a subscription was made; it was taken already when the last message the
+    spool took on that topic has its payload (a new retained message replaces the stored
+    one, and reaches a subscribed stream as a live message first)."""
+    return retain and last is not None and last.payload == payload
+
+
 class Spool:
     """The spool file of one stream: appends are fsynced per batch of lines and
     serialised (the MQTT client thread and Spark's driver thread both append)."""
@@ -160,6 +187,8 @@ class Spool:
         self.clock = max((_clock(e) for e in entries), default=0)
         self._by_mid: dict[int, Message] = {
             e.mid: e for e in entries if isinstance(e, Message) and e.mid}
+        self._by_topic: dict[str, Message] = {
+            e.topic: e for e in entries if isinstance(e, Message)}
 
     def _append(self, made: list[Entry]) -> None:
         with self.path.open("ab") as handle:
@@ -173,20 +202,26 @@ class Spool:
         self.clock = max(self.clock, now)
         return self.clock
 
-    def receive(self, items: Iterable[tuple[str, bytes, int, bool, int]]) -> list[Entry]:
-        """Append a batch of received messages ``(topic, payload, mid, dup, now_ns)``, one
-        fsync for the batch; return the entries (a redelivery as :class:`Again`)."""
+    def receive(self, items: Iterable[Delivery]) -> list[Entry]:
+        """Append a batch of received messages ``(topic, payload, mid, dup, retain,
+        now_ns)``, one fsync for the batch; return the entries (a redelivery or a retained
+        copy of a message taken already as :class:`Again`)."""
         with self._lock:
             made: list[Entry] = []
-            for topic, payload, mid, dup, now in items:
+            for topic, payload, mid, dup, retain, now in items:
                 position, at = self.count + len(made), self._now(now)
                 last = self._by_mid.get(mid) if mid else None
                 if last is not None and is_redelivery(last, topic, payload, dup):
                     made.append(Again(position, last.position, at))
                     continue
-                message = Message(position, topic, payload, mid, dup, at)
+                same_topic = self._by_topic.get(topic)
+                if same_topic is not None and is_retained_copy(same_topic, payload, retain):
+                    made.append(Again(position, same_topic.position, at, retained=True))
+                    continue
+                message = Message(position, topic, payload, mid, dup, at, retain)
                 if mid:
                     self._by_mid[mid] = message
+                self._by_topic[topic] = message
                 made.append(message)
             if made:
                 self._append(made)

@@ -14,7 +14,7 @@ import math
 import re
 import sys
 from datetime import date
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import attrs
@@ -28,8 +28,11 @@ _EPOCH = date(1970, 1, 1).toordinal()
 _RFC3339 = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})"
     r"(?:\.([0-9]+))?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))")
+#: The reason word of a measurement whose rows the algorithm refuses (MQ-R2, ``rows.py``).
+REFUSED = "refused"
 #: The reason words of a message that is not a measurement (MQ-R1, MQ-R2, MQ-R3).
-REASONS = ("topic", "not-json", "not-object", "value", "duplicate-key", "no-series", "time")
+REASONS = ("topic", "not-json", "not-object", "value", "duplicate-key", "no-series", "time",
+           REFUSED)
 
 
 @attrs.frozen
@@ -109,10 +112,17 @@ def unix_ns(value: int | Decimal) -> int:
         return value * NS
     sign, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int), "a JSON number is finite"
-    if abs(exponent) > 40:  # bounded before any power is taken: no time needs more
-        raise ValueError("exponent out of range")
+    kept = len(digits)
+    while kept > 1 and digits[kept - 1] == 0:  # 1.000 is 1: trailing zeros say nothing
+        kept -= 1
+    exponent += len(digits) - kept
+    # bounded before any power is taken or digits are joined: an int64 of ns has at most
+    # 19 digits, 10 of them seconds (a number of 5,001 digits is refused here, never
+    # converted)
+    if abs(exponent) > 40 or kept > 40:
+        raise ValueError("out of range")
     scaled = exponent + 9
-    magnitude = int("".join(map(str, digits)) or "0")
+    magnitude = int("".join(map(str, digits[:kept])) or "0")
     ns: int
     if scaled >= 0:
         ns = magnitude * 10**scaled
@@ -128,33 +138,68 @@ def _stamp(value: Any) -> int:
         try:
             ns = rfc3339_ns(value)
         except ValueError as error:
-            raise _Refused("time", f"time {value[:64]!r}: {error}") from None
+            raise _Refused("time", f"time {shown(value)}: {error}") from None
     elif isinstance(value, int | Decimal) and not isinstance(value, bool):
         try:
             ns = unix_ns(value)
         except ValueError as error:
-            raise _Refused("time", f"time {value}: {error}") from None
+            raise _Refused("time", f"time {shown(str(value))}: {error}") from None
     else:
         raise _Refused("time", "time must be an RFC 3339 string or Unix seconds")
     if not 0 <= ns <= INT64_MAX:  # DRV-D9
-        raise _Refused("time", f"time {value} is outside 1970..2262 (int64 ns)")
+        raise _Refused("time", f"time {shown(str(value))} is outside 1970..2262 (int64 ns)")
     return ns
+
+
+def shown(text: str) -> str:
+    """A name or text of a payload as a detail shows it: quoted, escaped (a lone surrogate
+    or a control character stays readable) and cut after 64 characters (MQ-R2)."""
+    return repr(text[:64]) + ("..." if len(text) > 64 else "")
 
 
 def _number(name: str, value: Any) -> None:
     """A series value must be a number thin-edge can hold (a finite f64, 0 or normal)."""
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
-        raise _Refused("value", f"{name!r} is not a number")
+        raise _Refused("value", f"{shown(name)} is not a number")
     as_float = float(value)  # only the range check of thin-edge's f64, never a time
     if not math.isfinite(as_float) or (as_float != 0 and abs(as_float) < sys.float_info.min):
-        raise _Refused("value", f"{name!r} is out of the float64 range")
+        raise _Refused("value", f"{shown(name)} is out of the float64 range")
+
+
+def _name(name: str) -> str:
+    """MQ-R2: a series name is Unicode text (a JSON ``\\ud800`` escape decodes to a lone
+    surrogate, which no table can hold) and not empty (a row's topic names it)."""
+    if not name:
+        raise _Refused("value", "a series without a name (the key \"\")")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Refused("not-json", f"the key {shown(name)} holds a lone surrogate: not "
+                       f"Unicode text") from None
+    return name
+
+
+def _integer(text: str) -> int | Decimal:
+    """A JSON integer: as an ``int`` up to 400 digits, beyond as a ``Decimal`` (out of
+    float64's range either way, refused as a value or a time, never converted to an
+    ``int``, which Python refuses past 4,300 digits)."""
+    return int(text) if len(text) <= 400 else Decimal(text)
+
+
+def _decimal(text: str) -> Decimal:
+    """A JSON number with a fraction or an exponent, exactly. An exponent past what a
+    ``Decimal`` holds (``1e99999999999999999999999999``) is out of every range: refused."""
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        raise _Refused("value", f"the number {shown(text)} is out of range") from None
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     made: dict[str, Any] = {}
     for key, value in pairs:
         if key in made:
-            raise _Refused("duplicate-key", f"the key {key!r} twice in one object")
+            raise _Refused("duplicate-key", f"the key {shown(key)} twice in one object")
         made[key] = value
     return made
 
@@ -173,14 +218,21 @@ def series(payload: bytes) -> tuple[int | None, list[str]]:
     if depth(text) > 2:
         raise _Refused("value", "nested deeper than a group of series")
     try:
-        raw = json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant,
-                         object_pairs_hook=_pairs)
+        raw = json.loads(text, parse_float=_decimal, parse_int=_integer,
+                         parse_constant=_refuse_constant, object_pairs_hook=_pairs)
     except json.JSONDecodeError as error:
         raise _Refused("not-json", f"not JSON: {error.msg} at char {error.pos}") from None
     if not isinstance(raw, dict):
         raise _Refused("not-object", "the payload is not a JSON object")
     stamp: int | None = None
-    names: list[str] = []
+    names: dict[str, None] = {}
+
+    def add(name: str) -> None:
+        if name in names:  # {"a.b": 1, "a": {"b": 2}}: two series, one name, one id
+            raise _Refused("duplicate-key", f"the series {shown(name)} twice: a key with "
+                           f"a '.' and a group's member flatten to one name")
+        names[_name(name)] = None
+
     for key, value in raw.items():
         if key == "time":
             stamp = _stamp(value)
@@ -189,16 +241,16 @@ def series(payload: bytes) -> tuple[int | None, list[str]]:
         elif isinstance(value, dict):
             members = [name for name, member in value.items() if not isinstance(member, str)]
             if not members:  # thin-edge: a group needs one measurement (text is none)
-                raise _Refused("value", f"the group {key!r} holds no numeric series")
+                raise _Refused("value", f"the group {shown(key)} holds no numeric series")
             for name in members:
                 _number(f"{key}.{name}", value[name])
-                names.append(f"{key}.{name}")
+                add(f"{key}.{name}")
         else:
             _number(key, value)
-            names.append(key)
+            add(key)
     if not names:
         raise _Refused("no-series", "no numeric series in the payload")
-    return stamp, names
+    return stamp, list(names)
 
 
 def read_message(topic: str, payload: bytes, position: int, arrival: int

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from timealign.algorithm import Algorithm
 from timealign.errors import ConsistencyError, InvalidInput
-from timealign.mqtt.rows import NOT, rerun, spool_rows
+from timealign.mqtt.rows import NOT, rerun, row_check, spool_rows
 from timealign.mqtt.spool import read_entries, spool_path
 
 MANIFEST = "_timealign_mqtt.json"
@@ -70,14 +70,15 @@ def verify_spool(algorithm: Algorithm[Any, Any, Any, Any], config: Any, output: 
         key for key, n in [*outcomes.items(), *refused.items()] if n > 1]
     if twice:
         raise SpoolVerificationError(f"ids with more than one outcome: {twice[:5]}")
-    not_ok = any(Counter((r[1], r[2], r[7]) for r in spool_rows(entries[:end])
+    check = row_check(algorithm, config)  # MQ-R2: as the stream's data source checks
+    not_ok = any(Counter((r[1], r[2], r[7]) for r in spool_rows(entries[:end], check=check)
                          if r[0] == NOT) == refused for end in ends)
     if not not_ok:
         raise SpoolVerificationError("not_measurements/ differs from the spool's messages "
                                      "that are not measurements")
     problems = []
     for end in ends:  # each reader of the spool may stop at its own tick
-        columns, _, held = rerun(algorithm, config, spool_rows(entries[:end]))
+        columns, _, held = rerun(algorithm, config, spool_rows(entries[:end], check=check))
         expected_groups, expected_outcomes = _expected(columns)
         if expected_groups == groups and expected_outcomes == outcomes:
             return {"rows": sum(outcomes.values()) + sum(refused.values()) + len(held),

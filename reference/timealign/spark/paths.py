@@ -30,6 +30,9 @@ from timealign.errors import InvalidInput
 from timealign.outputs import check_targets, is_local, overlap, resolved
 
 RULE_OVERLAP = "SP-R20"
+#: The characters a Hadoop path glob gives a meaning: Spark reads a path holding one as a
+#: pattern (SP-R1: a local input is a folder or a file; SP-R46: a watched folder's files).
+GLOB_CHARACTERS = frozenset("*?[]{}\\")
 TABLES: tuple[str, ...] = ("groups", "outcomes")
 ROLES: tuple[str, ...] = ("input", "output", "checkpoint", "summary", "report")
 

@@ -44,7 +44,7 @@ from timealign.spark.binding import bind
 from timealign.spark.checkpoint_codec import StateCodec
 from timealign.spark.failures import marked, raise_job_error
 from timealign.spark.outcomes import COLUMNS, LossError, SourceRun
-from timealign.spark.paths import JobPaths, PathError
+from timealign.spark.paths import GLOB_CHARACTERS, JobPaths, PathError
 from timealign.spark.replay import REQUIRED_VALUES, records_from, require_values, source_name
 
 STATE_NAME = "machine"
@@ -54,7 +54,6 @@ LATE = "late_file"
 #: Hadoop glob of the files of a watched folder, names starting with "." or "_" left out
 #: (Spark's own): Hadoop lists a glob's matches sorted by name (SP-R46).
 NAME_ORDER_GLOB = "[^._]*"
-GLOB_CHARACTERS = frozenset("*?[]{}\\")
 INTEGER_COLUMNS = frozenset({"seq", "start", "end", "at", "input"})
 #: The ``kind`` of a tick row: the clock reached the row's ``arrival`` (a stream whose
 #: ticks are recorded with its input, MQ-R8); never fed to the machine as a row.
@@ -214,7 +213,8 @@ def name_ordered(source_dir: str) -> tuple[str, dict[str, str]]:
     for the 8 files of one ``cp -p``), so ``maxFilesPerTrigger`` took a recording's files
     out of order and their rows were late. Given a glob, Hadoop lists the matches sorted
     by name; ``basePath`` keeps Spark's partition discovery what it was for the folder. A
-    path that is a file or already a glob is left as given."""
+    path that is a file, or a remote glob, is left as given (a local glob is refused
+    before, SP-R1)."""
     if GLOB_CHARACTERS & set(source_dir) or (
             "://" not in source_dir and not Path(source_dir).is_dir()):
         return source_dir, {}
