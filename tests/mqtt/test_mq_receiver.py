@@ -108,3 +108,25 @@ def test_mq_r12_a_refused_subscription_stops_the_stream(tmp_path: Path) -> None:
     receiver._subscribed(None, None, 2, [ReasonCode(PacketTypes.SUBACK, identifier=1)], None)
     assert receiver.ready.is_set()
     assert subscription_path(tmp_path).read_text(encoding="utf-8") == "te/#"
+
+
+@pytest.mark.parametrize("option", [
+    ["--summary", "SUMMARY.json"], ["--report", "REPORT.html"], ["--fail-on", "rejected>0"]])
+def test_mq_r10_options_an_mqtt_stream_does_not_apply_are_refused(
+        tmp_path: Path, option: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """MQ-R10: `--summary`, `--report` and `--fail-on` were accepted with `--source mqtt://`
+    and silently ignored; they are refused, exit 2 naming the option, before anything
+    starts (no broker is reached: the port is closed, nothing is written)."""
+    pytest.importorskip("pyspark")
+    pytest.importorskip("paho")
+    from timealign.cli import main
+
+    option = [part.replace("SUMMARY", str(tmp_path / "summary"))
+              .replace("REPORT", str(tmp_path / "report")) for part in option]
+    code = main(["stream", "event_time_batcher", "--source", "mqtt://127.0.0.1:1/te/#",
+                 "--format", "thin-edge", "--output", str(tmp_path / "out"),
+                 "--checkpoint", str(tmp_path / "ck"), *option])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert option[0] in err and "MQ-R10" in err and "not yet with --source mqtt://" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

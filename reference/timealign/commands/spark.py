@@ -252,6 +252,14 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
                             ("--max-files-per-trigger", args.max_files_per_trigger)):
         if present:
             raise InvalidInput(option, "MQ-R10", "not with --source mqtt://", args.source)
+    # MQ-R10: what an MQTT stream does not write yet is refused, never silently ignored
+    for option, present in (("--summary", args.summary is not None),
+                            ("--report", args.report is not None),
+                            ("--fail-on", bool(args.fail_on))):
+        if present:
+            raise InvalidInput(option, "MQ-R10", "not yet with --source mqtt:// (an MQTT "
+                               "stream writes no summary or report; check its tables with "
+                               "`timealign verify OUT`, which takes --fail-on)", args.source)
     _, _, topic_filter = parse_url(args.source, "--source")  # MQ-R10, MQ-R12
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
                            config=args.config)
