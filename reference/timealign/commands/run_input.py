@@ -176,11 +176,16 @@ def check_input_exists(source: Any) -> None:
     elif source.bag is not None and source.path and "://" not in source.path:
         from timealign.rosbag.discovery import bags_under
         from timealign.rosbag.read import check_stamps
+        from timealign.spark.paths import regular_files_of
         from timealign.spark.rosbag_source import options_of
 
-        # BAG-R3: a read topic without a header stamp, as `bags info` already says
+        # BAG-R3: a read topic without a header stamp, as `bags info` already says; SP-R70:
+        # a bag's files are regular files before the stamp check opens any of them
         options = options_of(source.bag)
-        check_stamps(bags_under(source.path, options.source_from, options.naming), options)
+        bags = bags_under(source.path, options.source_from, options.naming)
+        for bag in bags:
+            regular_files_of(Path(bag.path))
+        check_stamps(bags, options)
 
 
 def recorded_settings(args: argparse.Namespace, output: str, where: str

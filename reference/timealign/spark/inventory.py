@@ -375,11 +375,9 @@ def _relative(root: str, file: str) -> str:
 
 def _bag_files(path: Path) -> list[Path]:
     """The files of a bag; anything but a regular file is refused by name (SP-R70)."""
-    from timealign.spark.paths import regular
+    from timealign.spark.paths import regular_files_of
 
-    if not path.is_dir():
-        return [Path(regular(str(path)))]
-    return sorted(Path(regular(str(p))) for p in path.rglob("*") if not p.is_dir())
+    return regular_files_of(path)
 
 
 def _bag_unit(root: str, path: Path, relative: str, seen: Callable[[int], None]) -> Unit:

@@ -202,6 +202,14 @@ def regular(file: str) -> str:
     return file
 
 
+def regular_files_of(path: Path) -> list[Path]:
+    """The files of a bag (``path`` itself when it is a file), in path order, each a regular
+    file or refused by name before anything opens it (SP-R70)."""
+    if not path.is_dir():
+        return [Path(regular(str(path)))]
+    return sorted(Path(regular(str(p))) for p in path.rglob("*") if not p.is_dir())
+
+
 def walk_files(root: str) -> list[str]:
     """The files of the folder ``root`` and its subfolders in path order, names starting
     with "." or "_" left out (Spark's own, SP-R1): each a regular file or refused by name
