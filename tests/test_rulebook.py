@@ -354,3 +354,51 @@ def test_head_refusals_of_the_issue_are_raised_by_their_rules_rb_d2_rb_d3() -> N
             make()
         assert caught.value.rule == rule_id
         assert rulebook.raised_by(caught.value)[0].id == rule_id
+
+
+def test_a_catalogued_variant_names_its_rule_and_says_what_it_does_cf_r41() -> None:
+    """A catalogued variant enacts the rule it names and describes itself; it runs only
+    through :func:`run_variants`' swap, so the reference around it is unchanged."""
+    from timealign.approximate_time import arithmetic
+
+    book = _book("approximate_time")
+
+    @rulebook.rule("AT-D23")
+    def rounded_up(d: int, numerator: int, denominator: int) -> int:
+        """Rounds the age-penalty product up instead of truncating it."""
+        return -((-d * numerator) // denominator)
+
+    @rulebook.rule("AT-D23")
+    def undocumented(d: int, numerator: int, denominator: int) -> int:
+        return d
+
+    name = "test_rounded_up"
+    table = book.variant(name, {arithmetic.scale_ros2: rounded_up}, rule="AT-D23")
+    try:
+        _check_catalogued(book, table, name, undocumented, rounded_up)
+    finally:  # not left in the catalogue the whole-catalogue tests run
+        del book.tables[name]
+
+
+def _check_catalogued(book: rulebook.Book, table: rulebook.Table, name: str,
+                      undocumented: Callable[..., int],
+                      rounded_up: Callable[..., int]) -> None:
+    from timealign.approximate_time import arithmetic
+    from timealign.conformance.catalogue import run_variants
+
+    assert table.rule == "AT-D23" and table.label == "AT-D23 ~ test_rounded_up"
+    assert table.about == "Rounds the age-penalty product up instead of truncating it."
+    assert table in book.catalogue()
+    with pytest.raises(ValueError, match="docstring"):
+        book.variant("test_undocumented", {arithmetic.scale_ros2: undocumented},
+                     rule="AT-D23")
+    with pytest.raises(ValueError, match="not AT-R6"):
+        book.variant("test_wrong_rule", {arithmetic.scale_ros2: rounded_up}, rule="AT-R6")
+    config = {"topics": 2, "queue_size": 5, "age_penalty": 0.3}
+    inputs = [{"op": "message", "topic": t, "stamp": s, "id": f"m{k}"}
+              for k, (t, s) in enumerate(((0, 0), (1, 7), (0, 11), (1, 13), (0, 23)))]
+    reference = registry.get("approximate_time")
+    plain = run_json(reference, config, inputs)
+    assert run_variants("approximate_time", [], config, inputs) == plain
+    run_variants("approximate_time", [name], config, inputs)
+    assert run_json(reference, config, inputs) == plain

@@ -29,6 +29,7 @@ registered function of the rule it names.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -95,6 +96,16 @@ class Table:
     name: str
     kind: str
     entries: Mapping[str, Callable[..., Any]]
+    #: A catalogued variant's rule id (CF-R41): the rule whose plausible misreading it
+    #: enacts; ``None`` for a profile or an uncatalogued variant.
+    rule: str | None = None
+    #: What the variant does, in a line (its replacement's docstring, first sentence).
+    about: str = ""
+
+    @property
+    def label(self) -> str:
+        """How a report names a catalogued variant: ``AT-R6 ~ tie-highest``."""
+        return self.name if self.rule is None else f"{self.rule} ~ {self.name}"
 
     def replaced(self) -> tuple[str, ...]:
         """The slots this table overrides, by base name."""
@@ -151,7 +162,8 @@ class Book:
         return function
 
     def _table(self, name: str, kind: str,
-               entries: Mapping[Callable[..., Any], Callable[..., Any]]) -> Table:
+               entries: Mapping[Callable[..., Any], Callable[..., Any]],
+               rule_id: str | None = None) -> Table:
         if name in self.tables:
             raise ValueError(f"{self.package} already has a table named {name!r}")
         named: dict[str, Callable[..., Any]] = {}
@@ -164,8 +176,18 @@ class Book:
                     inspect.signature(replacement).parameters):
                 raise TypeError(f"{name}: {replacement.__qualname__} must take the "
                                 f"parameters of {base.__qualname__}")
+            if rule_id is not None and _REGISTRY[replacement.__code__].id != rule_id:
+                raise ValueError(f"{name}: {replacement.__qualname__} enacts "
+                                 f"{_REGISTRY[replacement.__code__].id}, not {rule_id}")
             named[base.__name__] = replacement
-        table = Table(name, kind, named)
+        about = ""
+        if rule_id is not None:
+            doc = inspect.getdoc(next(iter(entries.values()))) if entries else None
+            if not doc:
+                raise ValueError(f"{name}: a catalogued variant's replacement says what it "
+                                 "does in its docstring")
+            about = " ".join(doc.split("\n\n")[0].split())
+        table = Table(name, kind, named, rule_id, about)
         self.tables[name] = table
         self.resolved.clear()
         self._derive_profiles()
@@ -179,13 +201,23 @@ class Book:
                               f"{list(self.profiles)}")
         return self._table(name, "profile", entries)
 
-    def variant(self, name: str, entries: Mapping[Callable[..., Any], Callable[..., Any]]
-                ) -> Table:
+    def variant(self, name: str, entries: Mapping[Callable[..., Any], Callable[..., Any]],
+                rule: str | None = None) -> Table:
         """Declare a variant: a table no config names, swapped in by name
-        (:meth:`swapped`)."""
+        (:meth:`swapped`). With ``rule`` it is *catalogued* (CF-R41): a plausible
+        misreading of that rule, which the conformance harness tries when it diagnoses a
+        difference; every replacement must then enact ``rule`` and say in its docstring what
+        it does."""
         if name in self.profiles:
             raise ValueError(f"{name!r} is a profile of {self.package}, not a variant")
-        return self._table(name, "variant", entries)
+        return self._table(name, "variant", entries, rule)
+
+    def catalogue(self) -> tuple[Table, ...]:
+        """The catalogued variants (CF-R41), in declaration order: those of the package's
+        ``variants`` module (imported here) and any declared elsewhere with a rule."""
+        if importlib.util.find_spec(f"{self.package}.variants") is not None:
+            importlib.import_module(f"{self.package}.variants")
+        return tuple(t for t in self.tables.values() if t.kind == "variant" and t.rule)
 
     def rules(self, profile: str) -> Resolved:
         """The rule functions of ``profile``: the base, its table, then any swapped-in
@@ -260,6 +292,12 @@ def book_of(package: str) -> Book | None:
     """The book of ``package`` (imported first), ``None`` when it has no profiles."""
     importlib.import_module(package)
     return _BOOKS.get(package)
+
+
+def catalogue(package: str) -> tuple[Table, ...]:
+    """The catalogued variants of ``package``'s rules (CF-R41); ``()`` without a book."""
+    book = book_of(package)
+    return () if book is None else book.catalogue()
 
 
 def raised_by(error: BaseException) -> tuple[Rule, ...]:

@@ -1,0 +1,49 @@
+"""The catalogue of rule variants (CF-R41) as implementations: a stand-in port that is the
+reference's rule text with catalogued variants swapped in, for the diagnosis of a
+difference, the adequacy table and the tests over the whole catalogue.
+
+A variant is a table of the algorithm's :class:`~timealign.rulebook.Book`, declared in the
+package's ``variants`` module with the rule it misreads (``BOOK.variant(name, {slot:
+replacement}, rule="AT-R6")``); the replacement's docstring says what it does, and the
+spec names and describes it under its rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from timealign import registry, rulebook
+from timealign.algorithm import Algorithm, run_json
+from timealign.conformance.harness import Implementation
+
+JSON = dict[str, Any]
+
+
+def variants(algorithm: str) -> tuple[rulebook.Table, ...]:
+    """The catalogued variants of ``algorithm``'s rules, in declaration order."""
+    return rulebook.catalogue(registry.package(algorithm))
+
+
+def book(algorithm: str) -> rulebook.Book:
+    """The book of ``algorithm``, which every algorithm with a catalogue has."""
+    found = rulebook.book_of(registry.package(algorithm))
+    if found is None:
+        raise LookupError(f"{algorithm} has no rule book, so no variants")
+    return found
+
+
+def run_variants(algorithm: str | Algorithm[Any, Any, Any, Any],
+                 names: Sequence[str | rulebook.Table], config: JSON,
+                 inputs: Sequence[JSON]) -> list[JSON]:
+    """The outputs of the rule text with the variants ``names`` swapped in (none: the rule
+    text itself). The swap lasts for this call only, so the reference run around it (its
+    fast path included) is unchanged."""
+    rule_text = registry.get(algorithm) if isinstance(algorithm, str) else algorithm
+    with book(rule_text.name).swapped(*names):
+        return run_json(rule_text, config, inputs)
+
+
+def port(algorithm: str, *names: str) -> Implementation:
+    """A stand-in port: the reference's rule text with the variants ``names`` planted."""
+    return lambda config, inputs: run_variants(algorithm, names, config, list(inputs))
