@@ -5,20 +5,22 @@ one-line change planted there. The script extracts the upstream's files from a g
 into ``build/planted/<name>/`` (the snapshot is never modified), changes that line (it must
 occur exactly once), builds the shipped adapter of ``examples/`` against the copy as a user
 would, and runs ``timealign conform`` (the shipped suite, ``--fuzz``, ``--explore``) with
-``--report`` and ``--save`` there. It prints, per plant, what the harness named: the verdict,
-the rules of the differing traces and, where the harness diagnoses, the explanations; and
-whether the planted change's rule is the one named. A plant whose toolchain (``g++``,
-``cargo``, nlohmann/json, Debian's Rust crates, ``structlog``) or snapshot is missing is
-skipped with the reason. Not part of ``make test``: it needs the toolchains and the snapshots
-and takes minutes.
+``--report`` and ``--save`` there. It prints, per plant, what the harness named: the
+verdict, the rules of the differing traces and, where the harness diagnoses, the
+explanations; and whether the planted change's rule is the one named. A plant whose
+toolchain (``g++``, ``cargo``, nlohmann/json, Debian's Rust crates, ``structlog``) or
+snapshot is missing is skipped with the reason. One entry is no planted bug but
+fkie/message_filters as it is, a ROS 1 port whose own behaviours differ from ROS's (issue
+41). Not part of ``make test``: it needs the toolchains and the snapshots and takes minutes.
 
     python -m proofs.planted_upstreams                      # or: make planted
     python -m proofs.planted_upstreams --only thin-edge-lookup --fuzz 300 --explore 3
 
-The snapshots are bare git repositories (or clones' ``.git``) named by environment variables:
-``ROS2_MF_GIT`` and ``ROS2_RCLCPP_GIT`` (as the Makefile's ROS 2 baseline), ``THIN_EDGE_GIT``,
-``ESSLIVEDATA_GIT``; ``CXX`` names the C++ compiler, ``ESS_PYTHON`` an interpreter with
-``structlog`` (else a virtual environment with it is made under ``build/planted/``).
+The snapshots are bare git repositories (or clones' ``.git``) named by environment
+variables: ``ROS2_MF_GIT`` and ``ROS2_RCLCPP_GIT`` (as the Makefile's ROS 2 baseline),
+``THIN_EDGE_GIT``, ``ESSLIVEDATA_GIT``, ``FKIE_MF_GIT``; ``CXX`` names the C++ compiler,
+``ESS_PYTHON`` an interpreter with ``structlog`` (else a virtual environment with it is made
+under ``build/planted/``).
 """
 
 from __future__ import annotations
@@ -83,11 +85,15 @@ THIN_EDGE = Snapshot("thin-edge/thin-edge.io", "c6cc23d6a0bd10d65854b5cbde45f92d
                      "THIN_EDGE_GIT")
 ESS_CARD = Snapshot("scipp/esslivedata", "fb65e75e4d2b81cab42e22d5324495d594c9d2fc",
                     "ESSLIVEDATA_GIT")
+FKIE_MF = Snapshot("fkie/message_filters", "4437729f01479c8ee7e5b40e7e868d7b219bd813",
+                   "FKIE_MF_GIT")
 
 
 @dataclass(frozen=True)
 class Plant:
-    """One planted bug: where, the line before and after, and how the copy is checked."""
+    """One planted bug: where, the line before and after, and how the copy is checked.
+
+    ``old`` and ``new`` empty: the upstream as it is (a port whose own behaviours differ)."""
 
     name: str
     algorithm: str
@@ -97,9 +103,10 @@ class Plant:
     function: str  # upstream's function holding the line, for the citation
     old: str
     new: str
-    rule: str  # the rule whose variant the planted change is (issue 41)
+    rule: str  # the rule whose variant the planted change is (issue 41); "" for none
     explore: int  # the default explore depth
     build: Callable[[Plant, Path], str]  # builds the copy in a folder, returns --cmd
+    options: tuple[str, ...] = ()  # more options of `timealign conform`
 
     def citation(self) -> str:
         return f"{self.snapshot.repo}@{self.snapshot.commit[:8]}/{self.path}, {self.function}"
@@ -113,6 +120,8 @@ class Plant:
 def plant(plant: Plant, root: Path) -> Path:
     """Replace the planted line in the extracted copy under ``root``; it must occur once."""
     target = root / plant.path
+    if not plant.old:
+        return target
     text = target.read_text(encoding="utf-8")
     count = text.count(plant.old)
     if count != 1:
@@ -198,6 +207,30 @@ def build_ess(plant_: Plant, folder: Path) -> str:
     return f"{python} {adapter} --upstream {folder / 'src'}"
 
 
+ROS1_LIBS = ("-lroscpp", "-lrostime", "-lrosconsole", "-lroscpp_serialization",
+             "-lboost_system", "-lboost_thread")
+
+
+def build_fkie(plant_: Plant, folder: Path) -> str:
+    """``examples/fkie_message_filters/adapter.cpp`` against fkie's headers (ROS 1: Debian's
+    roscpp and rostime, as the ROS 1 adapter)."""
+    cxx = shutil.which(os.environ.get("CXX", "g++"))
+    if cxx is None:
+        raise Missing(f"no C++ compiler ({os.environ.get('CXX', 'g++')}) on PATH")
+    for header in (NLOHMANN, Path("/usr/include/ros/time.h")):
+        if not header.is_file():
+            raise Missing(f"no {header} (apt-get install libmessage-filters-dev "
+                          "nlohmann-json3-dev)")
+    FKIE_MF.extract(["fkie_message_filters/include"], folder / "src")
+    plant(plant_, folder / "src")
+    adapter = folder / "fkie_adapter"
+    _run_build([cxx, "-std=c++17", "-O2",
+                f"-I{folder / 'src' / 'fkie_message_filters' / 'include'}", "-o", str(adapter),
+                str(ROOT / "examples" / "fkie_message_filters" / "adapter.cpp"), *ROS1_LIBS],
+               ROOT, "the fkie adapter's build")
+    return str(adapter)
+
+
 PLANTS = (
     Plant("ros2-checkboundary", "approximate_time", "ros2", ROS2_MF,
           "include/message_filters/sync_policies/approximate_time.hpp",
@@ -218,6 +251,10 @@ PLANTS = (
           "slots_per_batch = round(int_rate * batch_length_s)",
           "slots_per_batch = round(int_rate * batch_length_s) - 1",
           "RB-R4", 5, build_ess),
+    Plant("fkie-as-is", "approximate_time", "ros1", FKIE_MF,
+          "fkie_message_filters/include/fkie_message_filters/combiner_policies/"
+          "approximate_time_impl.h", "ApproximateTime::add", "", "", "", 4, build_fkie,
+          ("--where", "age_penalty=0")),
 )
 
 
@@ -246,7 +283,7 @@ def conform(plant_: Plant, command: str, fuzz: int, seed: int, explore: int | No
     report.unlink(missing_ok=True)
     timealign = Path(sys.executable).with_name("timealign")
     arguments = [str(timealign), "conform", plant_.algorithm, "--target", plant_.target,
-                 "--cmd", command, "--fuzz", str(fuzz), "--seed", str(seed),
+                 *plant_.options, "--cmd", command, "--fuzz", str(fuzz), "--seed", str(seed),
                  "--explore", str(plant_.explore if explore is None else explore),
                  "--timeout", "60", "--quiet", "--save", str(found), "--report", str(report)]
     if budget is not None:
@@ -262,6 +299,8 @@ def named(console: str, rule: str) -> str:
     """What the run's console says of the plant's rule: explained by its variant, or only
     among the symptom rules."""
     explanations = [line.strip() for line in console.splitlines() if "explained by" in line]
+    if not rule:
+        return f"{len(explanations)} explanation lines" if explanations else "no diagnosis"
     if any(f"explained by {rule} " in line or f"explained by {rule}:" in line
            for line in explanations):
         return f"named: explained by a variant of {rule}"
@@ -287,8 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for plant_ in PLANTS:
         if options.only and plant_.name not in options.only:
             continue
-        print(f"== {plant_.name}: {plant_.old!r} -> {plant_.new!r} ({plant_.citation()})",
-              flush=True)
+        change = f"{plant_.old!r} -> {plant_.new!r}" if plant_.old else "unmodified"
+        print(f"== {plant_.name}: {change} ({plant_.citation()})", flush=True)
         try:
             command = built(plant_, options.rebuild)
         except Missing as missing:
