@@ -311,6 +311,22 @@ def named(console: str, rule: str) -> str:
             else f"no diagnosis; {rule} not among the differing rules")
 
 
+def sources(report: Path) -> list[str]:
+    """Per source of the run's JSON report: traces that differed of those run, distinct
+    differences, and the rules the detailed differences name."""
+    if not report.is_file():
+        return ["no report"]
+    lines = []
+    for source, counts in json.loads(report.read_text(encoding="utf-8"))["sources"].items():
+        rules = sorted({rule for difference in counts.get("differences", [])
+                        for rule in difference.get("rules", [])},
+                       key=lambda rule: ("RIDH".find(rule.split("-")[1][0]),
+                                         int(rule.split("-")[1][1:])))
+        lines.append(f"{source} {counts['differ']} of {counts['run']} differ "
+                     f"({counts['note'] or 'suite'}): {', '.join(rules) or '-'}")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--only", action="append", choices=[p.name for p in PLANTS],
@@ -340,6 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         verdict = console.rstrip().splitlines()[-1] if console.strip() else "(no output)"
         summary.append(f"{plant_.name}: exit {status}; {named(console, plant_.rule)}; "
                        f"{verdict}")
+        summary.extend(f"    {line}" for line in sources(BUILD / plant_.name / "report.json"))
     print("\n".join(["== summary", *summary]))
     (BUILD / "summary.txt").parent.mkdir(parents=True, exist_ok=True)
     (BUILD / "summary.txt").write_text("\n".join(summary) + "\n", encoding="utf-8")
