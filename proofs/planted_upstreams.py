@@ -183,12 +183,12 @@ def build_thin_edge(plant_: Plant, folder: Path) -> str:
     return str(crate / "target" / "release" / "thin_edge_adapter")
 
 
-def _ess_python() -> Path:
+def _ess_python(folder: Path) -> Path:
     """An interpreter with ``structlog`` (upstream's ``message_batcher.py`` imports it)."""
     named = os.environ.get("ESS_PYTHON")
     if named:
         return Path(named)
-    venv = BUILD / "ess-venv"
+    venv = folder.parent / "ess-venv"
     python = venv / "bin" / "python"
     if subprocess.run([str(python), "-c", "import structlog"], capture_output=True).returncode \
             if python.exists() else True:
@@ -202,7 +202,7 @@ def build_ess(plant_: Plant, folder: Path) -> str:
     """The shipped ESS adapter over the planted copy of the batcher's modules."""
     ESS_CARD.extract(["src/ess/livedata/core"], folder)
     plant(plant_, folder)
-    python = _ess_python()
+    python = _ess_python(folder)
     adapter = ROOT / "examples" / "esslivedata" / "adapter.py"
     return f"{python} {adapter} --upstream {folder / 'src'}"
 
@@ -258,9 +258,9 @@ PLANTS = (
 )
 
 
-def built(plant_: Plant, rebuild: bool) -> str:
-    """The ``--cmd`` of the plant's built copy, building it unless an unchanged build is there."""
-    folder = BUILD / plant_.name
+def built(plant_: Plant, folder: Path, rebuild: bool) -> str:
+    """The ``--cmd`` of the plant's copy built in ``folder``, building it unless an unchanged
+    build is there."""
     record = folder / "built.json"
     if not rebuild and record.is_file():
         known = json.loads(record.read_text(encoding="utf-8"))
@@ -273,11 +273,10 @@ def built(plant_: Plant, rebuild: bool) -> str:
     return command
 
 
-def conform(plant_: Plant, command: str, fuzz: int, seed: int, explore: int | None,
-            budget: float | None) -> tuple[int, str]:
+def conform(plant_: Plant, folder: Path, command: str, fuzz: int, seed: int,
+            explore: int | None, budget: float | None) -> tuple[int, str]:
     """Run ``timealign conform`` on the built copy as a user would; the console and the exit
-    status, the report and the saved vectors beside the build."""
-    folder = BUILD / plant_.name
+    status, the report and the saved vectors beside the build, in ``folder``."""
     found, report = folder / "found", folder / "report.json"
     shutil.rmtree(found, ignore_errors=True)
     report.unlink(missing_ok=True)
@@ -337,7 +336,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="explore depth (default: the plant's, 3 to 5)")
     parser.add_argument("--budget", type=float, default=None, help="conform's --budget")
     parser.add_argument("--rebuild", action="store_true", help="build even when unchanged")
+    parser.add_argument("--out", type=Path, default=BUILD,
+                        help="where the copies, builds and reports go (default build/planted)")
     options = parser.parse_args(argv)
+    out: Path = options.out
     summary = []
     for plant_ in PLANTS:
         if options.only and plant_.name not in options.only:
@@ -345,21 +347,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         change = f"{plant_.old!r} -> {plant_.new!r}" if plant_.old else "unmodified"
         print(f"== {plant_.name}: {change} ({plant_.citation()})", flush=True)
         try:
-            command = built(plant_, options.rebuild)
+            command = built(plant_, out / plant_.name, options.rebuild)
         except Missing as missing:
             print(f"skipped {plant_.name}: {missing}", flush=True)
             summary.append(f"{plant_.name}: skipped ({str(missing).splitlines()[0]})")
             continue
-        status, console = conform(plant_, command, options.fuzz, options.seed,
-                                  options.explore, options.budget)
+        status, console = conform(plant_, out / plant_.name, command, options.fuzz,
+                                  options.seed, options.explore, options.budget)
         print(console, flush=True)
         verdict = console.rstrip().splitlines()[-1] if console.strip() else "(no output)"
         summary.append(f"{plant_.name}: exit {status}; {named(console, plant_.rule)}; "
                        f"{verdict}")
-        summary.extend(f"    {line}" for line in sources(BUILD / plant_.name / "report.json"))
+        summary.extend(f"    {line}" for line in sources(out / plant_.name / "report.json"))
     print("\n".join(["== summary", *summary]))
-    (BUILD / "summary.txt").parent.mkdir(parents=True, exist_ok=True)
-    (BUILD / "summary.txt").write_text("\n".join(summary) + "\n", encoding="utf-8")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.txt").write_text("\n".join(summary) + "\n", encoding="utf-8")
     return 0
 
 
