@@ -294,20 +294,25 @@ def conform(plant_: Plant, folder: Path, command: str, fuzz: int, seed: int,
     return done.returncode, console
 
 
-def named(console: str, rule: str) -> str:
-    """What the run's console says of the plant's rule: explained by its variant, or only
-    among the symptom rules."""
-    explanations = [line.strip() for line in console.splitlines() if "explained by" in line]
+def named(report: Path, rule: str) -> str:
+    """What the run's report says of the plant's rule: its diagnosis (``explained_by``, the
+    variants explaining its differences, and how many stayed unexplained), and whether a
+    variant of ``rule`` is among them; without a diagnosis, whether ``rule`` is among the
+    differing rules."""
+    if not report.is_file():
+        return "no report"
+    found = json.loads(report.read_text(encoding="utf-8"))
+    if "explained_by" not in found:  # a harness without the diagnosis
+        among = "among" if rule in found.get("differs_on", []) else "not among"
+        return f"no diagnosis; {rule or 'no rule'} {among} the differing rules"
+    labels, unexplained = found["explained_by"], found.get("unexplained", 0)
+    said = (f"explained by {'; '.join(labels) or 'nothing'}"
+            + (f"; {unexplained} unexplained" if unexplained else ""))
     if not rule:
-        return f"{len(explanations)} explanation lines" if explanations else "no diagnosis"
-    if any(f"explained by {rule} " in line or f"explained by {rule}:" in line
-           for line in explanations):
-        return f"named: explained by a variant of {rule}"
-    if explanations:
-        return f"NOT named: explanations name {'; '.join(sorted(set(explanations)))}"
-    verdict = next((line for line in console.splitlines() if line.startswith("DIFFERS")), "")
-    return (f"no diagnosis; {rule} among the differing rules" if rule in verdict
-            else f"no diagnosis; {rule} not among the differing rules")
+        return said
+    hit = any(part.strip().startswith(f"{rule} ~") for label in labels
+              for part in label.split("+"))
+    return f"{'named' if hit else 'NOT named'} ({rule}): {said}"
 
 
 def sources(report: Path) -> list[str]:
@@ -356,9 +361,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   options.seed, options.explore, options.budget)
         print(console, flush=True)
         verdict = console.rstrip().splitlines()[-1] if console.strip() else "(no output)"
-        summary.append(f"{plant_.name}: exit {status}; {named(console, plant_.rule)}; "
+        report = out / plant_.name / "report.json"
+        summary.append(f"{plant_.name}: exit {status}; {named(report, plant_.rule)}; "
                        f"{verdict}")
-        summary.extend(f"    {line}" for line in sources(out / plant_.name / "report.json"))
+        summary.extend(f"    {line}" for line in sources(report))
     print("\n".join(["== summary", *summary]))
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.txt").write_text("\n".join(summary) + "\n", encoding="utf-8")

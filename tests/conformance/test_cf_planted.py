@@ -5,6 +5,7 @@ minutes (proofs/README.md has their results)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -66,3 +67,19 @@ def test_a_missing_snapshot_skips_the_plant_with_the_reason(
     assert (out / "summary.txt").read_text(encoding="utf-8").startswith(
         "ess-card-slots: skipped (no scipp/esslivedata @fb65e75e")
     assert not (out / "ess-card-slots" / "report.json").exists()
+
+
+def test_the_summary_says_whether_the_planted_rule_is_named(tmp_path: Path) -> None:
+    """A plant is *named* when a variant of its rule explains the run's differences
+    (CF-R42's ``explained_by``, a pair's halves included); a run without a diagnosis says
+    whether the rule is only among the differing rules."""
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"differs_on": ["AT-R6", "AT-R12"], "unexplained": 1,
+                                  "explained_by": ["AT-R8 ~ x + AT-R6 ~ ties-flipped"]}))
+    assert planted.named(report, "AT-R6") == (
+        "named (AT-R6): explained by AT-R8 ~ x + AT-R6 ~ ties-flipped; 1 unexplained")
+    assert planted.named(report, "AT-R12").startswith("NOT named (AT-R12)")
+    report.write_text(json.dumps({"differs_on": ["EB-R13"]}))
+    assert planted.named(report, "EB-R13") == "no diagnosis; EB-R13 among the differing rules"
+    assert planted.named(report, "EB-R7") == (
+        "no diagnosis; EB-R7 not among the differing rules")
