@@ -245,6 +245,17 @@ CASES: list[Vector] = [
          "the end reports them in arrival order, a0 before a2.",
          config(3, queue_size=3), [msg("a0", 0, 0), msg("b1", 1, 10), msg("a2", 0, 5),
                                    msg("c3", 2, 0), END]),
+    case("virtual_moves_are_undone", "AT-R12 AT-R13 AT-D7",
+         "The virtual search for {a0, b1, c2} sets c2 aside, cannot prove the candidate and "
+         "puts c2 back in front of its deque (its moves are undone by count); a3 then proves "
+         "the candidate optimal: {a0, b1, c2} is published.",
+         config(3, queue_size=2), [msg("a0", 0, 0), msg("b1", 1, 5), msg("c2", 2, 0),
+                                   msg("a3", 0, 10), END]),
+    case("end_clears_the_warned_flags", "AT-R4 AT-R17 AT-D20",
+         "Each run after an end starts afresh, its warned flags included: topic 1 warns "
+         "out_of_order in the first run (b1 after b0) and again in the second (b3 after b2).",
+         config(2, queue_size=5), [msg("b0", 1, 20), msg("b1", 1, 10), END,
+                                   msg("b2", 1, 20), msg("b3", 1, 10), END]),
     case("ros1_config_rejects_a_single_topic", "AT-R19 AT-R1",
          "The ROS 1 policy takes two message types or more: a one-topic ros1 config is "
          "refused (ROS 2 takes it, AT-D15).",

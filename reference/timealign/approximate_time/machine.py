@@ -411,8 +411,7 @@ def _virtual_search(sync: _Sync) -> None:
             rules.of(_publish)(sync)  # also undoes the virtual moves: they sit in the past
             return
         if age < vstart_time - sync.candidate_start or not rules.of(_looks_further)(moves):
-            for k in range(sync.n):  # cannot prove: undo the virtual moves by count
-                sync.split[k] -= moves[k]
+            rules.of(_undo_virtual_moves)(sync, moves)
             return
         _move_to_past(sync, vstart)
         moves[vstart] += 1
@@ -425,6 +424,15 @@ def _virtual_time(sync: _Sync, k: int) -> int:
     floored at the pivot time."""
     bound = sync.held[k][sync.split[k] - 1].stamp + sync.bounds[k]
     return bound if bound > sync.pivot_time else sync.pivot_time
+
+
+@BOOK.slot
+@rule("AT-R13")
+def _undo_virtual_moves(sync: _Sync, moves: list[int]) -> None:
+    """Cannot prove: the virtual moves are undone by count (candidate, pivot and the real
+    past stay)."""
+    for k in range(sync.n):
+        sync.split[k] -= moves[k]
 
 
 @BOOK.slot

@@ -12,6 +12,8 @@ told apart from the rule by the shipped suite or the default explore
 
 from __future__ import annotations
 
+from attrs import evolve
+
 from timealign.approximate_time.arithmetic import BOOK, end_boundary, scale_ros2, start_boundary
 from timealign.approximate_time.machine import (
     _bound_warning as _bound_warning_base,
@@ -36,6 +38,7 @@ from timealign.approximate_time.machine import (
     _refuse_too_wide,
     _Sync,
     _too_wide,
+    _undo_virtual_moves,
     _virtual_time,
 )
 from timealign.approximate_time.model import (
@@ -321,6 +324,15 @@ def _looks_ahead_per_topic(moves: list[int]) -> bool:
 
 BOOK.variant("virtual-ignores-bound", {_virtual_time: _virtual_time_without_bound},
              rule="AT-R13")
+@rule("AT-R13")
+def _virtual_moves_kept(sync: _Sync, moves: list[int]) -> None:
+    """Leaves the virtual moves in place when the search cannot prove the candidate: the
+    fronts it set aside stay in the past buffers."""
+    del sync, moves
+
+
+BOOK.variant("virtual-moves-kept", {_undo_virtual_moves: _virtual_moves_kept},
+             rule="AT-R13")
 BOOK.variant("per-topic-look-ahead", {_looks_further: _looks_ahead_per_topic},
              rule="AT-R13")
 
@@ -351,7 +363,16 @@ def _end_deque_first(config: Config, state: State) -> tuple[State, tuple[Output,
     return _end(config, state)[0], pending
 
 
+@rule("AT-R17")
+def _end_keeps_warned(config: Config, state: State) -> tuple[State, tuple[Output, ...]]:
+    """Starts afresh at the end but keeps the warned flags: a topic that warned never warns
+    again in a later run."""
+    fresh, pending = _end(config, state)
+    return evolve(fresh, warned=state.warned), pending
+
+
 BOOK.variant("pending-deque-first", {_end: _end_deque_first}, rule="AT-R17")
+BOOK.variant("end-keeps-warned", {_end: _end_keeps_warned}, rule="AT-R17")
 
 
 # --- AT-D23: the age-penalty product ------------------------------------------------------
