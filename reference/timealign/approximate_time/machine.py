@@ -139,7 +139,7 @@ def step(config: Config, state: State, item: Input) -> Step:
     else:
         # AT-R4: warnings only, once per topic, against the previous element of D[i].
         warned = state.warned
-        warning = None if warned[i] else rules.of(_bound_warning)(config, message, old[-1])
+        warning = rules.of(_bound_warning)(config, message, old[-1], warned[i])
         if warning is not None:
             warned = (*warned[:i], True, *warned[i + 1:])
             outputs = (warning,)
@@ -179,9 +179,13 @@ def _check_ros1(config: Config, state: State, message: Message) -> None:
 
 @BOOK.slot
 @rule("AT-R4")
-def _bound_warning(config: Config, message: Message, previous: Message) -> Warned | None:
-    """AT-R4: the out-of-order / closer-than-bound check against the previous element."""
+def _bound_warning(config: Config, message: Message, previous: Message, warned: bool
+                   ) -> Warned | None:
+    """AT-R4: the out-of-order / closer-than-bound check against the previous element, for
+    a topic that has not ``warned`` yet."""
     i = message.topic
+    if warned:
+        return None
     if message.stamp < previous.stamp:
         return Warned(i, OUT_OF_ORDER)
     if message.stamp - previous.stamp < config.inter_message_lower_bounds[i]:

@@ -90,27 +90,36 @@ WITHOUT_VARIANTS: dict[str, str] = {
 # --- AT-R4: the warning check -------------------------------------------------------------
 
 @rule("AT-R4")
-def _warn_equal_out_of_order(config: Config, message: Message, previous: Message
-                             ) -> Warned | None:
+def _warn_equal_out_of_order(config: Config, message: Message, previous: Message,
+                             warned: bool) -> Warned | None:
     """Warns ``out_of_order`` also when the new stamp equals the previous one (``<=`` for
     ``<``)."""
-    if message.stamp == previous.stamp:
+    if not warned and message.stamp == previous.stamp:
         return Warned(message.topic, OUT_OF_ORDER)
-    return _bound_warning_base(config, message, previous)
+    return _bound_warning_base(config, message, previous, warned)
 
 
 @rule("AT-R4")
-def _warn_bound_inclusive(config: Config, message: Message, previous: Message
-                          ) -> Warned | None:
+def _warn_bound_inclusive(config: Config, message: Message, previous: Message,
+                          warned: bool) -> Warned | None:
     """Warns ``closer_than_bound`` also when the gap equals the lower bound (``<=`` for
     ``<``)."""
-    found = _bound_warning_base(config, message, previous)
-    if found is None and (message.stamp - previous.stamp
+    found = _bound_warning_base(config, message, previous, warned)
+    if not warned and found is None and (message.stamp - previous.stamp
                           == config.inter_message_lower_bounds[message.topic]):
         return Warned(message.topic, CLOSER_THAN_BOUND)
     return found
 
 
+@rule("AT-R4")
+def _warn_every_time(config: Config, message: Message, previous: Message, warned: bool
+                     ) -> Warned | None:
+    """Warns at every out-of-order or too close message, not once per topic per run."""
+    del warned
+    return _bound_warning_base(config, message, previous, False)
+
+
+BOOK.variant("warn-every-time", {_bound_warning_base: _warn_every_time}, rule="AT-R4")
 BOOK.variant("warn-equal-out-of-order", {_bound_warning_base: _warn_equal_out_of_order},
              rule="AT-R4")
 BOOK.variant("warn-bound-inclusive", {_bound_warning_base: _warn_bound_inclusive},
