@@ -71,7 +71,7 @@ def test_a_missing_snapshot_skips_the_plant_with_the_reason(
 
 def test_the_summary_says_whether_the_planted_rule_is_named(tmp_path: Path) -> None:
     """A plant is *named* when a variant of its rule explains the run's differences
-    (CF-R42's ``explained_by``, a pair's halves included); a run without a diagnosis says
+    (the report's ``explained_by``, a pair's halves included); a run without a diagnosis says
     whether the rule is only among the differing rules."""
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"differs_on": ["AT-R6", "AT-R12"], "unexplained": 1,
