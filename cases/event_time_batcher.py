@@ -132,6 +132,10 @@ RULES = [
     case("flush_reverse_order", "Flush emits the open batches newest first.",
          "EB-R15 EB-R16", config(),
          [msg("a1", 100, 100), msg("b1", 90, 100), msg("c1", 200, 200), FLUSH]),
+    case("tick_closes_in_creation_order", "A late tick closes a1's batch [100, 150] and b1's "
+         "[90, 100], created after it, in creation order, not by their ends.",
+         "EB-R14 EB-R8", config(),
+         [msg("a1", 100, 100), msg("b1", 90, 105), tick(170), FLUSH]),
     case("no_max_batch_size", "Any number of keys share one batch.", "EB-D14 EB-D9",
          config(), [msg(f"{key}1", 100 + n, 110) for n, key in enumerate("abcdefghijkl")]
          + [tick(170), FLUSH]),
