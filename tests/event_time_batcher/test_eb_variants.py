@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from timealign import registry
+from timealign import registry, rulebook
 from timealign.algorithm import run_json
 from timealign.conformance import find_target
 from timealign.conformance.catalogue import port, run_variants, variants
@@ -107,8 +107,12 @@ def test_the_issue_s_thin_edge_misreadings_are_catalogued_under_their_rules_cf_r
 
 def test_a_variant_runs_only_inside_its_swap_cf_r41() -> None:
     """The rule text resolves its one profile's empty table again once a variant's run
-    ends, and the config names no profile (EB-R1 has no profile field)."""
+    ends; the config names no profile (EB-R1 has no profile field), and the variants are
+    no part of the registered rule text."""
     assert model.BOOK.key is None and model.BOOK.profiles == (model.PROFILE,)
+    assert rulebook.profiles_of("timealign.event_time_batcher") is None  # none to choose
+    assert not any(r.module.endswith(".variants")
+                   for r in rulebook.registered("timealign.event_time_batcher"))
     config = {"batching_window": 0, "max_message_delay": 1, "message_leap_limit": 0}
     inputs = [{"op": "message", "key": "a", "event_time": 0, "at": 1, "id": "a0"}]
     plain = run_json(registry.get(NAME), config, inputs)
