@@ -72,7 +72,7 @@ _declare("EB-R3", machine._require_forward, {
 
 @rule("EB-R5")
 def _too_old_inclusive(t: int, now: int, delay: int) -> bool:
-    """Rejects a message delayed by exactly D as too old (``t <= T - D``)."""
+    """Rejects a message delayed by exactly D as too old (t <= T - D)."""
     return t <= now - delay
 
 
@@ -84,14 +84,14 @@ _declare("EB-R5", machine._is_too_old, {
 @rule("EB-R6")
 def _too_far_inclusive(t: int, now: int, leap: int) -> bool:
     """Rejects an event time exactly at the leap limit as too far in the future
-    (``t >= T + L``)."""
+    (t >= T + L)."""
     return t >= now + leap
 
 
 @rule("EB-R6")
 def _leap_limit_ignored(t: int, now: int, leap: int) -> bool:
     """Rejects every event time ahead of processing time, ignoring the leap limit
-    (``t > T``)."""
+    (t > T)."""
     return t > now
 
 
@@ -105,19 +105,19 @@ _declare("EB-R6", machine._is_too_far, {
 
 @rule("EB-R7")
 def _window_end_exclusive(batches: Batches, t: int) -> int | None:
-    """Looks up the first batch with ``start <= t < end``: the window's end excluded."""
+    """Looks up the first batch with start <= t < end: the window's end excluded."""
     return next((k for k, b in enumerate(batches) if b.start <= t < b.end), None)
 
 
 @rule("EB-R7")
 def _window_start_exclusive(batches: Batches, t: int) -> int | None:
-    """Looks up the first batch with ``start < t <= end``: the window's start excluded."""
+    """Looks up the first batch with start < t <= end: the window's start excluded."""
     return next((k for k, b in enumerate(batches) if b.start < t <= b.end), None)
 
 
 @rule("EB-R7")
 def _last_batch_wins(batches: Batches, t: int) -> int | None:
-    """Looks up the last created batch whose window holds ``t``, so a shared endpoint goes
+    """Looks up the last created batch whose window holds t, so a shared endpoint goes
     to the later batch."""
     found = first_containing(tuple((b.start, b.end) for b in reversed(batches)), t)
     return None if found is None else len(batches) - 1 - found
@@ -134,7 +134,7 @@ _declare("EB-R7", machine._lookup, {
 
 @rule("EB-R8")
 def _no_clipping(batches: Batches, t: int, window: int) -> int:
-    """Gives a new batch the full window ``t + W`` even when a later batch starts inside
+    """Gives a new batch the full window t + W even when a later batch starts inside
     it."""
     return t + window
 
@@ -157,7 +157,7 @@ _declare("EB-R8", machine._window_end, {
 @rule("EB-R9")
 def _join_requests_timer(config: Config, batches: Batches, now: int, joined: OpenBatch
                          ) -> Step:
-    """Treats a join like a new batch: requests a timer at the target's ``end + D``, or
+    """Treats a join like a new batch: requests a timer at the target's end + D, or
     closes the expired batches when that has passed."""
     return machine._timer_or_close(config, batches, now, joined, ())
 
@@ -208,7 +208,7 @@ def _split_toward_existing(t: int, existing: int) -> int:
 
 @rule("EB-R11")
 def _split_floor_midpoint(t: int, existing: int) -> int:
-    """Takes the midpoint rounded down (``(t + e) // 2``), not toward the new event time."""
+    """Takes the midpoint rounded down ((t + e) // 2), not toward the new event time."""
     return (t + existing) // 2
 
 
@@ -231,7 +231,7 @@ _declare("EB-R11", machine._split_point, {
 @rule("EB-R12")
 def _rehome_equal_to_lower(members: Members, cut: int
                            ) -> tuple[Members, Members, tuple[Output, ...]]:
-    """Re-homes a member whose event time equals the split point to the lower part (``<=``
+    """Re-homes a member whose event time equals the split point to the lower part (<=
     goes down), not the upper."""
     return machine._rehome(members, cut + 1)
 
@@ -274,7 +274,7 @@ _declare("EB-R12", machine._timed_part, {
 
 @rule("EB-R13")
 def _timer_when_due(now: int, timeout: int) -> bool:
-    """Requests a timer also when ``T`` equals the new batch's ``end + D``, instead of
+    """Requests a timer also when T equals the new batch's end + D, instead of
     closing it in the message's step."""
     return now <= timeout
 
@@ -301,7 +301,7 @@ _declare("EB-R13", machine._closed_by_message, {
 @rule("EB-R14")
 def _tick_closes_strictly(config: Config, batches: Batches, at: int
                           ) -> tuple[Batches, tuple[Batch, ...]]:
-    """Closes on a tick only the batches with ``end + D < at``: a batch waits one tick past
+    """Closes on a tick only the batches with end + D < at: a batch waits one tick past
     its timeout."""
     return machine._close_expired(config, batches, at - 1)
 
