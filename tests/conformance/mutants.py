@@ -257,27 +257,25 @@ def rb_poll_split() -> Runner:
     return _reordered(_rule_text("rate_aware_batcher"), arrange)
 
 
-def rb_hwm_clamp_2l() -> Runner:
-    """The high-water mark clamped at start + 2L instead of 3L (RB-R9)."""
-    from timealign.rate_aware_batcher import machine
+def _rb_variant(name: str) -> Runner:
+    """The rule text with the catalogued variant ``name`` (CF-R41) swapped in for the life
+    of the process: the mutant and the catalogue are one source."""
+    from timealign.conformance.catalogue import book, variants
 
-    _patch(machine, "advance_hwm", lambda hwm, latest, start, length: max(
-        hwm, min(latest, start + 2 * length)))
+    chosen = next(t for t in variants("rate_aware_batcher") if t.name == name)
+    _KEPT.enter_context(book("rate_aware_batcher").swapped(chosen))
     return runner(_rule_text("rate_aware_batcher"))
+
+
+def rb_hwm_clamp_2l() -> Runner:
+    """The high-water mark clamped at start + 2L instead of 3L (RB-R9 ~ clamp_2l)."""
+    return _rb_variant("clamp_2l")
 
 
 def rb_timeout_exclusive() -> Runner:
-    """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10)."""
-    from timealign.rate_aware_batcher import grid, machine
-
-    exact = grid.timeout_distance  # the function machine.py imports and calls
-
-    def late(factor: float, length: int) -> int | None:
-        distance = exact(factor, length)
-        return None if distance is None else distance + 1
-
-    _patch(machine, "timeout_distance", late)
-    return runner(_rule_text("rate_aware_batcher"))
+    """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10 ~
+    timeout_exclusive)."""
+    return _rb_variant("timeout_exclusive")
 
 
 def rb_float_timestamps() -> Runner:
@@ -298,11 +296,8 @@ def rb_float_timestamps() -> Runner:
 
 
 def rb_evict_after_4() -> Runner:
-    """A stream evicted after 4 absent batches instead of 5 (RB-D9)."""
-    from timealign.rate_aware_batcher import machine
-
-    _patch(machine, "ABSENT_BATCHES_FOR_EVICTION", 4)
-    return runner(_rule_text("rate_aware_batcher"))
+    """A stream evicted after 4 absent batches instead of 5 (RB-R14 ~ evict_after_4)."""
+    return _rb_variant("evict_after_4")
 
 
 FAULTS: dict[str, tuple[str, Callable[[], Runner]]] = {

@@ -31,8 +31,8 @@ def test_fast_path_refuses_a_swapped_function_it_has_no_form_of_rb_r17() -> None
     """A variant swapped into the rule text has no fast form: the fast path says so."""
 
     @rule("RB-D8")
-    def bump_never(stream: Stream, slot: int) -> Stream:
-        del slot
+    def bump_never(config: Config, stream: Stream, slot: int) -> Stream:
+        del config, slot
         return stream
 
     config = Config()
