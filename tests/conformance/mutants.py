@@ -268,13 +268,16 @@ def _rb_variant(name: str) -> Runner:
 
 
 def rb_hwm_clamp_2l() -> Runner:
-    """The high-water mark clamped at start + 2L instead of 3L (RB-R9 ~ clamp_2l)."""
+    """The high-water mark clamped at start + 2L instead of 3L (RB-R9).
+
+    The catalogued variant ``RB-R9 ~ clamp_2l``."""
     return _rb_variant("clamp_2l")
 
 
 def rb_timeout_exclusive() -> Runner:
-    """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10 ~
-    timeout_exclusive)."""
+    """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10).
+
+    The catalogued variant ``RB-R10 ~ timeout_exclusive``."""
     return _rb_variant("timeout_exclusive")
 
 
@@ -296,7 +299,9 @@ def rb_float_timestamps() -> Runner:
 
 
 def rb_evict_after_4() -> Runner:
-    """A stream evicted after 4 absent batches instead of 5 (RB-R14 ~ evict_after_4)."""
+    """A stream evicted after 4 absent batches instead of 5 (RB-D9).
+
+    The catalogued variant ``RB-R14 ~ evict_after_4`` (the close's eviction count)."""
     return _rb_variant("evict_after_4")
 
 
