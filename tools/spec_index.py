@@ -214,19 +214,16 @@ def vector_citations(root: Path = VECTORS) -> dict[str, list[str]]:
 def registered_functions() -> tuple[dict[str, list[str]], dict[str, tuple[str, ...]]]:
     """id -> the registered rule functions enacting it (``file`` (``function``)), and
     id -> the profiles they run under, for every algorithm whose rule text registers
-    them (:mod:`timealign.rulebook`). A catalogued variant's function (CF-R41) enacts a
-    misreading, not the rule: left out, whether or not its module was imported."""
+    them (:mod:`timealign.rulebook`)."""
     from timealign import registry, rulebook
 
     functions: dict[str, list[str]] = {}
     profiles: dict[str, tuple[str, ...]] = {}
     for name in registry.names():
         package = f"timealign.{name}"
-        misread = {f.__code__ for table in rulebook.catalogue(package)
-                   for f in table.entries.values()}
         for entry in rulebook.registered(package):
-            if entry.code in misread:
-                continue
+            if entry.profiles == ():  # a variant's replacement (CF-R41), run only swapped in:
+                continue  # the spec lists it under its rule; whether it is loaded varies
             file = entry.module.removeprefix("timealign.").replace(".", "/") + ".py"
             functions.setdefault(entry.id, []).append(f"`{file}` (`{entry.name}`)")
         if rulebook.profiles_of(package) is not None:

@@ -43,7 +43,7 @@ def test_fast_path_refuses_a_swapped_function_it_has_no_form_of_rb_r17() -> None
     fast.step(config, state, poll)  # the table alone again
 
 
-@pytest.mark.parametrize("name", ["slots_minus_one", "stall_strict", "gate_strict"])
+@pytest.mark.parametrize("name", ["slots-minus-one", "stall-strict", "gate-strict"])
 def test_fast_path_refuses_a_catalogued_variant_cf_r41(name: str) -> None:
     """A catalogued variant swaps a slot the fast path enacts only as its base (the
     arithmetic and the decisions no profile replaces): it runs through the rule text,

@@ -50,15 +50,15 @@ def test_the_catalogue_covers_the_decisions_of_issue_41_rb_r4() -> None:
     the pulse rounding, the slot gate, the HWM around the check, gap recovery, the stall
     comparison; and a variant is swapped in only for its run."""
     names = {t.name: t.rule for t in CATALOGUE}
-    assert names["slots_minus_one"] == "RB-R4"
-    assert {names[n] for n in ("pulse_floor", "pulse_ceil", "pulse_truncated",
-                               "pulse_half_up")} == {"RB-R5"}
-    assert names["gate_strict"] == names["timeout_exclusive"] == "RB-R10"
-    assert names["hwm_after_check"] == "RB-R9"
-    assert names["gap_steps_ceil"] == names["gap_without_veto"] == "RB-R13"
-    assert names["stall_strict"] == "RB-R26"
+    assert names["slots-minus-one"] == "RB-R4"
+    assert {names[n] for n in ("pulse-floor", "pulse-ceil", "pulse-truncated",
+                               "pulse-half-up")} == {"RB-R5"}
+    assert names["gate-strict"] == names["timeout-exclusive"] == "RB-R10"
+    assert names["hwm-after-check"] == "RB-R9"
+    assert names["gap-steps-ceil"] == names["gap-without-veto"] == "RB-R13"
+    assert names["stall-strict"] == "RB-R26"
     vector = next(v for v in _suite() if v.name == "happy_path_14hz")
-    planted = port(ALG, "slots_minus_one")(vector.config, list(vector.inputs))
+    planted = port(ALG, "slots-minus-one")(vector.config, list(vector.inputs))
     assert planted != _expected(vector)
     assert run_variants(ALG, [], vector.config, vector.inputs) == _expected(vector)
 

@@ -92,7 +92,7 @@ def register_by_name(streams: tuple[Stream, ...], kind: str, name: str
     return (*streams, Stream(kind, name)), len(streams)
 
 
-BOOK.variant("stream_by_name", {_register: register_by_name}, rule="RB-R1")
+BOOK.variant("stream-by-name", {_register: register_by_name}, rule="RB-R1")
 
 # --- RB-R2 the estimator -------------------------------------------------------------------
 
@@ -107,7 +107,7 @@ def observe_older_moves_last(last: int | None, diffs: tuple[int, ...], t: int
     return observe(last, diffs, t)
 
 
-BOOK.variant("older_moves_last", {observe: observe_older_moves_last}, rule="RB-R2")
+BOOK.variant("older-moves-last", {observe: observe_older_moves_last}, rule="RB-R2")
 
 # --- RB-R3 the integer rate ----------------------------------------------------------------
 
@@ -131,8 +131,8 @@ def rate_from_mean(diffs: tuple[int, ...]) -> int | None:
     return snap_rate(1e9 / (sum(diffs) / len(diffs)))
 
 
-BOOK.variant("three_diffs", {integer_rate_hz: rate_from_three_diffs}, rule="RB-R3")
-BOOK.variant("mean_period", {integer_rate_hz: rate_from_mean}, rule="RB-R3")
+BOOK.variant("three-diffs", {integer_rate_hz: rate_from_three_diffs}, rule="RB-R3")
+BOOK.variant("mean-period", {integer_rate_hz: rate_from_mean}, rule="RB-R3")
 
 # --- RB-R4 the grid's slot count -----------------------------------------------------------
 
@@ -156,9 +156,9 @@ def slots_truncated(rate: int, length: int) -> int:
     return int(rate * (length / 1e9))
 
 
-BOOK.variant("slots_minus_one", {slots_per_batch: slots_one_fewer}, rule="RB-R4")
-BOOK.variant("slots_half_up", {slots_per_batch: slots_half_up}, rule="RB-R4")
-BOOK.variant("slots_truncated", {slots_per_batch: slots_truncated}, rule="RB-R4")
+BOOK.variant("slots-minus-one", {slots_per_batch: slots_one_fewer}, rule="RB-R4")
+BOOK.variant("slots-half-up", {slots_per_batch: slots_half_up}, rule="RB-R4")
+BOOK.variant("slots-truncated", {slots_per_batch: slots_truncated}, rule="RB-R4")
 
 # --- RB-R5 pulse index and batch base ------------------------------------------------------
 
@@ -209,12 +209,12 @@ def base_without_tolerance(t: int, start: int, grid: Grid) -> int:
     return pulse_index(t, grid.origin, grid.period) - base
 
 
-BOOK.variant("pulse_floor", {slot_in_batch: pulse_floor}, rule="RB-R5")
-BOOK.variant("pulse_ceil", {slot_in_batch: pulse_ceil}, rule="RB-R5")
-BOOK.variant("pulse_truncated", {slot_in_batch: pulse_truncated}, rule="RB-R5")
-BOOK.variant("pulse_half_up", {slot_in_batch: pulse_half_up}, rule="RB-R5")
-BOOK.variant("base_strict_tolerance", {slot_in_batch: base_strict_tolerance}, rule="RB-R5")
-BOOK.variant("base_without_tolerance", {slot_in_batch: base_without_tolerance},
+BOOK.variant("pulse-floor", {slot_in_batch: pulse_floor}, rule="RB-R5")
+BOOK.variant("pulse-ceil", {slot_in_batch: pulse_ceil}, rule="RB-R5")
+BOOK.variant("pulse-truncated", {slot_in_batch: pulse_truncated}, rule="RB-R5")
+BOOK.variant("pulse-half-up", {slot_in_batch: pulse_half_up}, rule="RB-R5")
+BOOK.variant("base-strict-tolerance", {slot_in_batch: base_strict_tolerance}, rule="RB-R5")
+BOOK.variant("base-without-tolerance", {slot_in_batch: base_without_tolerance},
              rule="RB-R5")
 
 # --- RB-R6 the slot ------------------------------------------------------------------------
@@ -228,7 +228,7 @@ def slot_from_nearest_pulse(t: int, start: int, grid: Grid) -> int:
             - pulse_index(start, grid.origin, grid.period))
 
 
-BOOK.variant("slot_from_nearest_pulse", {slot_in_batch: slot_from_nearest_pulse},
+BOOK.variant("slot-from-nearest-pulse", {slot_in_batch: slot_from_nearest_pulse},
              rule="RB-R6")
 
 # --- RB-R7 grid refresh --------------------------------------------------------------------
@@ -250,9 +250,9 @@ def origin_newest(bucket: tuple[Polled, ...], start: int, last: int | None) -> i
     return last
 
 
-BOOK.variant("origin_first_in_bucket", {_origin_candidate: origin_first_in_bucket},
+BOOK.variant("origin-first-in-bucket", {_origin_candidate: origin_first_in_bucket},
              rule="RB-R7")
-BOOK.variant("origin_newest", {_origin_candidate: origin_newest}, rule="RB-R7")
+BOOK.variant("origin-newest", {_origin_candidate: origin_newest}, rule="RB-R7")
 
 # --- RB-R8 bootstrap -----------------------------------------------------------------------
 
@@ -265,7 +265,7 @@ def bootstrap_unobserved(t: int, end: int) -> bool:
     return False
 
 
-BOOK.variant("bootstrap_unobserved", {_observed_at_bootstrap: bootstrap_unobserved},
+BOOK.variant("bootstrap-unobserved", {_observed_at_bootstrap: bootstrap_unobserved},
              rule="RB-R8")
 
 # --- RB-R9 the high-water mark -------------------------------------------------------------
@@ -298,9 +298,9 @@ def hwm_after_the_check(state: State, messages: tuple[Polled, ...]) -> State:
     return evolve(state, hwm=_hwm(state, messages)) if messages else state
 
 
-BOOK.variant("hwm_unclamped", {advance_hwm: hwm_unclamped}, rule="RB-R9")
-BOOK.variant("clamp_2l", {advance_hwm: hwm_clamped_at_2l}, rule="RB-R9")
-BOOK.variant("hwm_after_check", {_raise_hwm: hwm_not_before_routing,
+BOOK.variant("hwm-unclamped", {advance_hwm: hwm_unclamped}, rule="RB-R9")
+BOOK.variant("clamp-2l", {advance_hwm: hwm_clamped_at_2l}, rule="RB-R9")
+BOOK.variant("hwm-after-check", {_raise_hwm: hwm_not_before_routing,
                                  _hwm_after_check: hwm_after_the_check}, rule="RB-R9")
 
 # --- RB-R10 completion ---------------------------------------------------------------------
@@ -332,10 +332,10 @@ def gates_met_strictly(gridded: tuple[Stream, ...]) -> bool:
         s.max_slot > s.grid.slots - 1 for s in gridded if s.grid is not None)
 
 
-BOOK.variant("timeout_exclusive", {_timed_out: timed_out_strictly}, rule="RB-R10")
-BOOK.variant("gate_without_grid", {_gates_met: gates_met_vacuously}, rule="RB-R10")
-BOOK.variant("gate_any_stream", {_gates_met: gates_met_by_any}, rule="RB-R10")
-BOOK.variant("gate_strict", {_gates_met: gates_met_strictly}, rule="RB-R10")
+BOOK.variant("timeout-exclusive", {_timed_out: timed_out_strictly}, rule="RB-R10")
+BOOK.variant("gate-without-grid", {_gates_met: gates_met_vacuously}, rule="RB-R10")
+BOOK.variant("gate-any-stream", {_gates_met: gates_met_by_any}, rule="RB-R10")
+BOOK.variant("gate-strict", {_gates_met: gates_met_strictly}, rule="RB-R10")
 
 # --- RB-R11 routing of a gridded message ---------------------------------------------------
 
@@ -354,8 +354,8 @@ def max_slot_latest(max_slot: int, slot: int) -> int:
     return slot
 
 
-BOOK.variant("overflow_past_slots", {_overflows: overflows_past_last}, rule="RB-R11")
-BOOK.variant("max_slot_latest", {_max_slot: max_slot_latest}, rule="RB-R11")
+BOOK.variant("overflow-past-slots", {_overflows: overflows_past_last}, rule="RB-R11")
+BOOK.variant("max-slot-latest", {_max_slot: max_slot_latest}, rule="RB-R11")
 
 @rule("RB-D8", profiles=NONE)
 def bump_none(config: Config, stream: Stream, slot: int) -> Stream:
@@ -365,7 +365,7 @@ def bump_none(config: Config, stream: Stream, slot: int) -> Stream:
     return stream
 
 
-BOOK.variant("no_bump", {_bump: bump_none}, rule="RB-D8")
+BOOK.variant("no-bump", {_bump: bump_none}, rule="RB-D8")
 
 # --- RB-R12 the hold-back range ------------------------------------------------------------
 
@@ -383,8 +383,8 @@ def ahead_uncapped(end: int, t: int, length: int) -> bool:
     return end < t
 
 
-BOOK.variant("hold_back_at_end", {_ahead: ahead_from_end}, rule="RB-R12")
-BOOK.variant("hold_back_uncapped", {_ahead: ahead_uncapped}, rule="RB-R12")
+BOOK.variant("hold-back-at-end", {_ahead: ahead_from_end}, rule="RB-R12")
+BOOK.variant("hold-back-uncapped", {_ahead: ahead_uncapped}, rule="RB-R12")
 
 # --- RB-R13 gap recovery -------------------------------------------------------------------
 
@@ -410,9 +410,9 @@ def gap_vetoed_by_any_bucket(streams: tuple[Stream, ...]) -> bool:
     return not any(s.bucket for s in streams)
 
 
-BOOK.variant("gap_steps_ceil", {gap_steps: gap_steps_ceil}, rule="RB-R13")
-BOOK.variant("gap_without_veto", {_gap_due: gap_due_without_veto}, rule="RB-R13")
-BOOK.variant("gap_vetoed_by_ungridded", {_gap_due: gap_vetoed_by_any_bucket},
+BOOK.variant("gap-steps-ceil", {gap_steps: gap_steps_ceil}, rule="RB-R13")
+BOOK.variant("gap-without-veto", {_gap_due: gap_due_without_veto}, rule="RB-R13")
+BOOK.variant("gap-vetoed-by-ungridded", {_gap_due: gap_vetoed_by_any_bucket},
              rule="RB-R13")
 
 # --- RB-R14 close --------------------------------------------------------------------------
@@ -437,9 +437,9 @@ def buckets_first(non_gated: tuple[Polled, ...], streams: tuple[Stream, ...]
     return (*(m for s in streams for m in s.bucket), *non_gated)
 
 
-BOOK.variant("evict_after_4", {_evicted: evicted_after_4}, rule="RB-R14")
-BOOK.variant("evict_after_6", {_evicted: evicted_after_6}, rule="RB-R14")
-BOOK.variant("buckets_first", {_batch_order: buckets_first}, rule="RB-R14")
+BOOK.variant("evict-after-4", {_evicted: evicted_after_4}, rule="RB-R14")
+BOOK.variant("evict-after-6", {_evicted: evicted_after_6}, rule="RB-R14")
+BOOK.variant("buckets-first", {_batch_order: buckets_first}, rule="RB-R14")
 
 # --- RB-R15 batch length change ------------------------------------------------------------
 
@@ -463,8 +463,8 @@ def first_length_wins(config: Config, state: State, item: SetBatchLength) -> Sta
     return evolve(state, pending_length=item.length)
 
 
-BOOK.variant("length_at_once", {_set_batch_length: length_at_once}, rule="RB-R15")
-BOOK.variant("first_length_wins", {_set_batch_length: first_length_wins}, rule="RB-R15")
+BOOK.variant("length-at-once", {_set_batch_length: length_at_once}, rule="RB-R15")
+BOOK.variant("first-length-wins", {_set_batch_length: first_length_wins}, rule="RB-R15")
 
 # --- RB-R18 the clock ----------------------------------------------------------------------
 
@@ -478,7 +478,7 @@ def clock_must_advance(clock: int | None, last_close: int | None, now: int
     return advance_clock(clock, last_close, now)
 
 
-BOOK.variant("clock_equal_refused", {advance_clock: clock_must_advance}, rule="RB-R18")
+BOOK.variant("clock-equal-refused", {advance_clock: clock_must_advance}, rule="RB-R18")
 
 # --- head: RB-R20 to RB-R26 ----------------------------------------------------------------
 
@@ -510,8 +510,8 @@ def anchor_split_at_3l(stamps: list[int], length: int) -> int:
     return best_end
 
 
-BOOK.variant("anchor_tie_earlier", {plausible_anchor: anchor_tie_earlier}, rule="RB-R20")
-BOOK.variant("anchor_split_at_3l", {plausible_anchor: anchor_split_at_3l}, rule="RB-R20")
+BOOK.variant("anchor-tie-earlier", {plausible_anchor: anchor_tie_earlier}, rule="RB-R20")
+BOOK.variant("anchor-split-at-3l", {plausible_anchor: anchor_split_at_3l}, rule="RB-R20")
 
 
 @rule("RB-R21", profiles=NONE)
@@ -521,7 +521,7 @@ def observed_past_anchor(t: int, end: int) -> bool:
     return True
 
 
-BOOK.variant("observe_past_anchor", {_observed_at_bootstrap: observed_past_anchor},
+BOOK.variant("observe-past-anchor", {_observed_at_bootstrap: observed_past_anchor},
              rule="RB-R21")
 
 
@@ -537,8 +537,8 @@ def disjoint_from_start(t: int, end: int, length: int) -> bool:
     return t - (end - length) > MAX_ORIGIN_OFFSET_BATCHES * length
 
 
-BOOK.variant("disjoint_at_1000l", {_disjoint: disjoint_at_1000l}, rule="RB-R22")
-BOOK.variant("disjoint_from_start", {_disjoint: disjoint_from_start}, rule="RB-R22")
+BOOK.variant("disjoint-at-1000l", {_disjoint: disjoint_at_1000l}, rule="RB-R22")
+BOOK.variant("disjoint-from-start", {_disjoint: disjoint_from_start}, rule="RB-R22")
 
 
 @rule("RB-R23", profiles=NONE)
@@ -553,8 +553,8 @@ def near_one_window(slot: int, slots: int) -> bool:
     return slot < 2 * slots
 
 
-BOOK.variant("bump_near_inclusive", {_near: near_inclusive}, rule="RB-R23")
-BOOK.variant("bump_next_window_only", {_near: near_one_window}, rule="RB-R23")
+BOOK.variant("bump-near-inclusive", {_near: near_inclusive}, rule="RB-R23")
+BOOK.variant("bump-next-window-only", {_near: near_one_window}, rule="RB-R23")
 
 
 @rule("RB-R24", profiles=NONE)
@@ -564,7 +564,7 @@ def close_leaves_clock(state: State) -> State:
     return state
 
 
-BOOK.variant("close_keeps_last_close", {_keep_last_close: close_leaves_clock},
+BOOK.variant("close-keeps-last-close", {_keep_last_close: close_leaves_clock},
              rule="RB-R24")
 
 
@@ -576,7 +576,7 @@ def end_at_anchor(anchor: int, end: int) -> int:
     return anchor
 
 
-BOOK.variant("end_at_anchor_always", {_anchored_end: end_at_anchor}, rule="RB-R25")
+BOOK.variant("end-at-anchor-always", {_anchored_end: end_at_anchor}, rule="RB-R25")
 
 
 @rule("RB-R26", profiles=NONE)
@@ -585,7 +585,7 @@ def stall_due_strictly(since: int, length: int) -> bool:
     return since > STALL_THRESHOLD_BATCHES * length
 
 
-BOOK.variant("stall_strict", {_stall_due: stall_due_strictly}, rule="RB-R26")
+BOOK.variant("stall-strict", {_stall_due: stall_due_strictly}, rule="RB-R26")
 
 #: The registered rules with no catalogued variant, and why none is plausible.
 WITHOUT_VARIANTS: dict[str, str] = {
