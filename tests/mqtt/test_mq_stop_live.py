@@ -152,7 +152,8 @@ def test_mq_r14_r15_sigterm_writes_summary_and_report_and_applies_fail_on(
     the stream stops after the micro-batch that takes them (each counted, held or a
     not-a-measurement, none missing), writes `--summary` and `--report` and applies
     `--fail-on` (`held>0` trips: exit 1); started again, the held rows settle, and SIGTERM
-    to the command alone is exit 143 with the summary rewritten; no JVM exception."""
+    to the command alone is exit 143 with the summary rewritten; no JVM exception; verify
+    applies its `--fail-on` to the stream's tables (MQ-R18)."""
     words = [*documented_command(), "--summary", "summary.json", "--report", "report"]
     out, ck = tmp_path / "out", tmp_path / "ck"
     job = _start([*words, "--fail-on", "held>0"], broker.port, tmp_path)
@@ -188,3 +189,9 @@ def test_mq_r14_r15_sigterm_writes_summary_and_report_and_applies_fail_on(
     assert stderr.rstrip().endswith("timealign: stopped by SIGTERM"), stderr
     assert not JVM_TEXT.search(stderr + stdout), stderr
     assert _verify(out).startswith("verified: 4 rows")
+    # MQ-R18: verify's --fail-on is applied to an MQTT stream's tables (it was ignored)
+    gated = subprocess.run([sys.executable, "-m", "timealign", "verify", str(out),
+                            "--fail-on", "grouped>2"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300)
+    assert gated.returncode == 1, gated.stderr
+    assert "--fail-on grouped>2: 3 of 3 rows are grouped" in gated.stderr, gated.stderr

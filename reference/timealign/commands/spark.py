@@ -525,15 +525,34 @@ def _verify_gates(args: argparse.Namespace, spark: Any,
 
 
 def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
+    """MQ-R11: ``verify OUT`` of an MQTT stream: its spool re-run; MQ-R18: ``--fail-on``
+    applied to the verified tables, the options naming a run's input refused."""
     from timealign.mqtt.verify import verify_spool
 
+    for option, given in (("--input", args.input), ("--config", args.config),
+                          ("--format", args.format), ("--column", args.column),
+                          ("--time-unit", args.time_unit), ("--stamp", args.stamp),
+                          ("--source-from", args.source_from),
+                          ("--skip-bad-files", getattr(args, "skip_bad_files", False))):
+        if given:
+            raise InvalidInput(option, "MQ-R18", "not for an MQTT stream's output: verify "
+                               "re-runs its spool with the algorithm and config of its "
+                               "manifest", args.output)
     algorithm = registry.get(str(run["algorithm"]))
+    if getattr(args, "algorithm", None) not in (None, algorithm.name):
+        raise InvalidInput("--algorithm", "MQ-R18", f"the stream ran {algorithm.name}",
+                           args.algorithm)
+    gates.check(args.fail_on, algorithm.name)  # SP-R38, before the re-run
+    conf = conf_settings(args)  # SP-R17
     config = algorithm.codec.config_from_json(run["config"])
     result = verify_spool(algorithm, config, args.output, str(run["checkpoint"]))
     print(f"verified: {result['rows']} rows of the spool up to the stream's last micro-batch, "
           f"each with exactly one outcome ({result['held']} still held by a machine); the "
           f"spool re-run with its ticks equals the written tables")
-    return 0
+    if not args.fail_on:
+        return 0
+    return _verify_gates(args, start_session(args, "verify", conf), algorithm,
+                         result["held"])
 
 
 def _verify_arguments(parser: argparse.ArgumentParser) -> None:
