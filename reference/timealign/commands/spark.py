@@ -527,21 +527,15 @@ def _verify_gates(args: argparse.Namespace, spark: Any,
 def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
     """MQ-R11: ``verify OUT`` of an MQTT stream: its spool re-run; MQ-R18: ``--fail-on``
     applied to the verified tables, the options naming a run's input refused."""
-    from timealign.mqtt.verify import verify_spool
+    from timealign.mqtt.verify import refuse_input_options, verify_spool
 
-    for option, given in (("--input", args.input), ("--config", args.config),
+    refuse_input_options((("--input", args.input), ("--config", args.config),
                           ("--format", args.format), ("--column", args.column),
                           ("--time-unit", args.time_unit), ("--stamp", args.stamp),
                           ("--source-from", args.source_from),
-                          ("--skip-bad-files", getattr(args, "skip_bad_files", False))):
-        if given:
-            raise InvalidInput(option, "MQ-R18", "not for an MQTT stream's output: verify "
-                               "re-runs its spool with the algorithm and config of its "
-                               "manifest", args.output)
+                          ("--skip-bad-files", getattr(args, "skip_bad_files", False))),
+                         str(run["algorithm"]), getattr(args, "algorithm", None), args.output)
     algorithm = registry.get(str(run["algorithm"]))
-    if getattr(args, "algorithm", None) not in (None, algorithm.name):
-        raise InvalidInput("--algorithm", "MQ-R18", f"the stream ran {algorithm.name}",
-                           args.algorithm)
     gates.check(args.fail_on, algorithm.name)  # SP-R38, before the re-run
     conf = conf_settings(args)  # SP-R17
     config = algorithm.codec.config_from_json(run["config"])
