@@ -101,6 +101,9 @@ def test_a_planted_variant_is_named_as_the_explanation_on_every_source_cf_r42(
     differing = sum(s.differ for s in report.sources)
     assert f"explained by {label} (matches {differing} of {differing} differing traces)" \
         in report.text(), report.text()
+    assert f"diagnosis: explained by {label}\n" in report.text()
+    assert report.to_json()["explained_by"] == [label]
+    assert report.to_json()["unexplained"] == 0
     entry = report.to_json()["sources"]["explore"]["differences"][0]["diagnosis"]
     assert entry["explained"][0]["variants"] == [label]
     assert entry["explained"][0]["rules"] == ["RB-R14"]
@@ -154,7 +157,10 @@ def test_a_difference_no_variant_explains_names_its_symptoms_cf_r42() -> None:
         assert text.startswith("not explained"), text
         if d.diagnosis.catalogued:
             assert f"symptoms {', '.join(d.rules)}" in text
-    assert "not explained" in report.text()
+    count = len(explore.differences)
+    assert f"diagnosis: {count} difference{'s' if count > 1 else ''} not explained by any " \
+        "catalogued variant" in report.text(), report.text()
+    assert report.to_json()["unexplained"] == count
 
 
 def test_the_rounding_variant_of_the_mutants_is_named_cf_r42() -> None:

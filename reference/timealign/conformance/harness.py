@@ -295,6 +295,20 @@ class Report:
         return tuple(sorted({r for s in self.sources for d in s.differences
                              if d.status == "differ" for r in d.rules}, key=rules.order))
 
+    def explained(self) -> tuple[list[str], int]:
+        """CF-R42: the labels of the differences' best explanations, in the order found
+        (each once), and how many differing entries no catalogued variant explains."""
+        labels: dict[str, None] = {}
+        unexplained = 0
+        for d in (d for s in self.sources for d in s.differences):
+            if d.diagnosis is None:
+                continue
+            if d.diagnosis.explanations:
+                labels[d.diagnosis.explanations[0].label] = None
+            else:
+                unexplained += 1
+        return list(labels), unexplained
+
     @property
     def interrupted(self) -> bool:
         """Ctrl-C or a signal ended the run: the report covers what was checked (CF-R34)."""
@@ -332,6 +346,7 @@ class Report:
                 "observe": self.observe,
                 "ok": self.ok, "verdict": self.verdict()[0],
                 "exit_status": self.exit_code(), "differs_on": list(self.rules),
+                "explained_by": self.explained()[0], "unexplained": self.explained()[1],
                 "never_answered": self.never_answered(), "not_run": list(self.not_run),
                 "interrupted": self.interrupted,
                 "sources": {s.source: s.to_json() for s in self.sources}}
@@ -382,6 +397,12 @@ class Report:
             for status, names in s.more():  # CF-R38: every other one is in the JSON report
                 lines.append(f"- {s.source}: and {len(names)} more {status} "
                              f"(see --report), the first {names[0]}")
+        labels, unexplained = self.explained()
+        if labels or unexplained:  # CF-R42
+            lines.append("diagnosis: " + "; ".join(
+                ([f"explained by {', '.join(labels)}"] if labels else [])
+                + ([f"{counted(unexplained, 'difference')} not explained by any catalogued "
+                    "variant"] if unexplained else [])))
         if self.interrupted:
             lines.append(f"interrupted ({self.interrupted_by}): the report covers the traces "
                          "checked so far")
