@@ -24,13 +24,6 @@ JSON = dict[str, Any]
 RB = "rate_aware_batcher"
 
 
-@rule("RB-R8")
-def _bootstrap_at_oldest(stamps: list[int], length: int) -> int:
-    """The first window starts at the first poll's oldest stamp, not its newest."""
-    del length
-    return min(stamps)
-
-
 @rule("RB-R14")
 def _end_before_window(state: Any, drained: tuple[Any, ...], end: int
                        ) -> tuple[Any, tuple[Any, ...], int]:
@@ -47,10 +40,8 @@ def _route_late(config: Any, state: Any, message: Any) -> Any:
 
 @pytest.fixture
 def planted() -> Iterator[dict[str, rulebook.Table]]:
-    """Four catalogued variants of the rate-aware batcher, for this test only."""
+    """Two catalogued variants of the rate-aware batcher, for this test only."""
     tables = {
-        "oldest": RB_BOOK.variant("test-bootstrap-oldest",
-                                  {rb._bootstrap_at_newest: _bootstrap_at_oldest}, rule="RB-R8"),
         "late": RB_BOOK.variant("test-route-late", {rb._route_message: _route_late},
                                 rule="RB-R11"),
         "end": RB_BOOK.variant("test-end-before", {rb._end_at_window: _end_before_window},

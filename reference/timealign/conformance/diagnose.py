@@ -175,21 +175,20 @@ class Diagnoser:
         return self._reproduces[key]
 
     def diagnose(self, vector: Vector, observed: Sequence[JSON],
-                 symptoms: Sequence[str] = ()) -> Diagnosis:
-        """CF-R42: the catalogued variants (singles, then pairs within the budget, never
-        two of one slot) that reproduce ``observed`` on ``vector``; the pairs only when no
-        single one does."""
+                 symptoms: Sequence[str] = (),
+                 first: Sequence[rulebook.Table] = ()) -> Diagnosis:
+        """CF-R42: the catalogued variants (singles, then pairs, never two of one slot)
+        that reproduce ``observed`` on ``vector``; the pairs only when no single one does:
+        first each of ``first`` (the variants found so far in the run) with every other
+        variant, then others within the pair budget."""
         memo = _memo(vector, observed)
         if memo in self._memo:
             return self._memo[memo]
         start, tried = self.clock(), 0
         found: list[Explanation] = []
-        size = 1
-        for chosen in singles_then_pairs(self.variants, self.pair_budget, _apart):
-            if len(chosen) > size:
-                if found:
-                    break
-                size = len(chosen)
+        for chosen in self._candidates(first):
+            if len(chosen) > 1 and found and len(found[0].variants) == 1:
+                break
             tried += 1
             if self.reproduces(chosen, vector, observed):
                 found.append(Explanation(chosen))
@@ -198,13 +197,31 @@ class Diagnoser:
         self._memo[memo] = made
         return made
 
+    def _candidates(self, first: Sequence[rulebook.Table]) -> Iterator[
+            tuple[rulebook.Table, ...]]:
+        """Singles, then pairs with a variant of ``first``, then the budget's pairs."""
+        yield from ((t,) for t in self.variants)
+        seen: set[frozenset[str]] = set()
+        known = [t for t in self.variants if t in first]
+        for a in known:
+            for b in self.variants:
+                pair = frozenset((a.name, b.name))
+                if a is not b and _apart(a, b) and pair not in seen:
+                    seen.add(pair)
+                    yield (a, b)
+        for pair_ in singles_then_pairs(self.variants, self.pair_budget, _apart):
+            if len(pair_) == 2 and frozenset(t.name for t in pair_) not in seen:
+                yield pair_
+
     def explain(self, vector: Vector, observed: Sequence[JSON]) -> Diagnosis:
         """CF-R42, CF-R43: :meth:`diagnose`, where a pair one half of which is an
         explanation found before reads as its other half, along the found one (the
         trace shows a known fault and a new one); decided once per trace."""
         memo = _memo(vector, observed)
         if memo not in self._explained:
-            made = self.diagnose(vector, observed)
+            made = self.diagnose(vector, observed, first=[
+                t for d in self.found for e in d.explanations if len(e.variants) == 1
+                for t in e.variants])
             singles = {tuple(t.name for t in e.variants): e.label
                        for d in self.found for e in d.explanations if len(e.variants) == 1}
             reduced = []
