@@ -137,12 +137,14 @@ class Book:
 
     ``module`` is the declaring module's ``__name__`` (the book is its package's); ``key``
     is the config field naming a profile; ``profiles`` its values, the first the base (its
-    table is empty). A profile's table is declared once, after every function it names
-    exists; :meth:`rules` resolves a profile (cached), with any swapped-in table applied on
-    top.
+    table is empty). ``key`` is ``None`` for an algorithm whose config names no profile:
+    its one profile is the rule text itself, and the book holds its slots for the
+    variants (CF-R41); :func:`profiles_of` then says it has no profiles. A profile's
+    table is declared once, after every function it names exists; :meth:`rules` resolves
+    a profile (cached), with any swapped-in table applied on top.
     """
 
-    def __init__(self, module: str, key: str, profiles: tuple[str, ...]) -> None:
+    def __init__(self, module: str, key: str | None, profiles: tuple[str, ...]) -> None:
         package = module.rpartition(".")[0]
         self.package, self.key, self.profiles = package, key, profiles
         self.slots: dict[str, Callable[..., Any]] = {}
@@ -188,6 +190,14 @@ class Book:
                                  "does in its docstring")
             about = " ".join(doc.split("\n\n")[0].split())
         table = Table(name, kind, named, rule_id, about)
+        if kind == "variant":  # runs only while swapped in: under no profile of its own
+            profiled = {*self.slots.values(), *(f for t in self.tables.values()
+                                                if t.kind == "profile"
+                                                for f in t.entries.values())}
+            for replacement in named.values():
+                if replacement not in profiled:
+                    _REGISTRY[replacement.__code__] = attrs.evolve(
+                        _REGISTRY[replacement.__code__], profiles=())
         self.tables[name] = table
         self.resolved.clear()
         self._derive_profiles()
@@ -333,17 +343,20 @@ def quiet(function: F) -> F:
 
 
 def registered(package: str) -> tuple[Rule, ...]:
-    """Every rule function of ``package`` (imported first), in definition order."""
+    """Every rule function of ``package`` (imported first), in definition order; not those
+    of its catalogue of variants (its ``variants`` module, CF-R41): a misreading of a rule
+    is no part of the rule text, runs under no profile and only while swapped in."""
     importlib.import_module(package)
-    prefix = package + "."
-    return tuple(r for r in _REGISTRY.values() if r.module.startswith(prefix))
+    prefix, catalogued = package + ".", package + ".variants"
+    return tuple(r for r in _REGISTRY.values()
+                 if r.module.startswith(prefix) and r.module != catalogued)
 
 
 def profiles_of(package: str) -> tuple[str, tuple[str, ...]] | None:
     """The config key naming a profile of ``package`` and its values (its :class:`Book`),
-    ``None`` when it has no profiles."""
+    ``None`` when it has no profiles (no book, or one no config field names)."""
     book = book_of(package)
-    return None if book is None else (book.key, book.profiles)
+    return None if book is None or book.key is None else (book.key, book.profiles)
 
 
 def by_profile(package: str) -> dict[str, tuple[str, ...]]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from itertools import groupby
 from typing import Any
 
 import attrs
@@ -75,45 +74,28 @@ def _reordered(algorithm: Algorithm[Any, Any, Any, Any],
 
 # --- ApproximateTime ---------------------------------------------------------------------
 
+def _planted(name: str, variant: str) -> Runner:
+    """The rule text of ``name`` with its catalogued variant ``variant`` (CF-R41) swapped in
+    for the life of the process: the fault is the catalogue's, in one place."""
+    from timealign.conformance.catalogue import book
+
+    _KEPT.enter_context(book(name).swapped(variant))
+    return runner(_rule_text(name))
+
+
 def at_tie_start_highest() -> Runner:
     """Reversed tie-break: the start topic is the highest index among the minima (AT-R6)."""
-    from timealign.approximate_time import machine
-
-    def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
-        low = min(stamps)
-        return max(k for k, s in enumerate(stamps) if s == low), low
-
-    _patch(machine, "start_boundary", start_boundary)
-    return runner(_rule_text("approximate_time"))
+    return _planted("approximate_time", "tie-start-highest")
 
 
 def at_interval_not_strict() -> Runner:
     """Boundary off by one: a spread equal to max_interval_duration is refused (AT-R8)."""
-    algorithm = _rule_text("approximate_time")
-    decode = algorithm.codec.config_from_json
-
-    def config_from_json(raw: Any) -> Any:
-        bound = raw.get("max_interval_duration")
-        if isinstance(bound, int) and bound > 0:
-            raw = {**raw, "max_interval_duration": bound - 1}
-        return decode(raw)
-
-    return runner(attrs.evolve(algorithm, codec=attrs.evolve(algorithm.codec,
-                                                            config_from_json=config_from_json)))
+    return _planted("approximate_time", "interval-not-strict")
 
 
 def at_round_not_trunc() -> Runner:
-    """Rounding instead of truncation in the age-penalty product (AT-D23): a variant of the
-    slot ``scale_ros2`` swapped into the rule text for the life of the process."""
-    from timealign.approximate_time.arithmetic import BOOK, scale_ros2
-    from timealign.rulebook import rule
-
-    @rule("AT-D23")
-    def rounded(d: int, numerator: int, denominator: int) -> int:
-        return (2 * d * numerator + denominator) // (2 * denominator)
-
-    _KEPT.enter_context(BOOK.swapped(BOOK.variant("round_not_trunc", {scale_ros2: rounded})))
-    return runner(_rule_text("approximate_time"))
+    """Rounding instead of truncation in the age-penalty product (AT-D23)."""
+    return _planted("approximate_time", "round-not-trunc")
 
 
 def at_float_stamps() -> Runner:
@@ -132,61 +114,33 @@ def at_float_stamps() -> Runner:
 
 def at_overflow_drops_newest() -> Runner:
     """An overflow dropping the wrong message: the newest of the topic, not the oldest (AT-R5)."""
-    from timealign.approximate_time import machine
-    from timealign.approximate_time.model import NO_PIVOT, QUEUE_OVERFLOW, Dropped
-
-    def overflow(sync: Any, i: int) -> None:
-        machine._recover_all(sync)
-        sync.outputs.append(Dropped(sync.held[i].pop().id, QUEUE_OVERFLOW))
-        sync.dropped[i] = True
-        if sync.pivot != NO_PIVOT:
-            machine._clear_pivot(sync)
-            machine._process(sync)
-
-    _patch(machine, "_overflow", overflow)
-    return runner(_rule_text("approximate_time"))
+    return _planted("approximate_time", "overflow-drops-newest")
 
 
 def at_overflow_at_queue_size() -> Runner:
     """Boundary off by one: overflow when deque + past reaches queue_size (AT-R5, AT-D4)."""
-    algorithm = _rule_text("approximate_time")
-    decode = algorithm.codec.config_from_json
-
-    def config_from_json(raw: Any) -> Any:
-        size = raw.get("queue_size")
-        if isinstance(size, int) and size > 1:  # "> size - 1" is ">= size"
-            raw = {**raw, "queue_size": size - 1}
-        return decode(raw)
-
-    return runner(attrs.evolve(algorithm, codec=attrs.evolve(algorithm.codec,
-                                                            config_from_json=config_from_json)))
+    return _planted("approximate_time", "overflow-at-queue-size")
 
 
 # --- Event-time batcher ------------------------------------------------------------------
 
+def _catalogued(algorithm: str, variant: str) -> Runner:
+    """The rule text with ``variant`` of its catalogue (CF-R41) swapped in: the fault is the
+    catalogued misreading itself, one source for the mutant and the diagnosis."""
+    from timealign.conformance.catalogue import port, variants
+
+    assert variant in {t.name for t in variants(algorithm)}, f"{variant} is not catalogued"
+    return port(algorithm, variant)
+
+
 def eb_split_toward_existing() -> Runner:
     """Rounding the split point toward the existing member, not the new one (EB-R11)."""
-    from timealign.event_time_batcher import machine
-
-    def split_point(new: int, existing: int) -> int:
-        half = abs(existing - new) // 2
-        return existing - half if existing > new else existing + half
-
-    _patch(machine, "split_point", split_point)
-    return runner(_rule_text("event_time_batcher"))
+    return _catalogued("event_time_batcher", "split-toward-existing")
 
 
 def eb_tick_closes_strictly() -> Runner:
     """Boundary off by one: a tick closes only batches with ``end + D < at`` (EB-R14)."""
-    from timealign.event_time_batcher import machine
-
-    def close_expired(config: Any, batches: Any, now: int) -> tuple[Any, Any]:
-        delay = config.max_message_delay
-        return (tuple(b for b in batches if b.end + delay >= now),
-                tuple(b.closed() for b in batches if b.end + delay < now))
-
-    _patch(machine, "_close_expired", close_expired)
-    return runner(_rule_text("event_time_batcher"))
+    return _catalogued("event_time_batcher", "tick-closes-strictly")
 
 
 def eb_timer_after_message() -> Runner:
@@ -214,29 +168,12 @@ def eb_timer_after_message() -> Runner:
 
 def eb_flush_in_creation_order() -> Runner:
     """A flush emitting batches oldest first instead of in reverse (EB-R15)."""
-    base = runner(_rule_text("event_time_batcher"))
-
-    def run(config: JSON, inputs: list[JSON]) -> list[JSON]:
-        result: list[JSON] = []
-        for index, group in groupby(base(config, inputs), key=lambda o: o.get("input")):
-            batches = list(group)
-            flush = isinstance(index, int) and inputs[index].get("op") == "flush"
-            result += batches[::-1] if flush else batches
-        return result
-
-    return run
+    return _catalogued("event_time_batcher", "flush-in-creation-order")
 
 
 def eb_lookup_last_batch() -> Runner:
     """The last created batch containing the event time wins a shared endpoint (EB-R7)."""
-    from timealign.event_time_batcher import machine
-
-    def first_containing(windows: tuple[tuple[int, int], ...], t: int) -> int | None:
-        hits = [k for k, (s, e) in enumerate(windows) if s <= t <= e]
-        return hits[-1] if hits else None
-
-    _patch(machine, "first_containing", first_containing)
-    return runner(_rule_text("event_time_batcher"))
+    return _catalogued("event_time_batcher", "last-batch-wins")
 
 
 # --- Rate-aware batcher ------------------------------------------------------------------
