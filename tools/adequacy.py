@@ -30,10 +30,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec" / "conformance.md"
 BEGIN = "<!-- adequacy: written by make adequacy (tools/adequacy.py); do not edit -->"
 END = "<!-- /adequacy -->"
-#: The default fuzz and explore of the table (CF-R44): ``--fuzz 1000 --seed 0``,
-#: ``--explore 5``.
-FUZZ, SEED, EXPLORE = 1000, 0, 5
-SOURCES = ("suite", f"fuzz {FUZZ}", f"explore {EXPLORE}")
+#: The default fuzz and explore of the table (CF-R44): ``--fuzz 1000 --seed 0``, and the
+#: explore depth each algorithm's real upstreams are run with (docs/conformance.md): the
+#: event-time batcher's alphabet is wide (185 676 traces to depth 4)
+FUZZ, SEED = 1000, 0
+EXPLORE = {"approximate_time": 5, "event_time_batcher": 3, "rate_aware_batcher": 5}
+SOURCES = ("suite", f"fuzz {FUZZ}", "explore (depth)")
+
+
+def depth(algorithm: str) -> int:
+    """The default explore depth of ``algorithm`` in the table."""
+    return EXPLORE.get(algorithm, 3)
 
 
 
@@ -50,8 +57,8 @@ class Row:
 
     def cells(self) -> list[str]:
         return [self.algorithm, self.rule, f"`{self.name}`",
-                *("killed" if k else "**missed**" for k in (self.suite, self.fuzz,
-                                                             self.explore))]
+                *("killed" if k else "**missed**" for k in (self.suite, self.fuzz)),
+                f"{'killed' if self.explore else '**missed**'} ({depth(self.algorithm)})"]
 
 
 #: the reference's outputs of the traces tried, shared by the variants
@@ -67,9 +74,10 @@ def suite_kills(algorithm: str, table: rulebook.Table) -> bool:
     return kills(algorithm, table, shipped(algorithm))
 
 
-def explore_kills(algorithm: str, table: rulebook.Table, depth: int = EXPLORE) -> bool:
+def explore_kills(algorithm: str, table: rulebook.Table, moves: int | None = None) -> bool:
     reference = registry.get(algorithm)
-    return kills(algorithm, table, (v for _, _, v in traces(reference, depth)))
+    chosen = depth(algorithm) if moves is None else moves
+    return kills(algorithm, table, (v for _, _, v in traces(reference, chosen)))
 
 
 def fuzz_kills(algorithm: str, table: rulebook.Table, count: int = FUZZ,

@@ -1,7 +1,7 @@
 """Diagnosis by the catalogued rule variants (CF-R42) and faults kept apart by their
-explanation (CF-R43), with variants declared here on the rate-aware batcher's slots and
-ApproximateTime's rounding variant of ``tests.conformance.mutants`` (each removed from its
-book afterwards, so no other test sees it)."""
+explanation (CF-R43), with variants declared here on the rate-aware batcher's slots (each
+removed from its book afterwards, so no other test sees it) and ApproximateTime's catalogued
+rounding variant."""
 
 from __future__ import annotations
 
@@ -154,25 +154,18 @@ def test_a_difference_no_variant_explains_names_its_symptoms_cf_r42() -> None:
     assert report.to_json()["unexplained"] == count
 
 
-def test_the_rounding_variant_of_the_mutants_is_named_cf_r42() -> None:
-    """CF-R42: ApproximateTime's catalogued variant declared by a test
-    (``round_not_trunc`` of AT-D23, as :mod:`tests.conformance.mutants` plants it) explains
-    the port that runs it."""
-    from timealign.approximate_time.arithmetic import BOOK, scale_ros2
-
-    @rule("AT-D23")
-    def rounded(d: int, numerator: int, denominator: int) -> int:
-        """The age-penalty product rounded to nearest instead of truncated."""
-        return (2 * d * numerator + denominator) // (2 * denominator)
-
-    table = BOOK.variant("test-round", {scale_ros2: rounded}, rule="AT-D23")
-    try:
-        report = check("approximate_time", catalogue.port("approximate_time", table.name))
-        found = _explained(report)
-        assert found and set(found) == {"AT-D23 ~ test-round"}, report.text()
-    finally:
-        BOOK.tables.pop(table.name)
-        BOOK.resolved.clear()
+def test_the_rounding_variant_is_named_on_the_suite_cf_r42() -> None:
+    """CF-R42: ApproximateTime's catalogued rounding variant of the age-penalty product
+    (AT-D23 ~ round-not-trunc, which the mutation study plants too) is named, among the
+    best confirmed, on every differing vector of the suite against the port that runs it."""
+    label = "AT-D23 ~ round-not-trunc"
+    report = check("approximate_time", catalogue.port("approximate_time", "round-not-trunc"))
+    entries = [d for s in report.sources for d in s.differences if d.status == "differ"]
+    assert entries and report.exit_code() == 1, report.text()
+    for d in entries:
+        assert d.diagnosis is not None and d.diagnosis.explanations, report.text()
+        best = d.diagnosis.explanations[0].matches
+        assert label in [e.label for e in d.diagnosis.explanations if e.matches == best]
 
 
 def test_the_diagnosis_compares_as_the_profile_does_cf_r42(

@@ -50,7 +50,7 @@ def _first_killing(algorithm: str, table: rulebook.Table) -> Vector | None:
     reference = registry.get(algorithm)
     every = itertools.chain(  # the explored traces are short, those of depth 3 few
         (v for _, _, v in traces(reference, 3)), shipped(algorithm),
-        (v for _, level, v in traces(reference, adequacy.EXPLORE) if level > 3))
+        (v for _, level, v in traces(reference, adequacy.depth(algorithm)) if level > 3))
     return next((v for v in every if catalogue.kills(algorithm, table, [v], _EXPECTED)),
                 None)
 
@@ -93,7 +93,7 @@ def _pairs() -> list[tuple[str, str, str]]:
     for algorithm in registry.names():
         rows = {r[2].strip("`"): r for r in adequacy.committed() if r[0] == algorithm}
         killed = [t for t in catalogue.variants(algorithm)
-                  if t.name in rows and rows[t.name][5] == "killed"]
+                  if t.name in rows and rows[t.name][5].startswith("killed")]
         pair = next(((a, b) for a, b in itertools.combinations(killed, 2)
                      if a.rule != b.rule and not set(a.entries) & set(b.entries)), None)
         if pair is not None:
