@@ -149,6 +149,10 @@ class Book:
         self.package, self.key, self.profiles = package, key, profiles
         self.slots: dict[str, Callable[..., Any]] = {}
         self.tables: dict[str, Table] = {}
+        #: The profiles a slot's base was registered with (``None``: every profile): a
+        #: decision that only a profile's own functions call (a head-only helper) is a
+        #: slot too, so a variant can replace it, and still runs under that profile alone.
+        self.only: dict[str, tuple[str, ...] | None] = {}
         self._swapped: tuple[Table, ...] = ()
         #: The profiles resolved so far (emptied, never replaced, when a table or a swap
         #: changes them): a fast path reads it to skip a call per step.
@@ -158,7 +162,7 @@ class Book:
     def slot(self, function: F) -> F:
         """Declare a registered rule function as a slot a table may override (decorator,
         above ``@rule``); the rule text calls it through :meth:`Resolved.of`."""
-        _registered_rule(function, "a slot")
+        self.only[function.__name__] = _registered_rule(function, "a slot").profiles
         self.slots[function.__name__] = function
         self.resolved.clear()
         return function
@@ -280,14 +284,18 @@ class Book:
 
     def _derive_profiles(self) -> None:
         """The profiles of each slot's base and of each profile's replacement: a base runs
-        under every profile whose table leaves its slot alone, a replacement under the
-        profiles whose table names it."""
+        under every profile whose table leaves its slot alone (among those it was
+        registered with, when it names them), a replacement under the profiles whose table
+        names it."""
         declared = [t for t in self.tables.values() if t.kind == "profile"]
         derived: dict[CodeType, list[str]] = {}
         for slot, base in self.slots.items():
             derived.setdefault(base.__code__, [])
+            only = self.only.get(slot)
             for table in declared:
                 chosen = table.entries.get(slot, base)
+                if chosen is base and only is not None and table.name not in only:
+                    continue
                 derived.setdefault(chosen.__code__, []).append(table.name)
         for code, names in derived.items():
             entry = _REGISTRY[code]

@@ -195,26 +195,17 @@ def rb_poll_split() -> Runner:
 
 
 def rb_hwm_clamp_2l() -> Runner:
-    """The high-water mark clamped at start + 2L instead of 3L (RB-R9)."""
-    from timealign.rate_aware_batcher import machine
+    """The high-water mark clamped at start + 2L instead of 3L (RB-R9).
 
-    _patch(machine, "advance_hwm", lambda hwm, latest, start, length: max(
-        hwm, min(latest, start + 2 * length)))
-    return runner(_rule_text("rate_aware_batcher"))
+    The catalogued variant ``RB-R9 ~ clamp-2l``."""
+    return _catalogued("rate_aware_batcher", "clamp-2l")
 
 
 def rb_timeout_exclusive() -> Runner:
-    """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10)."""
-    from timealign.rate_aware_batcher import grid, machine
+    """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10).
 
-    exact = grid.timeout_distance  # the function machine.py imports and calls
-
-    def late(factor: float, length: int) -> int | None:
-        distance = exact(factor, length)
-        return None if distance is None else distance + 1
-
-    _patch(machine, "timeout_distance", late)
-    return runner(_rule_text("rate_aware_batcher"))
+    The catalogued variant ``RB-R10 ~ timeout-exclusive``."""
+    return _catalogued("rate_aware_batcher", "timeout-exclusive")
 
 
 def rb_float_timestamps() -> Runner:
@@ -235,11 +226,10 @@ def rb_float_timestamps() -> Runner:
 
 
 def rb_evict_after_4() -> Runner:
-    """A stream evicted after 4 absent batches instead of 5 (RB-D9)."""
-    from timealign.rate_aware_batcher import machine
+    """A stream evicted after 4 absent batches instead of 5 (RB-D9).
 
-    _patch(machine, "ABSENT_BATCHES_FOR_EVICTION", 4)
-    return runner(_rule_text("rate_aware_batcher"))
+    The catalogued variant ``RB-R14 ~ evict-after-4`` (the close's eviction count)."""
+    return _catalogued("rate_aware_batcher", "evict-after-4")
 
 
 FAULTS: dict[str, tuple[str, Callable[[], Runner]]] = {
