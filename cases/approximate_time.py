@@ -228,6 +228,34 @@ CASES: list[Vector] = [
          "minimal {a3, b0} (1 ns) is published.",
          config(2), [msg("a0", 0, 100), msg("a1", 0, 100), msg("b0", 1, 105),
                      msg("a2", 0, 103), msg("a3", 0, 106), END]),
+    case("drop_flag_cleared_by_another_end", "AT-R5 AT-R7 AT-R9 AT-R10 AT-D3",
+         "a0 overflows topic 0 and sets its drop flag; b2 ties a1 and is the end of {a1, b2} "
+         "(highest index), which clears topic 0's flag; so topic 0 may be the pivot again: "
+         "at b4, {a3, b4} becomes the candidate (pending at the end), b4 is not refused.",
+         config(2, queue_size=1), [msg("a0", 0, 0), msg("a1", 0, 10), msg("b2", 1, 10),
+                                   msg("a3", 0, 20), msg("b4", 1, 10), END]),
+    case("publish_puts_set_aside_messages_back", "AT-R13 AT-R14",
+         "b2 (stamp 5, like b1) is set aside during the search for a0's set; publishing "
+         "{a0, b1} puts it back in front of topic 1's deque, so a4 pairs with it: "
+         "{a4, b2}.",
+         config(2, queue_size=2), [msg("a0", 0, 10), msg("b1", 1, 5), msg("b2", 1, 5),
+                                   msg("b3", 1, 15), msg("a4", 0, 10), END]),
+    case("end_reports_the_past_before_the_deque", "AT-R13 AT-R17",
+         "The search sets a0 aside in topic 0's past buffer while a2 waits in its deque: "
+         "the end reports them in arrival order, a0 before a2.",
+         config(3, queue_size=3), [msg("a0", 0, 0), msg("b1", 1, 10), msg("a2", 0, 5),
+                                   msg("c3", 2, 0), END]),
+    case("virtual_moves_are_undone", "AT-R12 AT-R13 AT-D7",
+         "The virtual search for {a0, b1, c2} sets c2 aside, cannot prove the candidate and "
+         "puts c2 back in front of its deque (its moves are undone by count); a3 then proves "
+         "the candidate optimal: {a0, b1, c2} is published.",
+         config(3, queue_size=2), [msg("a0", 0, 0), msg("b1", 1, 5), msg("c2", 2, 0),
+                                   msg("a3", 0, 10), END]),
+    case("end_clears_the_warned_flags", "AT-R4 AT-R17 AT-D20",
+         "Each run after an end starts afresh, its warned flags included: topic 1 warns "
+         "out_of_order in the first run (b1 after b0) and again in the second (b3 after b2).",
+         config(2, queue_size=5), [msg("b0", 1, 20), msg("b1", 1, 10), END,
+                                   msg("b2", 1, 20), msg("b3", 1, 10), END]),
     case("ros1_config_rejects_a_single_topic", "AT-R19 AT-R1",
          "The ROS 1 policy takes two message types or more: a one-topic ros1 config is "
          "refused (ROS 2 takes it, AT-D15).",

@@ -245,8 +245,10 @@ def test_a_variant_is_swapped_in_by_name_over_any_profile_cf_r40() -> None:
     assert swapped != plain or book.rules("ros2").of(arithmetic.scale_ros2) is \
         arithmetic.scale_ros2
     assert rulebook.by_profile("timealign.approximate_time") == before
-    with pytest.raises(LookupError):
-        book.variant("not_a_slot", {arithmetic.start_boundary: rounded})
+    from timealign.approximate_time import machine
+
+    with pytest.raises(LookupError):  # a rule function, not a slot
+        book.variant("not_a_slot", {machine.check_message: rounded})
     with pytest.raises(TypeError):
         book.variant("other_parameters", {arithmetic.scale_ros2: arithmetic.scale_ros1})
 

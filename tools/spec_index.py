@@ -222,6 +222,8 @@ def registered_functions() -> tuple[dict[str, list[str]], dict[str, tuple[str, .
     for name in registry.names():
         package = f"timealign.{name}"
         for entry in rulebook.registered(package):
+            if entry.profiles == ():  # a variant's replacement (CF-R41), run only swapped in:
+                continue  # the spec lists it under its rule; whether it is loaded varies
             file = entry.module.removeprefix("timealign.").replace(".", "/") + ".py"
             functions.setdefault(entry.id, []).append(f"`{file}` (`{entry.name}`)")
         if rulebook.profiles_of(package) is not None:

@@ -188,6 +188,14 @@ class Book:
                                  "does in its docstring")
             about = " ".join(doc.split("\n\n")[0].split())
         table = Table(name, kind, named, rule_id, about)
+        if kind == "variant":  # runs only while swapped in: under no profile of its own
+            profiled = {*self.slots.values(), *(f for t in self.tables.values()
+                                                if t.kind == "profile"
+                                                for f in t.entries.values())}
+            for replacement in named.values():
+                if replacement not in profiled:
+                    _REGISTRY[replacement.__code__] = attrs.evolve(
+                        _REGISTRY[replacement.__code__], profiles=())
         self.tables[name] = table
         self.resolved.clear()
         self._derive_profiles()

@@ -75,45 +75,28 @@ def _reordered(algorithm: Algorithm[Any, Any, Any, Any],
 
 # --- ApproximateTime ---------------------------------------------------------------------
 
+def _planted(name: str, variant: str) -> Runner:
+    """The rule text of ``name`` with its catalogued variant ``variant`` (CF-R41) swapped in
+    for the life of the process: the fault is the catalogue's, in one place."""
+    from timealign.conformance.catalogue import book
+
+    _KEPT.enter_context(book(name).swapped(variant))
+    return runner(_rule_text(name))
+
+
 def at_tie_start_highest() -> Runner:
     """Reversed tie-break: the start topic is the highest index among the minima (AT-R6)."""
-    from timealign.approximate_time import machine
-
-    def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
-        low = min(stamps)
-        return max(k for k, s in enumerate(stamps) if s == low), low
-
-    _patch(machine, "start_boundary", start_boundary)
-    return runner(_rule_text("approximate_time"))
+    return _planted("approximate_time", "tie-start-highest")
 
 
 def at_interval_not_strict() -> Runner:
     """Boundary off by one: a spread equal to max_interval_duration is refused (AT-R8)."""
-    algorithm = _rule_text("approximate_time")
-    decode = algorithm.codec.config_from_json
-
-    def config_from_json(raw: Any) -> Any:
-        bound = raw.get("max_interval_duration")
-        if isinstance(bound, int) and bound > 0:
-            raw = {**raw, "max_interval_duration": bound - 1}
-        return decode(raw)
-
-    return runner(attrs.evolve(algorithm, codec=attrs.evolve(algorithm.codec,
-                                                            config_from_json=config_from_json)))
+    return _planted("approximate_time", "interval-not-strict")
 
 
 def at_round_not_trunc() -> Runner:
-    """Rounding instead of truncation in the age-penalty product (AT-D23): a variant of the
-    slot ``scale_ros2`` swapped into the rule text for the life of the process."""
-    from timealign.approximate_time.arithmetic import BOOK, scale_ros2
-    from timealign.rulebook import rule
-
-    @rule("AT-D23")
-    def rounded(d: int, numerator: int, denominator: int) -> int:
-        return (2 * d * numerator + denominator) // (2 * denominator)
-
-    _KEPT.enter_context(BOOK.swapped(BOOK.variant("round_not_trunc", {scale_ros2: rounded})))
-    return runner(_rule_text("approximate_time"))
+    """Rounding instead of truncation in the age-penalty product (AT-D23)."""
+    return _planted("approximate_time", "round-not-trunc")
 
 
 def at_float_stamps() -> Runner:
@@ -132,34 +115,12 @@ def at_float_stamps() -> Runner:
 
 def at_overflow_drops_newest() -> Runner:
     """An overflow dropping the wrong message: the newest of the topic, not the oldest (AT-R5)."""
-    from timealign.approximate_time import machine
-    from timealign.approximate_time.model import NO_PIVOT, QUEUE_OVERFLOW, Dropped
-
-    def overflow(sync: Any, i: int) -> None:
-        machine._recover_all(sync)
-        sync.outputs.append(Dropped(sync.held[i].pop().id, QUEUE_OVERFLOW))
-        sync.dropped[i] = True
-        if sync.pivot != NO_PIVOT:
-            machine._clear_pivot(sync)
-            machine._process(sync)
-
-    _patch(machine, "_overflow", overflow)
-    return runner(_rule_text("approximate_time"))
+    return _planted("approximate_time", "overflow-drops-newest")
 
 
 def at_overflow_at_queue_size() -> Runner:
     """Boundary off by one: overflow when deque + past reaches queue_size (AT-R5, AT-D4)."""
-    algorithm = _rule_text("approximate_time")
-    decode = algorithm.codec.config_from_json
-
-    def config_from_json(raw: Any) -> Any:
-        size = raw.get("queue_size")
-        if isinstance(size, int) and size > 1:  # "> size - 1" is ">= size"
-            raw = {**raw, "queue_size": size - 1}
-        return decode(raw)
-
-    return runner(attrs.evolve(algorithm, codec=attrs.evolve(algorithm.codec,
-                                                            config_from_json=config_from_json)))
+    return _planted("approximate_time", "overflow-at-queue-size")
 
 
 # --- Event-time batcher ------------------------------------------------------------------

@@ -24,6 +24,7 @@ ARITHMETICS = ("ros2", "ros1")
 BOOK = Book(__name__, "arithmetic", ARITHMETICS)
 
 
+@BOOK.slot
 @rule("AT-R6")
 def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     """``(index, stamp)`` of the earliest front; ties go to the LOWEST index (AT-R6).
@@ -40,6 +41,7 @@ def start_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     return stamps.index(time), time
 
 
+@BOOK.slot
 @rule("AT-R6")
 def end_boundary(stamps: tuple[int, ...]) -> tuple[int, int]:
     """``(index, stamp)`` of the latest front; ties go to the HIGHEST index (AT-R6).

@@ -20,7 +20,8 @@ The arithmetics (AT-R1) are forks of one rule text: ``ros2`` is the base and ``r
 table of replaced functions (:data:`ROS1_TABLE`, at the end of this module; the slots are
 the functions marked ``@BOOK.slot``): its scaling (AT-R16), its 32-bit time check of each
 message and of the config (AT-R19). The rule text calls a slot through its config's table
-and reads no arithmetic flag.
+and reads no arithmetic flag. The other slots are the decision points a catalogued variant
+replaces (CF-R41, ``variants.py``): a comparison, a tie, a count, which message a rule drops.
 """
 
 from __future__ import annotations
@@ -120,10 +121,11 @@ def step(config: Config, state: State, item: Input) -> Step:
     if state.config is not config and state.config != config:
         raise foreign_state(state.config)  # DRV-R10, before anything changes
     if type(item) is End:
-        return _end(config, state)
+        return BOOK.rules(config.arithmetic).of(_end)(config, state)
     message = check_message(config, item)  # AT-R2, before anything changes
+    rules = BOOK.rules(config.arithmetic)
     # ros1: ROS 1's 32-bit time (AT-R19), before anything changes
-    BOOK.rules(config.arithmetic).of(_time_fits)(config, state, message)
+    rules.of(_time_fits)(config, state, message)
     i = message.topic
     old = state.deques[i]
     deques = (*state.deques[:i], (*old, message), *state.deques[i + 1:])
@@ -137,15 +139,15 @@ def step(config: Config, state: State, item: Input) -> Step:
     else:
         # AT-R4: warnings only, once per topic, against the previous element of D[i].
         warned = state.warned
-        warning = None if warned[i] else _bound_warning(config, message, old[-1])
+        warning = rules.of(_bound_warning)(config, message, old[-1], warned[i])
         if warning is not None:
             warned = (*warned[:i], True, *warned[i + 1:])
             outputs = (warning,)
         state = evolve(state, deques=deques, warned=warned)
-    if len(state.deques[i]) + len(state.pasts[i]) > config.queue_size:  # AT-R5
+    if rules.of(_overflows)(config, state.deques[i], state.pasts[i]):  # AT-R5
         sync = _Sync(config, state)
         sync.outputs.extend(outputs)
-        _overflow(sync, i)
+        rules.of(_overflow)(sync, i)
         state, outputs = _freeze(sync)
     return state, outputs
 
@@ -175,10 +177,15 @@ def _check_ros1(config: Config, state: State, message: Message) -> None:
                        config.scale_numerator / config.scale_denominator, in_play)
 
 
+@BOOK.slot
 @rule("AT-R4")
-def _bound_warning(config: Config, message: Message, previous: Message) -> Warned | None:
-    """AT-R4: the out-of-order / closer-than-bound check against the previous element."""
+def _bound_warning(config: Config, message: Message, previous: Message, warned: bool
+                   ) -> Warned | None:
+    """AT-R4: the out-of-order / closer-than-bound check against the previous element, for
+    a topic that has not ``warned`` yet."""
     i = message.topic
+    if warned:
+        return None
     if message.stamp < previous.stamp:
         return Warned(i, OUT_OF_ORDER)
     if message.stamp - previous.stamp < config.inter_message_lower_bounds[i]:
@@ -186,6 +193,7 @@ def _bound_warning(config: Config, message: Message, previous: Message) -> Warne
     return None
 
 
+@BOOK.slot
 @rule("AT-R17")
 def _end(config: Config, state: State) -> Step:
     """AT-R17: every held message as ``Pending``, topic order then arrival order; restart."""
@@ -202,6 +210,7 @@ class _Sync:
         self.n = config.topics
         self.config = state.config
         self.scale = _scaler(config)
+        self.rules = BOOK.rules(config.arithmetic)
         self.bounds = config.inter_message_lower_bounds
         self.max_interval = config.max_interval_duration
         self.held = [list(state.held(k)) for k in range(self.n)]
@@ -264,58 +273,81 @@ def _clear_pivot(sync: _Sync) -> None:
 @rule("AT-R6")
 def _process(sync: _Sync) -> None:
     """Loop while every deque is non-empty, over the fronts' start and end."""
-    held, split = sync.held, sync.split
+    held, split, rules = sync.held, sync.split, sync.rules
     while _all_deques_non_empty(sync):
         fronts = tuple([h[p].stamp for h, p in zip(held, split, strict=True)])
-        e, end_time = end_boundary(fronts)
-        s, start_time = start_boundary(fronts)
+        e, end_time = rules.of(end_boundary)(fronts)
+        s, start_time = rules.of(start_boundary)(fronts)
         if True in sync.dropped:
-            _clear_drop_flags(sync, e)
+            rules.of(_clear_drop_flags)(sync, e)
         if sync.pivot == NO_PIVOT:
-            if end_time - start_time > sync.max_interval:
-                _refuse_too_wide(sync, s)
+            if rules.of(_too_wide)(end_time - start_time, sync.max_interval):
+                rules.of(_refuse_too_wide)(sync, s, e)
                 continue
             if sync.dropped[e]:
-                _refuse_pivot(sync, s)
+                rules.of(_refuse_pivot)(sync, s, e)
                 continue
+            if not rules.of(_may_be_pivot)(end_time):
+                return
             _first_candidate(sync, s, e, start_time, end_time)
         else:
-            _improve(sync, s, start_time, end_time)
+            rules.of(_improve)(sync, s, start_time, end_time)
         _publish_checks(sync, s, end_time)
 
 
+@BOOK.slot
 @rule("AT-R7")
 def _clear_drop_flags(sync: _Sync, e: int) -> None:
     """Clear the drop flag of every topic except the end topic ``e``."""
     sync.dropped = [flag and k == e for k, flag in enumerate(sync.dropped)]
 
 
+@BOOK.slot
 @rule("AT-R8")
-def _refuse_too_wide(sync: _Sync, s: int) -> None:
+def _too_wide(spread: int, max_interval: int) -> bool:
+    """The fronts span strictly more than the maximum interval (AT-D10)."""
+    return spread > max_interval
+
+
+@BOOK.slot
+@rule("AT-R8")
+def _refuse_too_wide(sync: _Sync, s: int, e: int) -> None:
     """No pivot and the fronts span more than the maximum interval: drop the start."""
+    del e
     _delete_front(sync, s, INTERVAL_TOO_WIDE)
 
 
+@BOOK.slot
 @rule("AT-R9")
-def _refuse_pivot(sync: _Sync, s: int) -> None:
+def _refuse_pivot(sync: _Sync, s: int, e: int) -> None:
     """No pivot and the end topic has dropped: drop the start (not the end's front)."""
+    del e
     _delete_front(sync, s, PIVOT_REFUSED)
+
+
+@BOOK.slot
+@rule("AT-R10")
+def _may_be_pivot(end_time: int) -> bool:
+    """Any end may become the pivot, whatever its stamp (0 included)."""
+    del end_time
+    return True
 
 
 @rule("AT-R10")
 def _first_candidate(sync: _Sync, s: int, e: int, start_time: int, end_time: int) -> None:
     """The fronts become the candidate, ``e`` the pivot; the start moves to the past."""
-    _make_candidate(sync, start_time, end_time)
+    sync.rules.of(_make_candidate)(sync, start_time, end_time)
     sync.pivot, sync.pivot_time = e, end_time
     _move_to_past(sync, s)
 
 
+@BOOK.slot
 @rule("AT-R11")
 def _improve(sync: _Sync, s: int, start_time: int, end_time: int) -> None:
     """With a pivot: better fronts (a tie keeps the older candidate) become the candidate;
     either way the start moves to the past."""
     if sync.scale(end_time - sync.candidate_end) < start_time - sync.candidate_start:
-        _make_candidate(sync, start_time, end_time)
+        sync.rules.of(_make_candidate)(sync, start_time, end_time)
     _move_to_past(sync, s)
 
 
@@ -323,14 +355,22 @@ def _improve(sync: _Sync, s: int, start_time: int, end_time: int) -> None:
 def _publish_checks(sync: _Sync, s: int, end_time: int) -> None:
     """In this order: pivot exhausted (index-based, AT-D9), then provably optimal, then the
     virtual search if a deque emptied."""
-    exhausted = s == sync.pivot
-    if exhausted or (sync.scale(end_time - sync.candidate_end)
-                     >= sync.pivot_time - sync.candidate_start):
-        _publish(sync)
+    rules = sync.rules
+    if s == sync.pivot or rules.of(_proved_optimal)(sync, s, end_time):
+        rules.of(_publish)(sync)
     elif not _all_deques_non_empty(sync):
         _virtual_search(sync)
 
 
+@BOOK.slot
+@rule("AT-R12")
+def _proved_optimal(sync: _Sync, s: int, end_time: int) -> bool:
+    """No later fronts can beat the candidate: the penalised age reaches the pivot's lead."""
+    del s
+    return sync.scale(end_time - sync.candidate_end) >= sync.pivot_time - sync.candidate_start
+
+
+@BOOK.slot
 @rule("AT-D1")
 def _make_candidate(sync: _Sync, start_time: int, end_time: int) -> None:
     """Candidate = the fronts; every past buffer is destroyed (AT-R10, AT-R11, AT-D1)."""
@@ -344,6 +384,7 @@ def _make_candidate(sync: _Sync, start_time: int, end_time: int) -> None:
     sync.candidate_start, sync.candidate_end = start_time, end_time
 
 
+@BOOK.slot
 @rule("AT-R14")
 def _publish(sync: _Sync) -> None:
     """Emit the candidate, recover the pasts, pop each candidate message."""
@@ -357,7 +398,7 @@ def _publish(sync: _Sync) -> None:
 @rule("AT-R13")
 def _virtual_search(sync: _Sync) -> None:
     """Try to prove the candidate optimal with virtual stamps for empty deques."""
-    bounds, pivot_time, scale = sync.bounds, sync.pivot_time, sync.scale
+    pivot_time, scale, rules = sync.pivot_time, sync.scale, sync.rules
     moves = [0] * sync.n
     while True:
         virtual = []
@@ -365,25 +406,59 @@ def _virtual_search(sync: _Sync) -> None:
             if sync.split[k] != len(sync.held[k]):  # D[k] not empty: its front
                 virtual.append(sync.held[k][sync.split[k]].stamp)
             else:
-                bound = sync.held[k][sync.split[k] - 1].stamp + bounds[k]
-                virtual.append(bound if bound > pivot_time else pivot_time)
+                virtual.append(rules.of(_virtual_time)(sync, k))
         stamps = tuple(virtual)
-        _, vend_time = end_boundary(stamps)
-        vstart, vstart_time = start_boundary(stamps)
+        _, vend_time = rules.of(end_boundary)(stamps)
+        vstart, vstart_time = rules.of(start_boundary)(stamps)
         age = scale(vend_time - sync.candidate_end)
         if age >= pivot_time - sync.candidate_start:
-            _publish(sync)  # also undoes the virtual moves: they sit in the past
+            rules.of(_publish)(sync)  # also undoes the virtual moves: they sit in the past
             return
-        if age < vstart_time - sync.candidate_start:
-            for k in range(sync.n):  # cannot prove: undo the virtual moves by count
-                sync.split[k] -= moves[k]
+        if age < vstart_time - sync.candidate_start or not rules.of(_looks_further)(moves):
+            rules.of(_undo_virtual_moves)(sync, moves)
             return
         _move_to_past(sync, vstart)
         moves[vstart] += 1
 
 
+@BOOK.slot
+@rule("AT-R13")
+def _virtual_time(sync: _Sync, k: int) -> int:
+    """The virtual time of an emptied deque: the back of ``P[k]`` plus its lower bound,
+    floored at the pivot time."""
+    bound = sync.held[k][sync.split[k] - 1].stamp + sync.bounds[k]
+    return bound if bound > sync.pivot_time else sync.pivot_time
+
+
+@BOOK.slot
+@rule("AT-R13")
+def _undo_virtual_moves(sync: _Sync, moves: list[int]) -> None:
+    """Cannot prove: the virtual moves are undone by count (candidate, pivot and the real
+    past stay)."""
+    for k in range(sync.n):
+        sync.split[k] -= moves[k]
+
+
+@BOOK.slot
+@rule("AT-R13")
+def _looks_further(moves: list[int]) -> bool:
+    """The search goes on jointly over every topic: the virtual start moves to the past
+    and the next virtual set is tried."""
+    del moves
+    return True
+
+
 # --- overflow ------------------------------------------------------------------------------
 
+@BOOK.slot
+@rule("AT-R5")
+def _overflows(config: Config, deque: tuple[Message, ...], past: tuple[Message, ...]
+               ) -> bool:
+    """Topic i holds more than ``queue_size`` messages, its deque and its past counted."""
+    return len(deque) + len(past) > config.queue_size
+
+
+@BOOK.slot
 @rule("AT-R5")
 def _overflow(sync: _Sync, i: int) -> None:
     """Recover, drop the oldest message of topic i, flag it, maybe re-process."""

@@ -30,6 +30,7 @@ def book(algorithm: str) -> rulebook.Book:
     found = rulebook.book_of(registry.package(algorithm))
     if found is None:
         raise LookupError(f"{algorithm} has no rule book, so no variants")
+    found.catalogue()  # imports the package's variants module, which declares the tables
     return found
 
 
