@@ -411,8 +411,8 @@ def _profiles(reference: Algorithm[Any, Any, Any, Any], a: Variant, b: Variant
     """The algorithm's book and the two profiles the variants name, when they differ in
     the profile alone."""
     book = rulebook.book_of(fired.package_of(reference))
-    if book is None:
-        return None, None
+    if book is None or book.key is None:  # no config field names a profile
+        return book, None
     first, second = a.changes.get(book.key), b.changes.get(book.key)
     rest_a = {k: v for k, v in a.changes.items() if k != book.key}
     rest_b = {k: v for k, v in b.changes.items() if k != book.key}
