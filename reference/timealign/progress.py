@@ -61,3 +61,9 @@ def counted(count: int, noun: str, nouns: str | None = None) -> str:
     """``1 input``, ``2 inputs``, ``0 inputs``: a count with its noun in the right number,
     for every summary line a command prints (``nouns``: an irregular plural)."""
     return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def permille_text(value: int | None) -> str:
+    """Thousandths as a percentage with one decimal (``975`` is ``97.5``; SP-R74's fill),
+    for the printed summary and the report alike; ``-`` for none."""
+    return "-" if value is None else f"{value // 10}.{value % 10}"

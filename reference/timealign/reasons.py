@@ -39,7 +39,10 @@ ANCHORS: dict[str, str] = {
                           "and spans batching_window (EB-D2, EB-H6), so batches follow each "
                           "key's arrivals, not a fixed grid: expect more batches than span / "
                           "window; a batch closes once max_message_delay has passed its "
-                          "window's end, so spread and latency mostly show those two values",
+                          "window's end, so spread and latency show those two values; "
+                          "waited (from a batch's newest event time to its emission) and "
+                          "fill (the share of its window its event times span) show what "
+                          "each batch did",
 }
 
 #: The Spark outcome kind of each vector output kind that groups messages.

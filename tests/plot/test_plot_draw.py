@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from timealign import outputs, vectors
 from timealign.cli import main
@@ -154,3 +156,29 @@ def test_pl_r2_an_empty_window_is_named_in_the_legend() -> None:
     assert "empty window (no message)" in _texts(render(timeline))
     assert "empty window (no message)" not in _texts(render(from_vector(
         vectors.load(AT_VECTOR)[0])))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 12)), max_size=30))
+def test_pl_r21_labels_never_overlap_and_one_is_left_out_only_for_want_of_room(
+        labels: list[tuple[int, int]]) -> None:
+    """PL-R21, PL-D1: group and id labels are placed on up to four levels; two labels of
+    one level never overlap (the event-time batcher's crowded windows had their numbers
+    written over each other), and a label is left out only when it overlaps a label on
+    every level."""
+    from timealign.plot.draw import _staggered
+
+    xs, widths = [float(x) for x, _ in labels], [float(w) for _, w in labels]
+    levels = _staggered(xs, widths)
+    spans = [(x - w / 2, x + w / 2) for x, w in zip(xs, widths, strict=True)]
+
+    def clash(a: int, b: int) -> bool:
+        return spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
+
+    for k, level in enumerate(levels):
+        earlier = range(k)
+        if level is None:
+            assert all(any(levels[j] == other and clash(j, k) for j in earlier)
+                       for other in range(4))
+        else:
+            assert not any(levels[j] == level and clash(j, k) for j in earlier)

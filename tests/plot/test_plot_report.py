@@ -305,6 +305,18 @@ def test_pl_r15_config_durations_job_time_and_the_timelines_heading() -> None:
         worst="r7"))
 
 
+def test_sp_r74_the_report_shows_what_each_batch_waited_and_filled() -> None:
+    """SP-R74, PL-R9: the figures table has a row of each batch's wait (ms) and one of its
+    fill (% of its window), when the summary has them; none otherwise."""
+    summary = {**SUMMARY, "waited_ns": {"p50": 1_040_000_000, "p90": 1_070_000_000,
+                                        "p99": 1_089_000_000, "p100": 1_090_000_000},
+               "fill_permille": {"p50": 100, "p90": 500, "p99": 590, "p100": 600}}
+    text = page(Report("event_time_batcher", summary, [], []))
+    assert ">waited (at − newest event time), ms<" in text and ">1,040.000<" in text
+    assert ">fill, % of the window<" in text and ">10.0<" in text and ">60.0<" in text
+    assert "waited (at" not in page(Report("event_time_batcher", SUMMARY, [], []))
+
+
 def test_sp_r9_the_event_time_batchers_report_says_its_windows_and_sizes() -> None:
     """SP-R9, PL-R14: rows per group beside spread and latency; the first-arrival anchor
     of the event-time batcher's windows (EB-D2) said under them."""

@@ -230,10 +230,95 @@ def test_sp_i2_verify_rechecks_written_tables(spark: SparkSession, fleet: Path,
         verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet), str(doctored))
 
 
+def _planted(spark: SparkSession, output: Path, folder: Path, plant: str) -> tuple[Any, Any]:
+    """The run's tables with one corruption planted (``plant``), written under ``folder``."""
+    groups, outcomes = tables(spark, output)
+    first = outcomes.where(F.col("outcome") != "grouped").first()
+    assert first is not None
+    one = (F.col("source") == first["source"]) & (F.col("id") == first["id"])
+    if plant == "group at":
+        groups = groups.withColumn("at", F.col("at") + F.when(F.col("seq") == 3, 1)
+                                   .otherwise(0))
+    elif plant == "group twice":
+        groups = groups.unionByName(groups.where(F.col("seq") == 3).limit(1))
+    elif plant == "member dropped":  # a group loses a member; its outcome row stays
+        groups = groups.withColumn("ids", F.when(F.col("seq") == 3, F.slice("ids", 2, 99))
+                                   .otherwise(F.col("ids")))
+    elif plant == "reason":
+        outcomes = outcomes.withColumn("reason", F.when(one, F.lit("planted"))
+                                       .otherwise(F.col("reason")))
+    elif plant == "id swapped":  # the same rows per source, one id another source's
+        outcomes = outcomes.withColumn("id", F.when(one, F.lit("planted"))
+                                       .otherwise(F.col("id")))
+    groups.write.parquet(str(folder / "groups"))
+    outcomes.write.parquet(str(folder / "outcomes"))
+    return groups, outcomes
+
+
+@pytest.mark.parametrize(("plant", "words"), [
+    ("group at", r"groups: 12 row\(s\) of the re-run missing, 12 unexpected"),
+    ("group twice", r"groups: 0 row\(s\) of the re-run missing, 1 unexpected"),
+    ("member dropped", r"groups: 12 row\(s\) of the re-run missing, 12 unexpected$"),
+    ("reason", r"^outcomes: 1 row\(s\) of the re-run missing, 1 unexpected$"),
+    ("id swapped", r"2 \(source, id\) pair\(s\) without exactly one outcome"),
+])
+def test_sp_i2_verify_fails_on_each_planted_corruption(
+        spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path, plant: str,
+        words: str) -> None:
+    """SP-I2, SP-R6, SP-D26: each corruption planted in a run's tables fails `verify`, naming the
+    table and how many rows of it differ from the re-run (issue 42 made the comparison one
+    aggregation where it was four ``exceptAll``; these kept failing)."""
+    _planted(spark, batch_output(VERIFIED), tmp_path / "planted", plant)
+    failure = LossError if plant == "id swapped" else AssertionError
+    with pytest.raises(failure, match=words):
+        verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet),
+               str(tmp_path / "planted"))
+
+
+def test_sp_r22_verify_names_a_repeated_id_before_the_loss_it_causes(
+        spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path) -> None:
+    """SP-R22: an input whose id repeats within a source fails `verify` as the batch job
+    fails, naming the id, though the same pass also finds its row without an outcome."""
+    from timealign.spark.outcomes import DuplicateIdError
+
+    folder = tmp_path / "input"
+    folder.mkdir()
+    for file in sorted(fleet.glob("*.parquet")):
+        table = pq.read_table(file)
+        if file == sorted(fleet.glob("*.parquet"))[0]:
+            ids = table.column("id").to_pylist()
+            ids[1] = ids[0]
+            table = table.set_column(table.schema.get_field_index("id"), "id", pa.array(ids))
+            repeated = (table.column("source")[0].as_py(), ids[0])
+        pq.write_table(table, folder / file.name)
+    with pytest.raises(DuplicateIdError, match=rf"source {repeated[0]!r} id {repeated[1]!r} "
+                                               r"\(2 rows\)"):
+        verify(spark, VERIFIED.algorithm, VERIFIED.config, str(folder),
+               str(batch_output(VERIFIED)))
+
+
+def test_sp_i2_verify_reports_the_rerun_invariant_violations(
+        spark: SparkSession, fleet: Path, batch_output: Any) -> None:
+    """SP-I2: a violation the executable invariants find in the re-run fails `verify`,
+    naming the source and the violation (here a check that finds one in every source)."""
+    import attrs
+
+    algorithm = VERIFIED.algorithm
+
+    def planted(config: Any, inputs: Any, outputs: Any) -> list[str]:
+        return [f"planted violation after {len(inputs)} inputs"]
+
+    checked = attrs.evolve(algorithm, checks=attrs.evolve(algorithm.checks, check=planted))
+    with pytest.raises(AssertionError, match=r"invariant violations: \[\('robot-\d+', "
+                                             r"'planted violation after \d+ inputs'\)"):
+        verify(spark, checked, VERIFIED.config, str(fleet), str(batch_output(VERIFIED)))
+
+
 def test_sp_r40_verify_says_which_check_it_is_doing(spark: SparkSession, fleet: Path,
                                                     batch_output: Any) -> None:
-    """SP-R40: `verify` enters each of its phases in order (its progress line names the
-    one running, with its number of the four), where it showed only Spark's tasks."""
+    """SP-R40, SP-D26: `verify` enters each of its phases in order (its progress line
+    names the one running, with its number of the two), where it showed only Spark's
+    tasks."""
     from contextlib import contextmanager
 
     from timealign.spark.schema import ColumnMap, read_input
@@ -249,8 +334,8 @@ def test_sp_r40_verify_says_which_check_it_is_doing(spark: SparkSession, fleet: 
     rows = read_input(spark, str(fleet), "parquet", ColumnMap())
     verify_rows(spark, VERIFIED.algorithm, VERIFIED.config, rows,
                 str(batch_output(VERIFIED)), phase)
-    assert entered == list(PHASES) == ["unique ids", "no loss", "re-run and invariants",
-                                       "tables compared"]
+    assert entered == list(PHASES) == ["unique ids and no loss",
+                                       "re-run, invariants and tables compared"]
 
 
 @pytest.mark.parametrize("change", ["type", "extra"])

@@ -180,7 +180,7 @@ def _run(args: argparse.Namespace) -> int:
     from timealign.spark.inputs import remember, run, take_inventory, write_report
     from timealign.spark.paths import JobPaths
     from timealign.spark.progress import PHASES, StageWatch
-    from timealign.spark.summary import format_summary, summarize, with_verdict
+    from timealign.spark.summary import format_summary, with_verdict
 
     check_input_options(args)  # BAG-R9
     if args.report is not None:
@@ -208,8 +208,7 @@ def _run(args: argparse.Namespace) -> int:
                                  inventory)  # SP-R42
         elapsed = time.monotonic() - started
         with watch.phase("summary"):
-            summary = summarize(spark.read.parquet(f"{paths.output}/groups"),
-                                spark.read.parquet(f"{paths.output}/outcomes"))
+            summary = _summarized(spark, algorithm, source, paths.output)
         if bag_report is not None:
             summary.update(bag_report.as_json())
         summary.update(result.looks())  # SP-R38
@@ -507,6 +506,22 @@ def _verify(args: argparse.Namespace) -> int:
           f"re-run and checked against {checked}; written tables equal the re-run"
           f"{unchanged}")
     return _verify_gates(args, spark, algorithm, None)
+
+
+def _summarized(spark: Any, algorithm: Algorithm[Any, Any, Any, Any], source: Any,
+                output: str) -> dict[str, Any]:
+    """SP-R9: the summary of a run's tables; for an algorithm whose groups are windows
+    (``reasons.ANCHORS``), with what each batch waited and filled, read from its members'
+    event times in the input (SP-R74)."""
+    from timealign import reasons
+    from timealign.spark.inputs import read_rows
+    from timealign.spark.summary import summarize
+
+    groups, outcomes = (spark.read.parquet(f"{output}/{t}") for t in ("groups", "outcomes"))
+    if algorithm.name not in reasons.ANCHORS:
+        return summarize(groups, outcomes)
+    with read_rows(spark, source) as rows:
+        return summarize(groups, outcomes, rows)
 
 
 def _verify_gates(args: argparse.Namespace, spark: Any,

@@ -177,20 +177,22 @@ def _marker(mark: Mark, reasons: dict[tuple[str, str | None], str], colour: str
     return {"marker": reasons[key], "markerfacecolor": colour, "markeredgecolor": colour}
 
 
-def _staggered(xs: Sequence[float], widths: Sequence[float], levels: int = 4) -> list[int]:
-    """A level per label so that no two labels of one level overlap (PL-D1): each label is
-    centred on its x and ``widths`` wide; a label goes to the lowest level where it clears
-    the labels already placed there, or, when none is free, the level it overlaps least."""
+def _staggered(xs: Sequence[float], widths: Sequence[float],
+               levels: int = 4) -> list[int | None]:
+    """A level per label so that no two labels overlap (PL-D1, PL-R21): each label is
+    centred on its x and ``widths`` wide and goes to the lowest level where it clears the
+    labels already placed there; a label that clears none is left out (None), since
+    labels written over each other (the event-time batcher's windows, one per key and
+    first arrival, crowd a timeline) can be read as none of them."""
     placed: list[list[tuple[float, float]]] = [[] for _ in range(levels)]
-    chosen: list[int] = []
+    chosen: list[int | None] = []
     for x, width in zip(xs, widths, strict=True):
         left, right = x - width / 2, x + width / 2
-
-        def overlap(level: int, left: float = left, right: float = right) -> float:
-            return sum(max(0.0, min(right, b) - max(left, a)) for a, b in placed[level])
-
-        level = min(range(levels), key=lambda k: (overlap(k) > 0, overlap(k), k))
-        placed[level].append((left, right))
+        free = [k for k in range(levels)
+                if all(right <= a or b <= left for a, b in placed[k])]
+        level = free[0] if free else None
+        if level is not None:
+            placed[level].append((left, right))
         chosen.append(level)
     return chosen
 
@@ -340,6 +342,8 @@ def _labels(ax: Axes, timeline: Timeline, shown: Sequence[Mark], at: dict[int, f
             xs = [scale(m.stamp) for m in alone]
             levels = _staggered(xs, [extent(m.id) for m in alone])
             for mark, x, level in zip(alone, xs, levels, strict=True):
+                if level is None:  # PL-R21: no room; never written over another
+                    continue
                 ax.annotate(mark.id, (x, at[id(mark)]), xytext=(0, 7 + 8 * level),
                             textcoords="offset points", ha="center", fontsize=LABEL_SIZE,
                             color="#333333")
@@ -348,6 +352,8 @@ def _labels(ax: Axes, timeline: Timeline, shown: Sequence[Mark], at: dict[int, f
         top = len(timeline.lanes) - 0.2
         levels = _staggered(xs, [extent(f"#{g.seq}") for g in timeline.groups])
         for group, x, level in zip(timeline.groups, xs, levels, strict=True):
+            if level is None:  # PL-R21
+                continue
             ax.annotate(f"#{group.seq}", (x, top), xytext=(0, -9 - 8 * level),
                         textcoords="offset points", ha="center", fontsize=LABEL_SIZE,
                         color="#555555")

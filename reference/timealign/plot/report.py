@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from timealign import reasons
 from timealign.plot.draw import SETTINGS, Scale, render
 from timealign.plot.timeline import Timeline
+from timealign.progress import permille_text
 from timealign.timetext import duration_text
 
 SOURCE_ROWS = 50  # per-source rows listed (worst first)
@@ -438,6 +439,11 @@ def page(report: Report) -> str:
                ["latency (at − end), ms", *(_ms(summary["latency_ns"][k]) for k in levels)]]
     if summary.get("size"):  # SP-R9: rows per group, what varies
         figures.append(["rows per group", *(_count(summary["size"].get(k)) for k in levels)])
+    if summary.get("waited_ns"):  # SP-R74: what each batch waited and filled
+        figures.append(["waited (at − newest event time), ms",
+                        *(_ms(summary["waited_ns"].get(k)) for k in levels)])
+        figures.append(["fill, % of the window",
+                        *(permille_text(summary["fill_permille"].get(k)) for k in levels)])
     parts.append("<p></p>" + _table(["", *levels], figures, sortable=False))
     if algorithm in reasons.ANCHORS:  # SP-R9, PL-R14: where the groups come from
         parts.append(f'<p class="note">{html.escape(reasons.ANCHORS[algorithm])}</p>')

@@ -10,8 +10,9 @@ these checks reconcile what Spark actually read with what it actually wrote:
   spans (SP-R18); the per-source counts are kept (a small row per source) and, after the
   write, compared with the outcome rows per source (SP-D6).
 - :func:`check_counts`: the same count comparison for a given input and outcomes.
-- :func:`check_no_loss` (``timealign.spark.verify``, ``make demo``, the stream tests): the
-  same per (source, id), plus for a stream the ids still open in the state store.
+- :func:`check_no_loss` (the stream tests): the same per (source, id), plus for a stream
+  the ids still open in the state store; :func:`check_unique_and_no_loss`
+  (``timealign.spark.verify``, ``make demo``) settles SP-R22 in that same pass.
 
 A difference fails loudly with a few examples.
 """
@@ -40,8 +41,9 @@ HASH_COUNT_SETTINGS: dict[str, str] = {"spark.sql.execution.bypassPartialAggrega
 
 
 def _reconcile(rows: DataFrame, outcomes: DataFrame, open_ids: DataFrame | None,
-               keys: list[str], what: str) -> int:
-    """Input rows count +1, outcomes (and open ids) -1, per ``keys``; one shuffle."""
+               keys: list[str], what: str, unique: bool = False) -> int:
+    """Input rows count +1, outcomes (and open ids) -1, per ``keys``; one shuffle.
+    ``unique``: the same pass also settles SP-R22 (an input count above one per key)."""
     given = rows.select(*keys, F.lit(1).alias("given"), F.lit(0).alias("settled"))
     settled = outcomes.select(*keys)
     if open_ids is not None:
@@ -50,15 +52,21 @@ def _reconcile(rows: DataFrame, outcomes: DataFrame, open_ids: DataFrame | None,
                                              F.lit(1).alias("settled")))
     joined = marks.groupBy(*keys).agg(F.sum("given").alias("given"),
                                       F.sum("settled").alias("settled"))
-    return _differences(joined, keys, what)
+    return _differences(joined, keys, what, rows if unique else None)
 
 
-def _differences(joined: DataFrame, keys: list[str], what: str) -> int:
+def _differences(joined: DataFrame, keys: list[str], what: str,
+                 unique: DataFrame | None = None) -> int:
     """The input total of ``joined`` (``keys``, ``given``, ``settled``); :class:`LossError`
-    with up to five examples where the two counts differ."""
+    with up to five examples where the two counts differ. Given the input rows ``unique``
+    (``keys`` being (source, id)), a key given more than once is first a repeated id
+    (SP-R22): :func:`check_unique_ids` names them, so one aggregation serves both checks
+    and the repeat is reported before the loss it also causes."""
     wrong = F.col("given") != F.col("settled")
-    totals = joined.agg(F.sum("given").alias("given"),
+    totals = joined.agg(F.sum("given").alias("given"), F.max("given").alias("most"),
                         F.sum(F.when(wrong, 1).otherwise(0)).alias("bad")).first()
+    if unique is not None and totals and (totals["most"] or 0) > 1:
+        check_unique_ids(unique)
     given_total = int(totals["given"] or 0) if totals else 0
     bad = int(totals["bad"] or 0) if totals else 0
     if bad:
@@ -237,6 +245,15 @@ def check_no_loss(rows: DataFrame, outcomes: DataFrame,
     """Return the number of input rows; raise :class:`LossError` on any (source, id) whose
     outcome rows (plus open ids) do not match its input rows one for one."""
     return _reconcile(rows, outcomes, open_ids, ["source", "id"], "(source, id) pair(s)")
+
+
+def check_unique_and_no_loss(rows: DataFrame, outcomes: DataFrame,
+                             open_ids: DataFrame | None = None) -> int:
+    """:func:`check_unique_ids` then :func:`check_no_loss`, as one aggregation over
+    (source, id) of the input and the outcomes (issue 42: ``verify`` ran two): a repeated id
+    raises :class:`DuplicateIdError` with the same examples, whatever the outcomes say."""
+    return _reconcile(rows, outcomes, open_ids, ["source", "id"], "(source, id) pair(s)",
+                      unique=True)
 
 
 def check_unique_ids(rows: DataFrame) -> None:

@@ -14,13 +14,16 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from timealign import reasons
-from timealign.progress import counted
+from timealign.progress import counted, permille_text
 
 PERCENTILES: tuple[float, ...] = (0.5, 0.9, 0.99, 1.0)
 
 
-def summarize(groups: DataFrame, outcomes: DataFrame) -> dict[str, Any]:
-    """Counts and percentiles as a JSON-ready dict."""
+def summarize(groups: DataFrame, outcomes: DataFrame,
+              rows: DataFrame | None = None) -> dict[str, Any]:
+    """Counts and percentiles as a JSON-ready dict; given the input ``rows`` (an algorithm
+    whose groups are windows, :data:`timealign.reasons.ANCHORS`), also what each batch
+    actually waited and how much of its window it filled (:func:`member_figures`)."""
     by_kind = outcomes.groupBy("outcome", "reason").count().collect()
     counts = sorted(
         ({"outcome": r["outcome"], "reason": r["reason"], "rows": int(r["count"])}
@@ -40,6 +43,7 @@ def summarize(groups: DataFrame, outcomes: DataFrame) -> dict[str, Any]:
         return {f"p{round(q * 100)}": None if v is None else int(v)
                 for q, v in zip(levels, values, strict=True)}
 
+    members = {} if rows is None else member_figures(groups, outcomes, rows, levels, named)
     return {
         "rows": sum(c["rows"] for c in counts),
         "sources": int(sources[0]) if sources else 0,
@@ -48,7 +52,32 @@ def summarize(groups: DataFrame, outcomes: DataFrame) -> dict[str, Any]:
         "spread_ns": named(figures["s"] if figures else None),
         "latency_ns": named(figures["l"] if figures else None),
         "size": named(figures["n"] if figures else None),  # rows per group: what varies
+        **members,
     }
+
+
+def member_figures(groups: DataFrame, outcomes: DataFrame, rows: DataFrame,
+                   levels: list[float], named: Any) -> dict[str, Any]:
+    """SP-R74: per group, from its members' event times (``stamp``) in the input ``rows``:
+    ``waited_ns``, the time from its newest member's event time to its emission (``at``;
+    groups settled by the end of input have none), and ``fill_permille``, the share of the
+    group's window (``end - start``) its members' event times span, in thousandths (integer
+    arithmetic; a window of no width is full); their percentiles as ``summarize`` gives
+    them. For the event-time batcher, whose ``start``, ``end`` are the window and whose
+    ``at - end`` is the configured delay, these are what vary from batch to batch."""
+    members = outcomes.where(F.col("outcome") == "grouped").select("source", "id", "seq")
+    spans = members.join(rows.select("source", "id", "stamp"), ["source", "id"]) \
+        .groupBy("source", "seq").agg(F.max("stamp").alias("newest"),
+                                      F.min("stamp").alias("oldest"))
+    width = F.col("end") - F.col("start")
+    fill = F.when(width > 0, F.expr("div((newest - oldest) * 1000, `end` - `start`)")) \
+        .otherwise(F.lit(1000))
+    figures = groups.select("source", "seq", "start", "end", "at").join(
+        spans, ["source", "seq"]).select(
+        F.percentile(F.col("at") - F.col("newest"), F.array(*map(F.lit, levels))).alias("w"),
+        F.percentile(fill, F.array(*map(F.lit, levels))).alias("f")).first()
+    return {"waited_ns": named(figures["w"] if figures else None),
+            "fill_permille": named(figures["f"] if figures else None)}
 
 
 def with_held(summary: dict[str, Any], held: int) -> dict[str, Any]:
@@ -139,6 +168,11 @@ def format_summary(summary: dict[str, Any], algorithm: str | None = None) -> str
         lines.append(f"{title} (ms): {_figures(summary[key], _ms)}")
     if summary.get("size"):
         lines.append(f"rows per group: {_figures(summary['size'], str)}")
+    if summary.get("waited_ns"):  # SP-R74: what each batch actually waited and filled
+        lines.append(f"waited (ms, newest member's event time to emission): "
+                     f"{_figures(summary['waited_ns'], _ms)}")
+        lines.append(f"fill (% of its window the batch's event times span): "
+                     f"{_figures(summary['fill_permille'], permille_text)}")
     if algorithm in reasons.ANCHORS:  # SP-R9: where the figures come from, if surprising
         lines.append(reasons.ANCHORS[algorithm])
     late = summary.get("late_files", [])

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from timealign.algorithm import Algorithm, check_invariants
@@ -34,7 +34,7 @@ from timealign.errors import ConsistencyError
 from timealign.outputs import is_local, resolved
 from timealign.spark import schema
 from timealign.spark.batch import no_phase
-from timealign.spark.census import check_no_loss, check_unique_ids
+from timealign.spark.census import check_unique_and_no_loss, check_unique_ids
 from timealign.spark.failures import marked
 from timealign.spark.paths import TABLES, PathError
 from timealign.spark.replay import columns_from_batches, replay, source_of, to_batch
@@ -104,9 +104,9 @@ def verify(
     return verify_rows(spark, algorithm, config, rows, output)
 
 
-#: SP-R40: the phases of ``verify`` in the order they run, for its progress line.
-PHASES: tuple[str, ...] = ("unique ids", "no loss", "re-run and invariants",
-                           "tables compared")
+#: SP-R40: the phases of ``verify`` in the order they run, for its progress line: one pass
+#: over the input and the written outcomes, then one over the re-run and the written tables.
+PHASES: tuple[str, ...] = ("unique ids and no loss", "re-run, invariants and tables compared")
 
 
 def verify_rows(
@@ -116,30 +116,99 @@ def verify_rows(
 ) -> dict[str, int]:
     """The three checks of :func:`verify` over canonical ``rows`` (SP-R1 columns plus the
     input order, SP-R2), as any reader of ``run`` gives them (tables, bags); ``phase`` is
-    entered around each of :data:`PHASES` (the progress line, SP-R40)."""
-    with phase("unique ids"):
-        check_unique_ids(rows)  # SP-R22: the batch job's rule, so the two agree
-    written_groups, written_outcomes = (_written(spark, output, t) for t in TABLES)
-    with phase("no loss"):
-        total = check_no_loss(rows, written_outcomes)
+    entered around each of :data:`PHASES` (the progress line, SP-R40).
+
+    Two Spark passes (SP-D26; issue 42: four checks took four, plus four ``exceptAll``, and
+    ``verify`` took longer than the run it checked): one aggregation over (source, id) of
+    the input and the written outcomes settles both SP-R22 and SP-R6; then the re-run's rows
+    are counted +1 and the written tables' rows -1 per distinct row, in one aggregation
+    whose one action also gathers the re-run's invariant violations, so the re-run runs
+    once and is never cached."""
+    try:
+        written_groups, written_outcomes = (_written(spark, output, t) for t in TABLES)
+    except (PathError, VerificationFailed):
+        check_unique_ids(rows)  # SP-R22 first, as the batch job: it wrote no tables then
+        raise
+    with phase(PHASES[0]):  # SP-R22 (the batch job's rule, so the two agree), then SP-R6
+        total = check_unique_and_no_loss(rows, written_outcomes)
     count = int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions") or 2)
     again = rows.repartition(count, "source").sortWithinPartitions(
         "source", "arrival", schema.FILE, schema.POSITION).groupBy("source").applyInArrow(
-        verify_function(algorithm, config), schema.COMBINED).cache()
-    try:
-        with phase("re-run and invariants"):
-            problems = [(r["source"], r["reason"]) for r in
-                        again.where(F.col("table") == "problems").limit(20).collect()]
-        if problems:
-            raise VerificationFailed(f"invariant violations: {problems}")
-        with phase("tables compared"):
-            differences = _differences(schema.groups_of(again), written_groups, "groups") \
-                + _differences(schema.outcomes_of(again), written_outcomes, "outcomes")
-        if differences:
-            raise VerificationFailed("; ".join(differences))
-    finally:
-        again.unpersist()
+        verify_function(algorithm, config), schema.COMBINED)
+    with phase(PHASES[1]):
+        problems, differences = _compared(again, written_groups, written_outcomes)
+    if problems:
+        raise VerificationFailed(f"invariant violations: {problems}")
+    if differences:
+        raise VerificationFailed("; ".join(differences))
     return {"rows": total, "invariants": int(algorithm.checks.check is not None)}
+
+
+#: The columns of a row of either table, as the comparison tags them (SP-R4, SP-R5).
+_ROW = ("table", "source", "seq", "start", "end", "ids", "at", "input", "id", "outcome",
+        "reason")
+
+
+def _entry(table: str | Column, **given: Column) -> Column:
+    """A row of the comparison (:data:`_ROW` but ``source``, ``seq``, ``at``, ``input``,
+    which the generator's own columns carry): the given fields, null elsewhere."""
+    kinds = {f.name: f.dataType for f in schema.COMBINED.fields}
+    label = F.lit(table) if isinstance(table, str) else table
+    return F.struct(label.alias("table"), *(
+        given.get(name, F.lit(None)).cast(kinds[name]).alias(name)
+        for name in ("start", "end", "ids", "id", "outcome", "reason")))
+
+
+def _expected(again: DataFrame) -> DataFrame:
+    """The re-run's rows as the tables' rows (a group row itself and one ``grouped`` outcome
+    per member, as :func:`timealign.spark.schema.outcomes_of` derives them; a settled row
+    itself) and its invariant violations (``problems``), all through one generator: one
+    read of the re-run."""
+    table = F.col("table")
+    group = _entry("groups", start=F.col("start"), end=F.col("end"), ids=F.col("ids"))
+    entries = F.when(table == "groups", F.concat(F.array(group), F.transform(
+        "ids", lambda member: _entry("outcomes", id=member, outcome=F.lit("grouped"))))) \
+        .when(table == "outcomes", F.array(_entry("outcomes", id=F.col("id"),
+                                                  outcome=F.col("outcome"),
+                                                  reason=F.col("reason")))) \
+        .when(table == "problems", F.array(_entry("problems", reason=F.col("reason"))))
+    # any other table (rows set aside) is no row of either table: null, so none
+    return again.select("source", "seq", "at", "input", F.inline(entries)).select(*_ROW)
+
+
+def _tagged(written: DataFrame, table: str) -> DataFrame:
+    """A written table's rows in the comparison's form (:data:`_ROW`)."""
+    kinds = {f.name: f.dataType for f in schema.COMBINED.fields}
+    return written.select(*(
+        F.lit(table).alias(name) if name == "table" else
+        F.col(name) if name in written.columns else F.lit(None).cast(kinds[name]).alias(name)
+        for name in _ROW))
+
+
+def _compared(again: DataFrame, written_groups: DataFrame, written_outcomes: DataFrame
+              ) -> tuple[list[tuple[str, str]], list[str]]:
+    """SP-I2 and the invariants in one action: every distinct row counted +1 per copy in
+    the re-run and -1 per copy in a written table (a multiset difference both ways, as two
+    ``exceptAll`` per table computed); returns up to 20 invariant violations (source,
+    problem) and the tables' differences (rows of the re-run missing, rows unexpected)."""
+    both = _expected(again).withColumn("copies", F.lit(1)).unionByName(
+        _tagged(written_groups, "groups").unionByName(_tagged(written_outcomes, "outcomes"))
+        .withColumn("copies", F.lit(-1)))
+    net = both.groupBy(*_ROW).agg(F.sum("copies").alias("net"))
+    table, count = F.col("table"), F.col("net")
+    sums = [F.sum(F.when((table == name) & (count > 0), count).otherwise(0)).alias(
+                f"{name} missing") for name in TABLES] + \
+        [F.sum(F.when((table == name) & (count < 0), -count).otherwise(0)).alias(
+            f"{name} extra") for name in TABLES]
+    problem = F.when(table == "problems", F.struct("source", "reason"))
+    found = net.agg(*sums, F.slice(F.collect_list(problem), 1, 20).alias("problems")).first()
+    if found is None:
+        return [], []
+    problems = [(str(p["source"]), str(p["reason"])) for p in found["problems"]]
+    differences = [f"{name}: {found[f'{name} missing']} row(s) of the re-run missing, "
+                   f"{found[f'{name} extra']} unexpected" for name in TABLES
+                   if found[f"{name} missing"] or found[f"{name} extra"]]
+    return problems, differences
 
 
 def _stray(folder: str) -> str | None:
@@ -238,15 +307,6 @@ def _require_schema(written: DataFrame, table: str) -> None:
     for name in names:
         if name not in found:
             raise VerificationFailed(f"{table}/: no column {name!r} (rule {rule})")
-
-
-def _differences(expected: DataFrame, written: DataFrame, name: str) -> list[str]:
-    written = written.select(*expected.columns)
-    missing = expected.exceptAll(written).count()
-    extra = written.exceptAll(expected).count()
-    if missing or extra:
-        return [f"{name}: {missing} row(s) of the re-run missing, {extra} unexpected"]
-    return []
 
 
 class VerificationError(ConsistencyError):

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from timealign.algorithm import Algorithm
-from timealign.spark.census import check_no_loss, check_unique_ids
+from timealign.spark.census import check_unique_and_no_loss, check_unique_ids
 from timealign.spark.paths import PathError
 from timealign.spark.verify import read_written
 
@@ -55,12 +55,20 @@ def verify_stream_rows(
     """SP-R48: ids unique within a source (SP-R22), and each (source, id) of ``rows`` has
     one outcome row or is held (SP-I1); :class:`~timealign.spark.outcomes.LossError`
     otherwise. Returns the rows, the held rows and their count per source."""
-    check_unique_ids(rows)
-    held = held_rows(spark, algorithm, config, checkpoint).cache()
     try:
-        outcomes = read_written(spark, output, "outcomes", RULE, "the stream has "
-                                "written no micro-batch").drop("batch")
-        total = check_no_loss(rows, outcomes, held)
+        held = held_rows(spark, algorithm, config, checkpoint)
+    except PathError:
+        check_unique_ids(rows)  # SP-R22 first, whatever else is wrong
+        raise
+    held = held.cache()
+    try:
+        try:
+            outcomes = read_written(spark, output, "outcomes", RULE, "the stream has "
+                                    "written no micro-batch").drop("batch")
+        except (PathError, AssertionError):
+            check_unique_ids(rows)
+            raise
+        total = check_unique_and_no_loss(rows, outcomes, held)  # SP-R22, SP-I1: one pass
         per_source = {str(r["source"]): int(r["count"]) for r in
                       held.groupBy("source").count().orderBy(F.desc("count"), "source")
                       .collect()}
