@@ -349,7 +349,7 @@ class Variant:
     @contextmanager
     def applied(self, spark: Any) -> Iterator[None]:
         from timealign.spark import per_file
-        from timealign.spark.batch import session_conf
+        from timealign.spark.session import session_conf
 
         before, path_before = per_file.TASKS_PER_CORE, per_file.FIRST_ROW_PATH
         per_file.TASKS_PER_CORE = self.tasks_per_core or before
@@ -408,7 +408,7 @@ def cost_split(spark: Any, algorithm_name: str, config: Any, folder: str,
     from pyspark.sql import functions as F
 
     from timealign.spark import per_file, schema
-    from timealign.spark.batch import session_conf
+    from timealign.spark.session import session_conf
 
     algorithm = registry.get(algorithm_name)
     parsed = algorithm.codec.config_from_json(config)

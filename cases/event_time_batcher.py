@@ -132,6 +132,10 @@ RULES = [
     case("flush_reverse_order", "Flush emits the open batches newest first.",
          "EB-R15 EB-R16", config(),
          [msg("a1", 100, 100), msg("b1", 90, 100), msg("c1", 200, 200), FLUSH]),
+    case("tick_closes_in_creation_order", "A late tick closes a1's batch [100, 150] and b1's "
+         "[90, 100], created after it, in creation order, not by their ends.",
+         "EB-R14 EB-R8", config(),
+         [msg("a1", 100, 100), msg("b1", 90, 105), tick(170), FLUSH]),
     case("no_max_batch_size", "Any number of keys share one batch.", "EB-D14 EB-D9",
          config(), [msg(f"{key}1", 100 + n, 110) for n, key in enumerate("abcdefghijkl")]
          + [tick(170), FLUSH]),
@@ -229,4 +233,29 @@ TYPICAL = [case("typical_run", "A typical run: three sensors measured once a sec
                 config(scale=MS),
                 driven(config(scale=MS), [(i, t * MS, at * MS) for i, t, at in TYPICAL_ROWS]))]
 
-CASES: list[Vector] = USE_CASES + RULES + HAZARDS + MUTATIONS + TYPICAL
+# Rule cases inside the thin-edge target's domain (W, D, L in whole milliseconds, EB-D11;
+# event times may carry nanoseconds): the cases above with a ns config lie outside it, so
+# these tell a thin-edge.io port's misreadings apart (the catalogued variants of CF-R41)
+# under its profile, which sees batches as sets of ids and timers, not windows.
+THIN_EDGE = [
+    case("thin_edge_window_end_inclusive", "Whole ms: b1 at exactly the end of [100, 150] "
+         "joins that batch (both ends included), closed with a1 at 170 ms.",
+         "EB-R7 EB-R9 EB-D4 EB-D11", config(scale=MS),
+         [ms("a1", 100, 100), ms("b1", 150, 160), ms_tick(170), FLUSH]),
+    case("thin_edge_split_odd_ns", "Whole ms config, a2 3 ns after a1: the split point is "
+         "100 ms + 2 ns (rounded toward a2), so the lower part's timer is 120 ms + 2 ns.",
+         "EB-R11 EB-R12 EB-R13 EB-D11", config(scale=MS),
+         [ms("a1", 100, 100), msg("a2", 100 * MS + 3, 100 * MS + 3),
+          tick(120 * MS + 2), ms_tick(170), FLUSH]),
+    case("thin_edge_one_ns_conflict", "EB-H2 in a whole ms config: a2 1 ns before a1 splits "
+         "at b1's 100 ms; a2 replaces a1 in the upper part and the lower part closes empty.",
+         "EB-R11 EB-R12 EB-R16 EB-D11", config(scale=MS),
+         [ms("b1", 100, 100), msg("a1", 100 * MS + 1, 100 * MS + 1),
+          msg("a2", 100 * MS, 100 * MS + 2), ms_tick(120), ms_tick(170), FLUSH]),
+    case("thin_edge_tick_closes_in_creation_order", "Whole ms: a late tick closes a1's "
+         "batch and b1's, created after it with an earlier end, in creation order.",
+         "EB-R14 EB-R8 EB-D11", config(scale=MS),
+         [ms("a1", 100, 100), ms("b1", 90, 105), ms_tick(170), FLUSH]),
+]
+
+CASES: list[Vector] = USE_CASES + RULES + HAZARDS + MUTATIONS + TYPICAL + THIN_EDGE

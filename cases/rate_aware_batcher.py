@@ -545,6 +545,170 @@ CASES: list[Vector] = [
     ) for vector in pair],
 ]
 
+# --- vectors that tell the catalogued variants from the rules (CF-R41) ------------------------
+# Each trace is one where a plausible misreading catalogued in
+# reference/timealign/rate_aware_batcher/variants.py publishes something else than the rule
+# (tests/rate_aware_batcher/test_rb_variants.py: every variant is killed by the suite).
+
+P14 = round(S / 14)  # the 14 Hz grid period, 71 428 571 ns (RB-R4)
+P5 = S // 5  # the 5 Hz grid period
+HEAD_PROFILE: dict[str, Any] = {"profile": "esslivedata-head"}
+
+
+def reference_state(config: dict[str, Any], inputs: list[dict[str, Any]]) -> Any:
+    """The reference's state after ``inputs``, to place a stamp against its window."""
+    from timealign.rate_aware_batcher import ALGORITHM
+
+    codec, machine = ALGORITHM.codec, ALGORITHM.machine
+    decoded = codec.config_from_json({"batch_length_s": 1.0, **config})
+    state = machine.initial(decoded)
+    for raw in inputs:
+        state, _ = machine.step(decoded, state, codec.input_from_json(raw))
+    return state
+
+
+def slot_stamp(state: Any, slot: int) -> int:
+    """The pulse instant of ``slot`` of the active window, on the first stream's grid."""
+    from timealign.rate_aware_batcher.grid import batch_base_index
+
+    grid = state.streams[0].grid
+    base = batch_base_index(state.window, grid.origin, grid.period)
+    return int(grid.origin + (base + slot) * grid.period)
+
+
+def late_half_pulses() -> list[dict[str, Any]]:
+    """A 14 Hz detector whose every pulse after the first is followed by a stamp half a
+    period older than it."""
+    arrivals = []
+    for k in range(4 * 14):
+        arrivals.append((T0 + k * P14, msg(DET, "det", T0 + k * P14, f"det{k}")))
+        if k >= 1:
+            arrivals.append((T0 + k * P14,
+                             msg(DET, "det", T0 + k * P14 - P14 // 2, f"late{k}")))
+    return [*polled(arrivals, until=4), END]
+
+
+def bootstrap_past_pulse(offset: int) -> list[dict[str, Any]]:
+    """A first poll of six 14 Hz pulses and a log ``offset`` ns after the last (the first
+    window starts there, its grid's origin is that pulse), then the pulses go on."""
+    first = [msg(DET, "det", T0 + k * P14, f"det{k}") for k in range(6)]
+    return [poll(*first, log(T0 + 5 * P14 + offset, "mark")),
+            *polled(train("det", 14, 3, begin=6 / 14 + 0.001), start=0.5, until=3.5), END]
+
+
+def half_period_stamp() -> list[dict[str, Any]]:
+    """A 5 Hz monitor with one extra stamp exactly half a period past a pulse."""
+    arrivals = [(T0 + j * P5, msg(MON, "mon", T0 + j * P5, f"mon{j}")) for j in range(25)]
+    arrivals.append((T0 + 13 * P5 + P5 // 2, msg(MON, "mon", T0 + 13 * P5 + P5 // 2, "half")))
+    return [*polled(sorted(arrivals, key=lambda a: a[0]), until=5), END]
+
+
+def disjoint_edge() -> list[dict[str, Any]]:
+    """A gridded pulse exactly 1000 L past the window end, next to an in-window one."""
+    lead = polled(train("det", 14, 2.5), until=2.45)
+    state = reference_state(HEAD_PROFILE, lead)
+    edge = state.window + state.batch_length + 1000 * state.batch_length
+    return [*lead, poll(msg(DET, "det", T0 + 2_500 * MS, "det35"), msg(DET, "det", edge, "edge")),
+            *polled(train("det", 14, 3, begin=2.6), start=2.6, until=5.5), END]
+
+
+NO_TIMEOUT_HEAD: dict[str, Any] = {**HEAD_PROFILE, "timeout_factor": "inf"}
+
+
+def bump_edges() -> list[dict[str, Any]]:
+    """Gridded from the first poll (no timeout): a pulse in slot 4 x 14, then one in slot
+    2 x 14 + 1, each next to an in-window pulse (which vetoes gap recovery)."""
+    lead = [poll(*(m for _, m in train("det", 14, 1))),
+            *polled(train("det", 14, 1.5, begin=1), start=1, until=2.45)]
+    state = reference_state(NO_TIMEOUT_HEAD, lead)
+    slots = state.streams[0].grid.slots
+    far = poll(msg(DET, "det", T0 + 2_500 * MS, "det35"),
+               msg(DET, "det", slot_stamp(state, 4 * slots), "slot56"))
+    state = reference_state(NO_TIMEOUT_HEAD, [*lead, far])
+    near = poll(msg(DET, "det", T0 + 2_550 * MS, "det35b"),
+                msg(DET, "det", slot_stamp(state, 2 * slots + 1), "slot29"))
+    return [*lead, far, near,
+            *polled(train("det", 14, 3, begin=2.6), start=2.6, until=5.5), END]
+
+
+CASES.extend([
+    case("stream_is_kind_and_name",
+         "A 14 Hz detector and a 5 Hz monitor both named x: two streams (RB-R1), each "
+         "gridded at its own rate; one stream per name would mix their stamps.",
+         ["RB-R1", "RB-R2"],
+         [*polled(train("x", 14, 4),
+                  [(t, {**m, "id": f"mon-{m['id']}"})
+                   for t, m in train("x", 5, 4, kind=MON, phase=20 * MS)], until=4), END]),
+    case("late_stamps_leave_the_estimator",
+         "Each 14 Hz pulse is followed by a stamp half a period older: an older stamp "
+         "changes nothing (RB-R2), so the rate is 14 Hz; one that moved last back would "
+         "measure every diff as 1.5 periods and never snap a rate.",
+         ["RB-R2", "RB-R3"], late_half_pulses()),
+    case("slots_round_2p8",
+         "14 Hz at L = 0.2 s: rate x L = 2.8 rounds to 3 slots (RB-R4), not 2 by "
+         "truncation.",
+         ["RB-R4"], [*polled(train("det", 14, 4), until=4), END], batch_length_s=0.2),
+    case("pulse_half_to_even",
+         "A 5 Hz monitor with a stamp exactly half a period past its 13th pulse (relative "
+         "index 12.5 from the grid's origin): half to even puts it on pulse 12, slot 3, and "
+         "the window waits for pulse 13 (RB-R5); rounding half up or up would close on it.",
+         ["RB-R5", "RB-R6"], half_period_stamp()),
+    case("batch_base_at_drift_tolerance",
+         "The first window starts exactly 1 ms (the drift tolerance) past a pulse: it "
+         "starts on that pulse (r <= tolerance, RB-R5), so its last slot is a pulse "
+         "earlier than with a strict comparison.",
+         ["RB-R5", "RB-R6", "RB-R8"], bootstrap_past_pulse(MS)),
+    case("batch_base_past_drift_tolerance",
+         "The first window starts 20 ms past a pulse (more than the 1 ms tolerance, less "
+         "than half a period): its base is the next pulse (RB-R5), not the nearest one, "
+         "and slots count from there (RB-R6).",
+         ["RB-R5", "RB-R6", "RB-R8"], bootstrap_past_pulse(20 * MS)),
+    case("origin_at_or_after_window_start",
+         "A detector converges at the first timeout close with an off-grid late stamp "
+         "first in its bucket: the new origin is the first bucket stamp at or after the "
+         "window start (RB-R7), a real pulse, not the late one.",
+         ["RB-R7"],
+         [poll(msg(DET, "det", T0, "det0"), msg(DET, "det", T0 + P14, "det1")),
+          poll(msg(DET, "det", T0 + P14 - 30 * MS, "late")),
+          *polled(train("det", 14, 3, begin=2 / 14), start=0.15, until=3.5), END]),
+    case("gap_veto_by_gridded_only",
+         "Traffic resumes after a silence together with a new (ungridded) 7 Hz monitor: "
+         "only a gridded stream's bucket vetoes gap recovery (RB-R13), so the window jumps "
+         "at once.",
+         ["RB-R13"],
+         [*polled(train("det", 14, 3), until=3),
+          *polled(train("det", 14, 3, begin=8.1),
+                  train("mon", 7, 1, kind=MON, begin=8.0, phase=3 * MS), start=8.1, until=11),
+          END]),
+    case("anchor_cut_past_3l_head",
+         "Head: a first poll with stamps at 0, 1 ms and 3 s + 1 ms (L = 1 s): neighbours "
+         "exactly 3 L apart stay in one cluster (RB-R20), so the anchor is the newest "
+         "stamp, not 1 ms.",
+         ["RB-R20", "RB-R21"],
+         [poll(log(T0, "a"), log(T0 + MS, "b"), log(T0 + 3 * S + MS, "c")),
+          *polled(train("det", 14, 3, begin=3.1), start=3.1, until=6), END],
+         **HEAD_PROFILE),
+    case("bootstrap_observes_up_to_anchor_head",
+         "Head: a first poll of eight 14 Hz pulses and a detector stamp one year ahead: the "
+         "anchor is the last pulse and only stamps up to it are observed (RB-R21), so the "
+         "detector is gridded at the bootstrap; observing the outlier would leave its "
+         "newest stamp a year ahead and no plausible origin.",
+         ["RB-R21", "RB-R7"],
+         [poll(*(msg(DET, "det", T0 + k * P14, f"det{k}") for k in range(8)),
+               msg(DET, "det", T0 + YEAR, "outlier")),
+          *polled(train("det", 14, 3, begin=8 / 14 + 0.01), start=0.6, until=3.5), END],
+         **HEAD_PROFILE),
+    case("disjoint_epoch_edge_head",
+         "Head: a gridded pulse exactly 1000 L past the window end is not a disjoint epoch "
+         "(more than 1000 L, measured from the end, RB-R22): it overflows, as in the card.",
+         ["RB-R22", "RB-R11"], disjoint_edge(), **HEAD_PROFILE),
+    case("bump_limit_edges_head",
+         "Head without a timeout, gridded from the first poll: a pulse in slot 4 x 14 = 56 "
+         "bumps nothing (slot < 4 slots, RB-R23); a later one in slot 29 bumps the gate "
+         "and closes the window.",
+         ["RB-R23", "RB-R19"], bump_edges(), **NO_TIMEOUT_HEAD),
+])
+
 # The overview figure of spec/rate_aware_batcher.md: a detector (14 Hz) and a monitor
 # (5 Hz) gate the windows, a log stream rides along, polled every 100 ms for 4.5 s.
 CASES.append(case(

@@ -139,6 +139,7 @@ def test_a_profile_is_the_base_plus_its_table_cf_r40(name: str) -> None:
                 continue
             swap = {slot: book.entry(b, slot) for slot in book.differing(a, b)}
             assert swap, f"{a} and {b} share every function"
+            assert book.key is not None, "two profiles no config field names"
             for vector in vectors:
                 want = run_json(reference, {**vector.config, book.key: b}, vector.inputs)
                 with book.swapped(swap):
@@ -146,9 +147,10 @@ def test_a_profile_is_the_base_plus_its_table_cf_r40(name: str) -> None:
                 assert got == want, f"{vector.name}: {a} with {b}'s table is not {b}"
 
 
-def _profile_reads(path: Path, key: str, names: tuple[str, ...]) -> list[str]:
+def _profile_reads(path: Path, key: str | None, names: tuple[str, ...]) -> list[str]:
     """Where a module reads a profile flag other than to resolve its table: an attribute
-    ``.<key>``, ``.head`` or ``.ros1``, or a comparison with a profile's name."""
+    ``.<key>`` (none when no config field names a profile), ``.head`` or ``.ros1``, or a
+    comparison with a profile's name."""
     tree = ast.parse(path.read_text("utf-8"))
     allowed: set[int] = set()
     for node in ast.walk(tree):  # BOOK.rules(config.<key>): resolving the table
@@ -199,15 +201,18 @@ def test_the_profile_check_finds_a_flag_read_cf_r40(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", BOOKED)
 def test_profiles_of_slots_and_replacements_follow_the_tables_cf_r40(name: str) -> None:
-    """A slot's base runs under the profiles whose table leaves it, a replacement under
-    those naming it; the base profile's table is empty."""
+    """A slot's base runs under the profiles whose table leaves it (among those it names,
+    a head-only decision made a slot), a replacement under those naming it; the base
+    profile's table is empty."""
     book = _book(name)
     assert book.tables[book.profiles[0]].entries == {}
     for slot, base in book.slots.items():
         entry = rulebook.rule_of(base.__code__)
         assert entry is not None
+        only = book.only[slot]  # a head-only decision made a slot keeps its profile
         assert entry.profiles == tuple(p for p in book.profiles
-                                       if slot not in book.tables[p].entries), slot
+                                       if slot not in book.tables[p].entries
+                                       and (only is None or p in only)), slot
         for profile in book.profiles:
             replacement = book.tables[profile].entries.get(slot)
             if replacement is not None:
@@ -307,14 +312,14 @@ def test_every_refusal_of_the_vectors_is_raised_inside_its_rule_function(name: s
     RB-R19's function before issue 40)."""
     reference = registry.get(name)
     package = package_of(reference)
-    book = rulebook.book_of(package)
-    profiles: tuple[str | None, ...] = (None,) if book is None else book.profiles
+    known = rulebook.profiles_of(package)  # None: no config field names a profile
+    profiles: tuple[str | None, ...] = (None,) if known is None else known[1]
     checked: set[str] = set()
     wrong: list[str] = []
     for profile in profiles:
         for vector in shipped(name):
-            config = dict(vector.config) if book is None or profile is None else {
-                **vector.config, book.key: profile}
+            config = dict(vector.config) if known is None or profile is None else {
+                **vector.config, known[0]: profile}
             try:
                 decoded = reference.codec.config_from_json(config)
             except InvalidInput as error:

@@ -49,7 +49,8 @@ FOLDERS: dict[str, str] = {
              "ids it checks (`tests/test_rule_ids.py`); `tests/test_layers.py` checks the "
              "layers above and `tests/test_architecture.py` this page",
     "proofs": "the CrossHair pass and the bounded exhaustive explorer "
-              "(`explore_<algorithm>.py`), the conformance mutation study (`make proofs`)",
+              "(`explore_<algorithm>.py`), the conformance mutation study (`make proofs`), "
+              "the planted bugs in the real upstreams (`make planted`)",
     "benchmarks": "throughput and memory figures, the only place performance is claimed "
                   "(`make bench`); the C++ baselines of the upstream policies",
     "tools": "the writers of generated files: `spec/index.md`, the specs' profile "

@@ -440,12 +440,15 @@ def iter_outputs(
     state: S | None = None,
 ) -> Iterator[tuple[int, O]]:
     """Fold ``inputs`` through ``step``; yield each output with its input's index."""
-    check_config(algorithm.machine, config)  # DRV-R9
-    current = algorithm.machine.initial(config) if state is None else state
+    machine = algorithm.machine
+    check_config(machine, config)  # DRV-R9
+    current = machine.initial(config) if state is None else state
+    step = machine.step  # read once (issue 44: two attribute reads a step otherwise)
     for index, item in enumerate(inputs):
-        current, outputs = algorithm.machine.step(config, current, item)
-        for output in outputs:
-            yield index, output
+        current, outputs = step(config, current, item)
+        if outputs:  # most steps output nothing: no iterator for them
+            for output in outputs:
+                yield index, output
 
 
 def run(

@@ -22,6 +22,7 @@ EXIT_FAILURE = 4
 EXIT_REFUSED = 5  # `conform`: no trace differed or failed, some were refused (CF-R39)
 EXIT_UNANSWERED = 6  # `conform`: no trace differed, the command failed some (CF-R39)
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # a stream stopped by SIGTERM, as a shell reports it (MQ-R14)
 
 SHOWN = 200  # characters of a rejected value an error message shows at most
 

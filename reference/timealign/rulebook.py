@@ -137,16 +137,22 @@ class Book:
 
     ``module`` is the declaring module's ``__name__`` (the book is its package's); ``key``
     is the config field naming a profile; ``profiles`` its values, the first the base (its
-    table is empty). A profile's table is declared once, after every function it names
-    exists; :meth:`rules` resolves a profile (cached), with any swapped-in table applied on
-    top.
+    table is empty). ``key`` is ``None`` for an algorithm whose config names no profile:
+    its one profile is the rule text itself, and the book holds its slots for the
+    variants (CF-R41); :func:`profiles_of` then says it has no profiles. A profile's
+    table is declared once, after every function it names exists; :meth:`rules` resolves
+    a profile (cached), with any swapped-in table applied on top.
     """
 
-    def __init__(self, module: str, key: str, profiles: tuple[str, ...]) -> None:
+    def __init__(self, module: str, key: str | None, profiles: tuple[str, ...]) -> None:
         package = module.rpartition(".")[0]
         self.package, self.key, self.profiles = package, key, profiles
         self.slots: dict[str, Callable[..., Any]] = {}
         self.tables: dict[str, Table] = {}
+        #: The profiles a slot's base was registered with (``None``: every profile): a
+        #: decision that only a profile's own functions call (a head-only helper) is a
+        #: slot too, so a variant can replace it, and still runs under that profile alone.
+        self.only: dict[str, tuple[str, ...] | None] = {}
         self._swapped: tuple[Table, ...] = ()
         #: The profiles resolved so far (emptied, never replaced, when a table or a swap
         #: changes them): a fast path reads it to skip a call per step.
@@ -156,7 +162,7 @@ class Book:
     def slot(self, function: F) -> F:
         """Declare a registered rule function as a slot a table may override (decorator,
         above ``@rule``); the rule text calls it through :meth:`Resolved.of`."""
-        _registered_rule(function, "a slot")
+        self.only[function.__name__] = _registered_rule(function, "a slot").profiles
         self.slots[function.__name__] = function
         self.resolved.clear()
         return function
@@ -278,14 +284,18 @@ class Book:
 
     def _derive_profiles(self) -> None:
         """The profiles of each slot's base and of each profile's replacement: a base runs
-        under every profile whose table leaves its slot alone, a replacement under the
-        profiles whose table names it."""
+        under every profile whose table leaves its slot alone (among those it was
+        registered with, when it names them), a replacement under the profiles whose table
+        names it."""
         declared = [t for t in self.tables.values() if t.kind == "profile"]
         derived: dict[CodeType, list[str]] = {}
         for slot, base in self.slots.items():
             derived.setdefault(base.__code__, [])
+            only = self.only.get(slot)
             for table in declared:
                 chosen = table.entries.get(slot, base)
+                if chosen is base and only is not None and table.name not in only:
+                    continue
                 derived.setdefault(chosen.__code__, []).append(table.name)
         for code, names in derived.items():
             entry = _REGISTRY[code]
@@ -341,17 +351,20 @@ def quiet(function: F) -> F:
 
 
 def registered(package: str) -> tuple[Rule, ...]:
-    """Every rule function of ``package`` (imported first), in definition order."""
+    """Every rule function of ``package`` (imported first), in definition order; not those
+    of its catalogue of variants (its ``variants`` module, CF-R41): a misreading of a rule
+    is no part of the rule text, runs under no profile and only while swapped in."""
     importlib.import_module(package)
-    prefix = package + "."
-    return tuple(r for r in _REGISTRY.values() if r.module.startswith(prefix))
+    prefix, catalogued = package + ".", package + ".variants"
+    return tuple(r for r in _REGISTRY.values()
+                 if r.module.startswith(prefix) and r.module != catalogued)
 
 
 def profiles_of(package: str) -> tuple[str, tuple[str, ...]] | None:
     """The config key naming a profile of ``package`` and its values (its :class:`Book`),
-    ``None`` when it has no profiles."""
+    ``None`` when it has no profiles (no book, or one no config field names)."""
     book = book_of(package)
-    return None if book is None else (book.key, book.profiles)
+    return None if book is None or book.key is None else (book.key, book.profiles)
 
 
 def by_profile(package: str) -> dict[str, tuple[str, ...]]:

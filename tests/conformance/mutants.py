@@ -14,7 +14,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from itertools import groupby
 from typing import Any
 
 import attrs
@@ -125,29 +124,23 @@ def at_overflow_at_queue_size() -> Runner:
 
 # --- Event-time batcher ------------------------------------------------------------------
 
+def _catalogued(algorithm: str, variant: str) -> Runner:
+    """The rule text with ``variant`` of its catalogue (CF-R41) swapped in: the fault is the
+    catalogued misreading itself, one source for the mutant and the diagnosis."""
+    from timealign.conformance.catalogue import port, variants
+
+    assert variant in {t.name for t in variants(algorithm)}, f"{variant} is not catalogued"
+    return port(algorithm, variant)
+
+
 def eb_split_toward_existing() -> Runner:
     """Rounding the split point toward the existing member, not the new one (EB-R11)."""
-    from timealign.event_time_batcher import machine
-
-    def split_point(new: int, existing: int) -> int:
-        half = abs(existing - new) // 2
-        return existing - half if existing > new else existing + half
-
-    _patch(machine, "split_point", split_point)
-    return runner(_rule_text("event_time_batcher"))
+    return _catalogued("event_time_batcher", "split-toward-existing")
 
 
 def eb_tick_closes_strictly() -> Runner:
     """Boundary off by one: a tick closes only batches with ``end + D < at`` (EB-R14)."""
-    from timealign.event_time_batcher import machine
-
-    def close_expired(config: Any, batches: Any, now: int) -> tuple[Any, Any]:
-        delay = config.max_message_delay
-        return (tuple(b for b in batches if b.end + delay >= now),
-                tuple(b.closed() for b in batches if b.end + delay < now))
-
-    _patch(machine, "_close_expired", close_expired)
-    return runner(_rule_text("event_time_batcher"))
+    return _catalogued("event_time_batcher", "tick-closes-strictly")
 
 
 def eb_timer_after_message() -> Runner:
@@ -175,29 +168,12 @@ def eb_timer_after_message() -> Runner:
 
 def eb_flush_in_creation_order() -> Runner:
     """A flush emitting batches oldest first instead of in reverse (EB-R15)."""
-    base = runner(_rule_text("event_time_batcher"))
-
-    def run(config: JSON, inputs: list[JSON]) -> list[JSON]:
-        result: list[JSON] = []
-        for index, group in groupby(base(config, inputs), key=lambda o: o.get("input")):
-            batches = list(group)
-            flush = isinstance(index, int) and inputs[index].get("op") == "flush"
-            result += batches[::-1] if flush else batches
-        return result
-
-    return run
+    return _catalogued("event_time_batcher", "flush-in-creation-order")
 
 
 def eb_lookup_last_batch() -> Runner:
     """The last created batch containing the event time wins a shared endpoint (EB-R7)."""
-    from timealign.event_time_batcher import machine
-
-    def first_containing(windows: tuple[tuple[int, int], ...], t: int) -> int | None:
-        hits = [k for k, (s, e) in enumerate(windows) if s <= t <= e]
-        return hits[-1] if hits else None
-
-    _patch(machine, "first_containing", first_containing)
-    return runner(_rule_text("event_time_batcher"))
+    return _catalogued("event_time_batcher", "last-batch-wins")
 
 
 # --- Rate-aware batcher ------------------------------------------------------------------
@@ -219,26 +195,17 @@ def rb_poll_split() -> Runner:
 
 
 def rb_hwm_clamp_2l() -> Runner:
-    """The high-water mark clamped at start + 2L instead of 3L (RB-R9)."""
-    from timealign.rate_aware_batcher import machine
+    """The high-water mark clamped at start + 2L instead of 3L (RB-R9).
 
-    _patch(machine, "advance_hwm", lambda hwm, latest, start, length: max(
-        hwm, min(latest, start + 2 * length)))
-    return runner(_rule_text("rate_aware_batcher"))
+    The catalogued variant ``RB-R9 ~ clamp-2l``."""
+    return _catalogued("rate_aware_batcher", "clamp-2l")
 
 
 def rb_timeout_exclusive() -> Runner:
-    """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10)."""
-    from timealign.rate_aware_batcher import grid, machine
+    """Boundary off by one: the timeout fires only past ``start + timeout`` (RB-R10).
 
-    exact = grid.timeout_distance  # the function machine.py imports and calls
-
-    def late(factor: float, length: int) -> int | None:
-        distance = exact(factor, length)
-        return None if distance is None else distance + 1
-
-    _patch(machine, "timeout_distance", late)
-    return runner(_rule_text("rate_aware_batcher"))
+    The catalogued variant ``RB-R10 ~ timeout-exclusive``."""
+    return _catalogued("rate_aware_batcher", "timeout-exclusive")
 
 
 def rb_float_timestamps() -> Runner:
@@ -259,11 +226,10 @@ def rb_float_timestamps() -> Runner:
 
 
 def rb_evict_after_4() -> Runner:
-    """A stream evicted after 4 absent batches instead of 5 (RB-D9)."""
-    from timealign.rate_aware_batcher import machine
+    """A stream evicted after 4 absent batches instead of 5 (RB-D9).
 
-    _patch(machine, "ABSENT_BATCHES_FOR_EVICTION", 4)
-    return runner(_rule_text("rate_aware_batcher"))
+    The catalogued variant ``RB-R14 ~ evict-after-4`` (the close's eviction count)."""
+    return _catalogued("rate_aware_batcher", "evict-after-4")
 
 
 FAULTS: dict[str, tuple[str, Callable[[], Runner]]] = {

@@ -29,7 +29,10 @@ def _described() -> dict[str, set[str]]:
         lines = section["markdown"].splitlines()
         if INTRO not in lines:
             continue
-        for line in lines[lines.index(INTRO) + 1:]:
+        after = lines[lines.index(INTRO) + 1:]
+        while after and not after[0].strip():  # a blank line lets Markdown see a list
+            after = after[1:]
+        for line in after:
             match = ITEM.match(line)
             if match is None:
                 if line.startswith(("- ", "  ")):

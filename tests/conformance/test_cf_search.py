@@ -134,9 +134,10 @@ two_faults = two_faults_adapter.run  # in process, where the protocol is not the
 
 
 def test_one_fuzz_run_finds_shrinks_and_saves_two_faults_cf_r32(tmp_path: Path) -> None:
-    """CF-R32: one fuzz run against an adapter with two seeded faults goes on after the
-    first difference and finds the other; each is shrunk (no input can go without losing
-    its cause), saved, and still differs; the same seed finds the same traces."""
+    """CF-R32, CF-R43: one fuzz run against an adapter with two seeded faults goes on after
+    the first difference and finds the other; each is shrunk (no input can go without
+    losing its cause, unless another entry's explanation reproduces what is left), saved,
+    and still differs; the same seed finds the same traces."""
     with Command(two_faults_adapter.command()) as adapter:
         first = check("approximate_time", adapter, vectors=[], fuzz=300, seed=2,
                       save_to=tmp_path)
@@ -151,10 +152,15 @@ def test_one_fuzz_run_finds_shrinks_and_saves_two_faults_cf_r32(tmp_path: Path) 
         assert len(difference.vector.inputs) <= 8, first.text()
         trace = difference.vector
         key = cause(judge, trace, judge(trace))
+        # CF-R43: a smaller trace of the same cause that another entry's explanation
+        # reproduces belongs to that entry
+        others = [e.variants for d in source.differences if d is not difference
+                  and d.diagnosis is not None for e in d.diagnosis.explanations]
         for k in range(len(trace.inputs)):
             smaller = attrs.evolve(trace, inputs=trace.inputs[:k] + trace.inputs[k + 1:])
             verdict = judge(smaller)
-            assert verdict.status != "differ" or cause(judge, smaller, verdict) != key
+            assert verdict.status != "differ" or cause(judge, smaller, verdict) != key or any(
+                judge.diagnoser.reproduces(o, smaller, verdict.observed) for o in others)
     saved = [v for p in vectors.files([tmp_path]) for v in vectors.load(p)]
     assert len(saved) == len(source.differences) >= 2
     assert main(["check", str(tmp_path)]) == 0

@@ -1,12 +1,16 @@
 """The source URL and its topic filter (MQ-R10, MQ-R12), the filter a checkpoint's session
-holds (MQ-R13). Pure: no broker, no Spark (the live checks are in ``test_mq_live.py``)."""
+holds (MQ-R13), and the stream command's options and failed start (MQ-R15, MQ-R16). No
+broker, no Spark (the live checks are in ``test_mq_live.py`` and ``test_mq_stop_live.py``)."""
 
 from __future__ import annotations
 
+import argparse
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
 from timealign.errors import InvalidInput
 from timealign.mqtt.receiver import (
     Receiver,
@@ -110,23 +114,60 @@ def test_mq_r12_a_refused_subscription_stops_the_stream(tmp_path: Path) -> None:
     assert subscription_path(tmp_path).read_text(encoding="utf-8") == "te/#"
 
 
+CONFIG = '{"batching_window": 500000000, "max_message_delay": 2000000000}'
+
+
 @pytest.mark.parametrize("option", [
-    ["--summary", "SUMMARY.json"], ["--report", "REPORT.html"], ["--fail-on", "rejected>0"]])
-def test_mq_r10_options_an_mqtt_stream_does_not_apply_are_refused(
+    [], ["--summary", "SUMMARY.json"], ["--report", "REPORT"], ["--fail-on", "rejected>0"]])
+def test_mq_r16_a_stream_whose_broker_cannot_be_reached_leaves_nothing_behind(
         tmp_path: Path, option: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    """MQ-R10: `--summary`, `--report` and `--fail-on` were accepted with `--source mqtt://`
-    and silently ignored; they are refused, exit 2 naming the option, before anything
-    starts (no broker is reached: the port is closed, nothing is written)."""
+    """MQ-R16, MQ-R15: `--summary`, `--report` and `--fail-on` are taken with `--source
+    mqtt://` (they were refused, MQ-R10, and before that silently ignored); a broker that
+    cannot be reached is exit 2 naming it, before Spark starts, and the failed start leaves
+    no manifest, checkpoint or summary behind."""
     pytest.importorskip("pyspark")
     pytest.importorskip("paho")
     from timealign.cli import main
 
     option = [part.replace("SUMMARY", str(tmp_path / "summary"))
               .replace("REPORT", str(tmp_path / "report")) for part in option]
-    code = main(["stream", "event_time_batcher", "--source", "mqtt://127.0.0.1:1/te/#",
-                 "--format", "thin-edge", "--output", str(tmp_path / "out"),
-                 "--checkpoint", str(tmp_path / "ck"), *option])
+    started = time.monotonic()
+    code = main(["stream", "event_time_batcher", "--source",
+                 f"mqtt://127.0.0.1:{free_port()}/te/#", "--format", "thin-edge",
+                 "--output", str(tmp_path / "out"), "--checkpoint", str(tmp_path / "ck"),
+                 "--config", CONFIG, *option])
     assert code == 2
     err = capsys.readouterr().err
-    assert option[0] in err and "MQ-R10" in err and "not yet with --source mqtt://" in err
+    assert "cannot reach the broker" in err and "MQ-R10" in err, err
+    assert "starting Spark" not in err and time.monotonic() - started < 30
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_mq_r15_a_gate_the_algorithm_never_writes_is_refused_before_anything(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """MQ-R15, SP-R38: `--fail-on` is applied to an MQTT stream, so a gate naming what the
+    event-time batcher never writes is refused at once, naming the option."""
+    pytest.importorskip("pyspark")
+    pytest.importorskip("paho")
+    from timealign.cli import main
+
+    code = main(["stream", "event_time_batcher", "--source", "mqtt://127.0.0.1:1/te/#",
+                 "--format", "thin-edge", "--output", str(tmp_path / "out"),
+                 "--checkpoint", str(tmp_path / "ck"), "--config", CONFIG,
+                 "--fail-on", "late_arrival>0"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--fail-on" in err and "late_arrival" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_mq_r16_stream_help_lists_every_format() -> None:
+    """MQ-R16: `stream --help` lists every `--format` the stream reads, thin-edge too."""
+    from timealign.commands.main import build_parser
+
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    [fmt] = [a for a in commands.choices["stream"]._actions if a.dest == "format"]
+    assert fmt.help is not None
+    for name in ("parquet", "csv", "json", "rosbag", "thin-edge"):
+        assert name in fmt.help, fmt.help

@@ -60,3 +60,26 @@ def test_mq_r11_verify_finds_a_lost_or_doubled_outcome(tmp_path: Path) -> None:
     pq.write_table(pa.concat_tables([table, table.slice(0, 1)]), part)
     with pytest.raises(SpoolVerificationError, match="more than one outcome"):
         verify_spool(EB, CONFIG, str(out), str(ck))
+
+
+@pytest.mark.parametrize(("option", "named"), [
+    (["--input", "elsewhere"], "--input"), (["--config", "{}"], "--config"),
+    (["--format", "csv"], "--format"), (["--column", "id=x"], "--column"),
+    (["--time-unit", "ms"], "--time-unit"), (["--algorithm", "approximate_time"], "--algorithm"),
+    (["--fail-on", "late_arrival>0"], "--fail-on")])
+def test_mq_r18_verify_refuses_what_an_mqtt_output_does_not_take(
+        tmp_path: Path, option: list[str], named: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """MQ-R18: `verify OUT` of an MQTT stream re-runs its spool with its manifest's algorithm
+    and config: an option naming a run's input (it was ignored), another algorithm, or a
+    gate the algorithm never writes is exit 2 naming it, before the re-run."""
+    pytest.importorskip("pyspark")
+    from timealign.cli import main
+    from timealign.mqtt.verify import write_manifest
+
+    out, ck = _written(tmp_path, 7)
+    write_manifest(str(out), EB.name, EB.codec.config_to_json(CONFIG),
+                   "mqtt://127.0.0.1:1883/te/#", str(ck))
+    assert main(["verify", str(out), *option]) == 2
+    err = capsys.readouterr().err
+    assert named in err and ("MQ-R18" in err or "SP-R38" in err), err

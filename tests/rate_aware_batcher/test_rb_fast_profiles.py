@@ -31,8 +31,8 @@ def test_fast_path_refuses_a_swapped_function_it_has_no_form_of_rb_r17() -> None
     """A variant swapped into the rule text has no fast form: the fast path says so."""
 
     @rule("RB-D8")
-    def bump_never(stream: Stream, slot: int) -> Stream:
-        del slot
+    def bump_never(config: Config, stream: Stream, slot: int) -> Stream:
+        del config, slot
         return stream
 
     config = Config()
@@ -41,3 +41,20 @@ def test_fast_path_refuses_a_swapped_function_it_has_no_form_of_rb_r17() -> None
     with BOOK.swapped({"_bump": bump_never}), pytest.raises(LookupError, match="bump_never"):
         fast.step(config, state, poll)
     fast.step(config, state, poll)  # the table alone again
+
+
+@pytest.mark.parametrize("name", ["slots-minus-one", "stall-strict", "gate-strict"])
+def test_fast_path_refuses_a_catalogued_variant_cf_r41(name: str) -> None:
+    """A catalogued variant swaps a slot the fast path enacts only as its base (the
+    arithmetic and the decisions no profile replaces): it runs through the rule text,
+    never silently as the base in the fast path."""
+    from timealign.conformance.catalogue import variants
+
+    chosen = next(t for t in variants("rate_aware_batcher") if t.name == name)
+    for profile in PROFILES:
+        config = Config(profile=profile)
+        state = fast.initial(config)
+        poll = Poll((Polled("log", "a", 0, "x"),))
+        with BOOK.swapped(chosen), pytest.raises(LookupError, match="rule text"):
+            fast.step(config, state, poll)
+        fast.step(config, state, poll)

@@ -19,12 +19,14 @@ from tests.spark.test_spark_processor import frame
 from timealign import registry
 from timealign.cli import main
 from timealign.commands.spark import verify_main
-from timealign.spark.census import Census
+from timealign.spark.census import HASH_COUNT_SETTINGS, Census
 from timealign.spark.failures import job_error
 from timealign.spark.outcomes import RECENT_IDS, DuplicateIdError
 from timealign.spark.paths import PathError
 from timealign.spark.schema import ColumnMap, read_input
 from timealign.spark.streaming import MachineProcessor
+
+BYPASS = "spark.sql.execution.bypassPartialAggregation"
 
 CONFIG = json.dumps({"window": 3})
 
@@ -157,6 +159,29 @@ def test_sp_r22_census_hash_collisions_fall_back_to_the_exact_check(
     with pytest.raises(DuplicateIdError, match=r"source 's' id 'a' \(2 rows\)"):
         census.check_input()
     census.close()
+
+
+def test_sp_d28_the_hash_count_alone_skips_the_partial_aggregation(
+        spark: SparkSession, tmp_path: Path) -> None:
+    """SP-D28: the census's hash count (SP-R22) is planned with Spark's partial aggregation
+    bypassed, and only it: the setting is on while the query is built (the key is read
+    then) and back to its previous value after, for the per-source counts that follow and
+    for the caller's session; the count and the exact check are unchanged."""
+    seen: list[str | None] = []
+
+    def key(*columns: str) -> Any:
+        seen.append(spark.conf.get(BYPASS, None))
+        return F.xxhash64(*columns)
+
+    data = _write(tmp_path / "u" / "a.parquet", stamp=[0, 1, 2], id=["a", "b", "a"])
+    before = spark.conf.get(BYPASS, None)
+    census = Census(read_input(spark, str(data.parent), "parquet", ColumnMap()), key=key)
+    with pytest.raises(DuplicateIdError, match=r"source 's' id 'a' \(2 rows\)"):
+        census.check_input()
+    census.close()
+    assert seen == ["true"]
+    assert spark.conf.get(BYPASS, None) == before != "true"
+    assert HASH_COUNT_SETTINGS == {BYPASS: "true"}
 
 
 @pytest.mark.parametrize("command", ["run", "stream"])

@@ -19,7 +19,7 @@ from timealign.algorithm import Fast
 from timealign.cli import main
 from timealign.errors import InvalidInput
 from timealign.spark import schema
-from timealign.spark.batch import run_batch, session_conf
+from timealign.spark.batch import run_batch
 from timealign.spark.census import Census
 from timealign.spark.failures import OrderError
 from timealign.spark.generate import Plan
@@ -33,6 +33,7 @@ from timealign.spark.per_file import (
     file_pieces,
     replay_files_frame,
 )
+from timealign.spark.session import session_conf
 
 REAL = next((c for c in CASES if c.name == "approximate_time"), CASES[0])
 

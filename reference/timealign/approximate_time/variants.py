@@ -200,6 +200,18 @@ BOOK.variant("tie-start-highest", {start_boundary: _start_tie_highest}, rule="AT
 BOOK.variant("tie-end-lowest", {end_boundary: _end_tie_lowest}, rule="AT-R6")
 
 
+@rule("AT-R6")
+def _ties_flipped_start(stamps: tuple[int, ...]) -> tuple[int, int]:
+    """Both ties flipped, as one non-strict comparison in a scan shared by the start and
+    the end gives: the start is the highest index among the earliest fronts and the end the
+    lowest among the latest."""
+    return _start_tie_highest(stamps)
+
+
+BOOK.variant("ties-flipped", {start_boundary: _ties_flipped_start,
+                              end_boundary: _end_tie_lowest}, rule="AT-R6")
+
+
 # --- AT-R7: the drop flags ----------------------------------------------------------------
 
 @rule("AT-R7")

@@ -30,6 +30,7 @@ from timealign.errors import (
     EXIT_INCONSISTENT,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
     InvalidInput,
     failure_code,
 )
@@ -206,6 +207,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("timealign: interrupted", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
     code = guarded(lambda: int(args.handler(args)), args.debug)
-    if code == EXIT_INTERRUPTED and argv is None:
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED) and argv is None:  # CLI-R2, MQ-R14
         leave(code)
     return code

@@ -38,18 +38,20 @@ from timealign.commands.run_input import (
     task_watch,
     time_unit_argument,
 )
-from timealign.errors import InvalidInput
+from timealign.errors import EXIT_INTERRUPTED, InvalidInput
 from timealign.plot import require_plot_extra
 from timealign.progress import counted
 from timealign.spark import SPARK_MODULES, require_spark_extra
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, formats: str = " or rosbag") -> None:
+    """The options ``run`` and ``stream`` share; ``formats``: the last of ``--format``'s
+    list (MQ-R16: the stream's names ``thin-edge``, which it reads from MQTT)."""
     parser.add_argument("algorithm", help=f"one of {', '.join(registry.names())}")
     parser.add_argument("--output", required=True, help="folder for groups/ and outcomes/")
     parser.add_argument("--config", help="JSON config file (or inline JSON object)")
     parser.add_argument("--format", default="parquet",
-                        help="parquet (default), csv, json or rosbag")
+                        help=f"parquet (default), csv, json{formats}")
     parser.add_argument("--column", action="append", default=[], metavar="FIELD=COLUMN",
                         help="read FIELD (source, id, topic, stamp, arrival, kind, poll) "
                              "from COLUMN; repeatable")
@@ -232,7 +234,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stream_mqtt(args: argparse.Namespace) -> int:
-    """``stream --source mqtt://HOST:PORT/FILTER --format thin-edge`` (spec/mqtt.md)."""
+    """``stream --source mqtt://HOST:PORT/FILTER --format thin-edge`` (spec/mqtt.md): until
+    SIGINT or SIGTERM, then the summary, ``--summary``, ``--report`` and ``--fail-on`` (MQ-R14,
+    MQ-R15); exit 130 (SIGINT) or 143 (SIGTERM), or 1 when a gate trips."""
     import importlib.util
 
     from timealign.mqtt.receiver import check_subscription, parse_url
@@ -252,33 +256,70 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
                             ("--max-files-per-trigger", args.max_files_per_trigger)):
         if present:
             raise InvalidInput(option, "MQ-R10", "not with --source mqtt://", args.source)
-    # MQ-R10: what an MQTT stream does not write yet is refused, never silently ignored
-    for option, present in (("--summary", args.summary is not None),
-                            ("--report", args.report is not None),
-                            ("--fail-on", bool(args.fail_on))):
-        if present:
-            raise InvalidInput(option, "MQ-R10", "not yet with --source mqtt:// (an MQTT "
-                               "stream writes no summary or report; check its tables with "
-                               "`timealign verify OUT`, which takes --fail-on)", args.source)
+    if args.report is not None:
+        require_plot_extra("--report")  # PL-R9
     _, _, topic_filter = parse_url(args.source, "--source")  # MQ-R10, MQ-R12
     paths = JobPaths.check(args.source, args.output, checkpoint=args.checkpoint,
-                           config=args.config)
+                           summary=args.summary, report=args.report, config=args.config)
     assert paths.checkpoint is not None
     check_subscription(paths.checkpoint, topic_filter, "--source")  # MQ-R13
     outputs.check_stream_output(paths.output, paths.checkpoint)  # CLI-R3, before Spark
     algorithm = registry.get(args.algorithm)
+    gates.check(args.fail_on, algorithm.name)  # SP-R38, before anything starts
+    outputs.own("stream", {"--summary": paths.summary},  # CLI-R5, CLI-R6, before Spark
+                {"--output": paths.output, "--checkpoint": paths.checkpoint,
+                 "--report": paths.report})
     config = load_config(algorithm, args.config)
+    from timealign.mqtt.job import Stop, start_receiver, stream_mqtt
     from timealign.mqtt.verify import write_manifest
 
-    write_manifest(paths.output, algorithm.name, algorithm.codec.config_to_json(config),
-                   args.source, paths.checkpoint)  # MQ-R11: what verify re-runs
-    spark = _session(args, "stream")
-    from timealign.mqtt.job import stream_mqtt
+    with Stop() as stop:  # MQ-R14: from here, a signal stops the stream cleanly
+        before = _entries((paths.output, paths.checkpoint))  # MQ-R16: undone if it fails
+        try:
+            receiver = start_receiver(args.source, paths.checkpoint, args.trigger_seconds)
+        except BaseException:
+            _undo_mqtt_start(before, paths.checkpoint)
+            raise
+        try:
+            write_manifest(paths.output, algorithm.name,
+                           algorithm.codec.config_to_json(config), args.source,
+                           paths.checkpoint)  # MQ-R11: what verify re-runs
+            spark = _session(args, "stream")
+            batches = stream_mqtt(spark, algorithm, config, receiver, paths,
+                                  args.trigger_seconds, not args.quiet, stop)
+        except BaseException:
+            receiver.stop()
+            _undo_mqtt_start(before, paths.checkpoint)
+            raise
+        print(f"stream stopped after {counted(batches, 'micro-batch', 'micro-batches')}")
+        return _stopped_mqtt(args, spark, algorithm, config, paths, stop.code)
 
-    batches = stream_mqtt(spark, algorithm, config, args.source, paths, args.trigger_seconds,
-                          not args.quiet)
-    print(f"stream stopped after {counted(batches, 'micro-batch', 'micro-batches')}")
-    return 0
+
+def _stopped_mqtt(args: argparse.Namespace, spark: Any,
+                  algorithm: Algorithm[Any, Any, Any, Any], config: Any, paths: Any,
+                  code: int | None) -> int:
+    """MQ-R15: a stopped MQTT stream's summary (console, ``--summary``), ``--report`` and
+    ``--fail-on``; the exit code: 1 when a gate trips, else the signal's (MQ-R14)."""
+    import shlex
+
+    from timealign.mqtt.job import not_measurement_lines, stream_summary, write_stream_report
+    from timealign.spark.summary import format_summary
+
+    summary = stream_summary(spark, algorithm, config, paths)
+    print("\n".join([format_summary(summary, algorithm.name),
+                     *not_measurement_lines(summary)]))
+    if paths.summary:
+        outputs.write_target("stream", "--summary", paths.summary, json.dumps(
+            {"format": outputs.SUMMARY_FORMAT, **summary}, indent=1) + "\n")  # CLI-R5
+    if paths.report is not None:
+        line = shlex.join(_command_line(args, algorithm, config, paths)["command_line"])
+        print(f"report: {write_stream_report(spark, algorithm, config, paths, summary, line)}")
+    failed = failed_on(args, summary, "timealign stream")  # SP-R38
+    if code == EXIT_INTERRUPTED:  # CLI-R2: the one line, after what the stop wrote
+        print("timealign: interrupted", file=sys.stderr, flush=True)
+    elif code is not None:
+        print("timealign: stopped by SIGTERM", file=sys.stderr, flush=True)
+    return failed or (code if code is not None else 0)
 
 
 def _stream(args: argparse.Namespace) -> int:
@@ -384,6 +425,17 @@ def _undo_start(before: dict[str, set[str] | None], checkpoint: str) -> None:
                     Path(added).unlink(missing_ok=True)
 
 
+def _undo_mqtt_start(before: dict[str, set[str] | None], checkpoint: str) -> None:
+    """MQ-R16: an MQTT stream that failed to start leaves nothing behind (SP-R55), unless
+    its spool took a message: the broker has it acknowledged, the spool is its one copy."""
+    from timealign.mqtt.spool import Message, read_entries, spool_path
+
+    spool = spool_path(checkpoint)
+    if spool.is_file() and any(isinstance(e, Message) for e in read_entries(spool)[0]):
+        return
+    _undo_start(before, checkpoint)
+
+
 def _taken(output: str) -> Any:
     """The taken files an earlier run of the stream recorded in its manifest (SP-R45)."""
     body = outputs.read_manifest(output, "--output") if Path(output).is_dir() else None
@@ -473,15 +525,28 @@ def _verify_gates(args: argparse.Namespace, spark: Any,
 
 
 def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
-    from timealign.mqtt.verify import verify_spool
+    """MQ-R11: ``verify OUT`` of an MQTT stream: its spool re-run; MQ-R18: ``--fail-on``
+    applied to the verified tables, the options naming a run's input refused."""
+    from timealign.mqtt.verify import refuse_input_options, verify_spool
 
+    refuse_input_options((("--input", args.input), ("--config", args.config),
+                          ("--format", args.format), ("--column", args.column),
+                          ("--time-unit", args.time_unit), ("--stamp", args.stamp),
+                          ("--source-from", args.source_from),
+                          ("--skip-bad-files", getattr(args, "skip_bad_files", False))),
+                         str(run["algorithm"]), getattr(args, "algorithm", None), args.output)
     algorithm = registry.get(str(run["algorithm"]))
+    gates.check(args.fail_on, algorithm.name)  # SP-R38, before the re-run
+    conf = conf_settings(args)  # SP-R17
     config = algorithm.codec.config_from_json(run["config"])
     result = verify_spool(algorithm, config, args.output, str(run["checkpoint"]))
     print(f"verified: {result['rows']} rows of the spool up to the stream's last micro-batch, "
           f"each with exactly one outcome ({result['held']} still held by a machine); the "
           f"spool re-run with its ticks equals the written tables")
-    return 0
+    if not args.fail_on:
+        return 0
+    return _verify_gates(args, start_session(args, "verify", conf), algorithm,
+                         result["held"])
 
 
 def _verify_arguments(parser: argparse.ArgumentParser) -> None:
@@ -558,7 +623,7 @@ def register(commands: Any) -> None:
     run.set_defaults(handler=flagged(_run, RUN_FLAGS), command_parser=run)
 
     stream = commands.add_parser("stream", help="replay new files as they arrive (streaming)")
-    _common(stream)
+    _common(stream, ", rosbag or thin-edge (with --source mqtt://)")
     stream.add_argument("--source", required=True,
                         help="folder watched for new files, or mqtt://HOST:PORT/TOPIC_FILTER "
                              "with --format thin-edge (spec/mqtt.md)")
@@ -570,10 +635,12 @@ def register(commands: Any) -> None:
     stream.add_argument("--max-files-per-trigger",
                         type=options.integer(1, 10**9),
                         help="files per micro-batch (taken by modification time, then name)")
-    stream.add_argument("--summary", help="when the stream stops (--available-now), also "
+    stream.add_argument("--summary", help="when the stream stops (--available-now; an MQTT "
+                                          "stream: SIGINT, SIGTERM), also "
                                           "write the summary as JSON to this file")
     stream.add_argument("--report", metavar="DIR",
-                        help="when the stream stops (--available-now), also write an HTML "
+                        help="when the stream stops (--available-now; an MQTT stream: "
+                             "SIGINT, SIGTERM), also write an HTML "
                              "report to DIR/index.html (needs the plot extra)")
     bag_arguments(stream, "stream")
     fail_on_argument(stream)

@@ -33,6 +33,7 @@ from timealign.conformance.harness import (
     check_explore,
     check_fuzz,
     check_vectors,
+    confirm,
     implementation,
     interruption,
     run_reference,
@@ -150,6 +151,7 @@ def check(
             report.signal = interruption(halt)
             if not any(s.source == name for s in report.sources):
                 report.not_run.append(name)
+    confirm(judge, report)  # CF-R42: each explanation on the run's differing traces
     if save_to is not None:
         save(report, save_to)
     return report

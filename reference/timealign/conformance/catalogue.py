@@ -10,14 +10,18 @@ spec names and describes it under its rule.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from timealign import registry, rulebook
+from timealign import jsontext, registry, rulebook
 from timealign.algorithm import Algorithm, run_json
-from timealign.conformance.harness import Implementation
+from timealign.vectors import Vector
 
 JSON = dict[str, Any]
+#: A port as the harness runs it in process (``harness.Implementation``; not imported, as
+#: the harness diagnoses through this module)
+Implementation = Callable[[JSON, list[JSON]], list[JSON]]
 
 
 def variants(algorithm: str) -> tuple[rulebook.Table, ...]:
@@ -48,3 +52,24 @@ def run_variants(algorithm: str | Algorithm[Any, Any, Any, Any],
 def port(algorithm: str, *names: str) -> Implementation:
     """A stand-in port: the reference's rule text with the variants ``names`` planted."""
     return lambda config, inputs: run_variants(algorithm, names, config, list(inputs))
+
+
+def kills(algorithm: str, variant: str | rulebook.Table, traces: Iterable[Vector],
+          expected: dict[str, list[JSON]] | None = None) -> bool:
+    """CF-R44: whether the stand-in port with ``variant`` planted answers some trace of
+    ``traces`` otherwise than the reference (compared in full; a variant raising on a trace
+    is caught there). ``expected`` keeps the reference's outputs of each trace, for the
+    next variant tried on the same traces."""
+    known = {} if expected is None else expected
+    for vector in traces:
+        config, inputs = dict(vector.config), list(vector.inputs)
+        try:
+            planted = run_variants(algorithm, (variant,), config, inputs)
+        except Exception:
+            return True
+        key = json.dumps([algorithm, config, inputs], sort_keys=True)
+        if key not in known:
+            known[key] = run_variants(algorithm, (), config, inputs)
+        if not jsontext.same(planted, known[key]):
+            return True
+    return False

@@ -38,6 +38,7 @@ import attrs
 from timealign import Algorithm, registry, rulebook
 from timealign.algorithm import run_json
 from timealign.conformance import fired, rules
+from timealign.conformance.diagnose import PAIR_BUDGET, singles_then_pairs
 from timealign.conformance.harness import file_name, shrink
 from timealign.conformance.instances import walk
 from timealign.conformance.strategies import reproducible
@@ -53,8 +54,6 @@ JSON = dict[str, Any]
 FORMAT = "timealign.diff/1"
 #: Rounds of the random search per strategy: each looks for a difference not seen yet.
 ROUNDS = 8
-#: The most pairs of overrides swapped in together when no single one is the cause.
-PAIR_BUDGET = 45
 
 
 @attrs.frozen
@@ -330,14 +329,11 @@ class Compare:
         book, (a, b) = self.book, self.profiles
         first = _observable(outputs_a, outputs_b)
         wanted = _through(outputs_b, first)
-        slots = book.differing(a, b)
-        for size in (1, 2):
-            for chosen in itertools.islice(itertools.combinations(slots, size),
-                                           PAIR_BUDGET):
-                with book.swapped({s: book.entry(b, s) for s in chosen}):
-                    got = run_json(self.reference, config_a, inputs)
-                if _through(got, first) == wanted:
-                    return chosen
+        for chosen in singles_then_pairs(book.differing(a, b), PAIR_BUDGET):
+            with book.swapped({s: book.entry(b, s) for s in chosen}):
+                got = run_json(self.reference, config_a, inputs)
+            if _through(got, first) == wanted:
+                return chosen
         return ()
 
     def swap_cause(self, swapped: tuple[str, ...], config_a: JSON, config_b: JSON,
@@ -411,8 +407,8 @@ def _profiles(reference: Algorithm[Any, Any, Any, Any], a: Variant, b: Variant
     """The algorithm's book and the two profiles the variants name, when they differ in
     the profile alone."""
     book = rulebook.book_of(fired.package_of(reference))
-    if book is None:
-        return None, None
+    if book is None or book.key is None:  # no config field names a profile
+        return book, None
     first, second = a.changes.get(book.key), b.changes.get(book.key)
     rest_a = {k: v for k, v in a.changes.items() if k != book.key}
     rest_b = {k: v for k, v in b.changes.items() if k != book.key}

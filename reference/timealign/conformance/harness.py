@@ -29,6 +29,7 @@ import attrs
 from timealign import Algorithm, jsontext
 from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
+from timealign.conformance.diagnose import Diagnoser, Diagnosis
 from timealign.conformance.protocol import STDERR_MARK, Answer, Failed, Outputs, Refused
 from timealign.conformance.where import Where, config_values
 from timealign.errors import (
@@ -144,10 +145,12 @@ class Difference:
     original_size: int
     saved: str = ""
     alike: int = 1  # the traces of the run in its group, itself included (CF-R32)
+    diagnosis: Diagnosis | None = None  # of a differing trace by the catalogue (CF-R42)
 
     def to_json(self) -> JSON:
         return {"source": self.source, "status": self.status, "name": self.vector.name,
                 "alike": self.alike,
+                "diagnosis": self.diagnosis.to_json() if self.diagnosis is not None else None,
                 "inputs": len(self.vector.inputs), "original_inputs": self.original_size,
                 "at": self.at, "input": self.input, "expected": list(self.expected),
                 "observed": list(self.observed), "message": self.message,
@@ -292,6 +295,20 @@ class Report:
         return tuple(sorted({r for s in self.sources for d in s.differences
                              if d.status == "differ" for r in d.rules}, key=rules.order))
 
+    def explained(self) -> tuple[list[str], int]:
+        """CF-R42: the labels of the differences' best explanations, in the order found
+        (each once), and how many differing entries no catalogued variant explains."""
+        labels: dict[str, None] = {}
+        unexplained = 0
+        for d in (d for s in self.sources for d in s.differences):
+            if d.diagnosis is None:
+                continue
+            if d.diagnosis.explanations:
+                labels[d.diagnosis.explanations[0].label] = None
+            else:
+                unexplained += 1
+        return list(labels), unexplained
+
     @property
     def interrupted(self) -> bool:
         """Ctrl-C or a signal ended the run: the report covers what was checked (CF-R34)."""
@@ -329,6 +346,7 @@ class Report:
                 "observe": self.observe,
                 "ok": self.ok, "verdict": self.verdict()[0],
                 "exit_status": self.exit_code(), "differs_on": list(self.rules),
+                "explained_by": self.explained()[0], "unexplained": self.explained()[1],
                 "never_answered": self.never_answered(), "not_run": list(self.not_run),
                 "interrupted": self.interrupted,
                 "sources": {s.source: s.to_json() for s in self.sources}}
@@ -364,6 +382,8 @@ class Report:
                                  + (f": {json.dumps(d.input)}" if d.input is not None else ""))
                     if d.message:
                         lines.append(f"    {d.message}")
+                if d.diagnosis is not None:  # CF-R42
+                    lines.append(f"    {d.diagnosis.text()}")
                 if d.alike > 1:  # CF-R32: the others of its group
                     others = counted(d.alike - 1, "more trace", "more traces")
                     lines.append(f"    and {others} alike")
@@ -377,6 +397,12 @@ class Report:
             for status, names in s.more():  # CF-R38: every other one is in the JSON report
                 lines.append(f"- {s.source}: and {len(names)} more {status} "
                              f"(see --report), the first {names[0]}")
+        labels, unexplained = self.explained()
+        if labels or unexplained:  # CF-R42
+            lines.append("diagnosis: " + "; ".join(
+                ([f"explained by {', '.join(labels)}"] if labels else [])
+                + ([f"{counted(unexplained, 'difference')} not explained by any catalogued "
+                    "variant"] if unexplained else [])))
         if self.interrupted:
             lines.append(f"interrupted ({self.interrupted_by}): the report covers the traces "
                          "checked so far")
@@ -433,7 +459,26 @@ class Judge:
         self.reference, self.subject, self.target = reference, subject, target
         self.where = where
         self.profile = observe.profile(reference, profile)
-        self.grouping: Grouping = grouping if grouping is not None else cause
+        self.diagnoser = Diagnoser(reference, self.profile)
+        self.grouping: Grouping = grouping if grouping is not None else explanation
+
+    def keep(self, vector: Vector, verdict: Verdict) -> None:
+        """A trace of the run as generated: a differing one is kept to confirm the
+        explanations on (CF-R42)."""
+        if verdict.status == "differ":
+            self.diagnoser.keep(vector, verdict.observed)
+
+    def settle(self, key: Hashable, vector: Vector, verdict: Verdict) -> Hashable:
+        """The group of a new difference's (shrunk) trace once diagnosed (CF-R43): its
+        explanation when the catalogue has one (remembered, so later traces it reproduces
+        join it), else ``key``, its symptoms. Only under the default grouping."""
+        if verdict.status != "differ" or self.grouping is not explanation:
+            return key
+        diagnosis = self.diagnoser.explain(vector, verdict.observed)
+        if not diagnosis.explanations:
+            return key
+        self.diagnoser.known(diagnosis)
+        return diagnosis.key
 
     def group(self, vector: Vector, verdict: Verdict) -> Hashable:
         """The group of a trace that did not agree (CF-R32): fuzz and explore report one
@@ -543,20 +588,27 @@ class Judge:
         named = set() if verdict.status == "failed" else (  # nothing compared (CF-R27)
             set(vector.rules) | set(rules.exercised(self.reference, raw_want + shown_got)))
         named_rules = tuple(sorted(named, key=rules.order))
-        # CF-R16, VEC-R15: the trace keeps its description (one of its own once shrunk) and
-        # rules (the rules of the difference added), and what the implementation answered
-        # beside the reference's
+        diagnosis = None
+        if verdict.status == "differ":  # CF-R42
+            diagnosis = attrs.evolve(self.diagnoser.explain(vector, verdict.observed),
+                                     symptoms=named_rules)
+        explaining = tuple(sorted({r for e in diagnosis.explanations for r in e.rules},
+                                  key=rules.order)) if diagnosis is not None else ()
+        # CF-R16, VEC-R15, CF-R42: the trace keeps its description (one of its own once
+        # shrunk) and rules (the explaining rules first, the rules of the difference added),
+        # and what the implementation answered beside the reference's
         saved = attrs.evolve(
             vector, outputs=verdict.expected,
             description=described(source, vector, at, original_size),
-            rules=vector.rules + tuple(r for r in named_rules if r not in vector.rules),
+            rules=tuple(dict.fromkeys((*explaining, *vector.rules, *named_rules))),
             observed=verdict.observed if verdict.status == "differ" else None,
             first_diverging_input=at if verdict.status == "differ" else None,
             observed_error=verdict.message if verdict.status in ("refused", "failed")
             else "")
         item = vector.inputs[at] if isinstance(at, int) and 0 <= at < len(vector.inputs) else None
         return Difference(source, verdict.status, saved, at, item, tuple(shown_want),
-                          tuple(shown_got), verdict.message, named_rules, original_size)
+                          tuple(shown_got), verdict.message, named_rules, original_size,
+                          diagnosis=diagnosis)
 
 
 #: inputs a generated description spells out; the rest are counted (CF-R16)
@@ -686,6 +738,27 @@ def shrink(vector: Vector, diverges: Callable[[Vector], bool]) -> Vector:
     return attrs.evolve(vector, inputs=tuple(inputs))
 
 
+def explanation(judge: Judge, vector: Vector, verdict: Verdict) -> Hashable:
+    """The default grouping of a :class:`Judge` (CF-R43): a differing trace joins the
+    first explanation found so far that reproduces it (:meth:`Diagnoser.group`); else its
+    group is its :func:`cause`, until :meth:`Judge.settle` diagnoses it as a new
+    difference."""
+    if verdict.status == "differ":
+        known = judge.diagnoser.group(vector, verdict.observed)
+        if known is not None:
+            return known
+    return cause(judge, vector, verdict)
+
+
+def confirm(judge: Judge, report: Report) -> None:
+    """CF-R42: every diagnosed difference of the run with its explanations confirmed on
+    the run's differing traces."""
+    for source in report.sources:
+        source.differences[:] = [
+            attrs.evolve(d, diagnosis=judge.diagnoser.confirmed(d.diagnosis))
+            if d.diagnosis is not None else d for d in source.differences]
+
+
 def cause(judge: Judge, vector: Vector, verdict: Verdict) -> tuple[str, ...]:
     """What makes two differences distinct (CF-R32), the default grouping of a
     :class:`Judge`: for a refused or failed trace its status and the gist of its message
@@ -734,6 +807,7 @@ def check_vectors(judge: Judge, vectors: Iterable[Vector], progress: Progress,
     try:
         for vector in chosen:
             verdict = judge.again(vector, judge(vector))  # CF-R37
+            judge.keep(vector, verdict)
             report.count(verdict, vector.name)
             report.refusing(vector, verdict)
             progress(report, len(chosen))
@@ -833,6 +907,7 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
         key = judge.group(vector, verdict) if verdict.status == "differ" else None
         if not since:  # generating: every trace counts (shrink steps do not)
             verdict = judge.again(vector, verdict)  # CF-R37: a divergence answered alike
+            judge.keep(vector, verdict)
             report.count(verdict)
             report.refusing(vector, verdict)
             progress(report, count)
@@ -880,7 +955,11 @@ def check_fuzz(judge: Judge, count: int, seed: int, progress: Progress,
                 again = judge(minimal)
                 if again.status == "differ":  # else a command answering otherwise twice
                     vector, verdict = minimal, judge.unstable(again, judge(minimal))  # CF-R37
-            record(vector, verdict, key, since[0][1])
+            key = judge.settle(key, vector, verdict)  # CF-R43: its explanation
+            if key in found:
+                again_in(key, vector, verdict)
+            else:
+                record(vector, verdict, key, since[0][1])
     except KeyboardInterrupt as halt:
         report.cut("interrupted", f"interrupted ({interruption(halt)}) after {report.run} of "
                                   f"{counted(count, 'trace')}", interruption(halt))
@@ -934,11 +1013,12 @@ def check_explore(judge: Judge, depth: int, progress: Progress,
                                      f"{counted(report.run, 'trace')}: {_reached(level)}")
                 break
             verdict = judge(vector)
+            judge.keep(vector, verdict)
             grouped = verdict.status not in ("agree", "skipped")
             key = judge.group(vector, verdict) if grouped else None
             if grouped and key not in seen and len(report.differences) < most:
                 verdict = judge.again(vector, verdict)  # CF-R37: a trace detailed is asked again
-                key = judge.group(vector, verdict)
+                key = judge.settle(judge.group(vector, verdict), vector, verdict)  # CF-R43
                 if key not in seen:
                     seen[key] = len(report.differences)
                     report.differences.append(judge.difference("explore", vector, verdict,

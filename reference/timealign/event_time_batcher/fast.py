@@ -151,10 +151,10 @@ class FastState:
 
     __slots__ = ("batches", "ledger", "now", "params", "version")
 
-    def __init__(self, batches: list[FastBatch], now: int | None, ledger: _Ledger,
+    def __init__(self, batches: list[FastBatch], now: int, ledger: _Ledger,
                  version: int, params: _Params) -> None:
         self.batches = batches  # never changed once built, like the state
-        self.now = now
+        self.now = now  # NO_TIME until the first message or tick: a native int field
         self.ledger = ledger
         self.version = version
         self.params = params
@@ -182,12 +182,17 @@ def _own(state: FastState) -> _Ledger:
     return _Ledger({b.ids[i] for b in state.batches for i in range(b.count)})
 
 
-def _state(batches: list[FastBatch], now: int | None, ledger: _Ledger,
+def _state(batches: list[FastBatch], now: int, ledger: _Ledger,
            params: _Params) -> FastState:
     return FastState(batches, now, ledger, ledger.version, params)
 
 
 Step = tuple[FastState, tuple[Output, ...]]
+
+#: The state's ``now`` before the first message or tick (the spec's ``None``): below every
+#: time EB-R2 accepts, so EB-R3's test needs no case of its own, and a native integer
+#: field (compiled, an ``int | None`` field boxes each processing time in a new object).
+NO_TIME: Final = -1
 
 # Compiled (mypyc), a module-level name that is not ``Final`` is looked up in the module's
 # dict at every use; these aliases of what the hot path names are C statics instead.
@@ -247,13 +252,14 @@ def _closed(batch: FastBatch) -> Batch:
     output: Batch = _instance(_BATCH)
     _set_start(output, batch.start)
     _set_end(output, batch.end)
-    _set_ids(output, tuple(batch.ids[:batch.count]))
+    ids = batch.ids
+    _set_ids(output, tuple(ids) if len(ids) == batch.count else tuple(ids[:batch.count]))
     return output
 
 
 def initial(config: Config) -> FastState:
     """No open batch and no processing time yet, bound to ``config`` (DRV-R10)."""
-    return FastState([], None, _Ledger(set()), 0, _Params(config))
+    return FastState([], NO_TIME, _Ledger(set()), 0, _Params(config))
 
 
 def step(config: object, state: object, item: Input) -> Step:
@@ -279,16 +285,24 @@ def step(config: object, state: object, item: Input) -> Step:
     refuse_unknown_input(item)  # raises EB-R2
 
 
-def _require_forward(now: int | None, at: int) -> None:
-    """EB-R3: the rule text's ``refuse_backwards`` raises."""
-    if now is not None and at < now:
+def _require_forward(now: int, at: int) -> None:
+    """EB-R3: the rule text's ``refuse_backwards`` raises (``now`` is never below
+    :data:`NO_TIME`, below every accepted ``at``)."""
+    if at < now:
         refuse_backwards(now, at)
 
 
 
 
 def _message(config: Config, state: FastState, m: Message) -> Step:
-    now, t, key, identity = m.at, m.event_time, m.key, m.id
+    # The event time is read as the object the message holds and kept so in the members'
+    # list (compiled, the typed read unboxes it and the append boxes a new integer).
+    view: Any = m
+    stamp: Any = view.event_time
+    now: int = view.at
+    t: int = stamp
+    key: str = view.key
+    identity: str = view.id
     _require_forward(state.now, now)
     ledger = _own(state)
     if identity in ledger.ids:
@@ -303,8 +317,7 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
         _require_timeout_fits(config, t)  # raises EB-R2
     # Every check has passed: from here on the ledger may change.
     index = -1
-    for i in range(len(batches)):  # EB-R7: the first batch holding t
-        target = batches[i]
+    for i, target in enumerate(batches):  # EB-R7: the first batch holding t
         if target.start <= t <= target.end:
             index = i
             break
@@ -316,7 +329,7 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
         ledger.ids.add(identity)
         ledger.version += 1
         batches = batches[:]
-        batches.append(FastBatch(t, end, [key], [t], [identity], {key: 0}, 1))
+        batches.append(FastBatch(t, end, [key], [stamp], [identity], {key: 0}, 1))
         return _timer_or_close(params, batches, now, end, (), ledger)
     target = batches[index]
     count = target.count
@@ -327,7 +340,8 @@ def _message(config: Config, state: FastState, m: Message) -> Step:
             keys, times, ids = keys[:count], times[:count], ids[:count]
             place = {keys[i]: i for i in range(count)}
         keys.append(key)
-        times.append(t)
+        held: list[Any] = times  # the message's own integer (see above)
+        held.append(stamp)
         ids.append(identity)
         place[key] = count
         ledger.ids.add(identity)
@@ -419,13 +433,14 @@ def _close_expired(params: _Params, batches: list[FastBatch], now: int, owner: F
 
 def to_spec(state: FastState) -> State:
     """The spec's state: the batches as :class:`OpenBatch`, without the ledger."""
+    now = state.now
     return State(tuple([OpenBatch(b.start, b.end, b.members) for b in state.batches]),
-                 state.now, config=state.params.config)
+                 None if now == NO_TIME else now, config=state.params.config)
 
 
 def from_spec(state: State) -> FastState:
     """The fast form of a spec state, with a ledger collected from its batches."""
     batches = [_batch(b.start, b.end, b.members) for b in state.batches]
-    return FastState(batches, state.now, _Ledger({m.id for b in state.batches
-                                                  for m in b.members}), 0,
-                     _Params(state.config))
+    now = NO_TIME if state.now is None else state.now
+    return FastState(batches, now, _Ledger({m.id for b in state.batches for m in b.members}),
+                     0, _Params(state.config))

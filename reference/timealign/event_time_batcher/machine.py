@@ -21,6 +21,13 @@ that rule firing, which is how ``timealign diff`` and the spec index know what r
 and ``_message`` only dispatch, testing the conditions in the order the spec states them.
 EB-R1, EB-R2 (the inputs' checks) and EB-R16 are functions of ``model.py``.
 
+Each decision a porter could misread (a comparison, a rounding, an order, which end times
+out) is a small *slot* (``@BOOK.slot``, :data:`~timealign.event_time_batcher.model.BOOK`),
+called through the one profile's table (``_rules().of(slot)``): the catalogued variants
+(CF-R41, :mod:`.variants`) replace one slot each, and the conformance harness runs them to
+name the rule a port misreads. The profile's table is empty: the slots' bases are the
+rules.
+
 This reproduces the thin-edge.io batcher output for output; where upstream is silent the
 reference emits ``Rejected``/``Dropped`` (EB-D8) and orders members by arrival (EB-D9).
 """
@@ -33,8 +40,10 @@ from typing import NoReturn
 from timealign.errors import INT64_MAX, InvalidInput, foreign_state, wrong_object
 from timealign.event_time_batcher.arithmetic import first_containing, new_window_end, split_point
 from timealign.event_time_batcher.model import (
+    BOOK,
     DUPLICATE,
     OVERWRITTEN,
+    PROFILE,
     TOO_FAR_IN_FUTURE,
     TOO_OLD,
     Batch,
@@ -50,8 +59,9 @@ from timealign.event_time_batcher.model import (
     State,
     Tick,
     Timer,
+    emitted,
 )
-from timealign.rulebook import rule
+from timealign.rulebook import Resolved, rule
 
 _ID = attrgetter("id")
 Batches = tuple[OpenBatch, ...]
@@ -85,6 +95,12 @@ def refuse_unknown_input(item: object) -> NoReturn:
     raise InvalidInput("input", "EB-R2", "expected a Message, Tick or Flush", item)
 
 
+def _rules() -> Resolved:
+    """The rule functions that run: the slots' bases, or the variants swapped in."""
+    return BOOK.rules(PROFILE)
+
+
+@BOOK.slot
 @rule("EB-R3")
 def _require_forward(state: State, at: int) -> None:
     """EB-R3: processing time never goes backwards."""
@@ -101,24 +117,25 @@ def refuse_backwards(now: int, at: int) -> NoReturn:
 
 def _message(config: Config, state: State, m: Message) -> Step:
     """A message: the first rule below whose condition holds decides it (EB-R3..EB-R12)."""
-    _require_forward(state, m.at)
+    rules = _rules()
+    rules.of(_require_forward)(state, m.at)
     _require_id_free(state, m)
     now, t, batches = m.at, m.event_time, state.batches
-    if t < now - config.max_message_delay:
+    if rules.of(_is_too_old)(t, now, config.max_message_delay):
         return _too_old(config, batches, m)
-    if t > now + config.message_leap_limit:
+    if rules.of(_is_too_far)(t, now, config.message_leap_limit):
         return _too_far_in_future(config, batches, m)
     _require_timeout_fits(config, t)
     member = Member(m.key, t, m.id)
-    index = _lookup(batches, t)
+    index = rules.of(_lookup)(batches, t)
     if index is None:
         return _open(config, batches, now, member)
     existing = next((x for x in batches[index].members if x.key == m.key), None)
     if existing is None:
         return _join(config, batches, index, now, member)
-    if existing.event_time == t:
-        return _duplicate(config, batches, m)
-    cut = _split_point(t, existing.event_time)
+    if rules.of(_is_duplicate)(existing.event_time, t):
+        return rules.of(_duplicate)(config, batches, index, m)
+    cut = rules.of(_split_point)(t, existing.event_time)
     return _split(config, batches, index, now, member, cut)
 
 
@@ -135,10 +152,24 @@ def refuse_held_id(identity: str) -> NoReturn:
     raise InvalidInput("id", "EB-R4", "id is already held by an open batch", identity)
 
 
+@BOOK.slot
+@rule("EB-R5")
+def _is_too_old(t: int, now: int, delay: int) -> bool:
+    """EB-R5: too old when ``t < T - D`` (a delay of exactly ``D`` is accepted)."""
+    return t < now - delay
+
+
 @rule("EB-R5")
 def _too_old(config: Config, batches: Batches, m: Message) -> Step:
     """EB-R5, when ``t < T - D``: rejected ``too_old``; only ``now`` moves."""
     return State(batches, m.at, config=config), (Rejected(m.id, TOO_OLD),)
+
+
+@BOOK.slot
+@rule("EB-R6")
+def _is_too_far(t: int, now: int, leap: int) -> bool:
+    """EB-R6: too far in the future when ``t > T + L`` (``t = T + L`` is accepted)."""
+    return t > now + leap
 
 
 @rule("EB-R6")
@@ -147,10 +178,18 @@ def _too_far_in_future(config: Config, batches: Batches, m: Message) -> Step:
     return State(batches, m.at, config=config), (Rejected(m.id, TOO_FAR_IN_FUTURE),)
 
 
+@BOOK.slot
 @rule("EB-R7")
 def _lookup(batches: Batches, t: int) -> int | None:
     """EB-R7: the index of the first batch in creation order whose window holds ``t``."""
     return first_containing(tuple((b.start, b.end) for b in batches), t)
+
+
+@BOOK.slot
+@rule("EB-R8")
+def _window_end(batches: Batches, t: int, window: int) -> int:
+    """EB-R8: a new batch's end, ``t + W`` clipped at the smallest start after ``t``."""
+    return new_window_end(tuple(b.start for b in batches), t, window)
 
 
 @rule("EB-R8")
@@ -158,8 +197,9 @@ def _open(config: Config, batches: Batches, now: int, member: Member) -> Step:
     """EB-R8, when no batch holds ``t``: a batch ``[t, t + W]`` clipped at the next start
     is appended, then EB-R13 with its end."""
     t = member.event_time
-    end = new_window_end(tuple(b.start for b in batches), t, config.batching_window)
-    return _timer_or_close(config, (*batches, OpenBatch(t, end, (member,))), now, end, ())
+    made = OpenBatch(t, _rules().of(_window_end)(batches, t, config.batching_window),
+                     (member,))
+    return _timer_or_close(config, (*batches, made), now, made, ())
 
 
 @rule("EB-R9")
@@ -167,16 +207,33 @@ def _join(config: Config, batches: Batches, index: int, now: int, member: Member
     """EB-R9, when the target has no member with the key: the message joins; no output."""
     target = batches[index]
     joined = OpenBatch(target.start, target.end, (*target.members, member))
-    return State(_replace(batches, index, joined), now, config=config), ()
+    return _rules().of(_after_join)(config, _replace(batches, index, joined), now, joined)
 
 
+@BOOK.slot
+@rule("EB-R9")
+def _after_join(config: Config, batches: Batches, now: int, joined: OpenBatch) -> Step:
+    """EB-R9: a join emits nothing: neither a timer nor a closed batch (EB-R13)."""
+    return State(batches, now, config=config), ()
+
+
+@BOOK.slot
 @rule("EB-R10")
-def _duplicate(config: Config, batches: Batches, m: Message) -> Step:
+def _is_duplicate(existing: int, t: int) -> bool:
+    """EB-R10: the target's member with the key is a duplicate's first copy when its event
+    time is exactly ``t``."""
+    return existing == t
+
+
+@BOOK.slot
+@rule("EB-R10")
+def _duplicate(config: Config, batches: Batches, index: int, m: Message) -> Step:
     """EB-R10, when the target's member with the key has exactly ``t``: rejected
     ``duplicate``; the first copy stays."""
     return State(batches, m.at, config=config), (Rejected(m.id, DUPLICATE),)
 
 
+@BOOK.slot
 @rule("EB-R11")
 def _split_point(t: int, existing: int) -> int:
     """EB-R11, when that member has another event time: the midpoint, rounded toward ``t``."""
@@ -188,11 +245,12 @@ def _split(config: Config, batches: Batches, index: int, now: int, member: Membe
            cut: int) -> Step:
     """EB-R12: the target becomes ``[start, cut]`` in place, ``[cut, end]`` is appended,
     every member then the message re-homed; then EB-R13 with the lower part's end."""
+    rules = _rules()
     target = batches[index]
-    lower, upper, lost = _rehome((*target.members, member), cut)
-    batches = (*_replace(batches, index, OpenBatch(target.start, cut, lower)),
-               OpenBatch(cut, target.end, upper))
-    return _timer_or_close(config, batches, now, cut, lost)
+    lower, upper, lost = rules.of(_rehome)((*target.members, member), cut)
+    parts = OpenBatch(target.start, cut, lower), OpenBatch(cut, target.end, upper)
+    placed = rules.of(_placed)(batches, index, *parts)
+    return _timer_or_close(config, placed, now, rules.of(_timed_part)(*parts), lost)
 
 
 @rule("EB-R2")
@@ -206,6 +264,8 @@ def _require_timeout_fits(config: Config, t: int) -> None:
                            "max_message_delay (its batch's timeout) must fit in int64 ns", t)
 
 
+@BOOK.slot
+@rule("EB-R12")
 def _rehome(members: Members, cut: int) -> tuple[Members, Members, tuple[Output, ...]]:
     """EB-R12: members below ``cut`` stay, the others move up; a later same-key member on
     the same side replaces the earlier one (upstream's map insert), which is ``Dropped``."""
@@ -220,41 +280,97 @@ def _rehome(members: Members, cut: int) -> tuple[Members, Members, tuple[Output,
     return tuple(sides[0]), tuple(sides[1]), tuple(lost)
 
 
+@BOOK.slot
+@rule("EB-R12")
+def _placed(batches: Batches, index: int, lower: OpenBatch, upper: OpenBatch) -> Batches:
+    """EB-R12: the lower part keeps the target's place, the upper part is appended."""
+    return (*_replace(batches, index, lower), upper)
+
+
+@BOOK.slot
+@rule("EB-R12")
+def _timed_part(lower: OpenBatch, upper: OpenBatch) -> OpenBatch:
+    """EB-R12: EB-R13 runs for the lower part's end; the upper part keeps the old end,
+    whose timer was already requested."""
+    return lower
+
+
 def _replace(batches: Batches, index: int, batch: OpenBatch) -> Batches:
     return (*batches[:index], batch, *batches[index + 1:])
 
 
 @rule("EB-R13")
 def _timer_or_close(
-    config: Config, batches: Batches, now: int, end: int, before: tuple[Output, ...]
+    config: Config, batches: Batches, now: int, made: OpenBatch, before: tuple[Output, ...]
 ) -> Step:
-    """EB-R13: ask for a tick at ``end + D``, or close every expired batch if it has passed."""
-    timeout = end + config.max_message_delay
-    if now < timeout:
+    """EB-R13: ask for a tick at ``end + D`` of the batch just made (new, or a split's
+    lower part), or close every expired batch if that instant has passed."""
+    rules = _rules()
+    timeout = made.end + config.max_message_delay
+    if rules.of(_wants_timer)(now, timeout):
         return State(batches, now, config=config), (*before, Timer(timeout))
-    kept, closed = _close_expired(config, batches, now)
+    kept, closed = rules.of(_closed_by_message)(config, batches, now, made)
     return State(kept, now, config=config), (*before, *closed)
+
+
+@BOOK.slot
+@rule("EB-R13")
+def _wants_timer(now: int, timeout: int) -> bool:
+    """EB-R13: a timer is requested while ``T < end + D``; at equality the batch closes."""
+    return now < timeout
+
+
+@BOOK.slot
+@rule("EB-R13")
+def _closed_by_message(config: Config, batches: Batches, now: int, made: OpenBatch
+                       ) -> tuple[Batches, tuple[Batch, ...]]:
+    """EB-R13: once the batch just made has expired, every expired batch closes, not just
+    that one."""
+    return _close_expired(config, batches, now)
 
 
 @rule("EB-R14")
 def _tick(config: Config, state: State, item: Tick) -> Step:
     """EB-R14: a tick (EB-R3 first) closes every expired batch, in creation order."""
-    _require_forward(state, item.at)
-    kept, closed = _close_expired(config, state.batches, item.at)
+    rules = _rules()
+    rules.of(_require_forward)(state, item.at)
+    kept, closed = rules.of(_closed_by_tick)(config, state.batches, item.at)
     return State(kept, item.at, config=config), closed
+
+
+@BOOK.slot
+@rule("EB-R14")
+def _closed_by_tick(config: Config, batches: Batches, at: int
+                    ) -> tuple[Batches, tuple[Batch, ...]]:
+    """EB-R14: a tick at ``at`` closes the batches with ``end + D <= at``, in creation
+    order."""
+    return _close_expired(config, batches, at)
 
 
 @rule("EB-R15")
 def _flush(config: Config, state: State) -> Step:
     """EB-R15: flush closes every open batch, newest first (upstream ``Vec::pop``)."""
-    flushed = tuple(b.closed() for b in reversed(state.batches))
+    rules = _rules()
+    flushed = rules.of(emitted)(rules.of(_flush_order)(state.batches))
     return State((), state.now, config=config), flushed
 
 
-def _close_expired(config: Config, batches: Batches, now: int) -> tuple[Batches, tuple[Batch, ...]]:
+@BOOK.slot
+@rule("EB-R15")
+def _flush_order(batches: Batches) -> Batches:
+    """EB-R15: the order a flush emits the open batches in: reverse creation order."""
+    return batches[::-1]
+
+
+def _close_expired(config: Config, batches: Batches, now: int
+                   ) -> tuple[Batches, tuple[Batch, ...]]:
     """The expiry EB-R13 and EB-R14 close by: batches with ``end + D <= now`` close, in
     creation order."""
     delay = config.max_message_delay
     kept = tuple(b for b in batches if b.end + delay > now)
-    closed = tuple(b.closed() for b in batches if b.end + delay <= now)
-    return kept, closed
+    closed = tuple(b for b in batches if b.end + delay <= now)
+    return kept, _rules().of(emitted)(closed)
+
+
+#: The one profile's table: empty, the slots' bases are the rules (variants: ``variants.py``).
+TABLE = BOOK.profile(PROFILE, {})

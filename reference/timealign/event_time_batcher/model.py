@@ -11,12 +11,18 @@ from __future__ import annotations
 import attrs
 
 from timealign.errors import INT64_MAX, require, require_ns
-from timealign.rulebook import rule
+from timealign.rulebook import Book, rule
 
 TOO_OLD = "too_old"
 TOO_FAR_IN_FUTURE = "too_far_in_future"
 DUPLICATE = "duplicate"
 OVERWRITTEN = "overwritten"
+
+#: The rule text's one profile: no config field names a profile (the batcher has one
+#: behaviour, thin-edge.io's), so the book below holds the slots its catalogued variants
+#: (CF-R41, :mod:`.variants`) replace, over this profile's empty table (``machine.py``).
+PROFILE = "thin-edge"
+BOOK = Book(__name__, None, (PROFILE,))
 
 
 @attrs.frozen
@@ -147,11 +153,13 @@ class OpenBatch:
     end: int
     members: tuple[Member, ...]
 
-    @rule("EB-R16")
-    def closed(self) -> Batch:
-        """The output emitted when this batch closes: its window at closing time and its
-        member ids in arrival order, also when it has no member (EB-R16)."""
-        return Batch(self.start, self.end, tuple(m.id for m in self.members))
+
+@BOOK.slot
+@rule("EB-R16")
+def emitted(batches: tuple[OpenBatch, ...]) -> tuple[Batch, ...]:
+    """The outputs of closing batches, in the order given: each its window at closing time
+    and its member ids in arrival order, also when it has no member (EB-R16)."""
+    return tuple(Batch(b.start, b.end, tuple(m.id for m in b.members)) for b in batches)
 
 
 @attrs.frozen

@@ -207,6 +207,9 @@ class Receiver:
             self.spool.tick(time.time_ns())
 
     def stop(self) -> None:
+        """Disconnect and stop ticking; once (MQ-R14 stops it before the stream ends)."""
+        if self._stopped.is_set():
+            return
         self._stopped.set()
         self.client.disconnect()
         self.client.loop_stop()

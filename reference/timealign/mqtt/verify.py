@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,20 @@ def _expected(columns: dict[str, list[Any]]) -> tuple[Counter[Any], Counter[Any]
 def _diff(expected: Counter[Any], written: Counter[Any]) -> str:
     return (f"{sum((expected - written).values())} row(s) of the re-run missing, "
             f"{sum((written - expected).values())} unexpected")
+
+
+def refuse_input_options(given: Iterable[tuple[str, object]], ran: str, named: str | None,
+                         output: str) -> None:
+    """MQ-R18: verify of an MQTT stream takes what it re-runs from the spool and the
+    manifest: an option naming a run's input (``given``: option and value), or an
+    ``--algorithm`` (``named``) other than the one the stream ``ran``, is refused."""
+    for option, value in given:
+        if value:
+            raise InvalidInput(option, "MQ-R18", "not for an MQTT stream's output: verify "
+                               "re-runs its spool with the algorithm and config of its "
+                               "manifest", output)
+    if named not in (None, ran):
+        raise InvalidInput("--algorithm", "MQ-R18", f"the stream ran {ran}", named)
 
 
 def write_manifest(output: str, algorithm: str, config: Any, source: str,

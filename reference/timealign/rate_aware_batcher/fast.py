@@ -179,6 +179,12 @@ FORMS: dict[str, tuple[str | None, dict[Any, bool]]] = {
     "_keep_last_close": ("arm_clock", {_keep_last_close: False, _arm_clock: True}),
     "_end_at_window": ("end_at_anchor", {_end_at_window: False, _close_without_gating: True}),
     "_no_backstop": ("backstop", {_no_backstop: False, _backstop: True}),
+    # Every other slot (the arithmetic and the decisions no profile replaces, which a
+    # catalogued variant may, CF-R41): the fast path enacts its base alone.
+    **{name: (None, {base: False}) for name, base in BOOK.slots.items()
+       if name not in ("_check_factor", "refuse_head_only_kinds", "_bootstrap_at_newest",
+                       "_route_message", "_bump", "_keep_last_close", "_end_at_window",
+                       "_no_backstop")},
 }
 _MODES: dict[Any, Mode] = {}
 #: The book's cache of resolved profiles (a dict emptied on every swap, never replaced):
@@ -195,12 +201,13 @@ def mode_of(profile: str) -> Mode:
         flags: dict[str, bool] = {}
         for slot, (field, forms) in FORMS.items():
             chosen = rules.of(BOOK.slots[slot])
-            if field is None:
+            if not forms:
                 continue  # run by the model, not by the step
             if chosen not in forms:
                 raise LookupError(f"the fast path has no form of {chosen.__qualname__} "
                                   f"(slot {slot}): run the rule text")
-            flags[field] = forms[chosen]
+            if field is not None:
+                flags[field] = forms[chosen]
         if len(_MODES) > 16:  # a swap resolves anew: keep only the recent tables
             _MODES.clear()
         found = _MODES[rules] = Mode(**flags)

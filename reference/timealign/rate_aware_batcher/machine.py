@@ -90,6 +90,7 @@ def initial(config: Config) -> State:
                  config=config)
 
 
+@BOOK.slot
 @rule("RB-R18")
 def advance_clock(clock: int | None, last_close: int | None, now: int) -> tuple[int, int]:
     """RB-R18: the clock and ``last_close`` after a reading ``now``; a reading below the
@@ -113,6 +114,14 @@ def check_batch_end(end: int) -> None:
 def _the(config: Config) -> Resolved:
     """The rule functions of the config's profile (its table over the card's)."""
     return BOOK.rules(config.profile)
+
+
+# The arithmetic the rule text decides with is slots too (no profile replaces them): a
+# catalogued variant (CF-R41, ``variants.py``) swaps one in to enact a misreading of its
+# rule. The fast path keeps its own forms and enacts the bases only (``fast.FORMS``).
+for _decision in (observe, integer_rate_hz, slots_per_batch, period_of, slot_in_batch,
+                  advance_hwm, gap_steps, plausible_anchor):
+    BOOK.slot(_decision)
 
 
 @BOOK.slot
@@ -139,13 +148,14 @@ def step(config: Config, state: State, item: Input) -> tuple[State, tuple[Output
         refuse_after_end(item)
     if isinstance(item, Poll):
         if item.now is not None:
-            clock, last_close = advance_clock(state.clock, state.last_close, item.now)
+            clock, last_close = _the(config).of(advance_clock)(state.clock,
+                                                               state.last_close, item.now)
             state = evolve(state, clock=clock, last_close=last_close)
         if not HEAD_ONLY_KINDS.isdisjoint([m.kind for m in item.messages]):
             _the(config).of(refuse_head_only_kinds)(item.messages)
         return _poll(config, state, item.messages)
     if isinstance(item, SetBatchLength):
-        return _set_batch_length(config, state, item), ()
+        return _the(config).of(_set_batch_length)(config, state, item), ()
     if isinstance(item, End):
         return _end(state)
     return refuse_unknown_input(item)
@@ -169,6 +179,7 @@ def _accept_head_only_kinds(messages: tuple[Polled, ...]) -> None:
     del messages
 
 
+@BOOK.slot
 @rule("RB-R15")
 def _set_batch_length(config: Config, state: State, item: SetBatchLength) -> State:
     """A new length waits for the next close (its timeout checked first, RB-D1)."""
@@ -194,7 +205,7 @@ def _end(state: State) -> tuple[State, tuple[Output, ...]]:
 
 
 @rule("RB-R7")
-def _refresh_grid(stream: Stream, start: int, length: int) -> Stream:
+def _refresh_grid(config: Config, stream: Stream, start: int, length: int) -> Stream:
     """Rebuild the stream's grid from its current rate at ``start`` for length L.
 
     No rate keeps the existing grid (RB-D7); a sub-rate stream loses it; an origin within
@@ -202,7 +213,8 @@ def _refresh_grid(stream: Stream, start: int, length: int) -> Stream:
     bucket (first message at or after ``start``, else the first) or the newest timestamp,
     and refused when implausibly far (the 43-year guard).
     """
-    rate = integer_rate_hz(stream.diffs)
+    rules = _the(config)
+    rate = rules.of(integer_rate_hz)(stream.diffs)
     if rate is None:
         return stream
     if sub_rate(rate, length):
@@ -210,13 +222,23 @@ def _refresh_grid(stream: Stream, start: int, length: int) -> Stream:
     if stream.grid is not None and origin_plausible(stream.grid.origin, start, length):
         origin = stream.grid.origin
     else:
-        bucket = stream.bucket
-        candidate = (next((m.timestamp for m in bucket if m.timestamp >= start),
-                          bucket[0].timestamp) if bucket else stream.last)
+        candidate = rules.of(_origin_candidate)(stream.bucket, start, stream.last)
         if candidate is None or not origin_plausible(candidate, start, length):
             return evolve(stream, grid=None)
         origin = candidate
-    return evolve(stream, grid=Grid(origin, period_of(rate), slots_per_batch(rate, length)))
+    return evolve(stream, grid=Grid(origin, rules.of(period_of)(rate),
+                                    rules.of(slots_per_batch)(rate, length)))
+
+
+@BOOK.slot
+@rule("RB-R7")
+def _origin_candidate(bucket: tuple[Polled, ...], start: int, last: int | None
+                      ) -> int | None:
+    """A new origin: the first bucket message at or after ``start``, else the bucket's
+    first, else the newest stamp observed."""
+    if not bucket:
+        return last
+    return next((m.timestamp for m in bucket if m.timestamp >= start), bucket[0].timestamp)
 
 
 def _window(state: State) -> int:
@@ -226,6 +248,7 @@ def _window(state: State) -> int:
     return state.window
 
 
+@BOOK.slot
 @rule("RB-R1")
 def _register(streams: tuple[Stream, ...], kind: str, name: str) -> tuple[tuple[Stream, ...], int]:
     """The streams with ``(kind, name)`` registered (a stream is its kind and name), and
@@ -243,6 +266,14 @@ def _route(config: Config, state: State, message: Polled) -> State:
 
 
 @BOOK.slot
+@rule("RB-R12")
+def _ahead(end: int, t: int, length: int) -> bool:
+    """Whether ``t`` lies in the hold-back range past the window end: ``end < t <= end +
+    3L``."""
+    return end < t <= end + MAX_AHEAD_BATCHES * length
+
+
+@BOOK.slot
 @rule("RB-R11")
 def _route_message(config: Config, state: State, message: Polled) -> State:
     """The card routes every message against the active window."""
@@ -254,10 +285,10 @@ def _route_in_window(config: Config, state: State, message: Polled) -> State:
     """Route one message against the active window: non-gated and ungridded messages by
     RB-R12, gridded ones by RB-R11."""
     end = _window(state) + state.batch_length
-    held_back = end < message.timestamp <= end + MAX_AHEAD_BATCHES * state.batch_length
+    held_back = _the(config).of(_ahead)(end, message.timestamp, state.batch_length)
     if message.kind not in GATED_KINDS:
         return _route_non_gated(state, message, held_back)
-    streams, position = _register(state.streams, message.kind, message.name)
+    streams, position = _the(config).of(_register)(state.streams, message.kind, message.name)
     if streams[position].grid is None and held_back:
         return _hold_ungridded(state, streams, message)
     return _route_gated(config, evolve(state, streams=streams), position, message)
@@ -284,42 +315,64 @@ def _route_gated(config: Config, state: State, position: int, message: Polled) -
     """Observe the stamp; an ungridded stream buckets it, a gridded one slots it, or sends
     it to overflow beyond the last slot (with the profile's bump)."""
     t = message.timestamp
+    rules = _the(config)
     streams, overflow = state.streams, state.overflow
     stream = streams[position]
-    last, diffs = observe(stream.last, stream.diffs, t)
+    last, diffs = rules.of(observe)(stream.last, stream.diffs, t)
     stream = evolve(stream, last=last, diffs=diffs)
     if stream.grid is None:
         stream = evolve(stream, bucket=(*stream.bucket, message))
     else:
-        slot = slot_in_batch(t, _window(state), stream.grid)
-        if slot >= stream.grid.slots:
-            stream = _the(config).of(_bump)(stream, slot)
+        slot = rules.of(slot_in_batch)(t, _window(state), stream.grid)
+        if rules.of(_overflows)(slot, stream.grid.slots):
+            stream = rules.of(_bump)(config, stream, slot)
             overflow = (*overflow, message)
         else:
             stream = evolve(stream, bucket=(*stream.bucket, message),
-                            max_slot=max(stream.max_slot, slot))
+                            max_slot=rules.of(_max_slot)(stream.max_slot, slot))
     streams = (*streams[:position], stream, *streams[position + 1 :])
     return evolve(state, streams=streams, overflow=overflow)
 
 
 @BOOK.slot
+@rule("RB-R11")
+def _overflows(slot: int, slots: int) -> bool:
+    """A slot at or past the window's slot count is overflow."""
+    return slot >= slots
+
+
+@BOOK.slot
+@rule("RB-R11")
+def _max_slot(max_slot: int, slot: int) -> int:
+    """The highest slot seen in the window: a late (lower) slot changes nothing."""
+    return max(max_slot, slot)
+
+
+@BOOK.slot
 @rule("RB-D8")
-def _bump(stream: Stream, slot: int) -> Stream:
+def _bump(config: Config, stream: Stream, slot: int) -> Stream:
     """An overflowing message still raises ``max_slot`` to the last slot, at any
     distance."""
-    del slot
+    del config, slot
     assert stream.grid is not None
     return evolve(stream, max_slot=max(stream.max_slot, stream.grid.slots - 1))
 
 
 @rule("RB-R23")
-def _bump_near(stream: Stream, slot: int) -> Stream:
+def _bump_near(config: Config, stream: Stream, slot: int) -> Stream:
     """Head's bump: as the card's below ``slots · (1 + 3)``; an overflowing message far
     beyond the window leaves the gate as it is."""
     assert stream.grid is not None
-    if slot < stream.grid.slots * (1 + MAX_AHEAD_BATCHES):
+    if _the(config).of(_near)(slot, stream.grid.slots):
         return evolve(stream, max_slot=max(stream.max_slot, stream.grid.slots - 1))
     return stream
+
+
+@BOOK.slot
+@rule("RB-R23", profiles=(HEAD,))
+def _near(slot: int, slots: int) -> bool:
+    """Head bumps for an overflowing slot below ``slots · (1 + 3)``."""
+    return slot < slots * (1 + MAX_AHEAD_BATCHES)
 
 
 @rule("RB-R22")
@@ -328,12 +381,19 @@ def _route_head(config: Config, state: State, message: Polled) -> State:
     unobserved, whatever its kind (a gated one still registers its stream); anything else
     is routed as in the card."""
     end = _window(state) + state.batch_length
-    if message.timestamp - end <= MAX_ORIGIN_OFFSET_BATCHES * state.batch_length:
+    if not _the(config).of(_disjoint)(message.timestamp, end, state.batch_length):
         return _route_in_window(config, state, message)
     streams = state.streams
     if message.kind in GATED_KINDS:
-        streams, _ = _register(streams, message.kind, message.name)
+        streams, _ = _the(config).of(_register)(streams, message.kind, message.name)
     return evolve(state, streams=streams, non_gated=(*state.non_gated, message))
+
+
+@BOOK.slot
+@rule("RB-R22", profiles=(HEAD,))
+def _disjoint(t: int, end: int, length: int) -> bool:
+    """A disjoint epoch: more than ``1000·L`` past the window end."""
+    return t - end > MAX_ORIGIN_OFFSET_BATCHES * length
 
 
 def _route_all(config: Config, state: State, messages: Iterable[Polled]) -> State:
@@ -344,11 +404,19 @@ def _route_all(config: Config, state: State, messages: Iterable[Polled]) -> Stat
 
 
 def _drain(state: State) -> tuple[tuple[Polled, ...], State]:
-    """The batch contents (non-gated, then each bucket in stream order), and the state
-    with them taken and every ``max_slot`` reset."""
-    drained = (*state.non_gated, *(m for s in state.streams for m in s.bucket))
+    """The batch contents in the table's order (RB-R14), and the state with them taken
+    and every ``max_slot`` reset."""
+    drained = _the(state.config).of(_batch_order)(state.non_gated, state.streams)
     streams = tuple(evolve(s, bucket=(), max_slot=-1) for s in state.streams)
     return drained, evolve(state, non_gated=(), streams=streams)
+
+
+@BOOK.slot
+@rule("RB-R14")
+def _batch_order(non_gated: tuple[Polled, ...], streams: tuple[Stream, ...]
+                 ) -> tuple[Polled, ...]:
+    """A batch holds the non-gated messages, then each bucket in stream order."""
+    return (*non_gated, *(m for s in streams for m in s.bucket))
 
 
 @rule("RB-R13")
@@ -358,22 +426,37 @@ def _recover_from_gap(config: Config, state: State) -> State:
     stashed, state = _drain(state)
     overflow, future = state.overflow, state.future
     start, length = _window(state), state.batch_length
-    start += gap_steps(min(m.timestamp for m in overflow), start, length) * length
+    steps = _the(config).of(gap_steps)(min(m.timestamp for m in overflow), start, length)
+    start += steps * length
     state = evolve(state, window=start, overflow=(), future=())
     return _route_all(config, state, (*stashed, *overflow, *future))
 
 
 @rule("RB-R10")
 def _complete(state: State) -> bool:
-    """Timeout first (inclusive; none at head's infinite factor, RB-R19), else every
-    gridded stream in its last slot."""
+    """Timeout first (none at head's infinite factor, RB-R19), else every gridded stream
+    in its last slot."""
+    rules = _the(state.config)
     if (state.hwm is not None and state.timeout is not None
-            and state.hwm >= _window(state) + state.timeout):
+            and rules.of(_timed_out)(state.hwm, _window(state) + state.timeout)):
         return True
-    gridded = [s for s in state.streams if s.grid is not None]
+    return rules.of(_gates_met)(tuple(s for s in state.streams if s.grid is not None))
+
+
+@BOOK.slot
+@rule("RB-R10")
+def _timed_out(hwm: int, due: int) -> bool:
+    """The timeout is inclusive: it fires when the HWM reaches the window start +
+    timeout."""
+    return hwm >= due
+
+
+@BOOK.slot
+@rule("RB-R10")
+def _gates_met(gridded: tuple[Stream, ...]) -> bool:
+    """At least one gridded stream, and every one of them in its last slot."""
     return bool(gridded) and all(
-        s.max_slot >= s.grid.slots - 1 for s in gridded if s.grid is not None
-    )
+        s.max_slot >= s.grid.slots - 1 for s in gridded if s.grid is not None)
 
 
 @rule("RB-R14")
@@ -382,18 +465,26 @@ def _refresh_registry(state: State) -> State:
     and evict those absent for 5 closes (RB-D9); a pending length refreshes them again
     with the new length, the bucket not yet drained (RB-R15)."""
     start, length, pending = _window(state), state.batch_length, state.pending_length
+    config, evicted = state.config, _the(state.config).of(_evicted)
     kept: list[Stream] = []
     for stream in state.streams:
         if stream.bucket:
-            stream = _refresh_grid(evolve(stream, absent=0), start, length)
-        elif stream.absent + 1 < ABSENT_BATCHES_FOR_EVICTION:
+            stream = _refresh_grid(config, evolve(stream, absent=0), start, length)
+        elif not evicted(stream.absent + 1):
             stream = evolve(stream, absent=stream.absent + 1)
         else:
             continue  # evicted
         if pending is not None:
-            stream = _refresh_grid(stream, start, pending)
+            stream = _refresh_grid(config, stream, start, pending)
         kept.append(stream)
     return evolve(state, streams=tuple(kept))
+
+
+@BOOK.slot
+@rule("RB-R14")
+def _evicted(absent: int) -> bool:
+    """A stream is evicted at its 5th consecutive close with an empty bucket (RB-D9)."""
+    return absent >= ABSENT_BATCHES_FOR_EVICTION
 
 
 @rule("RB-R15")
@@ -465,8 +556,18 @@ def _close_without_gating(state: State, drained: tuple[Polled, ...], end: int
     drained = (*drained, *state.future, *state.overflow)
     state = evolve(state, future=(), overflow=())
     if drained:
-        end = max(plausible_anchor([m.timestamp for m in drained], state.batch_length), end)
+        rules = _the(state.config)
+        anchor = rules.of(plausible_anchor)([m.timestamp for m in drained], state.batch_length)
+        end = rules.of(_anchored_end)(anchor, end)
     return state, drained, end
+
+
+@BOOK.slot
+@rule("RB-R25", profiles=(HEAD,))
+def _anchored_end(anchor: int, end: int) -> int:
+    """A close without a gating stream ends at its messages' anchor when that lies past
+    the window end, else at the window end."""
+    return max(anchor, end)
 
 
 @rule("RB-D4")
@@ -488,32 +589,42 @@ def _bootstrap(config: Config, state: State,
     profile's bootstrap end, observing only the gated stamps up to it, and the clock is
     armed."""
     stamps = [m.timestamp for m in messages]
-    end = _the(config).of(_bootstrap_at_newest)(stamps, state.batch_length)
+    rules = _the(config)
+    end = rules.of(_bootstrap_at_newest)(config, stamps, state.batch_length)
     streams = state.streams
     for message in messages:
-        if message.kind in GATED_KINDS and message.timestamp <= end:
-            streams, position = _register(streams, message.kind, message.name)
+        if message.kind in GATED_KINDS and rules.of(_observed_at_bootstrap)(
+                message.timestamp, end):
+            streams, position = rules.of(_register)(streams, message.kind, message.name)
             stream = streams[position]
-            last, diffs = observe(stream.last, stream.diffs, message.timestamp)
+            last, diffs = rules.of(observe)(stream.last, stream.diffs, message.timestamp)
             streams = (*streams[:position], evolve(stream, last=last, diffs=diffs),
                        *streams[position + 1 :])
-    refreshed = tuple(_refresh_grid(s, end, state.batch_length) for s in streams)
+    refreshed = tuple(_refresh_grid(config, s, end, state.batch_length) for s in streams)
     after = evolve(state, window=end, hwm=end, streams=refreshed, last_close=state.clock)
     return after, (Batch(min(stamps), end, tuple(m.id for m in messages)),)
 
 
 @BOOK.slot
 @rule("RB-R8")
-def _bootstrap_at_newest(stamps: list[int], length: int) -> int:
+def _observed_at_bootstrap(t: int, end: int) -> bool:
+    """A gated stamp of the first poll is observed when it lies at or before the first
+    window's start."""
+    return t <= end
+
+
+@BOOK.slot
+@rule("RB-R8")
+def _bootstrap_at_newest(config: Config, stamps: list[int], length: int) -> int:
     """The card's first window starts at the first poll's newest stamp."""
-    del length
+    del config, length
     return max(stamps)
 
 
 @rule("RB-R21")
-def _bootstrap_at_anchor(stamps: list[int], length: int) -> int:
+def _bootstrap_at_anchor(config: Config, stamps: list[int], length: int) -> int:
     """Head's first window starts at the first poll's plausible anchor (RB-R20)."""
-    return plausible_anchor(stamps, length)
+    return _the(config).of(plausible_anchor)(stamps, length)
 
 
 def _poll(config: Config, state: State, messages: tuple[Polled, ...]
@@ -522,24 +633,49 @@ def _poll(config: Config, state: State, messages: tuple[Polled, ...]
     held = _admit(state.held, messages)
     if state.window is None or state.hwm is None:
         return (state, ()) if not messages else _bootstrap(config, state, messages)
+    rules = _the(config)
     if messages:
-        state = _route_all(config, evolve(state, hwm=_hwm(state, messages), held=held),
+        state = _route_all(config, rules.of(_raise_hwm)(evolve(state, held=held), messages),
                            messages)
-    if state.overflow and not any(s.grid is not None and s.bucket for s in state.streams):
+    if state.overflow and rules.of(_gap_due)(state.streams):
         state = _recover_from_gap(config, state)  # also for overflow a close left
     if not _complete(state):
-        state = _the(config).of(_no_backstop)(config, state)
+        state = rules.of(_no_backstop)(config, state)
     if not _complete(state):
-        return state, ()
+        return rules.of(_hwm_after_check)(state, messages), ()
     state, batch = _close(config, state)
-    return state, (batch,)
+    return rules.of(_hwm_after_check)(state, messages), (batch,)
+
+
+@BOOK.slot
+@rule("RB-R13")
+def _gap_due(streams: tuple[Stream, ...]) -> bool:
+    """With overflow held, gap recovery is due when no gridded stream has a bucket
+    message (a late one vetoes it)."""
+    return not any(s.grid is not None and s.bucket for s in streams)
 
 
 def _hwm(state: State, messages: tuple[Polled, ...]) -> int:
     """The HWM raised by the poll's newest stamp, clamped (RB-R9)."""
     assert state.hwm is not None
-    return advance_hwm(state.hwm, max(m.timestamp for m in messages), _window(state),
-                       state.batch_length)
+    return _the(state.config).of(advance_hwm)(state.hwm, max(m.timestamp for m in messages),
+                                              _window(state), state.batch_length)
+
+
+@BOOK.slot
+@rule("RB-R9")
+def _raise_hwm(state: State, messages: tuple[Polled, ...]) -> State:
+    """A non-empty poll raises the HWM first, before routing and the completion check,
+    with the window the call starts with."""
+    return evolve(state, hwm=_hwm(state, messages))
+
+
+@BOOK.slot
+@rule("RB-R9")
+def _hwm_after_check(state: State, messages: tuple[Polled, ...]) -> State:
+    """Nothing more happens to the HWM after the completion check."""
+    del messages
+    return state
 
 
 @BOOK.slot
@@ -564,9 +700,16 @@ def _stalled(state: State) -> bool:
     clock, last_close = state.clock, state.last_close
     if clock is None or last_close is None:
         return False
-    if clock - last_close < STALL_THRESHOLD_BATCHES * state.batch_length:
+    if not _the(state.config).of(_stall_due)(clock - last_close, state.batch_length):
         return False
     return bool(state.non_gated) or any(s.bucket for s in state.streams)
+
+
+@BOOK.slot
+@rule("RB-R26", profiles=(HEAD,))
+def _stall_due(since: int, length: int) -> bool:
+    """``10·L`` of clock since the last close makes a stall (inclusive)."""
+    return since >= STALL_THRESHOLD_BATCHES * length
 
 
 @rule("RB-R26", profiles=(HEAD,))
@@ -575,7 +718,7 @@ def _recover_from_stall(config: Config, state: State) -> State:
     window (and the HWM) at it and place every held message anew."""
     stamps = [*(m.timestamp for m in state.non_gated),
               *(m.timestamp for s in state.streams for m in s.bucket)]
-    anchor = plausible_anchor(stamps, state.batch_length)
+    anchor = _the(config).of(plausible_anchor)(stamps, state.batch_length)
     start = _window(state)
     state = evolve(state, last_close=state.clock)
     if start <= anchor < start + state.batch_length:

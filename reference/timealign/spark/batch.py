@@ -16,7 +16,7 @@ before anything is read (SP-R20, :class:`timealign.spark.paths.JobPaths`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import attrs
@@ -33,6 +33,7 @@ from timealign.spark.paths import TABLES, JobPaths
 from timealign.spark.per_file import ONE_FILE_PER_TASK, PER_FILE, replay_files_frame
 from timealign.spark.publish import Staging, discard, publish
 from timealign.spark.replay import columns_from_batches, replay, source_of
+from timealign.spark.session import session_conf
 
 
 def run_source_udf(
@@ -84,22 +85,6 @@ class BatchResult:
             return {}
         return {"missing_topics": {"sources": self.missing_sources,
                                    "examples": list(self.missing_topics)}}
-
-
-@contextmanager
-def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    """Set SQL settings for the duration of a job, then restore the previous values."""
-    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, previous in before.items():
-            if previous is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, previous)
 
 
 def run_batch(

@@ -29,6 +29,14 @@ from timealign.errors import InvalidInput
 from timealign.spark.outcomes import DuplicateIdError, LossError
 from timealign.spark.per_file import CENSUS, PER_FILE
 from timealign.spark.schema import FILE
+from timealign.spark.session import session_conf
+
+#: SP-D28: the hash count's grouping keys are all distinct but for a repeat, so the
+#: aggregation before its shuffle (a hash map of one entry per row) reduces nothing; Spark
+#: 4.3 can skip it (earlier versions ignore the setting). Set for that query alone: the
+#: per-source counts group a few keys, where the partial aggregation is what saves the
+#: shuffle.
+HASH_COUNT_SETTINGS: dict[str, str] = {"spark.sql.execution.bypassPartialAggregation": "true"}
 
 
 def _reconcile(rows: DataFrame, outcomes: DataFrame, open_ids: DataFrame | None,
@@ -117,8 +125,9 @@ class Census:
         :func:`check_unique_ids`, so that its wording is the verification's) when an id
         repeats within a source; unless ``folded``, :class:`InvalidInput` (SP-R18) when a
         source spans files (folded: :meth:`take_files`)."""
-        counts = self.rows.groupBy(self.key("source", "id").alias("key")).count() \
-            .agg(F.max("count").alias("most"), F.sum("count").alias("rows")).first()
+        with session_conf(self.rows.sparkSession, HASH_COUNT_SETTINGS):  # SP-D28
+            counts = self.rows.groupBy(self.key("source", "id").alias("key")).count() \
+                .agg(F.max("count").alias("most"), F.sum("count").alias("rows")).first()
         if counts and (counts["most"] or 0) > 1:
             check_unique_ids(self.rows)
         total = int(counts["rows"] or 0) if counts else 0

@@ -165,9 +165,7 @@ def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], 
                  source: RunInput, paths: JobPaths, summary: dict[str, Any]) -> Path:
     """PL-R9: the report page of a finished run, written to the report folder of
     ``paths``."""
-    from timealign.outputs import filled, read_manifest, resolved
-    from timealign.plot.report import write
-    from timealign.spark.pictures import build_report
+    from timealign.outputs import read_manifest
 
     assert paths.report is not None, "the job's paths name no report folder"
     import shlex
@@ -177,8 +175,21 @@ def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], 
     command = shlex.join(words) if isinstance(words, list) and all(
         isinstance(w, str) for w in words) else None  # PL-R15, as the command parsed it
     with read_rows(spark, source) as rows:  # the page shows the run's manifest (SP-R32)
-        report = build_report(algorithm, config, rows, paths.output, summary,
-                              manifest=manifest, warnings=summary.get("warnings", ()))
+        return write_rows_report(algorithm, config, rows, paths, summary, command, manifest)
+
+
+def write_rows_report(algorithm: Algorithm[Any, Any, Any, Any], config: Any, rows: DataFrame,
+                      paths: JobPaths, summary: dict[str, Any], command: str | None,
+                      manifest: Any = None) -> Path:
+    """PL-R9: the report page of a finished job whose input rows are ``rows`` (canonical;
+    an MQTT stream's are its spool's, MQ-R15), written to the report folder of ``paths``."""
+    from timealign.outputs import filled, resolved
+    from timealign.plot.report import write
+    from timealign.spark.pictures import build_report
+
+    assert paths.report is not None, "the job's paths name no report folder"
+    report = build_report(algorithm, config, rows, paths.output, summary,
+                          manifest=manifest, warnings=summary.get("warnings", ()))
     with filled(paths.report, "run --report", "--report") as folder:  # CLI-R5
         write(attrs.evolve(report, command=command), folder)
     return Path(resolved(paths.report)) / "index.html"

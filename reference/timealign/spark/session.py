@@ -18,9 +18,10 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
@@ -147,7 +148,8 @@ def _start_holding_interrupt(builder: SparkSession.Builder, verbose: bool) -> Sp
 
     previous = signal.signal(signal.SIGINT, hold)
     try:
-        spark = _start_quietly(builder, verbose)
+        with _own_group():
+            spark = _start_quietly(builder, verbose)
     except Exception as error:
         if held:
             raise KeyboardInterrupt from error
@@ -158,6 +160,29 @@ def _start_holding_interrupt(builder: SparkSession.Builder, verbose: bool) -> Sp
         spark.stop()
         raise KeyboardInterrupt
     return spark
+
+
+@contextlib.contextmanager
+def _own_group() -> Iterator[None]:
+    """The JVM this process starts is put in a process group of its own (MQ-R14): a
+    signal sent to this process's group (``timeout``, a terminal's Ctrl-C, ``kill --
+    -PGID``) reaches the command, which stops its job and writes what it owes, and never
+    the JVM, which a SIGTERM would shut down under the job (its shutdown hooks stop the
+    session; a streaming query then died with a JVM exception). PySpark gives its own
+    ``Popen`` of the JVM no such option; the JVM still ends when this process does (it
+    watches its stdin pipe)."""
+    from pyspark import java_gateway
+
+    launch = getattr(java_gateway, "Popen")  # noqa: B009 (not exported: typed as Any)
+
+    def grouped(*args: Any, **kwargs: Any) -> Any:
+        return launch(*args, **kwargs, process_group=0)
+
+    setattr(java_gateway, "Popen", grouped)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(java_gateway, "Popen", launch)  # noqa: B010
 
 
 class _Py4JRootRecords(logging.Filter):
@@ -345,3 +370,19 @@ def build_session(
         ship_zip(spark, shipping)
         _SHIPPED.add(context.applicationId)
     return spark
+
+
+@contextlib.contextmanager
+def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """Set SQL settings for the duration of a job, then restore the previous values."""
+    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, previous in before.items():
+            if previous is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, previous)

@@ -405,6 +405,8 @@ def stream_job(
     tick_rows: bool = False,
     aside_column: str = "topic",
     on_poll: Callable[[], object] | None = None,
+    watching: str | None = None,
+    stop: Callable[[Any], object] | None = None,
 ) -> int:
     """Run the stream of ``paths`` (checked: the watched folder is the input); return the
     number of micro-batches seen (SP-R16 for available-now). ``rows``: canonical streaming
@@ -412,13 +414,16 @@ def stream_job(
     streaming rows of the combined schema written beside the outputs (see
     :func:`write_batch`); ``tick_rows``: the rows carry their ticks too (MQ-R8);
     ``on_poll``: called at every poll of the running query (every 2 s, SP-R54), an error
-    it raises stops the query and is raised."""
+    it raises stops the query and is raised; ``watching``: what the start line says is
+    watched (default: the files of the folder); ``stop``: when given, the stream ends when
+    it returns, called with the running query at every poll and after each micro-batch
+    line (MQ-R14: it stops the query itself, at a micro-batch boundary)."""
     output, checkpoint = paths.output, paths.checkpoint
     assert checkpoint is not None, "a stream's paths name its checkpoint"
     if report:  # SP-R33: what the stream watches, before the first micro-batch
         order = "new bags in name order" if fmt == "rosbag" else \
             "new files by modification time, then name (SP-R46)"
-        print(f"[timealign stream] watching {paths.input} ({fmt}; {order})",
+        print(f"[timealign stream] watching {paths.input} ({watching or f'{fmt}; {order}'})",
               file=sys.stderr, flush=True)
     if rows is None:  # SP-R55: the columns come from the first files; none yet: wait
         columns = columns or schema.ColumnMap()
@@ -457,6 +462,8 @@ def stream_job(
                     print(batch_line(algorithm.name, batch, count), file=sys.stderr, flush=True)
             if on_poll is not None:  # SP-R54: the taken files, whenever Spark may list again
                 on_poll()
+            if stop is not None and stop(query):  # MQ-R14: stopped at a batch boundary
+                break
     except (KeyboardInterrupt, LossError):  # CLI-R2: stop the query, then end the command
         query.stop()
         raise
