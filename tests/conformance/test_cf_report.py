@@ -16,7 +16,7 @@ import pytest
 from timealign import InvalidInput, registry, vectors
 from timealign.algorithm import run_json
 from timealign.cli import main
-from timealign.conformance import Command, Refusal, check, run_reference, shipped
+from timealign.conformance import Command, Refusal, check, rules, run_reference, shipped
 from timealign.conformance.harness import malformed, request
 from timealign.conformance.observe import profile
 from timealign.conformance.protocol import Failed, Outputs, parse
@@ -258,8 +258,9 @@ def test_saved_vector_keeps_its_description_and_the_observed_answer_cf_r16_vec_r
         tmp_path: Path) -> None:
     """CF-R16, VEC-R15: a saved difference keeps the vector's own description (a shrunk
     one gets a description of the inputs it kept, the original after "Shrunk from:") and
-    rules (the difference's added after them), and holds the implementation's outputs and
-    the first diverging input beside the reference's outputs; `timealign check` passes on
+    rules (after the explaining rules, CF-R42; the difference's added after them), and
+    holds the implementation's outputs and the first diverging input beside the
+    reference's outputs; `timealign check` passes on
     it, the request sent for it carries none of that, and it still differs when checked."""
     originals = {v.name: v for v in shipped("approximate_time")}
     report = check("approximate_time", lazy, save_to=tmp_path, max_differences=100)
@@ -282,7 +283,14 @@ def test_saved_vector_keeps_its_description_and_the_observed_answer_cf_r16_vec_r
             gone = {str(i.get("id")) for i in original.inputs if "id" in i} - kept
             spelled = set(re.findall(r"\bid (\S+?)[;.,]", mine))
             assert spelled == kept and not spelled & gone, (mine, kept, gone)
-        assert saved.rules[:len(original.rules)] == original.rules
+        # CF-R42: the explaining rules first, then the vector's own, in their order
+        assert difference.diagnosis is not None
+        explaining = sorted({r for e in difference.diagnosis.explanations for r in e.rules},
+                            key=rules.order)
+        assert list(saved.rules[:len(explaining)]) == explaining
+        assert set(original.rules) <= set(saved.rules)
+        assert [r for r in saved.rules if r in original.rules and r not in explaining] == \
+            [r for r in original.rules if r not in explaining]
         assert set(difference.rules) <= set(saved.rules)
         assert saved.observed == tuple(lazy(saved.config, list(saved.inputs)))
         assert saved.outputs == tuple(run_reference(AT, saved.config, saved.inputs))
