@@ -56,10 +56,12 @@ def _missing(modules: tuple[str, ...]) -> list[str]:
 #: skips them with a reason instead of failing at collection.
 EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "spark": (("pyspark", "pyarrow", "pandas", "numpy", "rosbags"),
-              ("spark", "rosbag", "mqtt/test_mq_live.py", "mqtt/test_mq_verify.py")),
+              ("spark", "rosbag", "mqtt/test_mq_live.py", "mqtt/test_mq_stop_live.py",
+               "mqtt/test_mq_verify.py")),
     "plot": (("matplotlib", "markdown"),
              ("plot", "spark/test_spark_pictures.py", "test_docs_site_browser.py")),
-    "mqtt": (("paho",), ("mqtt/test_mq_live.py", "mqtt/test_mq_live_receiver.py")),
+    "mqtt": (("paho",), ("mqtt/test_mq_live.py", "mqtt/test_mq_stop_live.py",
+                         "mqtt/test_mq_live_receiver.py")),
 }
 MISSING = {extra: missing for extra, (modules, _) in EXTRAS.items()
            if (missing := _missing(modules))}
