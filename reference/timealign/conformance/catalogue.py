@@ -19,8 +19,8 @@ from timealign.algorithm import Algorithm, run_json
 from timealign.vectors import Vector
 
 JSON = dict[str, Any]
-#: A port as the harness runs it in process (``harness.Implementation``; not imported, as
-#: the harness diagnoses through this module)
+#: A port as the harness runs it in process: ``function(config JSON, inputs JSON) -> outputs
+#: JSON`` (defined here, where the harness and the stand-in ports both take it from)
 Implementation = Callable[[JSON, list[JSON]], list[JSON]]
 
 

@@ -29,6 +29,7 @@ import attrs
 from timealign import Algorithm, jsontext
 from timealign.algorithm import run_json
 from timealign.conformance import observe, rules
+from timealign.conformance.catalogue import Implementation
 from timealign.conformance.diagnose import Diagnoser, Diagnosis
 from timealign.conformance.protocol import STDERR_MARK, Answer, Failed, Outputs, Refused
 from timealign.conformance.where import Where, config_values
@@ -47,7 +48,6 @@ from timealign.traces import Profile, Target
 from timealign.vectors import Vector
 
 JSON = dict[str, Any]
-Implementation = Callable[[JSON, list[JSON]], list[JSON]]
 FAILURES_IN_A_ROW = 10  # a source stops after this many consecutive failed traces (CF-R5)
 REFUSALS_IN_A_ROW = 10  # ... or refused traces (CF-R20)
 SAFE_NAME = 80  # characters of a vector name kept in a saved file's name (CF-R16)
