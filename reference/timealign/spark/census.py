@@ -11,8 +11,9 @@ these checks reconcile what Spark actually read with what it actually wrote:
   write, compared with the outcome rows per source (SP-D6).
 - :func:`check_counts`: the same count comparison for a given input and outcomes.
 - :func:`check_no_loss` (the stream tests): the same per (source, id), plus for a stream
-  the ids still open in the state store; :func:`check_unique_and_no_loss`
-  (``timealign.spark.verify``, ``make demo``) settles SP-R22 in that same pass.
+  the ids still open in the state store; :func:`check_unique_and_no_loss` (``verify`` of a
+  stream's output) settles SP-R22 in that same pass; ``verify`` of a run reconciles per
+  (source, id) only the sources whose tables differ from its re-run (SP-D29).
 
 A difference fails loudly with a few examples.
 """
@@ -133,7 +134,12 @@ class Census:
         :func:`check_unique_ids`, so that its wording is the verification's) when an id
         repeats within a source; unless ``folded``, :class:`InvalidInput` (SP-R18) when a
         source spans files (folded: :meth:`take_files`)."""
-        total = count_unique_ids(self.rows, self.key)
+        with session_conf(self.rows.sparkSession, HASH_COUNT_SETTINGS):  # SP-D28
+            counts = self.rows.groupBy(self.key("source", "id").alias("key")).count() \
+                .agg(F.max("count").alias("most"), F.sum("count").alias("rows")).first()
+        if counts and (counts["most"] or 0) > 1:
+            check_unique_ids(self.rows)
+        total = int(counts["rows"] or 0) if counts else 0
         if not self.folded:
             self._check_files()
         return total
@@ -249,20 +255,6 @@ def check_unique_and_no_loss(rows: DataFrame, outcomes: DataFrame,
     raises :class:`DuplicateIdError` with the same examples, whatever the outcomes say."""
     return _reconcile(rows, outcomes, open_ids, ["source", "id"], "(source, id) pair(s)",
                       unique=True)
-
-
-def count_unique_ids(rows: DataFrame, key: Callable[..., Column] = F.xxhash64) -> int:
-    """SP-R22, SP-D10, SP-D28: the number of input rows, counted per 64-bit ``key`` of
-    (``source``, ``id``) in one shuffle of a long per row; a count above one (a repeated
-    id, or rarely two ids with equal hashes) runs the exact :func:`check_unique_ids`, which
-    raises :class:`DuplicateIdError` only for a real repeat. The batch job's census and
-    ``verify`` count alike, so the two agree on every input."""
-    with session_conf(rows.sparkSession, HASH_COUNT_SETTINGS):  # SP-D28
-        counts = rows.groupBy(key("source", "id").alias("key")).count() \
-            .agg(F.max("count").alias("most"), F.sum("count").alias("rows")).first()
-    if counts and (counts["most"] or 0) > 1:
-        check_unique_ids(rows)
-    return int(counts["rows"] or 0) if counts else 0
 
 
 def check_unique_ids(rows: DataFrame) -> None:
