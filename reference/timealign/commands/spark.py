@@ -103,11 +103,13 @@ def conf_refusal(error: BaseException, settings: Mapping[str, str]) -> InvalidIn
                         f"{found['key']}={settings[found['key']]}")
 
 
-def _setup(args: argparse.Namespace, command: str, path: str) -> tuple[Any, Any, Any, Any]:
-    """The algorithm, its config, the run input and the session of a Spark command."""
+def _setup(args: argparse.Namespace, command: str, path: str,
+           rows: int | None = None) -> tuple[Any, Any, Any, Any]:
+    """The algorithm, its config, the run input and the session of a Spark command
+    (``rows``: the input's, counted before Spark starts, SP-D31)."""
     algorithm = registry.get(args.algorithm)
     config, source = input_settings(args, algorithm, path)
-    return algorithm, config, source, _session(args, command)
+    return algorithm, config, source, _session(args, command, rows)
 
 
 def conf_settings(args: argparse.Namespace) -> dict[str, str]:
@@ -126,14 +128,15 @@ def conf_items(items: Sequence[str]) -> dict[str, str]:
     return settings
 
 
-def _session(args: argparse.Namespace, command: str) -> Any:
-    """The Spark session of a command, with its ``--conf``, ``--master`` and log level."""
+def _session(args: argparse.Namespace, command: str, rows: int | None = None) -> Any:
+    """The Spark session of a command, with its ``--conf``, ``--master`` and log level,
+    over ``rows`` input rows when counted (SP-D31)."""
     from timealign.spark.session import log_level
 
     settings = conf_settings(args)
     verbose = getattr(args, "verbose", False)
     try:
-        spark = start_session(args, f"{command} {args.algorithm}", settings, verbose)
+        spark = start_session(args, f"{command} {args.algorithm}", settings, verbose, rows)
         spark.conf.get("spark.sql.shuffle.partitions")  # Spark checks the SQL settings here
     except Exception as error:
         refused = conf_refusal(error, settings)
@@ -196,7 +199,8 @@ def _run(args: argparse.Namespace) -> int:
     # SP-R41: what the input holds, from each format's own counts, before Spark starts.
     _, given = input_settings(args, registry.get(args.algorithm), paths.input)
     inventory = take_inventory(given, Progress(not args.quiet, every=3.0))
-    algorithm, config, source, spark = _setup(args, "run", paths.input)
+    algorithm, config, source, spark = _setup(args, "run", paths.input,
+                                              inventory.counted_rows if inventory else None)
     started, began = time.monotonic(), time.time()
     report = None
     phases = PHASES if paths.report is None else (*PHASES, "report")  # SP-R40
