@@ -252,7 +252,9 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
     for option, present in (("--column", args.column), ("--stamp", args.stamp),
                             ("--source-from", args.source_from is not None),
                             ("--available-now", args.available_now),
-                            ("--max-files-per-trigger", args.max_files_per_trigger)):
+                            ("--max-files-per-trigger", args.max_files_per_trigger),
+                            # a thin-edge time is RFC 3339 or Unix seconds (MQ-R3, MQ-D1)
+                            ("--time-unit", args.time_unit != "ns")):
         if present:
             raise InvalidInput(option, "MQ-R10", "not with --source mqtt://", args.source)
     if args.report is not None:
@@ -549,7 +551,9 @@ def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
                           ("--time-unit", args.time_unit), ("--stamp", args.stamp),
                           ("--source-from", args.source_from),
                           ("--skip-bad-files", getattr(args, "skip_bad_files", False))),
-                         str(run["algorithm"]), getattr(args, "algorithm", None), args.output)
+                         str(run["algorithm"]), getattr(args, "algorithm", None), args.output,
+                         () if args.fail_on else (("--conf", args.conf),
+                                                  ("--master", args.master)))
     algorithm = registry.get(str(run["algorithm"]))
     gates.check(args.fail_on, algorithm.name)  # SP-R38, before the re-run
     conf = conf_settings(args)  # SP-R17
