@@ -43,6 +43,9 @@ from timealign.plot import require_plot_extra
 from timealign.progress import counted
 from timealign.spark import SPARK_MODULES, require_spark_extra
 
+#: A stream's micro-batch interval when ``--trigger-seconds`` is not given.
+TRIGGER_SECONDS = 1.0
+
 
 def _common(parser: argparse.ArgumentParser, formats: str = " or rosbag") -> None:
     """The options ``run`` and ``stream`` share; ``formats``: the last of ``--format``'s
@@ -271,13 +274,14 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
                 {"--output": paths.output, "--checkpoint": paths.checkpoint,
                  "--report": paths.report})
     config = load_config(algorithm, args.config)
+    interval = args.trigger_seconds or TRIGGER_SECONDS
     from timealign.mqtt.job import Stop, start_receiver, stream_mqtt
     from timealign.mqtt.verify import write_manifest
 
     with Stop() as stop:  # MQ-R14: from here, a signal stops the stream cleanly
         before = _entries((paths.output, paths.checkpoint))  # MQ-R16: undone if it fails
         try:
-            receiver = start_receiver(args.source, paths.checkpoint, args.trigger_seconds)
+            receiver = start_receiver(args.source, paths.checkpoint, interval)
         except BaseException:
             _undo_mqtt_start(before, paths.checkpoint)
             raise
@@ -287,7 +291,7 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
                            paths.checkpoint)  # MQ-R11: what verify re-runs
             spark = _session(args, "stream")
             batches = stream_mqtt(spark, algorithm, config, receiver, paths,
-                                  args.trigger_seconds, not args.quiet, stop)
+                                  interval, not args.quiet, stop)
         except BaseException:
             receiver.stop()
             _undo_mqtt_start(before, paths.checkpoint)
@@ -332,6 +336,10 @@ def _stream(args: argparse.Namespace) -> int:
     if args.source.startswith("mqtt://"):
         return _stream_mqtt(args)
     check_input_options(args)  # BAG-R9
+    if args.available_now and args.trigger_seconds is not None:  # SP-R16: no interval
+        raise InvalidInput("--trigger-seconds", "SP-R16", "not with --available-now: it "
+                           "takes the files present, one micro-batch after another, at no "
+                           "interval", args.trigger_seconds)
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
@@ -360,7 +368,8 @@ def _stream(args: argparse.Namespace) -> int:
         remember(paths.output, "stream", record, spark, began, None, None,
                  paths.checkpoint, extra=kept)  # SP-R32, CLI-R3
         batches = stream(spark, algorithm, config, source, paths, args.available_now,
-                         args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
+                         args.trigger_seconds or TRIGGER_SECONDS, args.max_files_per_trigger,
+                         not args.quiet,
                          None if watch is None else watch.check)  # SP-R54: at every poll
     except BaseException:
         _undo_start(before, paths.checkpoint)
@@ -649,8 +658,9 @@ def register(commands: Any) -> None:
     stream.add_argument("--checkpoint", required=True, help="Spark checkpoint folder")
     stream.add_argument("--available-now", action="store_true",
                         help="process the files present, then stop")
-    stream.add_argument("--trigger-seconds", type=options.number(0.001, 86_400.0), default=1.0,
-                        help="micro-batch interval (default 1)")
+    stream.add_argument("--trigger-seconds", type=options.number(0.001, 86_400.0),
+                        help=f"micro-batch interval (default {TRIGGER_SECONDS:g}; not with "
+                             f"--available-now)")
     stream.add_argument("--max-files-per-trigger",
                         type=options.integer(1, 10**9),
                         help="files per micro-batch (taken by modification time, then name)")
