@@ -340,6 +340,11 @@ def _stream(args: argparse.Namespace) -> int:
         raise InvalidInput("--trigger-seconds", "SP-R16", "not with --available-now: it "
                            "takes the files present, one micro-batch after another, at no "
                            "interval", args.trigger_seconds)
+    for option, given in (("--summary", args.summary), ("--report", args.report),
+                          ("--fail-on", args.fail_on)):
+        if given and not args.available_now:  # SP-R47: written when the stream stops
+            raise InvalidInput(option, "SP-R47", "only with --available-now: a file stream "
+                               "stops only then (Ctrl-C ends it with no summary)", args.source)
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
