@@ -16,13 +16,27 @@ per-file path, ``--sources-per-file``). Then:
     ``standalone-1``, one executor of 1 core; ``standalone-2``, two executors of 1 core
     each), for each path of ``--paths``.
 
-After each per-file job a line ``ROWS:SOURCES against the baseline: CPU per row Rx, wall
-Wx`` gives the job's CPU per row (JVM and Python workers) and its wall time over (a')'s, with
-the load of both; ``--scale-table`` prints the scale-out table of issue 44 (rows per second
-per core, parallel efficiency: the speed-up over (a') divided by the cores the master
-gives the tasks). The standalone executors run this interpreter and the installed
-(compiled) package, as ``local[*]`` does: the benchmark does not ship the pure-Python zip
-of SP-R17, which would measure another build.
+(c) cold, as users run it (the developers' guide: one job in a fresh JVM, no warm-up; the
+    headline, ``--modes cold``): on each master, first a cold job over a tiny input
+    (``--fixed``, 2k rows in 10 files: the fixed cost of a cold job), then for each size
+    the honest baseline (a') and right after it ``timealign run --sources-per-file
+    --master M`` in a fresh process, timed by wall clock and by the CPU of its whole
+    process tree (driver, JVM, Python workers); on a standalone master the master's and
+    workers' trees too (the job's executors and their Python workers run on this machine)
+    for the job's duration, less what the idle cluster burns (measured for 5 s just
+    before). Such a job ships the pure-Python package to the executors (SP-R17), as a
+    user's does.
+
+After each cold job a line ``ROWS:SOURCES against the baseline: CPU per row Rx, wall Wx``
+gives its CPU per row and wall time over (a')'s, with the load of both, and its marginal CPU
+per row ((its CPU - the fixed cost's) / the rows beyond the tiny input's); the warm job's
+line (``--modes warm``: the jobs in one session per master started and warmed before them)
+is printed beside it, named "warm". ``--scale-table`` prints the scale-out table of issue
+44, cold (rows per second per core, parallel efficiency: the speed-up over (a') divided by
+the cores the master gives the tasks, the fixed cost, the marginal CPU per row), with the
+warm figures in columns named so. The warm jobs' standalone executors run this interpreter
+and the installed (compiled) package, as ``local[*]`` does: the warm session does not ship
+the pure-Python zip of SP-R17.
 
 Printed per run: messages per second and the ratio to (a); the CPU seconds of the JVMs and
 of the Python workers; the CPU microseconds per row (JVM + Python), the scale-out
@@ -45,6 +59,8 @@ The targets of the per-file path (issue 35) are checked at the end, for every si
     python benchmarks/bench_spark.py --sizes 1M:1 1M:100 1M:1000 --masters 'local[2]' --table
     python benchmarks/bench_spark.py --sizes 2M:200 4M:1 --paths per-file --warm 2M:200 \
         --masters 'local[1]' 'local[2]' standalone-1 standalone-2 --scale-table
+    python benchmarks/bench_spark.py --sizes 200k:20 --paths per-file --masters 'local[2]' \
+        standalone-2 --scale-table                        # quick check of the cold table
 """
 
 from __future__ import annotations
@@ -53,6 +69,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,6 +153,91 @@ def against_baseline(size: str, job: dict[str, Any], baseline: dict[str, Any]) -
             f"{baseline['load'][1]:.1f})")
 
 
+def timealign_command() -> list[str]:
+    """The console script users run, beside this interpreter (else ``python -m``)."""
+    script = Path(sys.executable).with_name("timealign")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "timealign"]
+
+
+def cold_job(master: str, url: str, algorithm_name: str, config_json: str, folder: Path,
+             output: Path, rows: int, cluster: tuple[int, ...] = (), conf: tuple[str, ...] = (),
+             idle: float = 5.0) -> dict[str, Any]:
+    """The per-file job as users run it (the developers' guide: one job in a fresh JVM, no
+    warm-up): ``timealign run ALGORITHM --sources-per-file --master URL`` in a process of its
+    own, timed by wall clock and by the CPU of its whole process tree (the driver, its JVM,
+    the Python workers). On a standalone master the processes of ``cluster`` (the master
+    and the workers, whose trees hold the job's executors and their Python workers, all on
+    this machine) count too, for the job's duration, less what they burn idle (measured
+    for ``idle`` seconds just before). ``conf``: ``--conf`` items given to the command."""
+    from bench_verify import TreeCpu, timed
+
+    shutil.rmtree(output, ignore_errors=True)
+    trees = TreeCpu(*cluster) if cluster else None
+    idle_rate = 0.0
+    if trees is not None:
+        before = trees.total()
+        time.sleep(idle)
+        idle_rate = (trees.total() - before) / idle
+    start = trees.total() if trees is not None else 0.0
+    load, clock = os.getloadavg()[0], time.strftime("%H:%M", time.gmtime())
+    wall, cpu = timed([*timealign_command(), "run", algorithm_name, "--input", str(folder),
+                       "--output", str(output), "--config", config_json,
+                       "--sources-per-file", "--master", url, "--quiet",
+                       *(word for item in conf for word in ("--conf", item))])
+    spent = trees.stop() - start if trees is not None else 0.0
+    cluster_cpu = max(0.0, spent - idle_rate * wall)
+    shutil.rmtree(output, ignore_errors=True)
+    return {"rows": rows, "seconds": wall, "cpu": cpu + cluster_cpu, "command_cpu": cpu,
+            "cluster_cpu": cluster_cpu, "idle_rate": idle_rate, "master": master,
+            "load": (load, os.getloadavg()[0]), "clock": clock, "commit": head_commit()}
+
+
+def jit_conf(master: str, rows: int) -> tuple[str, ...]:
+    """The ``--conf`` that gives a cold job over a tiny input the JIT a job over ``rows``
+    rows gets (SP-D31: C1 alone below the bound, HotSpot's tiered C1 and C2 from it), so
+    that the fixed cost taken from the marginal one is that of the same JVMs."""
+    from timealign.spark.session import SHORT_JOB_ROWS, java_options
+
+    if rows < SHORT_JOB_ROWS:
+        return ()
+    tiered = "-XX:TieredStopAtLevel=4"  # HotSpot's default: C1, then C2
+    if master in STANDALONE:
+        return (f"spark.driver.defaultJavaOptions={tiered}",
+                f"spark.executor.defaultJavaOptions={tiered}")
+    return (f"spark.driver.extraJavaOptions={java_options(None)} {tiered}",)
+
+
+def marginal(job: dict[str, Any], fixed: dict[str, Any]) -> float:
+    """CPU microseconds per row beyond a cold job's fixed cost: (the cold job's CPU less
+    that of a cold job over a tiny input) / the rows beyond the tiny input's."""
+    return float((job["cpu"] - fixed["cpu"]) / max(1, job["rows"] - fixed["rows"]) * 1e6)
+
+
+def fixed_line(master: str, fixed: dict[str, Any], jit: tuple[str, ...]) -> str:
+    """What a cold job costs before its first row: a cold job over a tiny input (``jit``:
+    the ``--conf`` that gave it a long job's JIT, :func:`jit_conf`)."""
+    cluster = (f" (command {fixed['command_cpu']:.1f} s + cluster {fixed['cluster_cpu']:.1f} s, "
+               f"idle cluster {fixed['idle_rate']:.2f} s/s left out)"
+               if fixed["cluster_cpu"] or fixed["idle_rate"] else "")
+    how = "as the code runs it" if not jit else "with a long job's JIT, C1 and C2"
+    return (f"{master}: fixed cost (a cold job over {fixed['rows']:,} rows, {how}): "
+            f"{fixed['cpu']:.1f} s CPU{cluster}, {fixed['seconds']:.1f} s wall, load "
+            f"{fixed['load'][0]:.1f}>{fixed['load'][1]:.1f}")
+
+
+def cold_lines(size: str, job: dict[str, Any], warm: dict[str, Any] | None) -> list[str]:
+    """The headline (the cold job, as users run it, against the baseline run just before
+    it), its marginal CPU per row, and the warm figure of the same size and master, named so."""
+    lines = [against_baseline(size, job, job["baseline"]) + " [cold: a fresh `timealign "
+             "run`]", f"{size} cold: marginal CPU per row {marginal(job, job['fixed']):.2f} us "
+             f"(fixed cost {job['fixed']['cpu']:.1f} s CPU, "
+             f"{job['fixed']['seconds']:.1f} s wall)"]
+    if warm is not None and "baseline" in warm:
+        lines.append("warm (a session already started and warmed, not what users see): "
+                     + against_baseline(size, warm, warm["baseline"]))
+    return lines
+
+
 #: The cores each master gives the tasks (task slots), for the scale-out table.
 CORES = {"local[1]": 1, "local[2]": 2, "standalone": 2, "standalone-1": 1, "standalone-2": 2}
 #: A standalone master's layout: (workers, cores per worker), one executor per worker.
@@ -147,32 +249,56 @@ def cores_of(master: str) -> int:
     return CORES.get(master) or int(inside or os.cpu_count() or 1)
 
 
-def scale_table(sizes: list[str], results: dict[tuple[str, str, str], dict[str, Any]]) -> str:
-    """Issue 44's scale-out table in Markdown: per size and master, the per-file job's rows
-    per second per core and its parallel efficiency (speed-up over the honest baseline,
-    divided by the cores), beside the baseline of the same run."""
-    out = ["| rows : sources | master (cores) | time (UTC), load | wall | rows/s per core "
-           "| speed-up over the baseline | parallel efficiency | CPU per row (JVM + Python) "
-           "| × baseline's CPU per row | baseline: wall, CPU per row, load |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+def scale_table(sizes: list[str], cold: dict[tuple[str, str], dict[str, Any]],
+                warm: dict[tuple[str, str, str], dict[str, Any]]) -> str:
+    """Issue 44's scale-out table in Markdown, cold as users run it (the developers' guide):
+    per size and master, the cold per-file job's wall time, rows per second per core and
+    parallel efficiency (speed-up over the honest baseline run just before it, divided by
+    the cores), its CPU per row against the baseline's, the master's fixed cost (a cold job
+    over a tiny input) and the marginal CPU per row beyond it; then the warm job's figures
+    (a session already started and warmed), in columns named so."""
+    out = ["| rows : sources | master (cores) | time (UTC), load | wall (cold) "
+           "| rows/s per core | speed-up over the baseline | parallel efficiency "
+           "| CPU per row | × baseline's CPU per row | fixed cost: CPU, wall "
+           "| marginal CPU per row | warm: wall, efficiency, CPU per row (× baseline's) "
+           "| baseline: wall, CPU per row, load |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for size in sizes:
-        for (at, master, _), job in results.items():
-            if at != size or "baseline" not in job:
-                continue
-            base = job["baseline"]
-            base_row = base["cpu"] / base["rows"] * 1e6
+        masters = [m for (at, m) in cold if at == size]
+        masters += [m for (at, m, path) in warm if at == size and path == "per-file"
+                    and m not in masters]
+        for master in masters:
             cores = cores_of(master)
+            job = cold.get((size, master))
+            hot = warm.get((size, master, "per-file"))
+            warm_cell = "-"
+            if hot is not None and "baseline" in hot:
+                hot_base = hot["baseline"]
+                warm_cell = (f"{hot['seconds']:.1f} s, "
+                             f"{hot_base['seconds'] / hot['seconds'] / cores:.2f}, "
+                             f"{cpu_per_row(hot):.1f} µs "
+                             f"({cpu_per_row(hot) / per_row(hot_base):.2f})")
+            if job is None:
+                out.append(f"| {size} | {master} ({cores}) | - | - | - | - | - | - | - | - "
+                           f"| - | {warm_cell} | - |")
+                continue
+            base, fixed = job["baseline"], job["fixed"]
             speedup = base["seconds"] / job["seconds"]
             out.append(
                 f"| {size} | {master} ({cores}) | {job['clock']}, {job['load'][0]:.1f} → "
                 f"{job['load'][1]:.1f} | {job['seconds']:.1f} s "
                 f"| {job['rows'] / job['seconds'] / cores:,.0f} | {speedup:.2f} "
-                f"| {speedup / cores:.2f} | {cpu_per_row(job):.1f} "
-                f"({job['jvm_cpu'] / job['rows'] * 1e6:.1f} + "
-                f"{job['python_cpu'] / job['rows'] * 1e6:.1f}) "
-                f"| {cpu_per_row(job) / base_row:.2f} | {base['seconds']:.1f} s, "
-                f"{base_row:.1f} µs, {base['load'][0]:.1f} → {base['load'][1]:.1f} |")
+                f"| {speedup / cores:.2f} | {cpu_per_row(job):.1f} µs "
+                f"| {cpu_per_row(job) / per_row(base):.2f} "
+                f"| {fixed['cpu']:.1f} s, {fixed['seconds']:.1f} s "
+                f"| {marginal(job, fixed):.2f} µs | {warm_cell} | {base['seconds']:.1f} s, "
+                f"{per_row(base):.1f} µs, {base['load'][0]:.1f} → {base['load'][1]:.1f} |")
     return "\n".join(out)
+
+
+def per_row(baseline: dict[str, Any]) -> float:
+    """The honest baseline's CPU microseconds per row."""
+    return float(baseline["cpu"] / baseline["rows"] * 1e6)
 
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -461,40 +587,68 @@ def print_costs(size: str, master: str, rows: int, tasks: int,
 
 
 class Masters:
-    """One session at a time: ``local[N]`` or a standalone cluster started for the run."""
+    """One master at a time: ``local[N]`` or a standalone cluster started for the run (the
+    cold jobs' ``--master``), and a session on it for the warm jobs."""
 
     def __init__(self, logs: Path) -> None:
         self.logs = logs
         self.cluster: Any = None
         self.spark: Any = None
+        self.master: str | None = None
 
     def session(self, master: str) -> Any:
         from timealign.spark.session import build_session
 
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' launcher
-        from tests.spark.standalone import start_cluster
-
-        self.close()
+        if self.spark is not None or self.master != master:
+            self.close()
         if master not in STANDALONE:
             self.spark = build_session(master, "timealign bench")
             return self.spark
         from timealign.spark import ship
 
+        url = self.url(master)
+        shipped, ship.ship_zip = ship.ship_zip, lambda spark, archive: None
+        try:  # the executors import the installed, compiled package (see the docstring)
+            parallel = str(2 * CORES[master])
+            self.spark = build_session(url, "timealign bench", {
+                "spark.sql.shuffle.partitions": parallel,
+                "spark.default.parallelism": parallel,
+                **dict(item.split("=", 1) for item in self.conf(master)),
+                "spark.ui.enabled": "false"})
+        finally:
+            ship.ship_zip = shipped
+        return self.spark
+
+    def url(self, master: str) -> str:
+        """The ``--master`` of a cold job: ``local[N]`` as given; for a standalone layout,
+        the URL of its cluster, started now unless it runs already (no session on it, so
+        the cold job's application gets every executor)."""
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' launcher
+        from tests.spark.standalone import start_cluster
+
+        if self.master == master and self.cluster is not None:
+            return str(self.cluster.url)
+        self.close()
+        self.master = master
+        if master not in STANDALONE:
+            return master
         os.environ["PYSPARK_PYTHON"] = sys.executable
         workers, cores = STANDALONE[master]
         self.cluster = start_cluster(self.logs, workers=workers, cores=cores,
                                      memory="3g" if workers > 1 else "4g")
-        shipped, ship.ship_zip = ship.ship_zip, lambda spark, archive: None
-        try:  # the executors import the installed, compiled package (see the docstring)
-            parallel = str(2 * CORES[master])
-            self.spark = build_session(self.cluster.url, "timealign bench", {
-                "spark.sql.shuffle.partitions": parallel,
-                "spark.default.parallelism": parallel,
-                "spark.executor.memory": "2g" if workers > 1 else "3g",
-                "spark.driver.memory": "2g", "spark.ui.enabled": "false"})
-        finally:
-            ship.ship_zip = shipped
-        return self.spark
+        return str(self.cluster.url)
+
+    def cluster_processes(self) -> tuple[int, ...]:
+        """The standalone master's and workers' PIDs (their trees hold the executors)."""
+        return tuple(p.pid for p in self.cluster.processes) if self.cluster else ()
+
+    @staticmethod
+    def conf(master: str) -> tuple[str, ...]:
+        """The memory a job on ``master`` is given (``--conf`` items; local: the code's)."""
+        if master not in STANDALONE:
+            return ()
+        executor = "2g" if STANDALONE[master][0] > 1 else "3g"
+        return (f"spark.executor.memory={executor}", "spark.driver.memory=2g")
 
     def close(self) -> None:
         if self.spark is not None:
@@ -503,6 +657,7 @@ class Masters:
         if self.cluster is not None:
             self.cluster.stop()
             self.cluster = None
+        self.master = None
 
 
 HEADER = (f"{'messages':>9} {'sources':>7} {'master':>10} {'path':>8} {'msg/s':>9} "
@@ -511,8 +666,10 @@ HEADER = (f"{'messages':>9} {'sources':>7} {'master':>10} {'path':>8} {'msg/s':>
 
 
 def cpu_per_row(job: dict[str, Any]) -> float:
-    """CPU microseconds per row of a job, JVM and Python workers together."""
-    return float((job["jvm_cpu"] + job["python_cpu"]) / job["rows"] * 1e6)
+    """CPU microseconds per row of a job, JVM and Python workers together (a cold job:
+    its whole process tree's, the cluster's included)."""
+    cpu = job["cpu"] if "cpu" in job else job["jvm_cpu"] + job["python_cpu"]
+    return float(cpu / job["rows"] * 1e6)
 
 
 def line(sources: int, master: str, path: str, job: dict[str, Any],
@@ -587,7 +744,7 @@ def table_from(files: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["200k:100"],
                         help="MESSAGES:SOURCES, e.g. 1M:1000 10M:1000 (default 200k:100)")
     parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]", "standalone"],
@@ -633,6 +790,16 @@ def main(argv: list[str] | None = None) -> int:
                              "the replay (issue 44; four more Spark jobs per size)")
     parser.add_argument("--scale-table", action="store_true",
                         help="print the scale-out table (issue 44) in Markdown at the end")
+    parser.add_argument("--modes", nargs="+", default=["cold", "warm"],
+                        choices=["cold", "warm"],
+                        help="cold: each per-file job as users run it, `timealign run "
+                             "--sources-per-file --master M` in a fresh process, right after "
+                             "the honest baseline (the headline; the developers' guide); "
+                             "warm: the jobs in one session per master, after --warm "
+                             "(default both)")
+    parser.add_argument("--fixed", default="2k:10",
+                        help="MESSAGES:SOURCES of the cold job whose CPU is the fixed cost "
+                             "of a cold job on each master (default 2k:10)")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.table_from:
@@ -697,8 +864,41 @@ def main(argv: list[str] | None = None) -> int:
                              for t in args.tasks_per_core
                              for c in args.open_cost for b in args.arrow_batch]
                             if path == "per-file" else [Variant()])]
+    cold: dict[tuple[str, str], dict[str, Any]] = {}
+    fixed_data = base / "fixed-robots"
+    if "cold" in args.modes:
+        fixed_rows = generate(Plan.for_messages(*parse_size(args.fixed), per_robot=True),
+                              fixed_data)
     try:
         for master in args.masters:
+            if "cold" in args.modes and "per-file" in args.paths:
+                url = masters.url(master)
+                conf = masters.conf(master)
+                # the fixed cost, as the code runs a tiny job, then with each long JIT
+                fixed_costs: dict[tuple[str, ...], dict[str, Any]] = {}
+                for jit in [(), *(jit_conf(master, replays[at]["rows"]) for at in args.sizes)]:
+                    if jit not in fixed_costs:
+                        fixed_costs[jit] = cold_job(
+                            master, url, args.algorithm, args.config, fixed_data,
+                            base / "out", fixed_rows, masters.cluster_processes(),
+                            (*conf, *jit))
+                        print(fixed_line(master, fixed_costs[jit], jit), flush=True)
+                for size in args.sizes:
+                    fixed = fixed_costs[jit_conf(master, replays[size]["rows"])]
+                    baselines[size] = baseline(size)
+                    job = cold_job(master, url, args.algorithm, args.config,
+                                   data[size]["per-file"], base / "out",
+                                   replays[size]["rows"], masters.cluster_processes(), conf)
+                    job |= {"baseline": baselines[size], "fixed": fixed}
+                    cold[(size, master)] = job
+                    with open(base / "results.jsonl", "a") as log:
+                        log.write(json.dumps({"size": size, "master": master,
+                                              "path": "per-file cold", "job": job,
+                                              "replay": replays[size]}) + "\n")
+                    for text in cold_lines(size, job, None):
+                        print("    " + text, flush=True)
+            if "warm" not in args.modes:
+                continue
             started = time.perf_counter()
             spark = masters.session(master)
             print(f"{master}: session started in {time.perf_counter() - started:.1f} s (load "
@@ -727,7 +927,8 @@ def main(argv: list[str] | None = None) -> int:
                         f"{name} {jvm / job['rows'] * 1e6:.1f}+{py / job['rows'] * 1e6:.1f}"
                         for name, (jvm, py) in job["phases"].items()), flush=True)
                     if path == "per-file":
-                        print("    " + against_baseline(size, job, job["baseline"]),
+                        print("    warm (a session already started and warmed, not what "
+                              "users see): " + against_baseline(size, job, job["baseline"]),
                               flush=True)
                     if path == "per-file" and master in args.costs and variant == Variant():
                         job["costs"] = cost_split(spark, args.algorithm, config,
@@ -736,11 +937,16 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         masters.close()
     targets(args.sizes, replays, results)
-    baseline_targets(args.sizes, results)
+    baseline_targets(args.sizes, cold, results)
+    if cold:
+        print("the cold jobs against the baseline (the headline) and the warm ones beside them:")
+        for (size, master), job in cold.items():
+            for text in cold_lines(size, job, results.get((size, master, "per-file"))):
+                print(f"  {master}: {text}")
     if args.table:
         print(growth_table(args.sizes, replays, results))
     if args.scale_table:
-        print(scale_table(args.sizes, results))
+        print(scale_table(args.sizes, cold, results))
     return 0
 
 
@@ -779,24 +985,28 @@ def targets(sizes: list[str], replays: dict[str, dict[str, Any]],
             f"{at} {peak / 2**20:.0f} MB" for at, peak in peaks.items()))
 
 
-def baseline_targets(sizes: list[str],
-                     results: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+def baseline_targets(sizes: list[str], cold: dict[tuple[str, str], dict[str, Any]],
+                     warm: dict[tuple[str, str, str], dict[str, Any]]) -> None:
     """Issue 44's targets against the honest baseline, met or not, at every size run: the
     per-file job's CPU per row at most 1.5 times the baseline's, and with many sources a
-    wall time on ``local[2]`` at most 0.8 times the baseline's (start-up included)."""
+    wall time on ``local[2]`` at most 0.8 times the baseline's (start-up included): judged
+    on the cold job, as users run it; the warm job's figures are printed beside, named so."""
+    jobs = [(at, master, "cold", job) for (at, master), job in cold.items()] + [
+        (at, master, "warm", job) for (at, master, path), job in warm.items()
+        if path == "per-file" and "baseline" in job]
     for size in sizes:
         _, sources = parse_size(size)
         print(f"issue 44 targets at {size} (per-file path, against the honest baseline):")
-        for (at, master, path), job in sorted(results.items()):
-            if at != size or path != "per-file":
+        for at, master, mode, job in sorted(jobs, key=lambda j: (j[1], j[2])):
+            if at != size:
                 continue
             base = job["baseline"]
-            ratio = cpu_per_row(job) / (base["cpu"] / base["rows"] * 1e6)
-            print(f"  {master}: CPU per row {ratio:.2f}x the baseline's (target <= 1.5): "
-                  f"{'met' if ratio <= 1.5 else 'NOT met'}")
+            ratio = cpu_per_row(job) / per_row(base)
+            print(f"  {master} ({mode}): CPU per row {ratio:.2f}x the baseline's (target <= "
+                  f"1.5): {'met' if ratio <= 1.5 else 'NOT met'}")
             if master == "local[2]" and sources > 1:
                 wall = job["seconds"] / base["seconds"]
-                print(f"  {master}: wall {wall:.2f}x the baseline's (target <= 0.8): "
+                print(f"  {master} ({mode}): wall {wall:.2f}x the baseline's (target <= 0.8): "
                       f"{'met' if wall <= 0.8 else 'NOT met'}")
 
 

@@ -32,12 +32,13 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 class TreeCpu:
-    """CPU seconds of a process and every process below it, sampled every 0.2 s by a
-    thread: each process's own user and system time (``/proc/PID/stat``) at its last
-    sample, processes that ended included (Spark's Python workers come and go)."""
+    """CPU seconds of a process (or several: ``more``) and every process below it, sampled
+    every 0.2 s by a thread: each process's own user and system time (``/proc/PID/stat``)
+    at its last sample, processes that ended included (Spark's Python workers come and
+    go)."""
 
-    def __init__(self, root: int) -> None:
-        self.root = root
+    def __init__(self, root: int, *more: int) -> None:
+        self.roots = (root, *more)
         self.seen: dict[int, float] = {}
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -60,7 +61,7 @@ class TreeCpu:
             fields = text[text.rindex(")") + 2:].split()
             parents[int(entry)] = int(fields[1])
             used[int(entry)] = (int(fields[11]) + int(fields[12])) / TICK
-        stack = [self.root]
+        stack = list(self.roots)
         while stack:
             pid = stack.pop()
             if pid in used:
@@ -117,7 +118,7 @@ def phases(data: Path, out: Path) -> list[tuple[str, float, float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--robots", type=int, default=20)
     parser.add_argument("--data", type=Path, help="an existing fleet (skips generate)")

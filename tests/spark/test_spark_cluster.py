@@ -82,11 +82,19 @@ def test_sp_r17_cluster_run_equals_local(spark: SparkSession, fleet: Path, batch
                                          cluster: Cluster, executor_python: Path,
                                          tmp_path: Path) -> None:
     """SP-R17, SP-I2: `timealign run --master spark://…` on a standalone cluster whose
-    executors lack timealign writes the same tables as the local[2] run."""
+    executors lack timealign writes the same tables as the local[2] run. SP-D31: the run is
+    short, so its executors were started with C1 alone (the worker writes each executor's
+    command at the head of its stderr)."""
+    before = set(cluster.logs.glob("worker-*/app-*"))
     done = driver(cluster, executor_python, ["run", CASE.name, "--input", str(fleet),
                                              "--output", str(tmp_path / "out")])
     assert done.returncode == 0, done.stderr[-3000:]
     assert "no loss" in done.stdout
+    commands = [line for app in set(cluster.logs.glob("worker-*/app-*")) - before
+                for stderr in app.glob("*/stderr")
+                for line in stderr.read_text(errors="replace").splitlines()
+                if line.startswith("Spark Executor Command:")]
+    assert commands and all("-XX:TieredStopAtLevel=1" in line for line in commands), commands
     local = batch_output(CASE)
     for table in ("groups", "outcomes"):
         got = rows(spark.read.parquet(str(tmp_path / "out" / table)))

@@ -229,7 +229,8 @@ def recorded_settings(args: argparse.Namespace, output: str, where: str
 
 
 def start_session(args: argparse.Namespace, command: str,
-                  settings: Mapping[str, str] | None = None, verbose: bool = False) -> Any:
+                  settings: Mapping[str, str] | None = None, verbose: bool = False,
+                  rows: int | None = None) -> Any:
     """The session of a Spark command, announced on stderr when its start takes more than
     :data:`ANNOUNCE` seconds (SP-R40: Spark's start-up takes seconds, up to a minute on a
     busy machine; a session already running says nothing) unless ``--quiet``; Java and a
@@ -249,7 +250,8 @@ def start_session(args: argparse.Namespace, command: str,
     if not getattr(args, "quiet", False):
         threading.Thread(target=announce, daemon=True).start()
     try:
-        return build_session(args.master, f"timealign {command}", settings, verbose)
+        return build_session(args.master, f"timealign {command}", settings, verbose,
+                             rows)  # SP-D31: the inventory's rows choose the JIT
     except InvalidInput as error:
         if error.field != "master":
             raise

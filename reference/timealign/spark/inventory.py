@@ -86,6 +86,11 @@ class Inventory:
     def rows(self) -> int:
         return sum(unit.rows or 0 for unit in self.units)
 
+    @property
+    def counted_rows(self) -> int | None:
+        """The input's rows, or None when a unit's rows were not counted (SP-D31)."""
+        return None if any(unit.rows is None for unit in self.units) else self.rows
+
     def as_json(self) -> dict[str, Any]:
         return {"root": self.root, "format": self.format, "rows": self.rows,
                 "units": [unit.as_json() for unit in self.units]}

@@ -31,8 +31,25 @@ from timealign.errors import InvalidInput
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 
-def local_conf(cores: int) -> dict[str, str]:
-    """The quiet, predictable configuration of a local run on ``cores`` cores."""
+#: SP-D31: below this many input rows (the inventory's count, SP-R41, taken before Spark
+#: starts) the job's JVMs compile with C1 alone.
+SHORT_JOB_ROWS = 2_000_000
+#: SP-D31: the JIT of a short job: C1 only, no profiling, no C2 compiler threads.
+SHORT_JOB_JIT = "-XX:TieredStopAtLevel=1"
+
+
+def java_options(rows: int | None) -> str:
+    """SP-D31: the driver JVM's options of a local job over ``rows`` input rows (None: not
+    counted): the throughput collector, and C1 alone below :data:`SHORT_JOB_ROWS` rows (a
+    cold job over a few thousand rows spent about a third of its CPU in the C2 compiler;
+    above the bound C2's code pays for its compilation)."""
+    short = rows is not None and rows < SHORT_JOB_ROWS
+    return "-XX:+UseParallelGC" + (f" {SHORT_JOB_JIT}" if short else "")
+
+
+def local_conf(cores: int, rows: int | None = None) -> dict[str, str]:
+    """The quiet, predictable configuration of a local run on ``cores`` cores over ``rows``
+    input rows (SP-D31; None: not counted)."""
     partitions = str(max(2, cores))
     return {
         "spark.ui.enabled": "false",
@@ -47,7 +64,7 @@ def local_conf(cores: int) -> dict[str, str]:
         # Measured on 2 cores, 10M rows (benchmarks/bench_spark.py): the throughput
         # collector and an uncompressed cache of the combined output (persisted only
         # until both tables are written) cut the JVM's CPU by about a fifth.
-        "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
+        "spark.driver.extraJavaOptions": java_options(rows),  # SP-D31
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
     }
 
@@ -322,40 +339,54 @@ def check_java() -> None:
                            f"installation", java)
 
 
+def session_settings(master: str | None, conf: Mapping[str, str],
+                     rows: int | None = None) -> dict[str, str]:
+    """The settings a session starts with: :data:`COMMON_CONF`, on ``local[...]`` (or no
+    master outside ``spark-submit``) :func:`local_conf`, and SP-D31's JIT of a short job
+    over ``rows`` input rows on any other master (its executors run the tasks), as the
+    JVMs' default options, which a cluster's ``extraJavaOptions`` follow (and override);
+    then ``conf``, the user's ``--conf``, which replaces any of them."""
+    settings = dict(COMMON_CONF)
+    if master is None and submitted():
+        pass  # spark-submit's --master and --conf are already in the JVM
+    elif master is None or master.startswith("local"):
+        inside = (master or "local[*]").partition("[")[2].rstrip("]")
+        cores = (os.cpu_count() or 2) if inside in ("", "*") else int(inside.split(",")[0])
+        settings.update(local_conf(cores, rows))
+    elif rows is not None and rows < SHORT_JOB_ROWS:  # SP-D31: before a cluster's own
+        settings.update({"spark.driver.defaultJavaOptions": SHORT_JOB_JIT,
+                         "spark.executor.defaultJavaOptions": SHORT_JOB_JIT})
+    settings.update(conf)
+    return settings
+
+
 def build_session(
     master: str | None = None,
     app_name: str = "timealign",
     conf: Mapping[str, str] | None = None,
     verbose: bool = False,
+    rows: int | None = None,
 ) -> SparkSession:
     """Start (or reuse) the session; ``master=None`` means the master of ``spark-submit``
     when run by it, else local on every core. Spark's own console lines are left out
     unless ``verbose`` or ``--conf spark.log.level`` (SP-R33). Java and a standalone master
-    are checked first (SP-R39)."""
+    are checked first (SP-R39). ``rows``: the input's rows when counted before the start
+    (SP-R41), which choose the JVMs' JIT (SP-D31); ``conf`` overrides what they choose."""
     check_java()
     check_master(master)
     builder = SparkSession.builder.appName(app_name)
-    settings = dict(COMMON_CONF)
-    if master is None and submitted():
-        pass  # spark-submit's --master and --conf are already in the JVM
-    elif master is None or master.startswith("local"):
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        chosen = master or "local[*]"
-        inside = chosen.partition("[")[2].rstrip("]")
-        cores = (os.cpu_count() or 2) if inside in ("", "*") else int(inside.split(",")[0])
-        settings.update(local_conf(cores))
-        builder = builder.master(chosen)
-    else:
-        builder = builder.master(master)
+    if not (master is None and submitted()):  # else spark-submit's master
+        builder = builder.master(master or "local[*]")
+        if (master or "local").startswith("local"):
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     shipping = None
     if (master is None and submitted()) or not (master or "local").startswith("local"):
         from timealign.spark.ship import build_zip  # SP-R17
 
         shipping = build_zip()
-    settings.update(conf or {})
-    for key, value in settings.items():
+    for key, value in session_settings(master, conf or {}, rows).items():
         builder = builder.config(key, value)
     loud = verbose or "spark.log.level" in (conf or {})  # Spark's own log asked for
     quiet_py4j(loud)  # CLI-R2, SP-R33
