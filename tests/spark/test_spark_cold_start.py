@@ -78,6 +78,29 @@ def test_sp_d31_run_starts_spark_with_the_inventorys_rows(
     assert seen == [rows] and rows > 100
 
 
+def test_sp_d31_verify_starts_spark_with_the_rows_of_the_inventory_taken_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``timealign verify OUT`` takes the input's inventory again before Spark starts
+    (SP-R44) and gives the session the rows it counted, as ``run`` does (issue 42: verify
+    kept C2 where the run it checks had C1 alone)."""
+    robots = tmp_path / "robots"
+    rows = generate(Plan(robots=3, seconds=2.0, seed=5, per_robot=True), robots)
+    out = tmp_path / "out"
+    assert main(["run", "approximate_time", "--input", str(robots), "--output", str(out),
+                 "--config", '{"topics": ["camera", "lidar", "imu"], "queue_size": 30}',
+                 "--sources-per-file", "--quiet"]) == 0
+    seen: list[Any] = []
+
+    def stop(master: Any, app: Any, conf: Any = None, verbose: bool = False,
+             rows: int | None = None) -> Any:
+        seen.append(rows)
+        raise InvalidInput("master", "SP-R39", "stopped by the test", master)
+
+    monkeypatch.setattr(session, "build_session", stop)
+    assert main(["verify", str(out), "--quiet"]) == EXIT_BAD_INPUT
+    assert seen == [rows] and rows > 100
+
+
 def test_sp_d31_the_benchmarks_fixed_cost_has_the_long_jobs_jit() -> None:
     """``bench_spark.py``'s cold table takes a fixed cost (a cold job over a tiny input)
     from each job's CPU to give its marginal CPU per row: for a job at or above the bound
