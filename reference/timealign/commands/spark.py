@@ -484,10 +484,10 @@ def _verify(args: argparse.Namespace) -> int:
     run = recorded_run(args.output, args.where) if "://" not in args.output else None
     settings = {**conf_items(run.conf if run else ()), **conf_settings(args)}
     recorded = recorded_inventory(args.output, args.where)
-    rows = None  # SP-D31: the input's rows, when the inventory taken again counted them
+    input_rows = None  # SP-D31: the input's rows, when the inventory taken again counts them
     if recorded is not None:  # SP-R44: the input taken again, before Spark starts
         now = take_inventory(source, label="verify")
-        rows = None if now is None else now.counted_rows
+        input_rows = None if now is None else now.counted_rows
         gone = now is None and "://" not in source.path and not Path(source.path).exists()
         changes = [f"{source.path} is gone"] if gone else \
             [] if now is None else recorded.changes(now)
@@ -498,7 +498,7 @@ def _verify(args: argparse.Namespace) -> int:
     # SP-R48: a stream's output is checked with the rows its checkpoint holds
     checkpoint = None if "://" in args.output else stream_checkpoint(
         outputs.read_manifest(args.output, args.where))
-    spark = start_session(args, "verify", settings, rows=rows)
+    spark = start_session(args, "verify", settings, rows=input_rows)
     try:  # SP-R40: a stream's check has no known phases; a run's has PHASES
         with (task_watch(spark, "verify", "checking", not args.quiet) if checkpoint is not None
               else StageWatch(spark, "verify", Progress(not args.quiet, every=10.0),
