@@ -17,6 +17,7 @@ pytest.importorskip("paho")
 
 from timealign.mqtt import job
 from timealign.mqtt.spool import Spool, Tick, read_entries, spool_path
+from timealign.spark import stopping
 
 
 class FakeReceiver:
@@ -112,5 +113,5 @@ def test_mq_r17_a_first_micro_batch_still_running_is_said_once(
 
 def test_mq_r14_exit_codes_are_the_shells() -> None:
     """MQ-R14: 130 after SIGINT (CLI-R2), 143 after SIGTERM (128 + 15)."""
-    codes: dict[Any, int] = dict(job.STOPPED_BY)
+    codes: dict[Any, int] = dict(stopping.STOPPED_BY)
     assert codes == {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}

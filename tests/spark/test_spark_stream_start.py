@@ -1,5 +1,6 @@
 """A stream's start (SP-R55): on an empty folder it waits for the first file (or, with
---available-now, stops at once), and a start that fails leaves nothing behind."""
+--available-now, stops at once), and a start that fails leaves nothing behind; its stop at a
+signal (SP-R81)."""
 
 from __future__ import annotations
 
@@ -84,30 +85,122 @@ def test_sp_r16_trigger_seconds_is_refused_with_available_now(
     assert "Spark" not in err and sorted(p.name for p in tmp_path.iterdir()) == ["in"]
 
 
-@pytest.mark.parametrize("option", [["--summary", "s.json"], ["--report", "report"],
-                                    ["--fail-on", "rejected>1%"]])
-def test_sp_r47_a_stream_that_never_stops_refuses_what_it_would_write_at_its_stop(
-        tmp_path: Path, option: list[str], capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """SP-R47: a file stream without --available-now never stops by itself (Ctrl-C ends it
-    with no summary), so `--summary`, `--report` and `--fail-on` would never apply: each is
-    exit 2 naming it, before Spark starts and before anything is written (each was
-    accepted and ignored)."""
-    import timealign.spark.session as session
+def _signal_once_committed(checkpoint: Path, number: int) -> threading.Thread:
+    """A thread that sends ``number`` to this process once the stream at ``checkpoint``
+    took its signals (SP-R81) and committed a micro-batch (or after two minutes)."""
+    import os
+    import signal
+    import time
+
+    default = signal.getsignal(number)
+
+    def send() -> None:
+        ends = time.monotonic() + 120
+        while time.monotonic() < ends and (signal.getsignal(number) == default or not any(
+                (checkpoint / "commits").glob("[0-9]*"))):
+            time.sleep(0.2)
+        os.kill(os.getpid(), signal.Signals(number))
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize(("number", "code"), [(2, 130), (15, 143)])
+def test_sp_r81_a_file_stream_stops_at_a_signal_with_its_summary_and_gates(
+        spark: object, fleet: Path, tmp_path: Path, number: int, code: int,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """SP-R81, SP-R47 (issue 42 item 2): a file stream without --available-now runs until
+    SIGINT or SIGTERM; the signal stops it at a micro-batch boundary, then it prints and
+    writes its summary (every row read counted: settled or held), writes its report and
+    applies --fail-on; the exit code is the signal's (130, 143), 1 when a gate trips (each
+    was refused, and before that accepted and ignored: Ctrl-C ended it with no summary)."""
+    import signal
+
     from timealign.cli import main
 
-    def no_spark(*args: object, **kwargs: object) -> object:
-        raise AssertionError("Spark started")  # a stream of an empty folder waits forever
-
-    monkeypatch.setattr(session, "build_session", no_spark)
-    monkeypatch.chdir(tmp_path)
     source = tmp_path / "in"
     source.mkdir()
-    words = [w for w in _stream(source, tmp_path, *option) if w != "--available-now"]
-    assert main(words) == 2
-    err = capsys.readouterr().err
-    assert f"{option[0]}: only with --available-now" in err and "SP-R47" in err, err
-    assert "Spark" not in err and sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+    files = sorted(fleet.glob("*.parquet"))
+    for path in files:
+        shutil.copy2(path, source / path.name)
+    rows = sum(pq.read_metadata(path).num_rows for path in files)
+    before = signal.getsignal(number)
+    words = [w for w in _stream(source, tmp_path, "--summary", str(tmp_path / "s.json"))
+             if w != "--available-now"]
+    sender = _signal_once_committed(tmp_path / "ck", number)
+    assert main(words) == code, capfd.readouterr().err
+    sender.join()
+    printed = capfd.readouterr()
+    assert f"rows {rows} read = " in printed.out, printed.out
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["read"] == rows, summary
+    stopped = "interrupted" if code == 130 else "stopped by SIGTERM"
+    assert f"timealign: {stopped}" in printed.err and "SP-R81" in printed.err, printed.err
+    assert "Exception" not in printed.err and "Traceback" not in printed.err, printed.err
+    assert signal.getsignal(number) == before
+    # the same stream again, its files all taken: --fail-on applies at the signal's stop
+    sender = _signal_once_committed(tmp_path / "ck", 15)
+    assert main([*words, "--fail-on", "grouped>0"]) == 1
+    sender.join()
+    assert "grouped" in capfd.readouterr().err
+
+
+def test_sp_r81_a_signal_ends_the_wait_for_a_first_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """SP-R81, SP-R55: a stream waiting on an empty folder for its first file ends at
+    SIGTERM with exit 143 and no micro-batch, without ever starting a query."""
+    import os
+    import signal
+
+    from timealign.cli import main
+    from timealign.spark import streaming
+
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:  # the wait's sleep: the signal comes during it
+        waits.append(seconds)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(streaming.time, "sleep", sleep)  # type: ignore[attr-defined]
+    source = tmp_path / "in"
+    source.mkdir()
+    words = [w for w in _stream(source, tmp_path) if w != "--available-now"]
+    assert main(words) == 143
+    printed = capsys.readouterr()
+    assert "stream stopped after 0 micro-batches" in printed.out, printed
+    assert "waiting for the first one" in printed.err and len(waits) == 1, printed.err
+    assert "timealign: stopped by SIGTERM" in printed.err
+
+
+def test_sp_r81_the_stop_hook_stops_a_query_only_between_micro_batches() -> None:
+    """SP-R81: before a signal the hook never stops; after it, not while a micro-batch
+    runs (Spark's isTriggerActive), then once idle, by stopping the query; while waiting
+    for a first file (no query) it ends the wait; a second signal is ignored."""
+    import os
+    import signal
+
+    from timealign.spark.stopping import SignalStop
+
+    class Query:
+        def __init__(self) -> None:
+            self.status = {"isTriggerActive": True}
+            self.stopped = 0
+
+        def stop(self) -> None:
+            self.stopped += 1
+
+    query = Query()
+    with SignalStop() as stop:
+        hook = stop.when_idle()
+        assert not hook(query) and not hook(None) and stop.code is None
+        os.kill(os.getpid(), signal.SIGINT)  # recorded, not raised
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored: the first signal decides
+        assert stop.code == 130 and hook(None)
+        assert not hook(query) and query.stopped == 0
+        query.status["isTriggerActive"] = False
+        assert hook(query) and query.stopped == 1
 
 
 def test_sp_r55_a_failed_start_leaves_nothing_behind(

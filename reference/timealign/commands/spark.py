@@ -324,17 +324,23 @@ def _stopped_mqtt(args: argparse.Namespace, spark: Any,
         line = shlex.join(_command_line(args, algorithm, config, paths)["command_line"])
         print(f"report: {write_stream_report(spark, algorithm, config, paths, summary, line)}")
     failed = failed_on(args, summary, "timealign stream")  # SP-R38
-    if code == EXIT_INTERRUPTED:  # CLI-R2: the one line, after what the stop wrote
+    _said_stop(code)
+    return failed or (code if code is not None else 0)
+
+
+def _said_stop(code: int | None) -> None:
+    """CLI-R2, MQ-R14, SP-R81: the one line of a stream stopped by a signal, after what the
+    stop wrote."""
+    if code == EXIT_INTERRUPTED:
         print("timealign: interrupted", file=sys.stderr, flush=True)
     elif code is not None:
         print("timealign: stopped by SIGTERM", file=sys.stderr, flush=True)
-    return failed or (code if code is not None else 0)
 
 
 def _stream(args: argparse.Namespace) -> int:
     require_spark_extra("stream", (*SPARK_MODULES, "google.protobuf"))  # SP-R35, first
-    from timealign.spark.inputs import remember, stream, write_report
     from timealign.spark.paths import JobPaths
+    from timealign.spark.stopping import SignalStop
     from timealign.spark.taken import TakenWatch
 
     if args.source.startswith("mqtt://"):
@@ -344,11 +350,6 @@ def _stream(args: argparse.Namespace) -> int:
         raise InvalidInput("--trigger-seconds", "SP-R16", "not with --available-now: it "
                            "takes the files present, one micro-batch after another, at no "
                            "interval", args.trigger_seconds)
-    for option, given in (("--summary", args.summary), ("--report", args.report),
-                          ("--fail-on", args.fail_on)):
-        if given and not args.available_now:  # SP-R47: written when the stream stops
-            raise InvalidInput(option, "SP-R47", "only with --available-now: a file stream "
-                               "stops only then (Ctrl-C ends it with no summary)", args.source)
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
@@ -366,6 +367,18 @@ def _stream(args: argparse.Namespace) -> int:
         if local_files else None
     taken = None if watch is None else watch.check()
     gates.check(args.fail_on, registry.get(args.algorithm).name)  # SP-R38, before Spark
+    with SignalStop() as stop:  # SP-R81: from here, a signal stops the stream cleanly
+        return _stream_files(args, paths, watch, taken, stop)
+
+
+def _stream_files(args: argparse.Namespace, paths: Any, watch: Any, taken: Any,
+                  stop: Any) -> int:
+    """The file stream of :func:`_stream` once its options are checked: until the files
+    present are taken (``--available-now``) or a signal (SP-R81), then the summary,
+    ``--summary``, ``--report`` and ``--fail-on`` (SP-R47); the exit code: 1 when a gate
+    trips, else the signal's (130, 143) or 0."""
+    from timealign.spark.inputs import remember, stream, write_report
+
     before = _entries((paths.output, paths.checkpoint))  # SP-R55: undone if it cannot start
     try:
         algorithm, config, source, spark = _setup(args, "stream", paths.input)
@@ -379,7 +392,8 @@ def _stream(args: argparse.Namespace) -> int:
         batches = stream(spark, algorithm, config, source, paths, args.available_now,
                          args.trigger_seconds or TRIGGER_SECONDS, args.max_files_per_trigger,
                          not args.quiet,
-                         None if watch is None else watch.check)  # SP-R54: at every poll
+                         None if watch is None else watch.check,  # SP-R54: at every poll
+                         stop.when_idle())  # SP-R81
     except BaseException:
         _undo_start(before, paths.checkpoint)
         raise
@@ -414,8 +428,11 @@ def _stream(args: argparse.Namespace) -> int:
                 {"format": outputs.SUMMARY_FORMAT, **summary}, indent=1) + "\n")  # CLI-R5
         if paths.report is not None:
             print(f"report: {write_report(spark, algorithm, config, source, paths, summary)}")
-        return failed_on(args, summary, "timealign stream")  # SP-R38
-    return 0
+        gate = failed_on(args, summary, "timealign stream")  # SP-R38
+        _said_stop(stop.code)
+        return gate or stop.code or 0  # SP-R81: a tripped gate first, then the signal's
+    _said_stop(stop.code)
+    return stop.code or 0
 
 
 def _entries(folders: Sequence[str]) -> dict[str, set[str] | None]:
@@ -675,13 +692,13 @@ def register(commands: Any) -> None:
     stream.add_argument("--max-files-per-trigger",
                         type=options.integer(1, 10**9),
                         help="files per micro-batch (taken by modification time, then name)")
-    stream.add_argument("--summary", help="when the stream stops (--available-now; an MQTT "
-                                          "stream: SIGINT, SIGTERM), also "
-                                          "write the summary as JSON to this file")
+    stream.add_argument("--summary", help="when the stream stops (--available-now, SIGINT, "
+                                          "SIGTERM), also write the summary as JSON to "
+                                          "this file")
     stream.add_argument("--report", metavar="DIR",
-                        help="when the stream stops (--available-now; an MQTT stream: "
-                             "SIGINT, SIGTERM), also write an HTML "
-                             "report to DIR/index.html (needs the plot extra)")
+                        help="when the stream stops (--available-now, SIGINT, SIGTERM), "
+                             "also write an HTML report to DIR/index.html (needs the plot "
+                             "extra)")
     bag_arguments(stream, "stream")
     fail_on_argument(stream)
     stream.set_defaults(handler=flagged(_stream, STREAM_FLAGS), command_parser=stream)

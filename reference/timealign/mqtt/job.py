@@ -9,13 +9,9 @@ The not-a-measurement rows are written beside the tables, per micro-batch, to
 from __future__ import annotations
 
 import json
-import os
-import signal
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -23,68 +19,30 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from timealign.algorithm import Algorithm
-from timealign.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 from timealign.mqtt.receiver import Receiver
 from timealign.mqtt.rows import NOT, TICK
 from timealign.mqtt.source import NAME, register
 from timealign.mqtt.spool import Spool, spool_path
 from timealign.spark import schema
 from timealign.spark.paths import JobPaths
+from timealign.spark.stopping import SignalStop, say
 from timealign.spark.streaming import TICK_KIND, stream_job
 
 NOT_MEASUREMENTS = "not_measurements"
-#: MQ-R14: the exit code of a stream stopped by a signal, as a shell reports it (128 + n).
-STOPPED_BY = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
-
-
-def _say(line: str) -> None:
-    """One line on stderr from a signal handler: ``os.write``, never the buffered
-    ``sys.stderr``, which a handler run in the middle of a print would enter twice."""
-    os.write(2, (line + "\n").encode())
-
-
-class Stop:
+class Stop(SignalStop):
     """MQ-R14: SIGINT (Ctrl-C) and SIGTERM (systemd, ``docker stop``, ``timeout``) stop the
-    stream at a micro-batch boundary: the first signal stops the receiver, spools a last
-    tick at the signal's instant and lets the micro-batch that takes everything received
-    end and commit; then the query is stopped, while idle. Every later signal is ignored
-    (``timeout`` signals the command, then its whole process group; a second Ctrl-C): the
-    summary, the report and ``--fail-on`` follow whatever arrives. The handler only
-    records: raising inside a call into the JVM broke the call and the query's stop (a
-    JVM exception on the console). Outside the main thread it does nothing."""
+    stream at a micro-batch boundary (:class:`timealign.spark.stopping.SignalStop`): the
+    first signal stops the receiver, spools a last tick at the signal's instant and lets the
+    micro-batch that takes everything received end and commit; then the query is stopped,
+    while idle."""
+
+    then = ("stopping after the micro-batch that takes every message received; then the "
+            "summary (MQ-R14)")
 
     def __init__(self) -> None:
-        self.signal: int | None = None
-        #: the receiving clock when the signal came: the last tick's instant
-        self.at = 0
+        super().__init__()
         self._final: int | None = None
         self._receiver: Receiver | None = None
-        self._previous: dict[signal.Signals, Any] = {}
-
-    def __enter__(self) -> Stop:
-        if threading.current_thread() is threading.main_thread():
-            self._previous = {number: signal.signal(number, self._received)
-                              for number in STOPPED_BY}
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        """The handlers of before, once the command has written what it owes."""
-        for number, handler in self._previous.items():
-            signal.signal(number, handler)
-
-    def _received(self, number: int, _frame: FrameType | None) -> None:
-        name = "Ctrl-C" if number == signal.SIGINT else signal.Signals(number).name
-        if self.signal is None:
-            self.signal, self.at = number, time.time_ns()
-            _say(f"[timealign stream] {name}: stopping after the micro-batch that takes "
-                 f"every message received; then the summary (MQ-R14)")
-        else:
-            _say(f"[timealign stream] {name}: already stopping (MQ-R14)")
-
-    @property
-    def code(self) -> int | None:
-        """The exit code the signal asks for (130, 143), None while no signal came."""
-        return None if self.signal is None else STOPPED_BY[signal.Signals(self.signal)]
 
     def watching(self, receiver: Receiver, checkpoint: str) -> Callable[[Any], bool]:
         """The stream job's ``stop`` hook: whether the query stopped at the boundary."""
@@ -121,7 +79,7 @@ def first_batch_watch(checkpoint: Path, report: bool = True,
         said[0] = True
         if {p.name for p in (checkpoint / "commits").glob("*")} - done:
             return
-        _say(f"[timealign stream] the first micro-batch is still running after {wait:g} s "
+        say(f"[timealign stream] the first micro-batch is still running after {wait:g} s "
              f"(Spark starts its state store and Python workers; a minute or more on a busy "
              f"machine): messages are spooled and acknowledged meanwhile, none is lost "
              f"(MQ-R17)")

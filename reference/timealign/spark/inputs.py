@@ -145,11 +145,13 @@ def take_inventory(source: RunInput, progress: Progress | None = None,
 def stream(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,
            source: RunInput, paths: JobPaths, available_now: bool = False,
            trigger_seconds: float = 1.0, max_files: int | None = None,
-           report: bool = True, on_poll: Callable[[], object] | None = None) -> int:
+           report: bool = True, on_poll: Callable[[], object] | None = None,
+           stop: Callable[[Any], bool] | None = None) -> int:
     """The stream over the folder of ``source`` into the checked ``paths``; the number of
     micro-batches seen. Bags: only the configured topics are replayed, the others written
     beside the tables (BAG-R7, BAG-R8). ``on_poll``: called at every poll of the running
-    stream (the taken files' check, SP-R54)."""
+    stream (the taken files' check, SP-R54); ``stop``: the stream ends when it returns
+    true (SP-R81, :func:`timealign.spark.streaming.stream_job`)."""
     from timealign.spark.streaming import stream_job
 
     rows = set_aside = None
@@ -158,7 +160,7 @@ def stream(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config
         set_aside = None if other is None else (bags.NOT_CONFIGURED, other)
     return stream_job(spark, algorithm, config, paths, source.format, source.columns,
                       available_now, trigger_seconds, max_files, report, rows, set_aside,
-                      on_poll=on_poll)
+                      on_poll=on_poll, stop=stop)
 
 
 def write_report(spark: SparkSession, algorithm: Algorithm[Any, Any, Any, Any], config: Any,

@@ -222,16 +222,18 @@ def name_ordered(source_dir: str) -> tuple[str, dict[str, str]]:
 
 
 def first_files(source_dir: str, fmt: str, columns: schema.ColumnMap, available_now: bool,
-                seconds: float, say: Callable[[str], object] | None) -> bool:
+                seconds: float, say: Callable[[str], object] | None,
+                stopped: Callable[[], bool] = lambda: False) -> bool:
     """SP-R55: whether the watched folder holds files to take the schema from, waiting for
     the first one (checked every ``seconds``) unless ``available_now`` (False then: nothing
-    to process). A path that is not a local folder is left to Spark."""
+    to process) or until ``stopped`` (SP-R81: a signal came; False). A path that is not a
+    local folder is left to Spark."""
     if "://" in source_dir or GLOB_CHARACTERS & set(source_dir) or \
             not Path(source_dir).is_dir():
         return True
     waited = False
     while not schema.input_files(source_dir, fmt, columns, read_whole=False):
-        if available_now:
+        if available_now or stopped():
             return False
         if not waited and say is not None:
             say(f"[timealign stream] no {fmt} file in {source_dir} yet: waiting for the "
@@ -417,7 +419,8 @@ def stream_job(
     it raises stops the query and is raised; ``watching``: what the start line says is
     watched (default: the files of the folder); ``stop``: when given, the stream ends when
     it returns, called with the running query at every poll and after each micro-batch
-    line (MQ-R14: it stops the query itself, at a micro-batch boundary)."""
+    line (MQ-R14, SP-R81: it stops the query itself, at a micro-batch boundary), and with
+    None while the stream waits for its first file (SP-R55: true ends the wait)."""
     output, checkpoint = paths.output, paths.checkpoint
     assert checkpoint is not None, "a stream's paths name its checkpoint"
     if report:  # SP-R33: what the stream watches, before the first micro-batch
@@ -429,7 +432,8 @@ def stream_job(
         columns = columns or schema.ColumnMap()
         if not first_files(paths.input, fmt, columns, available_now, trigger_seconds,
                            (lambda line: print(line, file=sys.stderr, flush=True))
-                           if report else None):
+                           if report else None,
+                           (lambda: bool(stop(None))) if stop is not None else lambda: False):
             return 0
         rows = stream_frame(spark, paths.input, fmt, columns, max_files)
     bind(spark, checkpoint, algorithm, config)  # SP-R24
