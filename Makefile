@@ -78,8 +78,10 @@ unit: $(STAMP)
 	$(BIN)/pytest -q -m "not cluster and not browser and not mqtt and not catalogue"
 
 # The jobs on a Spark standalone cluster started on 127.0.0.1 (tests/spark/test_spark_cluster.py),
-# and Ctrl-C of a live job in its own process (tests/spark/test_spark_interrupt.py):
-# separate driver and executor JVMs do not fit the time of `make test`; CI runs both.
+# Ctrl-C of a live job in its own process (tests/spark/test_spark_interrupt.py), and the other
+# tests of a job in a process with its own JVM (marked `cluster`: SIGKILL and restart of a
+# stream, a fresh `run`'s console, a fresh session finding the rosbag source, a user's
+# script outside the venv): separate JVMs do not fit the time of `make test`; CI runs them.
 test-cluster: $(STAMP)
 	$(BIN)/pytest -q -m cluster
 

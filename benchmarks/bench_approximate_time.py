@@ -228,7 +228,7 @@ def ros2_source() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--no-cpp", action="store_true",
                         help="skip both same-run C++ baselines (ROS 2 and ROS 1)")

@@ -174,7 +174,8 @@ def pairs(data: Path, out: Path, master: str, rounds: int, variants: list[str]) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     allow_abbrev=False)
     parser.add_argument("mode", choices=["split", "pairs"])
     parser.add_argument("variants", nargs="*", help="pairs: NAME=spark.KEY=VALUE;...")
     parser.add_argument("--size", default="2k:10", help="MESSAGES:SOURCES (default 2k:10)")

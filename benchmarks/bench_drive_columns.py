@@ -144,7 +144,7 @@ def measure(name: str, batches: list[Columns], label: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=600.0)
     args = parser.parse_args()
     print(f"driver loop, one robot ({args.seconds:.0f} s), batches of {BATCH:,}; CPU of one "

@@ -119,7 +119,7 @@ def _figures(latencies: list[float]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="steady state to measure")
     parser.add_argument("--rate", type=float, default=2.0, help="measurements per second")
     parser.add_argument("--devices", type=int, default=3)

@@ -173,7 +173,7 @@ def against_upstream(seconds: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--hours", type=float, default=1.0)
     args = parser.parse_args()
     full = int(args.hours * 3600)

@@ -59,7 +59,7 @@ def read_rate(path: Path) -> tuple[int, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--payload", type=int, default=4096, help="image bytes per message")
     parser.add_argument("--repeat", type=int, default=3)

@@ -744,7 +744,7 @@ def table_from(files: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["200k:100"],
                         help="MESSAGES:SOURCES, e.g. 1M:1000 10M:1000 (default 200k:100)")
     parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]", "standalone"],

@@ -82,7 +82,7 @@ def cpu(work: Callable[[], Any]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=600.0)
     args = parser.parse_args()
     algorithm = registry.get("approximate_time")

@@ -118,7 +118,7 @@ def phases(data: Path, out: Path) -> list[tuple[str, float, float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--robots", type=int, default=20)
     parser.add_argument("--data", type=Path, help="an existing fleet (skips generate)")

@@ -269,7 +269,7 @@ def measured(algorithm_name: str, config_json: str, input_path: str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("input")
     parser.add_argument("output")
     parser.add_argument("--algorithm", default="approximate_time")

@@ -43,7 +43,7 @@ def workload(machine: str, messages: int) -> tuple[Any, Any, list[Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("machine", choices=["at", "eb"])
     parser.add_argument("--messages", type=int, default=40_000)
     parser.add_argument("--no-step", action="store_true",

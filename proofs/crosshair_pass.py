@@ -27,7 +27,7 @@ def contract_modules() -> list[Path]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
     parser.add_argument("--seconds", type=float, default=2.0, help="per-condition timeout")
     parser.add_argument("--report-all", action="store_true", help="report confirmed paths too")
     args = parser.parse_args()

@@ -135,7 +135,8 @@ def instances(selected: Sequence[str] = ()) -> list[Instance]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="bounded exhaustive exploration")
+    parser = argparse.ArgumentParser(allow_abbrev=False,
+                                     description="bounded exhaustive exploration")
     parser.add_argument("names", nargs="*", help="run only instances whose name contains one")
     args = parser.parse_args(argv)
     chosen = instances(args.names)

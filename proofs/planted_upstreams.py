@@ -332,7 +332,8 @@ def sources(report: Path) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--only", action="append", choices=[p.name for p in PLANTS],
                         help="only this plant (repeatable)")
     parser.add_argument("--fuzz", type=int, default=1000)

@@ -21,6 +21,11 @@ AT_VECTORS = ROOT / "vectors" / "approximate_time"
     (["--from", "5s", "--to", "1s"], ["--to", "before --from"]),
     (["--from", "1s"], ["--from", "only for a run's picture"]),
     (["--source", "r1"], ["--source", "only for a run's picture"]),
+    # a run's input options: a vector has its own config and inputs (they were ignored)
+    *[(option, [option[0], "only for a run's picture"]) for option in (
+        ["--time-unit", "s"], ["--format", "csv"], ["--column", "id=x"], ["--input", "in"],
+        ["--config", "{}"], ["--master", "local[1]"], ["--stamp", "log"],
+        ["--source-from", "folder"], ["--skip-bad-files"])],
 ])
 def test_pl_r6_plot_of_a_vector_refuses_window_options(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str],
@@ -51,3 +56,17 @@ def test_pl_r6_vec_r1_two_vectors_of_the_asked_name_are_said(
     err = capsys.readouterr().err
     assert "a second vector of this name" in err and "VEC-R1" in err, err
     assert "give --name" not in err and not out.exists()
+
+
+def test_pl_r6_name_is_refused_with_a_run(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """PL-R6: `--name` chooses a vector of a .jsonl file; with `--run` it was ignored: now
+    exit 2 naming it, before the run is read."""
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    out = tmp_path / "p.svg"
+    assert main(["plot", "approximate_time", "--run", str(tmp_path / "run"), "--source", "r1",
+                 "--name", "v", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--name: only for a vector file, not with --run" in err and "PL-R6" in err, err
+    assert not out.exists()

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import ast
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +50,33 @@ def test_cli_r1_verify_module_takes_conf_whole(capsys: pytest.CaptureFixture[str
     args = verify_parser().parse_args(["approximate_time", "--output", "o", "--conf",
                                        "spark.sql.shuffle.partitions=3"])
     assert args.conf == ["spark.sql.shuffle.partitions=3"] and args.config is None
+
+
+def _parser_calls_allowing_abbreviations(path: Path) -> list[int]:
+    """The lines of ``path`` that make an ``argparse.ArgumentParser`` without
+    ``allow_abbrev=False``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else \
+            node.func.id if isinstance(node.func, ast.Name) else None
+        if name == "ArgumentParser" and not any(
+                k.arg == "allow_abbrev" and isinstance(k.value, ast.Constant)
+                and k.value.value is False for k in node.keywords):
+            found.append(node.lineno)
+    return found
+
+
+def test_cli_r1_every_script_refuses_abbreviations() -> None:
+    """CLI-R1 beyond the package: the command lines of the repository's scripts (`make
+    bench`, `make proofs`, `make planted`, the example adapters) refuse abbreviations too,
+    so `--inst` is never taken for `--instances`."""
+    root = Path(__file__).resolve().parents[1]
+    scripts = [p for folder in ("benchmarks", "proofs", "examples", "tools", "cases")
+               for p in sorted((root / folder).rglob("*.py"))]
+    assert len(scripts) > 20
+    found = {str(p.relative_to(root)): lines for p in scripts
+             if (lines := _parser_calls_allowing_abbreviations(p))}
+    assert found == {}

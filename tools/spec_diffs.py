@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -192,13 +192,15 @@ def replace(text: str, new: str, before: str) -> str:
     return "".join([*lines[:start], new, "\n", *lines[end:]])
 
 
-def generated() -> tuple[dict[Path, str], dict[Path, bytes]]:
-    """Every spec file with its fresh section, and every figure, in memory."""
+def generated(report: Callable[[Run], DiffReport] = report_of,
+              ) -> tuple[dict[Path, str], dict[Path, bytes]]:
+    """Every spec file with its fresh section, and every figure, in memory, from the
+    ``report`` of each run (:func:`report_of`; a test passes the reports it already has)."""
     texts: dict[Path, str] = {}
     figures: dict[Path, bytes] = {}
     for run in RUNS:
         path = SPEC / f"{run.algorithm}.md"
-        new, drawn = section(run, report_of(run))
+        new, drawn = section(run, report(run))
         texts[path] = replace(texts.get(path, path.read_text("utf-8")), new, run.before)
         figures.update({FOLDER / name: data for name, data in drawn.items()})
     return texts, figures

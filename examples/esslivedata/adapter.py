@@ -151,7 +151,7 @@ def protocol_channel() -> TextIO:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--upstream", type=Path, default=os.environ.get("ESSLIVEDATA_SRC"),
                         help="the esslivedata checkout's src folder (default $ESSLIVEDATA_SRC)")
     parser.add_argument("--exact-clock", action="store_true",

@@ -117,6 +117,13 @@ def test_mq_r12_a_refused_subscription_stops_the_stream(tmp_path: Path) -> None:
 CONFIG = '{"batching_window": 500000000, "max_message_delay": 2000000000}'
 
 
+def _unreachable(tmp_path: Path, option: list[str]) -> list[str]:
+    """The words of an MQTT stream into ``tmp_path`` from a port where no broker listens."""
+    return ["stream", "event_time_batcher", "--source", f"mqtt://127.0.0.1:{free_port()}/te/#",
+            "--format", "thin-edge", "--output", str(tmp_path / "out"), "--checkpoint",
+            str(tmp_path / "ck"), "--config", CONFIG, *option]
+
+
 @pytest.mark.parametrize("option", [
     [], ["--summary", "SUMMARY.json"], ["--report", "REPORT"], ["--fail-on", "rejected>0"]])
 def test_mq_r16_a_stream_whose_broker_cannot_be_reached_leaves_nothing_behind(
@@ -132,10 +139,7 @@ def test_mq_r16_a_stream_whose_broker_cannot_be_reached_leaves_nothing_behind(
     option = [part.replace("SUMMARY", str(tmp_path / "summary"))
               .replace("REPORT", str(tmp_path / "report")) for part in option]
     started = time.monotonic()
-    code = main(["stream", "event_time_batcher", "--source",
-                 f"mqtt://127.0.0.1:{free_port()}/te/#", "--format", "thin-edge",
-                 "--output", str(tmp_path / "out"), "--checkpoint", str(tmp_path / "ck"),
-                 "--config", CONFIG, *option])
+    code = main(_unreachable(tmp_path, option))
     assert code == 2
     err = capsys.readouterr().err
     assert "cannot reach the broker" in err and "MQ-R10" in err, err
@@ -158,6 +162,25 @@ def test_mq_r15_a_gate_the_algorithm_never_writes_is_refused_before_anything(
     assert code == 2
     err = capsys.readouterr().err
     assert "--fail-on" in err and "late_arrival" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", [
+    ["--column", "id=x"], ["--stamp", "log"], ["--source-from", "folder"], ["--available-now"],
+    ["--max-files-per-trigger", "2"], ["--time-unit", "ms"]])
+def test_mq_r10_a_file_stream_option_is_refused_before_the_broker(
+        tmp_path: Path, option: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """MQ-R10: an option of a file stream with `--source mqtt://` is exit 2 naming it, before
+    the broker is reached (none listens here) and before anything is written; `--time-unit`
+    too, since a thin-edge `time` is RFC 3339 or Unix seconds (MQ-R3; it was ignored)."""
+    pytest.importorskip("pyspark")
+    pytest.importorskip("paho")
+    from timealign.cli import main
+
+    code = main(_unreachable(tmp_path, option))
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"{option[0]}: not with --source mqtt://" in err and "MQ-R10" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 

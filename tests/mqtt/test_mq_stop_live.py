@@ -9,6 +9,7 @@ command and to its process group, twice, stop it at a micro-batch boundary with 
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -138,6 +139,12 @@ def test_mq_d2_r17_r14_the_documented_command_settles_every_on_time_measurement(
     # W + D + 2 intervals, and what the micro-batches took: generous for a loaded machine
     assert waited < bound_s + 120, waited
     assert "rows 120 read = 120 settled + 0 held" in stdout, stdout
+    # SP-R33 (issue 42 item 3): the micro-batches' lines add up to the rows written, and a
+    # micro-batch of ticks alone (one per trigger) prints none
+    batches = [(int(m[1]), int(m[2])) for m in re.finditer(
+        r"^\[timealign stream\] batch \d+: (\d+) rows read, (\d+) settled", stderr, re.M)]
+    assert batches and all(read or settled for read, settled in batches), stderr
+    assert sum(read for read, _ in batches) == 120 == sum(s for _, s in batches), batches
     assert "grouped: 120  100.0%" in stdout, stdout
     assert "already stopping" in stderr and stderr.rstrip().endswith("timealign: interrupted")
     assert "watching mqtt://" in stderr and "MQTT topic filter 'te/+/+/+/+/m/+'" in stderr
@@ -151,9 +158,10 @@ def test_mq_r14_r15_sigterm_writes_summary_and_report_and_applies_fail_on(
     """MQ-R14, MQ-R15: SIGTERM to the process group, twice, right after messages arrive:
     the stream stops after the micro-batch that takes them (each counted, held or a
     not-a-measurement, none missing), writes `--summary` and `--report` and applies
-    `--fail-on` (`held>0` trips: exit 1); started again, the held rows settle, and SIGTERM
-    to the command alone is exit 143 with the summary rewritten; no JVM exception; verify
-    applies its `--fail-on` to the stream's tables (MQ-R18)."""
+    `--fail-on` (`held>0` trips: exit 1); started again by the report's command line
+    (PL-R15), the held rows settle, and SIGTERM to the command alone is exit 143 with the
+    summary rewritten; no JVM exception; verify applies its `--fail-on` to the stream's
+    tables (MQ-R18)."""
     words = [*documented_command(), "--summary", "summary.json", "--report", "report"]
     out, ck = tmp_path / "out", tmp_path / "ck"
     job = _start([*words, "--fail-on", "held>0"], broker.port, tmp_path)
@@ -176,7 +184,20 @@ def test_mq_r14_r15_sigterm_writes_summary_and_report_and_applies_fail_on(
     assert "not a measurement (not-json): 1 messages" in stdout, stdout
     assert "stopped by SIGTERM" in stderr and not JVM_TEXT.search(stderr + stdout), stderr
     assert len(_ids(out)) == 1  # the not-a-measurement; the rows are held
-    job = _start(words, broker.port, tmp_path)  # the same command continues
+    # PL-R15, SP-R32: the report is the stream's, and its command line, generated from the
+    # parsed options, is the command that continues the stream
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "<h1>timealign stream: event_time_batcher</h1>" in page
+    found = re.search(r'<code class="command">(.*?)</code>', page)
+    assert found is not None, page
+    again = shlex.split(html.unescape(found.group(1)))
+    assert again[:3] == ["timealign", "stream", "event_time_batcher"], again
+    for option, value in (("--checkpoint", str(ck)), ("--output", str(out)),
+                          ("--format", "thin-edge"), ("--fail-on", "held>0"),
+                          ("--source", words[words.index("--source") + 1].replace(
+                              ":1883/", f":{broker.port}/"))):
+        assert again[again.index(option) + 1] == value, (option, again)
+    job = _start(again, broker.port, tmp_path)  # the report's command continues the stream
     try:
         _until(lambda: len(_ids(out)) >= 4, "the held rows' outcomes", job=job)
         stdout, stderr = _stop(job, signal.SIGTERM, group=False, twice=False)

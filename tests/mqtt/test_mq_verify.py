@@ -66,13 +66,16 @@ def test_mq_r11_verify_finds_a_lost_or_doubled_outcome(tmp_path: Path) -> None:
     (["--input", "elsewhere"], "--input"), (["--config", "{}"], "--config"),
     (["--format", "csv"], "--format"), (["--column", "id=x"], "--column"),
     (["--time-unit", "ms"], "--time-unit"), (["--algorithm", "approximate_time"], "--algorithm"),
-    (["--fail-on", "late_arrival>0"], "--fail-on")])
+    (["--fail-on", "late_arrival>0"], "--fail-on"),
+    (["--conf", "spark.sql.shuffle.partitions=3"], "--conf"),
+    (["--master", "local[1]"], "--master")])
 def test_mq_r18_verify_refuses_what_an_mqtt_output_does_not_take(
         tmp_path: Path, option: list[str], named: str,
         capsys: pytest.CaptureFixture[str]) -> None:
     """MQ-R18: `verify OUT` of an MQTT stream re-runs its spool with its manifest's algorithm
-    and config: an option naming a run's input (it was ignored), another algorithm, or a
-    gate the algorithm never writes is exit 2 naming it, before the re-run."""
+    and config: an option naming a run's input (it was ignored), another algorithm, a
+    gate the algorithm never writes, or a Spark setting without a gate (no session starts:
+    it was ignored) is exit 2 naming it, before the re-run."""
     pytest.importorskip("pyspark")
     from timealign.cli import main
     from timealign.mqtt.verify import write_manifest

@@ -22,14 +22,19 @@ IMAGE = re.compile(r"^!\[([^\]]*)\]\(figures/(?!diffs/)([^)]+)\)$", re.MULTILINE
 CAPTION = "*What to look at:*"
 
 
-def test_pl_r8_every_figure_is_current() -> None:
+@pytest.fixture(scope="module")
+def drawn() -> dict[str, bytes]:
+    """Every listed figure drawn in memory once, by file name, for the tests below."""
+    return {figures.file_name(a, v): figures.draw(a, v) for _shows, a, v in figures.FIGURES}
+
+
+def test_pl_r8_every_figure_is_current(drawn: dict[str, bytes]) -> None:
     """PL-R8, PL-R5: each listed figure, drawn again in memory, equals the committed file
     byte for byte, and no other figure is committed. Run `make figures` when this fails."""
-    wanted = {figures.file_name(a, v): (a, v) for _shows, a, v in figures.FIGURES}
     committed = {p.name for p in figures.FOLDER.glob("*.svg")}
-    assert committed == set(wanted), "run `make figures`"
-    stale = [name for name, (algorithm, vector) in sorted(wanted.items())
-             if (figures.FOLDER / name).read_bytes() != figures.draw(algorithm, vector)]
+    assert committed == set(drawn), "run `make figures`"
+    stale = [name for name, data in sorted(drawn.items())
+             if (figures.FOLDER / name).read_bytes() != data]
     assert not stale, f"stale figures {stale}: run `make figures`"
 
 
@@ -98,8 +103,12 @@ def test_pl_d4_stacks_marks_at_one_stamp() -> None:
     assert (b0, moved_b) == (0.0, False)
 
 
-def test_pl_r8_make_figures_says_what_it_did(capsys: pytest.CaptureFixture[str]) -> None:
-    """PL-R8: `make figures` prints a line even when every figure is already current."""
+def test_pl_r8_make_figures_says_what_it_did(
+        drawn: dict[str, bytes], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """PL-R8: `make figures` prints a line even when every figure is already current (its
+    drawings are the ones the test above compared, not drawn a second time)."""
+    monkeypatch.setattr(figures, "draw", lambda a, v: drawn[figures.file_name(a, v)])
     assert figures.main([]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == (f"figures: {len(figures.FIGURES)} in spec/figures, 0 written, "

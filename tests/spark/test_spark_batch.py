@@ -250,6 +250,9 @@ def _planted(spark: SparkSession, output: Path, folder: Path, plant: str) -> tup
     elif plant == "id swapped":  # the same rows per source, one id another source's
         outcomes = outcomes.withColumn("id", F.when(one, F.lit("planted"))
                                        .otherwise(F.col("id")))
+    elif plant == "ghost source":  # an outcome row of a source the input does not have
+        outcomes = outcomes.unionByName(outcomes.where(one).withColumn("source",
+                                                                       F.lit("ghost")))
     groups.write.parquet(str(folder / "groups"))
     outcomes.write.parquet(str(folder / "outcomes"))
     return groups, outcomes
@@ -261,6 +264,8 @@ def _planted(spark: SparkSession, output: Path, folder: Path, plant: str) -> tup
     ("member dropped", r"groups: 12 row\(s\) of the re-run missing, 12 unexpected$"),
     ("reason", r"^outcomes: 1 row\(s\) of the re-run missing, 1 unexpected$"),
     ("id swapped", r"2 \(source, id\) pair\(s\) without exactly one outcome"),
+    ("ghost source", r"^1 \(source, id\) pair\(s\) without exactly one outcome per input "
+                     r"row \(SP-R6\), e\.g\. \['ghost/[^:]+: 0 row\(s\), 1 outcome\(s\)'\]$"),
 ])
 def test_sp_i2_verify_fails_on_each_planted_corruption(
         spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path, plant: str,
@@ -269,16 +274,76 @@ def test_sp_i2_verify_fails_on_each_planted_corruption(
     table and how many rows of it differ from the re-run (issue 42 made the comparison one
     aggregation where it was four ``exceptAll``; these kept failing)."""
     _planted(spark, batch_output(VERIFIED), tmp_path / "planted", plant)
-    failure = LossError if plant == "id swapped" else AssertionError
+    failure = LossError if plant in ("id swapped", "ghost source") else AssertionError
     with pytest.raises(failure, match=words):
         verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet),
                str(tmp_path / "planted"))
 
 
+def test_sp_d29_only_the_sources_whose_fingerprints_differ_are_compared_again(
+        spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """SP-D29: the fingerprints of a run's own tables equal the re-run's in every source;
+    a row changed in one source (its `reason`) differs in that source alone, and the
+    exact comparison that names the rows is given that source's rows only; with more
+    sources differing than it names (NAMED_SOURCES), every source's."""
+    from timealign.spark import verify as module
+
+    rows = read_input(spark, str(fleet), "parquet", ColumnMap())
+    again = module._rerun(rows, VERIFIED.algorithm, VERIFIED.config)
+    count = rows.count()
+    assert module._fingerprinted(again, *tables(spark, batch_output(VERIFIED))) == \
+        module.Fingerprinted(count, 0, [], [])
+    groups, outcomes = _planted(spark, batch_output(VERIFIED), tmp_path / "planted", "reason")
+    changed = outcomes.where(F.col("reason") == "planted").first()
+    assert changed is not None
+    assert module._fingerprinted(again, groups, outcomes) == \
+        module.Fingerprinted(count, 0, [], [changed["source"]])
+    compared: list[set[str]] = []
+    exact = module._compared
+
+    def spied(again: Any, groups: Any, outcomes: Any) -> Any:
+        compared.append({r["source"] for r in outcomes.select("source").distinct().collect()})
+        return exact(again, groups, outcomes)
+
+    monkeypatch.setattr(module, "_compared", spied)
+    words = r"^outcomes: 1 row\(s\) of the re-run missing, 1 unexpected$"
+    for named, sources in ((module.NAMED_SOURCES, {changed["source"]}), (0, None)):
+        monkeypatch.setattr(module, "NAMED_SOURCES", named)
+        with pytest.raises(AssertionError, match=words):
+            verify(spark, VERIFIED.algorithm, VERIFIED.config, str(fleet),
+                   str(tmp_path / "planted"))
+        assert compared.pop() == (sources or {r["source"] for r in outcomes.collect()})
+
+
+def test_sp_d29_a_fingerprint_tells_which_column_is_null(spark: SparkSession) -> None:
+    """SP-D29: Spark's hashes skip a null, so without the mask of null columns a group
+    whose `start` is null and one whose `end` is null (the other holding the same value),
+    or an empty `ids` and a missing one, would hash alike and pass as equal."""
+    from timealign.spark import schema
+    from timealign.spark.verify import _ROW, _hashes
+
+    kinds = {f.name: f.dataType.simpleString() for f in schema.COMBINED.fields}
+    ddl = ", ".join(f"`{name}` {kinds[name]}" for name in _ROW)
+
+    def row(start: int | None, end: int | None, ids: list[str] | None) -> list[Any]:
+        return ["groups", "r1", 1, start, end, ids, 10, 2, None, None, None]
+
+    for left, right in ((row(5, None, ["a"]), row(None, 5, ["a"])),
+                        (row(5, 6, []), row(5, 6, None))):
+        hashed = [_hashes(spark.createDataFrame([r], ddl), 1).drop("problem").first()
+                  for r in (left, right)]
+        assert hashed[0] != hashed[1], (left, right)
+
+
+@pytest.mark.parametrize("repeat", ["still open", "settled long before"])
 def test_sp_r22_verify_names_a_repeated_id_before_the_loss_it_causes(
-        spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path) -> None:
+        spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path,
+        repeat: str) -> None:
     """SP-R22: an input whose id repeats within a source fails `verify` as the batch job
-    fails, naming the id, though the same pass also finds its row without an outcome."""
+    fails, naming the id, though the same pass also finds its row without an outcome;
+    SP-D29: whether the re-run refuses the repeat itself (its first row still open) or
+    not (the source's last row repeating its first, settled long before)."""
     from timealign.spark.outcomes import DuplicateIdError
 
     folder = tmp_path / "input"
@@ -286,8 +351,9 @@ def test_sp_r22_verify_names_a_repeated_id_before_the_loss_it_causes(
     for file in sorted(fleet.glob("*.parquet")):
         table = pq.read_table(file)
         if file == sorted(fleet.glob("*.parquet"))[0]:
-            ids = table.column("id").to_pylist()
-            ids[1] = ids[0]
+            ids, sources = (table.column(name).to_pylist() for name in ("id", "source"))
+            last = max(k for k, s in enumerate(sources) if s == sources[0])
+            ids[1 if repeat == "still open" else last] = ids[0]
             table = table.set_column(table.schema.get_field_index("id"), "id", pa.array(ids))
             repeated = (table.column("source")[0].as_py(), ids[0])
         pq.write_table(table, folder / file.name)
@@ -334,8 +400,8 @@ def test_sp_r40_verify_says_which_check_it_is_doing(spark: SparkSession, fleet: 
     rows = read_input(spark, str(fleet), "parquet", ColumnMap())
     verify_rows(spark, VERIFIED.algorithm, VERIFIED.config, rows,
                 str(batch_output(VERIFIED)), phase)
-    assert entered == list(PHASES) == ["unique ids and no loss",
-                                       "re-run, invariants and tables compared"]
+    assert entered == list(PHASES) == [
+        "re-run: unique ids, no loss, invariants, tables compared"]
 
 
 @pytest.mark.parametrize("change", ["type", "extra"])

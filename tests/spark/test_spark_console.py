@@ -142,6 +142,8 @@ def test_sp_r40_progress_never_goes_back_and_keeps_a_heartbeat(
     assert lines[0].startswith("[timealign verify] checking, 0 s elapsed (Spark: 1/4 tasks)")
 
 
+# A job in a process of its own, its JVM started fresh: make test-cluster.
+@pytest.mark.cluster
 def test_sp_r33_run_console_holds_the_job_lines_only(fleet: Path, tmp_path: Path) -> None:
     """SP-R33: a fresh `timealign run` prints no Spark line on stderr, only its progress
     lines, then its summary with the verdict of SP-R31 on stdout."""

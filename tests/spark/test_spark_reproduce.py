@@ -127,3 +127,30 @@ def test_sp_r32_streams_command_line_reruns_to_equal_tables(
                            "--report": tmp_path / "report2"})
     assert main(rerun[1:]) == 1, capsys.readouterr().err
     assert _tables(spark, again) == _tables(spark, out)
+
+
+def test_sp_r32_a_bag_runs_command_line_reruns_to_equal_tables(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """PL-R15, SP-R32 (issue 42 item 4): a run over ROS bags, with the bag options given
+    (`--format rosbag`, `--stamp TOPIC=log` for the topic without a header, `--skip-bad-files`),
+    writes a report whose command line holds each of them and reruns to equal tables."""
+    from tests.rosbag.bags import write_fleet
+
+    bags = tmp_path / "bags"
+    bags.mkdir()
+    write_fleet(bags)
+    out, report = tmp_path / "out", tmp_path / "report"
+    config = json.dumps({"topics": ["/imu", "/chatter"], "queue_size": 10})
+    given = ["run", "approximate_time", "--input", str(bags), "--format", "rosbag",
+             "--output", str(out), "--config", config, "--stamp", "/chatter=log",
+             "--skip-bad-files", "--report", str(report), "--quiet"]
+    assert main(given) == 0, capsys.readouterr().err
+    words = _command(report)
+    assert words[:3] == ["timealign", "run", "approximate_time"]
+    assert words[words.index("--format") + 1] == "rosbag"
+    assert words[words.index("--stamp") + 1] == "/chatter=log" and "--skip-bad-files" in words
+    again = tmp_path / "again"
+    rerun = _moved(words, {"--output": again, "--report": tmp_path / "report2"})
+    assert main(rerun[1:]) == 0, capsys.readouterr().err
+    assert _tables(spark, again) == _tables(spark, out)
+    assert main(["verify", str(again), "--quiet"]) == 0, capsys.readouterr().err

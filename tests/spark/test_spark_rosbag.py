@@ -349,6 +349,8 @@ def test_bag_r13_a_configured_topic_in_no_bag_is_said(
     assert "BAG-R9" in capsys.readouterr().err
 
 
+# A fresh session in a process of its own, with its own JVM: make test-cluster.
+@pytest.mark.cluster
 def test_bag_r12_a_fresh_session_finds_the_rosbag_source(fleet: Path) -> None:
     """BAG-R12: with the package installed, `spark.read.format("rosbag")` works in a fresh
     session that never called `register` (PySpark's discovery of `pyspark_rosbag`)."""
@@ -364,6 +366,8 @@ def test_bag_r12_a_fresh_session_finds_the_rosbag_source(fleet: Path) -> None:
     assert int(done.stdout.split("rows")[-1]) > 0
 
 
+# A user's script in a process of its own, with its own JVM: make test-cluster.
+@pytest.mark.cluster
 def test_bag_r22_r21_a_user_session_outside_the_venv(fleet: Path, tmp_path: Path) -> None:
     """BAG-R22: `.venv/bin/python script.py` with a `python3` on the PATH that lacks
     timealign (a venv not activated, a Jupyter kernel) reads bags after `register(spark)`:

@@ -69,6 +69,47 @@ def test_sp_r55_a_stream_starts_on_an_empty_folder(
     assert f"rows {rows} read = " in printed.out
 
 
+def test_sp_r16_trigger_seconds_is_refused_with_available_now(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SP-R16: an available-now run's micro-batches have no interval: `--trigger-seconds`
+    with `--available-now` is exit 2 naming it, before Spark starts and before anything is
+    written (it was accepted and did nothing)."""
+    from timealign.cli import main
+
+    source = tmp_path / "in"
+    source.mkdir()
+    assert main(_stream(source, tmp_path, "--trigger-seconds", "5")) == 2
+    err = capsys.readouterr().err
+    assert "--trigger-seconds: not with --available-now" in err and "SP-R16" in err, err
+    assert "Spark" not in err and sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+@pytest.mark.parametrize("option", [["--summary", "s.json"], ["--report", "report"],
+                                    ["--fail-on", "rejected>1%"]])
+def test_sp_r47_a_stream_that_never_stops_refuses_what_it_would_write_at_its_stop(
+        tmp_path: Path, option: list[str], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """SP-R47: a file stream without --available-now never stops by itself (Ctrl-C ends it
+    with no summary), so `--summary`, `--report` and `--fail-on` would never apply: each is
+    exit 2 naming it, before Spark starts and before anything is written (each was
+    accepted and ignored)."""
+    import timealign.spark.session as session
+    from timealign.cli import main
+
+    def no_spark(*args: object, **kwargs: object) -> object:
+        raise AssertionError("Spark started")  # a stream of an empty folder waits forever
+
+    monkeypatch.setattr(session, "build_session", no_spark)
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "in"
+    source.mkdir()
+    words = [w for w in _stream(source, tmp_path, *option) if w != "--available-now"]
+    assert main(words) == 2
+    err = capsys.readouterr().err
+    assert f"{option[0]}: only with --available-now" in err and "SP-R47" in err, err
+    assert "Spark" not in err and sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
 def test_sp_r55_a_failed_start_leaves_nothing_behind(
         spark: object, fleet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SP-R55: a stream that fails before its first micro-batch (a column missing, found

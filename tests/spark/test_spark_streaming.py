@@ -159,6 +159,8 @@ def _wait_for(path: Path, child: subprocess.Popen[bytes], timeout: float) -> Non
         time.sleep(0.05)
 
 
+# Two jobs in processes of their own (the first one SIGKILLed): make test-cluster.
+@pytest.mark.cluster
 def test_sp_i4_r15_sigkill_and_restart_loses_and_duplicates_nothing(
         spark: SparkSession, fleet: Path, tmp_path: Path,
         uninterrupted: dict[str, tuple[Path, Path]]) -> None:

@@ -66,12 +66,17 @@ def _vector_timeline(args: argparse.Namespace) -> Any:
     from timealign.plot.timeline import from_vector
 
     # PL-R6: the window and the source choose rows of a run; a vector is drawn whole, so
-    # they are refused rather than ignored.
+    # they are refused rather than ignored; so are the options that read a run's input.
     for option, given in (("--from", args.start), ("--to", args.stop),
-                          ("--source", args.source)):
+                          ("--source", args.source), ("--input", args.input),
+                          ("--config", args.config), ("--format", args.format),
+                          ("--column", args.column or None), ("--master", args.master),
+                          ("--time-unit", args.time_unit), ("--stamp", args.stamp or None),
+                          ("--source-from", args.source_from),
+                          ("--skip-bad-files", args.skip_bad_files or None)):
         if given is not None:
             raise InvalidInput(option, "PL-R6", "only for a run's picture (--run); a "
-                               "vector is drawn whole", given)
+                               "vector is drawn whole, from its own config and inputs", given)
     found = vectors.load(args.target)
     if args.name is not None:
         found = [v for v in found if v.name == args.name]  # names are unique (VEC-R1)
@@ -104,6 +109,9 @@ def _run_timeline(args: argparse.Namespace) -> Any:
 
     if args.source is None:
         raise InvalidInput("--source", "PL-R6", "a run's picture needs --source", None)
+    if args.name is not None:  # PL-R6: it chooses a vector of a .jsonl file
+        raise InvalidInput("--name", "PL-R6", "only for a vector file, not with --run",
+                           args.name)
     args.algorithm = args.target
     # SP-R32: the run's input from its manifest; BAG-R9, PL-R10: bad combinations and bad
     # bag options refused before Spark starts

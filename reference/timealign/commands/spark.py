@@ -43,6 +43,9 @@ from timealign.plot import require_plot_extra
 from timealign.progress import counted
 from timealign.spark import SPARK_MODULES, require_spark_extra
 
+#: A stream's micro-batch interval when ``--trigger-seconds`` is not given.
+TRIGGER_SECONDS = 1.0
+
 
 def _common(parser: argparse.ArgumentParser, formats: str = " or rosbag") -> None:
     """The options ``run`` and ``stream`` share; ``formats``: the last of ``--format``'s
@@ -256,7 +259,9 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
     for option, present in (("--column", args.column), ("--stamp", args.stamp),
                             ("--source-from", args.source_from is not None),
                             ("--available-now", args.available_now),
-                            ("--max-files-per-trigger", args.max_files_per_trigger)):
+                            ("--max-files-per-trigger", args.max_files_per_trigger),
+                            # a thin-edge time is RFC 3339 or Unix seconds (MQ-R3, MQ-D1)
+                            ("--time-unit", args.time_unit != "ns")):
         if present:
             raise InvalidInput(option, "MQ-R10", "not with --source mqtt://", args.source)
     if args.report is not None:
@@ -273,13 +278,14 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
                 {"--output": paths.output, "--checkpoint": paths.checkpoint,
                  "--report": paths.report})
     config = load_config(algorithm, args.config)
+    interval = args.trigger_seconds or TRIGGER_SECONDS
     from timealign.mqtt.job import Stop, start_receiver, stream_mqtt
     from timealign.mqtt.verify import write_manifest
 
     with Stop() as stop:  # MQ-R14: from here, a signal stops the stream cleanly
         before = _entries((paths.output, paths.checkpoint))  # MQ-R16: undone if it fails
         try:
-            receiver = start_receiver(args.source, paths.checkpoint, args.trigger_seconds)
+            receiver = start_receiver(args.source, paths.checkpoint, interval)
         except BaseException:
             _undo_mqtt_start(before, paths.checkpoint)
             raise
@@ -289,7 +295,7 @@ def _stream_mqtt(args: argparse.Namespace) -> int:
                            paths.checkpoint)  # MQ-R11: what verify re-runs
             spark = _session(args, "stream")
             batches = stream_mqtt(spark, algorithm, config, receiver, paths,
-                                  args.trigger_seconds, not args.quiet, stop)
+                                  interval, not args.quiet, stop)
         except BaseException:
             receiver.stop()
             _undo_mqtt_start(before, paths.checkpoint)
@@ -334,6 +340,15 @@ def _stream(args: argparse.Namespace) -> int:
     if args.source.startswith("mqtt://"):
         return _stream_mqtt(args)
     check_input_options(args)  # BAG-R9
+    if args.available_now and args.trigger_seconds is not None:  # SP-R16: no interval
+        raise InvalidInput("--trigger-seconds", "SP-R16", "not with --available-now: it "
+                           "takes the files present, one micro-batch after another, at no "
+                           "interval", args.trigger_seconds)
+    for option, given in (("--summary", args.summary), ("--report", args.report),
+                          ("--fail-on", args.fail_on)):
+        if given and not args.available_now:  # SP-R47: written when the stream stops
+            raise InvalidInput(option, "SP-R47", "only with --available-now: a file stream "
+                               "stops only then (Ctrl-C ends it with no summary)", args.source)
     if args.report is not None:
         require_plot_extra("--report")  # PL-R9
     # SP-R20: neither the tables nor the checkpoint may overlap the watched folder.
@@ -362,7 +377,8 @@ def _stream(args: argparse.Namespace) -> int:
         remember(paths.output, "stream", record, spark, began, None, None,
                  paths.checkpoint, extra=kept)  # SP-R32, CLI-R3
         batches = stream(spark, algorithm, config, source, paths, args.available_now,
-                         args.trigger_seconds, args.max_files_per_trigger, not args.quiet,
+                         args.trigger_seconds or TRIGGER_SECONDS, args.max_files_per_trigger,
+                         not args.quiet,
                          None if watch is None else watch.check)  # SP-R54: at every poll
     except BaseException:
         _undo_start(before, paths.checkpoint)
@@ -553,7 +569,9 @@ def _verify_mqtt(args: argparse.Namespace, run: dict[str, Any]) -> int:
                           ("--time-unit", args.time_unit), ("--stamp", args.stamp),
                           ("--source-from", args.source_from),
                           ("--skip-bad-files", getattr(args, "skip_bad_files", False))),
-                         str(run["algorithm"]), getattr(args, "algorithm", None), args.output)
+                         str(run["algorithm"]), getattr(args, "algorithm", None), args.output,
+                         () if args.fail_on else (("--conf", args.conf),
+                                                  ("--master", args.master)))
     algorithm = registry.get(str(run["algorithm"]))
     gates.check(args.fail_on, algorithm.name)  # SP-R38, before the re-run
     conf = conf_settings(args)  # SP-R17
@@ -649,8 +667,9 @@ def register(commands: Any) -> None:
     stream.add_argument("--checkpoint", required=True, help="Spark checkpoint folder")
     stream.add_argument("--available-now", action="store_true",
                         help="process the files present, then stop")
-    stream.add_argument("--trigger-seconds", type=options.number(0.001, 86_400.0), default=1.0,
-                        help="micro-batch interval (default 1)")
+    stream.add_argument("--trigger-seconds", type=options.number(0.001, 86_400.0),
+                        help=f"micro-batch interval (default {TRIGGER_SECONDS:g}; not with "
+                             f"--available-now)")
     stream.add_argument("--max-files-per-trigger",
                         type=options.integer(1, 10**9),
                         help="files per micro-batch (taken by modification time, then name)")

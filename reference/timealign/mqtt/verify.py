@@ -112,15 +112,22 @@ def _diff(expected: Counter[Any], written: Counter[Any]) -> str:
 
 
 def refuse_input_options(given: Iterable[tuple[str, object]], ran: str, named: str | None,
-                         output: str) -> None:
+                         output: str, session: Iterable[tuple[str, object]] = ()) -> None:
     """MQ-R18: verify of an MQTT stream takes what it re-runs from the spool and the
     manifest: an option naming a run's input (``given``: option and value), or an
-    ``--algorithm`` (``named``) other than the one the stream ``ran``, is refused."""
+    ``--algorithm`` (``named``) other than the one the stream ``ran``, is refused; so is an
+    option of a Spark session (``session``: given without the gates, for which alone a
+    session starts)."""
     for option, value in given:
         if value:
             raise InvalidInput(option, "MQ-R18", "not for an MQTT stream's output: verify "
                                "re-runs its spool with the algorithm and config of its "
                                "manifest", output)
+    for option, value in session:
+        if value:
+            raise InvalidInput(option, "MQ-R18", "only with --fail-on for an MQTT stream's "
+                               "output: verify re-runs its spool without Spark, whose "
+                               "session starts only for the gates", output)
     if named not in (None, ran):
         raise InvalidInput("--algorithm", "MQ-R18", f"the stream ran {ran}", named)
 

@@ -133,12 +133,7 @@ class Census:
         :func:`check_unique_ids`, so that its wording is the verification's) when an id
         repeats within a source; unless ``folded``, :class:`InvalidInput` (SP-R18) when a
         source spans files (folded: :meth:`take_files`)."""
-        with session_conf(self.rows.sparkSession, HASH_COUNT_SETTINGS):  # SP-D28
-            counts = self.rows.groupBy(self.key("source", "id").alias("key")).count() \
-                .agg(F.max("count").alias("most"), F.sum("count").alias("rows")).first()
-        if counts and (counts["most"] or 0) > 1:
-            check_unique_ids(self.rows)
-        total = int(counts["rows"] or 0) if counts else 0
+        total = count_unique_ids(self.rows, self.key)
         if not self.folded:
             self._check_files()
         return total
@@ -254,6 +249,20 @@ def check_unique_and_no_loss(rows: DataFrame, outcomes: DataFrame,
     raises :class:`DuplicateIdError` with the same examples, whatever the outcomes say."""
     return _reconcile(rows, outcomes, open_ids, ["source", "id"], "(source, id) pair(s)",
                       unique=True)
+
+
+def count_unique_ids(rows: DataFrame, key: Callable[..., Column] = F.xxhash64) -> int:
+    """SP-R22, SP-D10, SP-D28: the number of input rows, counted per 64-bit ``key`` of
+    (``source``, ``id``) in one shuffle of a long per row; a count above one (a repeated
+    id, or rarely two ids with equal hashes) runs the exact :func:`check_unique_ids`, which
+    raises :class:`DuplicateIdError` only for a real repeat. The batch job's census and
+    ``verify`` count alike, so the two agree on every input."""
+    with session_conf(rows.sparkSession, HASH_COUNT_SETTINGS):  # SP-D28
+        counts = rows.groupBy(key("source", "id").alias("key")).count() \
+            .agg(F.max("count").alias("most"), F.sum("count").alias("rows")).first()
+    if counts and (counts["most"] or 0) > 1:
+        check_unique_ids(rows)
+    return int(counts["rows"] or 0) if counts else 0
 
 
 def check_unique_ids(rows: DataFrame) -> None:

@@ -17,6 +17,7 @@ rows the run replayed.
 
 from __future__ import annotations
 
+import functools
 import os
 import zlib
 from collections.abc import Callable, Iterator
@@ -28,13 +29,13 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from timealign.algorithm import Algorithm, check_invariants
+from timealign.algorithm import Algorithm, Columns, check_invariants
 from timealign.command import one_line
 from timealign.errors import ConsistencyError
 from timealign.outputs import is_local, resolved
 from timealign.spark import schema
 from timealign.spark.batch import no_phase
-from timealign.spark.census import check_unique_and_no_loss, check_unique_ids
+from timealign.spark.census import check_no_loss, check_unique_ids
 from timealign.spark.failures import marked
 from timealign.spark.paths import TABLES, PathError
 from timealign.spark.replay import columns_from_batches, replay, source_of, to_batch
@@ -67,10 +68,28 @@ def _recording(
             inputs, outputs)
 
 
+#: The re-run's own rows besides the tables' (:func:`verify_function`): a source's
+#: invariant violations, and its count of rows fed and of repeated ids (SP-D29).
+PROBLEMS, FED = "problems", "fed"
+
+
+def _counted(columns: Iterator[Columns], seen: set[str], fed: list[int]) -> Iterator[Columns]:
+    """SP-D29: ``columns`` as they are, counting into ``fed`` the rows (``fed[0]``) and the
+    rows whose id an earlier row of the source had (``fed[1]``, SP-R22), by the set of
+    ids ``seen``."""
+    for batch in columns:
+        before, ids = len(seen), batch[0]
+        seen.update(ids)
+        fed[0] += len(ids)
+        fed[1] += len(ids) - (len(seen) - before)
+        yield batch
+
+
 def verify_function(
     algorithm: Algorithm[Any, Any, Any, Any], config: Any
 ) -> Callable[[tuple[pa.Scalar, ...], Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """UDF: the run's combined rows, plus one ``problems`` row per invariant violation."""
+    """UDF: the run's combined rows, one ``problems`` row per invariant violation and one
+    ``fed`` row: the source's rows (``input``) and repeated ids (``seq``)."""
 
     def verify_source(
         key: tuple[pa.Scalar, ...], batches: Iterator[pa.RecordBatch]
@@ -78,15 +97,17 @@ def verify_function(
         with marked("verify"):
             source = source_of(key)
         recorded, inputs, outputs = _recording(algorithm)
-        yield from replay(recorded, config, source, columns_from_batches(source, batches))
+        fed = [0, 0]
+        yield from replay(recorded, config, source,
+                          _counted(columns_from_batches(source, batches), set(), fed))
         problems = check_invariants(algorithm.checks, config, inputs, outputs)[:20]
-        if not problems:
-            return
-        rows: dict[str, list[Any]] = {name: [None] * len(problems)
+        count = len(problems) + 1
+        rows: dict[str, list[Any]] = {name: [None] * count
                                       for name in schema.ARROW_COMBINED.names}
-        rows["table"] = ["problems"] * len(problems)
-        rows["source"] = [source] * len(problems)
-        rows["reason"] = list(problems)
+        rows["table"] = [PROBLEMS] * len(problems) + [FED]
+        rows["source"] = [source] * count
+        rows["reason"] = [*problems, None]
+        rows["input"][-1], rows["seq"][-1] = fed
         yield to_batch(rows)
 
     return verify_source
@@ -105,8 +126,8 @@ def verify(
 
 
 #: SP-R40: the phases of ``verify`` in the order they run, for its progress line: one pass
-#: over the input and the written outcomes, then one over the re-run and the written tables.
-PHASES: tuple[str, ...] = ("unique ids and no loss", "re-run, invariants and tables compared")
+#: over the input, the re-run and the written tables (SP-D29).
+PHASES: tuple[str, ...] = ("re-run: unique ids, no loss, invariants, tables compared",)
 
 
 def verify_rows(
@@ -118,30 +139,142 @@ def verify_rows(
     input order, SP-R2), as any reader of ``run`` gives them (tables, bags); ``phase`` is
     entered around each of :data:`PHASES` (the progress line, SP-R40).
 
-    Two Spark passes (SP-D26; issue 42: four checks took four, plus four ``exceptAll``, and
-    ``verify`` took longer than the run it checked): one aggregation over (source, id) of
-    the input and the written outcomes settles both SP-R22 and SP-R6; then the re-run's rows
-    are counted +1 and the written tables' rows -1 per distinct row, in one aggregation
-    whose one action also gathers the re-run's invariant violations, so the re-run runs
-    once and is never cached."""
+    SP-D29: one action re-runs every source, counting its rows and its repeated ids and
+    checking the executable invariants on the way, and compares, per source and table, a
+    fingerprint of the re-run's rows with one of the written rows (the count and the sums
+    of two 64-bit hashes of every row). A re-run whose accounting settles each of its input
+    rows once (SourceRun's own check) and that equals the written tables leaves no loss in
+    them (SP-R6). A repeated id is named by the batch job's exact check (SP-R22), before
+    anything else, as the batch job does; only the sources whose fingerprints differ are
+    checked again the exact way (SP-D26): no loss per (source, id), then the rows of the
+    re-run missing and unexpected, per table. Every failure names what it did before, in
+    the same order: repeated ids, loss, invariant violations, differing rows."""
     try:
         written_groups, written_outcomes = (_written(spark, output, t) for t in TABLES)
     except (PathError, VerificationFailed):
         check_unique_ids(rows)  # SP-R22 first, as the batch job: it wrote no tables then
         raise
-    with phase(PHASES[0]):  # SP-R22 (the batch job's rule, so the two agree), then SP-R6
-        total = check_unique_and_no_loss(rows, written_outcomes)
+    with phase(PHASES[0]):
+        try:
+            found = _fingerprinted(_rerun(rows, algorithm, config), written_groups,
+                                   written_outcomes)
+        except Exception:
+            check_unique_ids(rows)  # SP-R22 first (a repeat still open fails the re-run)
+            raise
+        if found.repeats:
+            check_unique_ids(rows)  # names them: SP-R22's own error, as the batch job's
+        within = None if found.sources is None else _of_sources(found.sources)
+        if found.sources is None or found.sources:  # SP-R6 first, as it always came first
+            check_no_loss(*_where(within, rows, written_outcomes))
+        if found.problems:
+            raise VerificationFailed(f"invariant violations: {found.problems}")
+        if found.sources is None or found.sources:
+            checked, groups, outcomes = _where(within, rows, written_groups,
+                                               written_outcomes)
+            _, differences = _compared(_rerun(checked, algorithm, config), groups, outcomes)
+            if differences:
+                raise VerificationFailed("; ".join(differences))
+    return {"rows": found.rows, "invariants": int(algorithm.checks.check is not None)}
+
+
+def _rerun(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any], config: Any
+           ) -> DataFrame:
+    """Every source of ``rows`` replayed again in its input order (SP-R10), with its
+    invariant violations as ``problems`` rows (:func:`verify_function`)."""
     count = int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions") or 2)
-    again = rows.repartition(count, "source").sortWithinPartitions(
+    return rows.repartition(count, "source").sortWithinPartitions(
         "source", "arrival", schema.FILE, schema.POSITION).groupBy("source").applyInArrow(
         verify_function(algorithm, config), schema.COMBINED)
-    with phase(PHASES[1]):
-        problems, differences = _compared(again, written_groups, written_outcomes)
-    if problems:
-        raise VerificationFailed(f"invariant violations: {problems}")
-    if differences:
-        raise VerificationFailed("; ".join(differences))
-    return {"rows": total, "invariants": int(algorithm.checks.check is not None)}
+
+
+#: SP-D29: at most this many differing sources are named to the exact comparison; more
+#: and it compares every source.
+NAMED_SOURCES = 1000
+
+
+def _of_sources(sources: list[str | None]) -> Column:
+    """The rows of these sources (a null source too, when one is listed)."""
+    source = F.col("source")
+    named = source.isin([s for s in sources if s is not None])
+    return named | source.isNull() if None in sources else named
+
+
+def _where(within: Column | None, *frames: DataFrame) -> list[DataFrame]:
+    return [frame if within is None else frame.where(within) for frame in frames]
+
+
+#: SP-D29: the halves of a row's two 64-bit hashes, each summed per (source, table) as a
+#: long; a half is below 2**32, so no sum of fewer than 2**31 rows can overflow (ANSI
+#: mode would fail the sum, not wrap it).
+_HALVES = ("xx low", "xx high", "murmur low", "murmur high")
+
+
+def _hashes(frame: DataFrame, copies: int) -> DataFrame:
+    """``frame`` (:data:`_ROW` columns) as ``table``, ``source``, the row's ``copies``
+    (+1 for the re-run, -1 for a written table), the four 32-bit halves of two independent
+    64-bit hashes of the row (Spark's ``xxhash64``; two ``hash``, Murmur3, seeded apart),
+    each over every column and a mask of the null ones (a hash skips a null: the mask
+    tells ``start`` null from ``end`` null, an empty array from a missing one), the
+    ``problem`` of an invariant violation's row, and a ``fed`` row's counts."""
+    columns = [F.col(name) for name in _ROW]
+    mask = sum((F.col(name).isNull().cast("long") * (1 << bit)
+                for bit, name in enumerate(_ROW)), F.lit(0).cast("long"))
+    whole = F.xxhash64(*columns, mask)
+    halves = (whole.bitwiseAND(F.lit(0xFFFFFFFF).cast("long")),
+              F.shiftrightunsigned(whole, 32), F.hash(*columns, mask).cast("long"),
+              F.hash(F.lit("SP-D29"), *columns, mask).cast("long"))
+    table = F.col("table")
+    return frame.select("table", "source", F.lit(copies).alias("copies"),
+                        *(value.alias(name) for name, value in zip(_HALVES, halves,
+                                                                   strict=True)),
+                        F.when(table == PROBLEMS, F.col("reason")).alias("problem"),
+                        F.when(table == FED, F.col("input")).alias("fed"),
+                        F.when(table == FED, F.col("seq")).alias("repeats"))
+
+
+@attrs.frozen
+class Fingerprinted:
+    """What :func:`_fingerprinted` found: the input's rows and repeated ids, as the re-run
+    counted them; up to 20 invariant violations (source, problem); the sources whose rows
+    of a table differ from the re-run's, or None when more than :data:`NAMED_SOURCES` do."""
+
+    rows: int
+    repeats: int
+    problems: list[tuple[str, str]]
+    sources: list[str | None] | None
+
+
+def _fingerprinted(again: DataFrame, written_groups: DataFrame, written_outcomes: DataFrame
+                   ) -> Fingerprinted:
+    """SP-D29, in one action over the re-run (read once) and the written tables. Per
+    (source, table), each copy of a row counts +1 in the re-run and -1 in a written table,
+    and the halves of its hashes (:func:`_hashes`) are summed with the same sign: all zero
+    when the two multisets of rows are equal; a few rows per source leave each task (the
+    partial aggregation), and one row (the totals) reaches the driver."""
+    written = _tagged(written_groups, "groups").unionByName(
+        _tagged(written_outcomes, "outcomes"))
+    signed = F.col("copies")
+    net = _hashes(_expected(again), 1).unionByName(_hashes(written, -1)) \
+        .groupBy("table", "source", "problem").agg(
+            F.sum(signed).alias("copies"),
+            *(F.sum(F.col(name) * signed).alias(name) for name in _HALVES),
+            F.sum("fed").alias("fed"), F.sum("repeats").alias("repeats"))
+    differs = F.col("table").isin(*TABLES) & functools.reduce(
+        Column.__or__, (F.col(name) != 0 for name in ("copies", *_HALVES)))
+    problem = F.col("table") == PROBLEMS
+    found = net.agg(
+        F.sum("fed").alias("fed"), F.sum("repeats").alias("repeats"),
+        F.slice(F.collect_list(F.when(differs, F.struct("source"))), 1,
+                NAMED_SOURCES + 1).alias("sources"),
+        F.slice(F.collect_list(F.when(problem, F.struct("source", "problem", "copies"))),
+                1, 20).alias("problems")).first()
+    assert found is not None  # a global aggregation has one row
+    problems = [(str(p["source"]), str(p["problem"])) for p in found["problems"]
+                for _ in range(p["copies"])][:20]
+    sources = {s["source"] for s in found["sources"]}
+    return Fingerprinted(int(found["fed"] or 0), int(found["repeats"] or 0), problems,
+                         None if len(sources) > NAMED_SOURCES else
+                         sorted(sources, key=lambda s: (s is None, s or "")))
 
 
 #: The columns of a row of either table, as the comparison tags them (SP-R4, SP-R5).
@@ -149,31 +282,28 @@ _ROW = ("table", "source", "seq", "start", "end", "ids", "at", "input", "id", "o
         "reason")
 
 
-def _entry(table: str | Column, **given: Column) -> Column:
-    """A row of the comparison (:data:`_ROW` but ``source``, ``seq``, ``at``, ``input``,
-    which the generator's own columns carry): the given fields, null elsewhere."""
-    kinds = {f.name: f.dataType for f in schema.COMBINED.fields}
-    label = F.lit(table) if isinstance(table, str) else table
-    return F.struct(label.alias("table"), *(
-        given.get(name, F.lit(None)).cast(kinds[name]).alias(name)
-        for name in ("start", "end", "ids", "id", "outcome", "reason")))
-
-
 def _expected(again: DataFrame) -> DataFrame:
-    """The re-run's rows as the tables' rows (a group row itself and one ``grouped`` outcome
-    per member, as :func:`timealign.spark.schema.outcomes_of` derives them; a settled row
-    itself) and its invariant violations (``problems``), all through one generator: one
-    read of the re-run."""
+    """The re-run's rows as the tables' rows (:data:`_ROW`): a group row itself and one
+    ``grouped`` outcome per member, as :func:`timealign.spark.schema.outcomes_of` derives
+    them; a settled row itself; the re-run's own rows (``problems``, ``fed``) as they
+    are. One ``explode`` of a row's members (a null first: the row itself), so one read
+    of the re-run, and no structs built per row."""
     table = F.col("table")
-    group = _entry("groups", start=F.col("start"), end=F.col("end"), ids=F.col("ids"))
-    entries = F.when(table == "groups", F.concat(F.array(group), F.transform(
-        "ids", lambda member: _entry("outcomes", id=member, outcome=F.lit("grouped"))))) \
-        .when(table == "outcomes", F.array(_entry("outcomes", id=F.col("id"),
-                                                  outcome=F.col("outcome"),
-                                                  reason=F.col("reason")))) \
-        .when(table == "problems", F.array(_entry("problems", reason=F.col("reason"))))
-    # any other table (rows set aside) is no row of either table: null, so none
-    return again.select("source", "seq", "at", "input", F.inline(entries)).select(*_ROW)
+    group = table == "groups"
+    nothing = F.lit(None).cast("string")
+    member = F.explode(F.when(group, F.concat(F.array(nothing), F.col("ids")))
+                       .otherwise(F.array(nothing))).alias("member")
+    one = group & F.col("member").isNotNull()  # a member's own outcome row (SP-R5)
+
+    def kept(name: str) -> Column:
+        return F.when(one, F.lit(None)).otherwise(F.col(name)).alias(name)
+
+    return again.select(*again.columns, member).select(
+        F.when(one, F.lit("outcomes")).otherwise(table).alias("table"), "source", "seq",
+        kept("start"), kept("end"), kept("ids"), "at", "input",
+        F.when(one, F.col("member")).otherwise(F.col("id")).alias("id"),
+        F.when(one, F.lit("grouped")).otherwise(F.col("outcome")).alias("outcome"),
+        kept("reason"))
 
 
 def _tagged(written: DataFrame, table: str) -> DataFrame:
