@@ -178,12 +178,19 @@ def main(argv: list[str] | None = None) -> int:
                                      allow_abbrev=False)
     parser.add_argument("mode", choices=["split", "pairs"])
     parser.add_argument("variants", nargs="*", help="pairs: NAME=spark.KEY=VALUE;...")
-    parser.add_argument("--size", default="2k:10", help="MESSAGES:SOURCES (default 2k:10)")
+    parser.add_argument("--size", help="MESSAGES:SOURCES (default 2k:10)")
     parser.add_argument("--input", type=Path, help="a per-file input instead of --size")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--conf", action="append", default=[], help="split: spark.KEY=VALUE")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, help="pairs: rounds of the variants (default 2)")
     args = parser.parse_intermixed_args(argv)
+    if args.size and args.input:  # every option applied or refused (CLI-R1's scripts too)
+        parser.error("--size and --input: give one")
+    if args.mode == "split" and (args.variants or args.rounds is not None):
+        parser.error("split runs one job: variants and --rounds are for pairs")
+    if args.mode == "pairs" and args.conf:
+        parser.error("pairs: give each variant's settings in the variant, not --conf")
+    args.size = args.size or "2k:10"
     work = Path(tempfile.mkdtemp(prefix="bench-cold-"))
     try:
         data = args.input
@@ -194,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode == "split":
             split(data, work / "out", args.master, args.conf)
         else:
-            pairs(data, work / "out", args.master, args.rounds, args.variants or ["code="])
+            pairs(data, work / "out", args.master, args.rounds or 2,
+                  args.variants or ["code="])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

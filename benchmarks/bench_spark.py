@@ -802,6 +802,15 @@ def main(argv: list[str] | None = None) -> int:
                              "of a cold job on each master (default 2k:10)")
     parser.add_argument("--replay-only", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if "cold" not in args.modes and args.fixed != parser.get_default("fixed"):
+        parser.error("--fixed is the fixed cost of the cold jobs: add --modes cold")
+    warm_only = [f"--{name.replace('_', '-')}" for name in (
+        "warm", "costs", "table", "tasks_per_core", "open_cost", "arrow_batch",
+        "first_row_path") if getattr(args, name) != parser.get_default(name)]
+    if args.modes == ["cold"] and "per-file" not in args.paths:
+        parser.error("--modes cold times the per-file job: add --paths per-file")
+    if "warm" not in args.modes and warm_only:
+        parser.error(f"{', '.join(warm_only)}: for the warm jobs, add --modes warm")
     if args.table_from:
         print(table_from(args.table_from))
         return 0
