@@ -149,8 +149,9 @@ def test_cli_r2_ctrl_c_while_spark_starts(tmp_path: Path, presses: int) -> None:
 
 
 def test_cli_r2_sp_r33_ctrl_c_of_a_live_stream_and_quiet(tmp_path: Path) -> None:
-    """CLI-R2: SIGINT to a live `stream` (no --available-now) after its first micro-batch:
-    exit 130 (it used to exit 0 with four tracebacks), one line, no traceback, no
+    """CLI-R2, SP-R81: SIGINT to a live `stream` (no --available-now) after its first
+    micro-batch: exit 130 (it used to exit 0 with four tracebacks), two lines (the stop said
+    when the signal came, then `interrupted` after the summary), no traceback, no
     half-written batch. SP-R33: `stream --quiet` prints nothing of Spark's or its Python
     workers' on stderr (issue 22 item 19)."""
     fleet = _fleet(tmp_path, 20_000)
@@ -162,7 +163,9 @@ def test_cli_r2_sp_r33_ctrl_c_of_a_live_stream_and_quiet(tmp_path: Path) -> None
     _, rest = _interrupt_after(process, "[timealign stream] batch 0")
     assert process.returncode == 130, rest
     assert "Traceback" not in rest and "Exception" not in rest, rest
-    assert rest.strip().splitlines() == ["timealign: interrupted"], rest
+    assert rest.strip().splitlines() == [
+        "[timealign stream] Ctrl-C: stopping after the micro-batch that is running, if any; "
+        "then the summary (SP-R81)", "timealign: interrupted"], rest
     assert _no_partial_tables(out) == []
     quiet = _start([*common, "--output", str(tmp_path / "quiet"), "--checkpoint",
                     str(tmp_path / "ck-quiet"), "--available-now", "--quiet"])
