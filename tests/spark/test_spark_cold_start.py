@@ -56,13 +56,17 @@ def test_sp_d31_a_users_conf_replaces_the_choice() -> None:
     assert on_cluster[EXECUTOR_DEFAULT] == "-XX:TieredStopAtLevel=4"
 
 
-def test_sp_d31_run_starts_spark_with_the_inventorys_rows(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``timealign run`` gives the session the rows its inventory counted (SP-R41) before
-    Spark starts; the session is stopped at its start here (no JVM)."""
-    robots = tmp_path / "robots"
-    rows = generate(Plan(robots=3, seconds=2.0, seed=5, per_robot=True), robots)
-    seen: list[Any] = []
+def _run(robots: Path, out: Path) -> list[str]:
+    """A per-file ``timealign run`` of ``robots`` into ``out``."""
+    return ["run", "approximate_time", "--input", str(robots), "--output", str(out),
+            "--config", '{"topics": ["camera", "lidar", "imu"], "queue_size": 30}',
+            "--sources-per-file", "--quiet"]
+
+
+def _sessions_refused(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """The ``rows`` each session start is given from now on; every start is refused (no
+    JVM), as a bad ``--master`` is (exit 2)."""
+    seen: list[int | None] = []
 
     def stop(master: Any, app: Any, conf: Any = None, verbose: bool = False,
              rows: int | None = None) -> Any:
@@ -70,11 +74,17 @@ def test_sp_d31_run_starts_spark_with_the_inventorys_rows(
         raise InvalidInput("master", "SP-R39", "stopped by the test", master)
 
     monkeypatch.setattr(session, "build_session", stop)
-    code = main(["run", "approximate_time", "--input", str(robots), "--output",
-                 str(tmp_path / "out"), "--config",
-                 '{"topics": ["camera", "lidar", "imu"], "queue_size": 30}',
-                 "--sources-per-file", "--quiet"])
-    assert code == EXIT_BAD_INPUT
+    return seen
+
+
+def test_sp_d31_run_starts_spark_with_the_inventorys_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``timealign run`` gives the session the rows its inventory counted (SP-R41) before
+    Spark starts; the session is stopped at its start here (no JVM)."""
+    robots = tmp_path / "robots"
+    rows = generate(Plan(robots=3, seconds=2.0, seed=5, per_robot=True), robots)
+    seen = _sessions_refused(monkeypatch)
+    assert main(_run(robots, tmp_path / "out")) == EXIT_BAD_INPUT
     assert seen == [rows] and rows > 100
 
 
@@ -86,17 +96,8 @@ def test_sp_d31_verify_starts_spark_with_the_rows_of_the_inventory_taken_again(
     robots = tmp_path / "robots"
     rows = generate(Plan(robots=3, seconds=2.0, seed=5, per_robot=True), robots)
     out = tmp_path / "out"
-    assert main(["run", "approximate_time", "--input", str(robots), "--output", str(out),
-                 "--config", '{"topics": ["camera", "lidar", "imu"], "queue_size": 30}',
-                 "--sources-per-file", "--quiet"]) == 0
-    seen: list[Any] = []
-
-    def stop(master: Any, app: Any, conf: Any = None, verbose: bool = False,
-             rows: int | None = None) -> Any:
-        seen.append(rows)
-        raise InvalidInput("master", "SP-R39", "stopped by the test", master)
-
-    monkeypatch.setattr(session, "build_session", stop)
+    assert main(_run(robots, out)) == 0
+    seen = _sessions_refused(monkeypatch)
     assert main(["verify", str(out), "--quiet"]) == EXIT_BAD_INPUT
     assert seen == [rows] and rows > 100
 

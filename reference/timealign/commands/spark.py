@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from timealign import gates, options, outputs, registry
 from timealign.algorithm import Algorithm
@@ -42,6 +42,11 @@ from timealign.errors import EXIT_INTERRUPTED, InvalidInput
 from timealign.plot import require_plot_extra
 from timealign.progress import counted
 from timealign.spark import SPARK_MODULES, require_spark_extra
+
+if TYPE_CHECKING:  # the handlers import these when they run (the module imports no pyspark)
+    from timealign.spark.paths import JobPaths
+    from timealign.spark.stopping import SignalStop
+    from timealign.spark.taken import TakenWatch
 
 #: A stream's micro-batch interval when ``--trigger-seconds`` is not given.
 TRIGGER_SECONDS = 1.0
@@ -371,14 +376,15 @@ def _stream(args: argparse.Namespace) -> int:
         return _stream_files(args, paths, watch, taken, stop)
 
 
-def _stream_files(args: argparse.Namespace, paths: Any, watch: Any, taken: Any,
-                  stop: Any) -> int:
+def _stream_files(args: argparse.Namespace, paths: JobPaths, watch: TakenWatch | None,
+                  taken: list[dict[str, Any]] | None, stop: SignalStop) -> int:
     """The file stream of :func:`_stream` once its options are checked: until the files
     present are taken (``--available-now``) or a signal (SP-R81), then the summary,
     ``--summary``, ``--report`` and ``--fail-on`` (SP-R47); the exit code: 1 when a gate
     trips, else the signal's (130, 143) or 0."""
     from timealign.spark.inputs import remember, stream, write_report
 
+    assert paths.checkpoint is not None, "a stream's paths name its checkpoint"
     before = _entries((paths.output, paths.checkpoint))  # SP-R55: undone if it cannot start
     try:
         algorithm, config, source, spark = _setup(args, "stream", paths.input)

@@ -29,6 +29,8 @@ from timealign.spark.stopping import SignalStop, say
 from timealign.spark.streaming import TICK_KIND, stream_job
 
 NOT_MEASUREMENTS = "not_measurements"
+
+
 class Stop(SignalStop):
     """MQ-R14: SIGINT (Ctrl-C) and SIGTERM (systemd, ``docker stop``, ``timeout``) stop the
     stream at a micro-batch boundary (:class:`timealign.spark.stopping.SignalStop`): the
@@ -80,9 +82,9 @@ def first_batch_watch(checkpoint: Path, report: bool = True,
         if {p.name for p in (checkpoint / "commits").glob("*")} - done:
             return
         say(f"[timealign stream] the first micro-batch is still running after {wait:g} s "
-             f"(Spark starts its state store and Python workers; a minute or more on a busy "
-             f"machine): messages are spooled and acknowledged meanwhile, none is lost "
-             f"(MQ-R17)")
+            f"(Spark starts its state store and Python workers; a minute or more on a busy "
+            f"machine): messages are spooled and acknowledged meanwhile, none is lost "
+            f"(MQ-R17)")
 
     return watch
 

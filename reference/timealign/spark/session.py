@@ -38,13 +38,18 @@ SHORT_JOB_ROWS = 2_000_000
 SHORT_JOB_JIT = "-XX:TieredStopAtLevel=1"
 
 
+def short_job(rows: int | None) -> bool:
+    """SP-D31: whether a job over ``rows`` input rows (None: not counted) compiles with C1
+    alone: below :data:`SHORT_JOB_ROWS` (a cold job over a few thousand rows spent about a
+    third of its CPU in the C2 compiler; above the bound C2's code pays for its
+    compilation)."""
+    return rows is not None and rows < SHORT_JOB_ROWS
+
+
 def java_options(rows: int | None) -> str:
-    """SP-D31: the driver JVM's options of a local job over ``rows`` input rows (None: not
-    counted): the throughput collector, and C1 alone below :data:`SHORT_JOB_ROWS` rows (a
-    cold job over a few thousand rows spent about a third of its CPU in the C2 compiler;
-    above the bound C2's code pays for its compilation)."""
-    short = rows is not None and rows < SHORT_JOB_ROWS
-    return "-XX:+UseParallelGC" + (f" {SHORT_JOB_JIT}" if short else "")
+    """SP-D31: the driver JVM's options of a local job over ``rows`` input rows: the
+    throughput collector, and C1 alone for a :func:`short_job`."""
+    return "-XX:+UseParallelGC" + (f" {SHORT_JOB_JIT}" if short_job(rows) else "")
 
 
 def local_conf(cores: int, rows: int | None = None) -> dict[str, str]:
@@ -353,7 +358,7 @@ def session_settings(master: str | None, conf: Mapping[str, str],
         inside = (master or "local[*]").partition("[")[2].rstrip("]")
         cores = (os.cpu_count() or 2) if inside in ("", "*") else int(inside.split(",")[0])
         settings.update(local_conf(cores, rows))
-    elif rows is not None and rows < SHORT_JOB_ROWS:  # SP-D31: before a cluster's own
+    elif short_job(rows):  # SP-D31: before a cluster's own
         settings.update({"spark.driver.defaultJavaOptions": SHORT_JOB_JIT,
                          "spark.executor.defaultJavaOptions": SHORT_JOB_JIT})
     settings.update(conf)

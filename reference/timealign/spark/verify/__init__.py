@@ -164,11 +164,12 @@ def verify_rows(
         if found.repeats:
             check_unique_ids(rows)  # names them: SP-R22's own error, as the batch job's
         within = None if found.sources is None else _of_sources(found.sources)
-        if found.sources is None or found.sources:  # SP-R6 first, as it always came first
+        differ = found.sources is None or bool(found.sources)
+        if differ:  # SP-R6 first, as it always came first
             check_no_loss(*_where(within, rows, written_outcomes))
         if found.problems:
             raise VerificationFailed(f"invariant violations: {found.problems}")
-        if found.sources is None or found.sources:
+        if differ:
             checked, groups, outcomes = _where(within, rows, written_groups,
                                                written_outcomes)
             _, differences = _compared(_rerun(checked, algorithm, config), groups, outcomes)
