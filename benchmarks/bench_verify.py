@@ -7,6 +7,11 @@ phase at a time in one session (SP-R40's phases), wall and CPU.
     python benchmarks/bench_verify.py                          # the demo: 1M messages
     python benchmarks/bench_verify.py --messages 200000 --robots 10
     python benchmarks/bench_verify.py --data demo-data/fleet --out demo-data/out
+    python benchmarks/bench_verify.py --data demo-data/fleet --pairs 5 --no-phases
+
+``--pairs N`` runs the run and its ``verify`` N times, in turn (each a fresh process, as
+users run them: no warm-up), and prints each pair and the medians: on a 2-core machine
+one pair's wall times vary by a second or two from one pair to the next.
 
 Prints the machine's load average at the start and the end: on a shared machine the wall
 times follow the load, the CPU seconds much less.
@@ -17,6 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -124,6 +131,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, help="an existing fleet (skips generate)")
     parser.add_argument("--out", type=Path, help="its run's output (skips run)")
     parser.add_argument("--no-phases", action="store_true")
+    parser.add_argument("--pairs", type=int, default=1,
+                        help="run and verify this many times in turn (default 1)")
     args = parser.parse_args()
     tool = str(Path(sys.executable).with_name("timealign"))
     print(f"load average at start: {os.getloadavg()}")
@@ -133,13 +142,23 @@ def main() -> None:
         if args.data is None:
             timed([tool, "generate", "--output", str(data), "--robots", str(args.robots),
                    "--messages", str(args.messages)])
-        if args.out is None:
-            wall, cpu = timed([tool, "run", "approximate_time", "--input", str(data),
-                               "--output", str(out), "--config", json.dumps(CONFIG),
-                               "--quiet"])
-            print(f"run:    {wall:7.1f} s wall, {cpu:7.1f} s CPU")
-        wall, cpu = timed([tool, "verify", str(out), "--quiet"])
-        print(f"verify: {wall:7.1f} s wall, {cpu:7.1f} s CPU")
+        runs: list[tuple[float, float]] = []
+        checks: list[tuple[float, float]] = []
+        for _ in range(args.pairs):
+            if args.out is None:
+                shutil.rmtree(out, ignore_errors=True)
+                runs.append(timed([tool, "run", "approximate_time", "--input", str(data),
+                                   "--output", str(out), "--config", json.dumps(CONFIG),
+                                   "--quiet"]))
+                print(f"run:    {runs[-1][0]:7.1f} s wall, {runs[-1][1]:7.1f} s CPU")
+            checks.append(timed([tool, "verify", str(out), "--quiet"]))
+            print(f"verify: {checks[-1][0]:7.1f} s wall, {checks[-1][1]:7.1f} s CPU")
+        if args.pairs > 1:
+            for name, times in (("run", runs), ("verify", checks)):
+                if times:
+                    print(f"median {name + ':':8}{statistics.median(t[0] for t in times):7.1f} "
+                          f"s wall, {statistics.median(t[1] for t in times):7.1f} s CPU "
+                          f"({len(times)} processes)")
         if not args.no_phases:
             for name, wall, cpu in phases(data, out):
                 print(f"  {name:40} {wall:7.1f} s wall, {cpu:7.1f} s CPU")

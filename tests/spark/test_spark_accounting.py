@@ -5,7 +5,9 @@ No SparkSession here: these run in milliseconds and pin the rules the jobs build
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from typing import Any
 
 import attrs
@@ -88,6 +90,29 @@ def test_sp_r6_duplicate_id_while_held_fails_loudly() -> None:
     """SP-R6 (and SP-R1's uniqueness): the same id fed while still held is refused."""
     with pytest.raises(LossError, match="unique"):
         run_all(PAIRS, rows(("a", "x", 0, 0), ("a", "x", 50, 1)))
+
+
+@pytest.mark.parametrize("recent", [None, ()], ids=["batch", "stream"])
+def test_sp_r6_a_finished_source_run_is_freed_without_the_collector(
+        recent: tuple[str, ...] | None) -> None:
+    """SP-R6's accounting keeps no reference cycle: a finished SourceRun (a batch run's,
+    which pops ids, and a stream's, which remembers them) is freed by reference counting
+    alone. ``replay`` pauses the cyclic collector on that promise; a bound method kept on
+    the run once tied it, its machine and everything verify recorded through it into a
+    cycle that only a collector pass walking all of them could free."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        run = SourceRun(PAIRS, CONFIG, "r1", recent=recent)
+        run.feed_all(rows(("a", "x", 0, 3), ("b", "y", 2, 4), ("c", "x", 50, 9)))
+        run.finish()
+        assert table(run.take(), "groups")  # it settled ids through its accounting
+        freed = weakref.ref(run)
+        del run
+        assert freed() is None
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def batch(**columns: list[Any]) -> pa.RecordBatch:

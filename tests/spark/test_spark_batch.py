@@ -280,6 +280,23 @@ def test_sp_i2_verify_fails_on_each_planted_corruption(
                str(tmp_path / "planted"))
 
 
+def test_sp_d30_verify_splits_the_sources_by_ranges_of_their_names(
+        spark: SparkSession, fleet: Path) -> None:
+    """SP-D30: verify's re-run spreads the sources over the partitions by ranges of their
+    names (drawn from a sample of the rows, about as many rows per partition), where the
+    run hashes them; each source still reaches the UDF whole, once (SP-R3)."""
+    from timealign.spark import verify as module
+
+    rows = read_input(spark, str(fleet), "parquet", ColumnMap())
+    again = module._rerun(rows, VERIFIED.algorithm, VERIFIED.config)
+    plan = again._jdf.queryExecution().executedPlan().toString()
+    assert "rangepartitioning(source" in plan and "hashpartitioning(source" not in plan
+    fed = again.where(F.col("table") == module.FED).groupBy("source").agg(
+        F.count("*").alias("calls"), F.sum("input").alias("rows")).collect()
+    assert {r["source"]: (r["calls"], r["rows"]) for r in fed} == {
+        r["source"]: (1, r["count"]) for r in rows.groupBy("source").count().collect()}
+
+
 def test_sp_d29_only_the_sources_whose_fingerprints_differ_are_compared_again(
         spark: SparkSession, fleet: Path, batch_output: Any, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
 
@@ -153,9 +153,6 @@ class SourceRun:
         # SP-R22: a stream remembers the last RECENT_IDS settled ids (None: a batch run,
         # whose duplicates Spark finds over the whole input instead).
         self.recent: dict[str, None] | None = None if recent is None else dict.fromkeys(recent)
-        # Chosen once: the hot loop calls one bound method, with no test per row.
-        self._close: Callable[[str], None] = (
-            self._close_open if self.recent is None else self._close_remembering)
         self.rows = Rows(source)
         self._outcomes = (algorithm.accounting.accounts if algorithm.accounting.accounts is not None
                           else algorithm.accounting.outcomes)  # the hook itself: one call per step
@@ -213,6 +210,9 @@ class SourceRun:
         index, _item, outputs = step
         if not outputs:
             return
+        # A stream (``recent`` kept) closes each id and remembers it; a batch run pops
+        # them. No bound method is kept on ``self``: that reference cycle held every
+        # replay's record until a collector pass (benchmarks/README.md).
         pop = None if self.recent is not None else self.open.pop
         settled, grouped = self._outcomes(outputs)
         rows = self.rows
@@ -226,23 +226,23 @@ class SourceRun:
                 # in one loop of dict pops; a missing one is lost (SP-R6: _close_open raises).
                 if pop is None:
                     for member in ids:
-                        self._close(member)
+                        self._close_remembering(member)
                 else:
                     for member in ids:
                         if pop(member, _MISSING) is _MISSING:
-                            self._close(member)
+                            self._close_open(member)
         elif not settled:
             return
         # Settled accounts come as (id, outcome, reason) tuples (Algorithm.accounting.accounts), the
         # bulk of a fleet's outcomes: closed and kept a step at a time, as they come.
         if pop is None:
             for outcome in settled:
-                self._close(outcome[0])
+                self._close_remembering(outcome[0])
         else:
             try:
                 deque(map(pop, map(_first, settled)), 0)
             except KeyError as missing:
-                self._close(missing.args[0])  # not open: raises LossError (SP-R6)
+                self._close_open(missing.args[0])  # not open: raises LossError (SP-R6)
         rows.steps.append((at, index, len(grouped), len(settled)))
         rows.settled += settled
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import os
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -38,7 +38,13 @@ from timealign.spark.batch import no_phase
 from timealign.spark.census import check_no_loss, check_unique_ids
 from timealign.spark.failures import marked
 from timealign.spark.paths import TABLES, PathError
-from timealign.spark.replay import columns_from_batches, replay, source_of, to_batch
+from timealign.spark.replay import (
+    collector_paused,
+    columns_from_batches,
+    replay,
+    source_of,
+    to_batch,
+)
 
 PROBLEMS = pa.schema([pa.field("source", pa.string(), False),
                       pa.field("problem", pa.string(), False)])
@@ -60,7 +66,9 @@ def _recording(
 
     def recording_step(config: Any, state: Any, item: Any) -> tuple[Any, tuple[Any, ...]]:
         state, produced = step(config, state, item)
-        outputs.extend((len(inputs), output) for output in produced)
+        if produced:  # most steps produce nothing: no generator built for them
+            index = len(inputs)
+            outputs.extend([(index, output) for output in produced])
         inputs.append(item)
         return state, produced
 
@@ -85,6 +93,16 @@ def _counted(columns: Iterator[Columns], seen: set[str], fed: list[int]) -> Iter
         yield batch
 
 
+def _checked(algorithm: Algorithm[Any, Any, Any, Any], config: Any, source: str,
+             columns: Iterator[Columns]) -> Generator[pa.RecordBatch, None, list[str]]:
+    """One source replayed on the rule text, every step recorded: its rows, then (the
+    return value) up to 20 violations of the executable invariants by that run. The record
+    is freed when this returns."""
+    recorded, inputs, outputs = _recording(algorithm)
+    yield from replay(recorded, config, source, columns)
+    return check_invariants(algorithm.checks, config, inputs, outputs)[:20]
+
+
 def verify_function(
     algorithm: Algorithm[Any, Any, Any, Any], config: Any
 ) -> Callable[[tuple[pa.Scalar, ...], Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -96,11 +114,13 @@ def verify_function(
     ) -> Iterator[pa.RecordBatch]:
         with marked("verify"):
             source = source_of(key)
-        recorded, inputs, outputs = _recording(algorithm)
         fed = [0, 0]
-        yield from replay(recorded, config, source,
-                          _counted(columns_from_batches(source, batches), set(), fed))
-        problems = check_invariants(algorithm.checks, config, inputs, outputs)[:20]
+        # The collector stays off until the record of the run is freed: switched on while
+        # the record lived, its first pass walked every recorded message and output (about
+        # a tenth of the worker's time; benchmarks/README.md).
+        with collector_paused():
+            problems = yield from _checked(algorithm, config, source, _counted(
+                columns_from_batches(source, batches), set(), fed))
         count = len(problems) + 1
         rows: dict[str, list[Any]] = {name: [None] * count
                                       for name in schema.ARROW_COMBINED.names}
@@ -181,9 +201,12 @@ def verify_rows(
 def _rerun(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any], config: Any
            ) -> DataFrame:
     """Every source of ``rows`` replayed again in its input order (SP-R10), with its
-    invariant violations as ``problems`` rows (:func:`verify_function`)."""
+    invariant violations as ``problems`` rows (:func:`verify_function`). SP-D32: the
+    sources are split among the partitions by ranges of their names, drawn from a sample
+    of the rows, so that each partition re-runs about as many rows; a source's rows stay
+    in one partition either way."""
     count = int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions") or 2)
-    return rows.repartition(count, "source").sortWithinPartitions(
+    return rows.repartitionByRange(count, "source").sortWithinPartitions(
         "source", "arrival", schema.FILE, schema.POSITION).groupBy("source").applyInArrow(
         verify_function(algorithm, config), schema.COMBINED)
 
@@ -207,23 +230,23 @@ def _where(within: Column | None, *frames: DataFrame) -> list[DataFrame]:
 #: SP-D29: the halves of a row's two 64-bit hashes, each summed per (source, table) as a
 #: long; a half is below 2**32, so no sum of fewer than 2**31 rows can overflow (ANSI
 #: mode would fail the sum, not wrap it).
-_HALVES = ("xx low", "xx high", "murmur low", "murmur high")
+_HALVES = ("first low", "first high", "second low", "second high")
 
 
 def _hashes(frame: DataFrame, copies: int) -> DataFrame:
     """``frame`` (:data:`_ROW` columns) as ``table``, ``source``, the row's ``copies``
-    (+1 for the re-run, -1 for a written table), the four 32-bit halves of two independent
-    64-bit hashes of the row (Spark's ``xxhash64``; two ``hash``, Murmur3, seeded apart),
-    each over every column and a mask of the null ones (a hash skips a null: the mask
-    tells ``start`` null from ``end`` null, an empty array from a missing one), the
-    ``problem`` of an invariant violation's row, and a ``fed`` row's counts."""
-    columns = [F.col(name) for name in _ROW]
+    (+1 for the re-run, -1 for a written table), the four 32-bit halves of two 64-bit
+    hashes of the row (Spark's ``xxhash64`` from two seeds: the second starts from a
+    constant), each over :data:`_HASHED` and a mask of the null ones (a hash skips a
+    null: the mask tells ``start`` null from ``end`` null, an empty array from a missing
+    one), the ``problem`` of an invariant violation's row, and a ``fed`` row's counts."""
+    columns = [F.col(name) for name in _HASHED]
     mask = sum((F.col(name).isNull().cast("long") * (1 << bit)
-                for bit, name in enumerate(_ROW)), F.lit(0).cast("long"))
-    whole = F.xxhash64(*columns, mask)
-    halves = (whole.bitwiseAND(F.lit(0xFFFFFFFF).cast("long")),
-              F.shiftrightunsigned(whole, 32), F.hash(*columns, mask).cast("long"),
-              F.hash(F.lit("SP-D29"), *columns, mask).cast("long"))
+                for bit, name in enumerate(_HASHED)), F.lit(0).cast("long"))
+    low = F.lit(0xFFFFFFFF).cast("long")
+    first, second = F.xxhash64(*columns, mask), F.xxhash64(F.lit("SP-D29"), *columns, mask)
+    halves = (first.bitwiseAND(low), F.shiftrightunsigned(first, 32),
+              second.bitwiseAND(low), F.shiftrightunsigned(second, 32))
     table = F.col("table")
     return frame.select("table", "source", F.lit(copies).alias("copies"),
                         *(value.alias(name) for name, value in zip(_HALVES, halves,
@@ -281,6 +304,9 @@ def _fingerprinted(again: DataFrame, written_groups: DataFrame, written_outcomes
 #: The columns of a row of either table, as the comparison tags them (SP-R4, SP-R5).
 _ROW = ("table", "source", "seq", "start", "end", "ids", "at", "input", "id", "outcome",
         "reason")
+#: SP-D29: what a row's hashes cover: its columns but the fingerprint's key (``table``,
+#: ``source``), which every row summed into one fingerprint shares.
+_HASHED = tuple(name for name in _ROW if name not in ("table", "source"))
 
 
 def _expected(again: DataFrame) -> DataFrame:
