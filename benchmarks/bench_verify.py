@@ -8,10 +8,12 @@ phase at a time in one session (SP-R40's phases), wall and CPU.
     python benchmarks/bench_verify.py --messages 200000 --robots 10
     python benchmarks/bench_verify.py --data demo-data/fleet --out demo-data/out
     python benchmarks/bench_verify.py --data demo-data/fleet --pairs 5 --no-phases
+    python benchmarks/bench_verify.py --data demo-data/fleet --pairs 5 --no-phases --bare
 
-``--pairs N`` runs the run and its ``verify`` N times, in turn (each a fresh process, as
-users run them: no warm-up), and prints each pair and the medians: on a 2-core machine
-one pair's wall times vary by a second or two from one pair to the next.
+The run is ``make demo``'s: with ``--summary`` and ``--report`` (``--bare``: without them,
+the least a run does). ``--pairs N`` runs the run and its ``verify`` N times, in turn (each
+a fresh process, as users run them: no warm-up), and prints each pair and the medians: on a
+2-core machine one pair's wall times vary by a second or two from one pair to the next.
 
 Prints the machine's load average at the start and the end: on a shared machine the wall
 times follow the load, the CPU seconds much less.
@@ -133,6 +135,9 @@ def main() -> None:
     parser.add_argument("--no-phases", action="store_true")
     parser.add_argument("--pairs", type=int, default=1,
                         help="run and verify this many times in turn (default 1)")
+    parser.add_argument("--bare", action="store_true",
+                        help="time the run without make demo's --summary and --report (the "
+                             "least a run does)")
     args = parser.parse_args()
     tool = str(Path(sys.executable).with_name("timealign"))
     print(f"load average at start: {os.getloadavg()}")
@@ -147,9 +152,12 @@ def main() -> None:
         for _ in range(args.pairs):
             if args.out is None:
                 shutil.rmtree(out, ignore_errors=True)
+                shutil.rmtree(Path(folder) / "report", ignore_errors=True)
+                demo = [] if args.bare else ["--summary", str(Path(folder) / "summary.json"),
+                                             "--report", str(Path(folder) / "report")]
                 runs.append(timed([tool, "run", "approximate_time", "--input", str(data),
                                    "--output", str(out), "--config", json.dumps(CONFIG),
-                                   "--quiet"]))
+                                   "--quiet", *demo]))
                 print(f"run:    {runs[-1][0]:7.1f} s wall, {runs[-1][1]:7.1f} s CPU")
             checks.append(timed([tool, "verify", str(out), "--quiet"]))
             print(f"verify: {checks[-1][0]:7.1f} s wall, {checks[-1][1]:7.1f} s CPU")
