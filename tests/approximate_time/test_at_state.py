@@ -10,7 +10,7 @@ from timealign.approximate_time.model import Config, Message, State
 
 def test_at_r3_queued_keeps_every_field_but_the_deques_and_warnings() -> None:
     """AT-R3, AT-R4: a queued message changes the deques and the warning flags alone.
-    ``_queued`` builds that state field by field (``attrs.evolve`` cost a sixth of a step);
+    ``_queued`` builds that state field by field (``attrs.evolve`` cost a tenth of a step);
     this pins it to evolve's result on a state whose every field differs from its default,
     and fails when State gains a field that ``_queued`` would silently reset."""
     config = Config(2, 10)

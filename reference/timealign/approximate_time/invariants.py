@@ -57,8 +57,8 @@ class Indexed:
     """One finished run indexed once for every predicate :func:`check` calls (a predicate
     called on its own indexes the run itself): its segments, its messages by id (the last
     input of an id) with their input positions, and its published sets with the index of
-    the input that published each. Built once, a check of a 50,000-message run costs about
-    a third less (``benchmarks/README.md``, "verify next to the run it checks")."""
+    the input that published each: built once, not once per predicate (``verify`` checks
+    every source, ``benchmarks/README.md``, "verify next to the run it checks")."""
 
     __slots__ = ("by_id", "position", "published", "segments")
 

@@ -154,7 +154,7 @@ def _queued(state: State, deques: tuple[tuple[Message, ...], ...], warned: tuple
             ) -> State:
     """``state`` with a message queued: these deques and warning flags, every other field
     as it was. What ``attrs.evolve`` builds, built field by field as :func:`_freeze` does:
-    evolve's generic walk over the fields took a sixth of a step (``benchmarks/README.md``,
+    evolve's generic walk over the fields took about a tenth of a step (``benchmarks/README.md``,
     "verify next to the run it checks")."""
     return State(deques=deques, pasts=state.pasts, candidate=state.candidate,
                  candidate_start=state.candidate_start, candidate_end=state.candidate_end,

@@ -211,8 +211,8 @@ class SourceRun:
         if not outputs:
             return
         # A stream (``recent`` kept) closes each id and remembers it; a batch run pops
-        # them. No bound method is kept on ``self``: that reference cycle held every
-        # replay's record until a collector pass (benchmarks/README.md).
+        # them. No bound method is kept on ``self`` (SP-D30): that reference cycle held
+        # every replay's record until a collector pass (benchmarks/README.md).
         pop = None if self.recent is not None else self.open.pop
         settled, grouped = self._outcomes(outputs)
         rows = self.rows

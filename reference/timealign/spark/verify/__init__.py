@@ -115,7 +115,7 @@ def verify_function(
         with marked("verify"):
             source = source_of(key)
         fed = [0, 0]
-        # The collector stays off until the record of the run is freed: switched on while
+        # SP-D30: the collector stays off until the record of the run is freed: on while
         # the record lived, its first pass walked every recorded message and output (about
         # a tenth of the worker's time; benchmarks/README.md).
         with collector_paused():
@@ -201,7 +201,7 @@ def verify_rows(
 def _rerun(rows: DataFrame, algorithm: Algorithm[Any, Any, Any, Any], config: Any
            ) -> DataFrame:
     """Every source of ``rows`` replayed again in its input order (SP-R10), with its
-    invariant violations as ``problems`` rows (:func:`verify_function`). SP-D32: the
+    invariant violations as ``problems`` rows (:func:`verify_function`). SP-D30: the
     sources are split among the partitions by ranges of their names, drawn from a sample
     of the rows, so that each partition re-runs about as many rows; a source's rows stay
     in one partition either way."""
