@@ -65,11 +65,6 @@ class SignalStop:
             say(f"[timealign stream] {name}: already stopping")
 
     @property
-    def stopped(self) -> bool:
-        """Whether a signal came."""
-        return self.signal is not None
-
-    @property
     def code(self) -> int | None:
         """The exit code the signal asks for (130, 143), None while no signal came."""
         return None if self.signal is None else STOPPED_BY[signal.Signals(self.signal)]

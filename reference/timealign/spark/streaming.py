@@ -433,7 +433,7 @@ def stream_job(
         if not first_files(paths.input, fmt, columns, available_now, trigger_seconds,
                            (lambda line: print(line, file=sys.stderr, flush=True))
                            if report else None,
-                           (lambda: bool(stop(None))) if stop is not None else lambda: False):
+                           lambda: stop is not None and bool(stop(None))):
             return 0
         rows = stream_frame(spark, paths.input, fmt, columns, max_files)
     bind(spark, checkpoint, algorithm, config)  # SP-R24

@@ -46,9 +46,6 @@ from timealign.spark.replay import (
     to_batch,
 )
 
-PROBLEMS = pa.schema([pa.field("source", pa.string(), False),
-                      pa.field("problem", pa.string(), False)])
-
 
 class VerificationFailed(AssertionError):
     """A verify check failed; the message names what (a real check, kept under ``-O``)."""
